@@ -1,0 +1,591 @@
+//! The analysis of one mask repeated in every layer: limit closure, equivalence classes, Hasse
+//! diagram, convergence depth `L*`, per-layer growth, height and width (THEORY §1-4).
+//!
+//! # Algorithm
+//! 1. `Ā = M ∨ I` (residual self-loops).
+//! 2. Strongly connected components by an iterative Tarjan over the bit rows. Tarjan emits
+//!    components sinks-first in the "reads" graph, which is a topological order of information
+//!    flow: every class comes after all classes it reads.
+//! 3. Positions are relabelled so that classes are contiguous and in that order (skipped when the
+//!    identity already is such an order, as for causal-like masks).
+//! 4. Closure rows class by class in topological order. The keys read by the class are candidates;
+//!    the candidate of *highest* topological rank is taken first, its closure row is OR-ed in and
+//!    everything it already covers is struck from the candidates. The candidates that survive to be
+//!    taken are exactly the classes covered by this class, so the Hasse diagram falls out of the
+//!    closure for free and the word work is `O((hasse edges + classes) · n / 64)`, not
+//!    `O(edges · n / 64)`.
+//! 5. `L*` and the growth curve by a semi-naive ("delta") layer sweep: a row only ORs the cells that
+//!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
+//!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
+
+use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
+
+const UNVISITED: u32 = u32::MAX;
+
+/// Everything the order theory says about a mask used in every layer.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::{Analysis, BitMatrix};
+/// // prefix-LM, n = 5, prefix 2 (THEORY §8)
+/// let mask = BitMatrix::from_fn(5, |q, k| k <= q || k < 2);
+/// let a = Analysis::new(&mask);
+/// assert_eq!(a.depth(), 1);
+/// assert!(a.is_dense());
+/// assert_eq!(a.classes(), &[vec![0, 1], vec![2], vec![3], vec![4]]);
+/// assert_eq!(a.hasse_edges(), &[(0, 1), (1, 2), (2, 3)]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    closure: BitMatrix,
+    class_of: Vec<usize>,
+    classes: Vec<Vec<usize>>,
+    hasse: Vec<(usize, usize)>,
+    depth: usize,
+    dense: bool,
+    growth: Vec<usize>,
+    height: usize,
+}
+
+impl Analysis {
+    /// Analyses `mask`.
+    ///
+    /// Complexity: `O(n²/64 + ones(M))` for the components and relabelling, plus
+    /// `O((hasse edges + classes) · n/64)` for the closure and Hasse diagram, plus the layer sweep
+    /// for masks that are not dense: `O(L* · ones(M) + Σ spans)` word operations, where a span is
+    /// the word range of a row's new cells in one layer (about `w/64 + 2` words for a window `w`).
+    /// Memory: a few `n x n` bit matrices (2 MiB each at n = 4096).
+    pub fn new(mask: &BitMatrix) -> Analysis {
+        let n = mask.n();
+        let adj = mask.with_diagonal();
+        let (comp_of, comp_count) = tarjan(&adj);
+
+        // Relabel: positions sorted by (topological class rank, position).
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&p| (comp_of[p], p));
+        let identity = order.iter().enumerate().all(|(i, &p)| i == p);
+        let mut start = vec![0usize; comp_count + 1];
+        for &c in &comp_of {
+            start[c as usize + 1] += 1;
+        }
+        for c in 0..comp_count {
+            start[c + 1] += start[c];
+        }
+        let permuted;
+        let padj = if identity {
+            &adj
+        } else {
+            permuted = adj.permuted(&order);
+            &permuted
+        };
+
+        let words = words_for(n);
+        let mut class_rows = vec![0u64; comp_count * words];
+        let mut cand = vec![0u64; words];
+        let mut topo_hasse: Vec<(usize, usize)> = Vec::new();
+        let mut chain_height = vec![1usize; comp_count];
+        for c in 0..comp_count {
+            let (s, e) = (start[c], start[c + 1]);
+            let (done, rest) = class_rows.split_at_mut(c * words);
+            let row = &mut rest[..words];
+            for i in s..e {
+                set_bit(row, i);
+            }
+            if s == 0 {
+                continue;
+            }
+            // Candidates: keys read by members of the class, strictly before the class.
+            let top_word = (s - 1) / WORD_BITS;
+            cand[..=top_word].fill(0);
+            for i in s..e {
+                or_into(&mut cand[..=top_word], &padj.row(i)[..=top_word]);
+            }
+            let rem = s % WORD_BITS;
+            if rem != 0 {
+                cand[top_word] &= (1u64 << rem) - 1;
+            }
+            let mut w = top_word as isize;
+            while w >= 0 {
+                let word = cand[w as usize];
+                if word == 0 {
+                    w -= 1;
+                    continue;
+                }
+                let k = w as usize * WORD_BITS + (63 - word.leading_zeros() as usize);
+                let p = comp_of[order[k]] as usize;
+                topo_hasse.push((p, c));
+                chain_height[c] = chain_height[c].max(chain_height[p] + 1);
+                let prow = &done[p * words..(p + 1) * words];
+                // p's closure ends with p's own members, which may reach past word w.
+                let upto = (start[p + 1] - 1) / WORD_BITS + 1;
+                or_into(&mut row[..upto], &prow[..upto]);
+                let cut = upto.min(w as usize + 1);
+                for (cw, pw) in cand[..cut].iter_mut().zip(&prow[..cut]) {
+                    *cw &= !pw;
+                }
+            }
+        }
+
+        // Closure in original positions: one unpermuted row per class, copied to its members.
+        let mut closure_bits = vec![0u64; n * words];
+        let mut unpermuted = vec![0u64; words];
+        for c in 0..comp_count {
+            let row = &class_rows[c * words..(c + 1) * words];
+            let src: &[u64] = if identity {
+                row
+            } else {
+                unpermuted.fill(0);
+                for j in Ones::new(row) {
+                    set_bit(&mut unpermuted, order[j]);
+                }
+                &unpermuted
+            };
+            for &q in &order[start[c]..start[c + 1]] {
+                closure_bits[q * words..(q + 1) * words].copy_from_slice(src);
+            }
+        }
+        let closure = BitMatrix::from_words(n, closure_bits);
+
+        // Public class numbering: by smallest member (order[start[c]] is the smallest member).
+        let mut by_min: Vec<usize> = (0..comp_count).collect();
+        by_min.sort_by_key(|&c| order[start[c]]);
+        let mut rank = vec![0usize; comp_count];
+        for (r, &c) in by_min.iter().enumerate() {
+            rank[c] = r;
+        }
+        let classes: Vec<Vec<usize>> = by_min
+            .iter()
+            .map(|&c| {
+                let mut members = order[start[c]..start[c + 1]].to_vec();
+                members.sort_unstable();
+                members
+            })
+            .collect();
+        let class_of: Vec<usize> = comp_of.iter().map(|&c| rank[c as usize]).collect();
+        let mut hasse: Vec<(usize, usize)> = topo_hasse.iter().map(|&(a, b)| (rank[a], rank[b])).collect();
+        hasse.sort_unstable();
+        let height = chain_height.iter().copied().max().unwrap_or(0);
+
+        let dense = adj == closure;
+        let (depth, growth) = if adj.count_ones() == n {
+            (0, vec![n])
+        } else if dense {
+            (1, vec![n, closure.count_ones()])
+        } else {
+            let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
+            let mut growth = vec![n];
+            let depth = layer_sweep(&adj, Some(&targets), |layer, _, _, _, new| {
+                if growth.len() <= layer {
+                    growth.push(*growth.last().unwrap_or(&0));
+                }
+                growth[layer] += new.count_ones() as usize;
+            });
+            (depth, growth)
+        };
+
+        Analysis { closure, class_of, classes, hasse, depth, dense, growth, height }
+    }
+
+    /// Side length `n` of the mask.
+    pub fn n(&self) -> usize {
+        self.closure.n()
+    }
+
+    /// The limit `R`: `R[q][k]` iff `q` sees `k` after enough layers (reflexive-transitive closure).
+    pub fn closure(&self) -> &BitMatrix {
+        &self.closure
+    }
+
+    /// Convergence depth `L* = min{L : R(L) = R(L+1)}`.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Whether `M ∨ I` already equals its closure (one layer reaches the limit).
+    pub fn is_dense(&self) -> bool {
+        self.dense
+    }
+
+    /// Equivalence classes (strongly connected components of `Ā`), each sorted, ordered by
+    /// smallest member.
+    pub fn classes(&self) -> &[Vec<usize>] {
+        &self.classes
+    }
+
+    /// The class index of each position.
+    pub fn class_of(&self) -> &[usize] {
+        &self.class_of
+    }
+
+    /// Hasse diagram: covering pairs `(lower, upper)` of class indices, sorted. Information flows
+    /// from `lower` to `upper`.
+    pub fn hasse_edges(&self) -> &[(usize, usize)] {
+        &self.hasse
+    }
+
+    /// `|R(L)|`, the number of reached cells, for `L = 0..=L*`.
+    pub fn growth(&self) -> &[usize] {
+        &self.growth
+    }
+
+    /// Height of the class order: the number of classes on a longest chain (0 for `n = 0`).
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Whether class `lower ≤ upper` in the partial order (`upper` sees `lower`).
+    pub fn class_le(&self, lower: usize, upper: usize) -> bool {
+        self.closure.get(self.classes[upper][0], self.classes[lower][0])
+    }
+
+    /// Width of the class order: the size of a largest antichain (a set of classes none of which
+    /// sees another).
+    ///
+    /// Computed by Dilworth's theorem as `classes − maximum matching` in the bipartite graph of
+    /// strict comparabilities (Fulkerson's reduction), with a greedy start and Kuhn's augmenting
+    /// paths over bitsets.
+    ///
+    /// Complexity: `O(C² / 64)` to build the up-sets plus `O(C · (C²/64))` in the worst case for
+    /// the augmenting searches, `C` the number of classes; chains and antichains take `O(C²/64)`.
+    pub fn width(&self) -> usize {
+        let c = self.classes.len();
+        let words = words_for(c);
+        // up[a] = { b : a < b }.
+        let mut up = vec![0u64; c * words];
+        for b in 0..c {
+            let rep = self.classes[b][0];
+            for k in self.closure.row_ones(rep) {
+                let a = self.class_of[k];
+                if a != b {
+                    set_bit(&mut up[a * words..(a + 1) * words], b);
+                }
+            }
+        }
+        let mut match_right = vec![UNVISITED; c];
+        let mut matched_left = vec![false; c];
+        let mut matching = 0;
+        // Greedy start: the lowest unmatched strict successor.
+        for a in 0..c {
+            if let Some(b) = Ones::new(&up[a * words..(a + 1) * words]).find(|&b| match_right[b] == UNVISITED) {
+                match_right[b] = a as u32;
+                matched_left[a] = true;
+                matching += 1;
+            }
+        }
+        let mut visited = vec![0u64; words];
+        let mut path: Vec<(usize, usize)> = Vec::new();
+        for a in 0..c {
+            if matched_left[a] {
+                continue;
+            }
+            visited.fill(0);
+            if augment(a, &up, words, &mut visited, &mut match_right, &mut path) {
+                matched_left[a] = true;
+                matching += 1;
+            }
+        }
+        c - matching
+    }
+}
+
+/// Kuhn's augmenting path search from left vertex `root`, iterative, over bitset adjacency.
+fn augment(
+    root: usize,
+    up: &[u64],
+    words: usize,
+    visited: &mut [u64],
+    match_right: &mut [u32],
+    path: &mut Vec<(usize, usize)>,
+) -> bool {
+    path.clear();
+        // Depth-first search; `path` holds the (left, right) pairs of the current alternating path.
+    fn next_free(adj: &[u64], visited: &[u64]) -> Option<usize> {
+        for (i, (a, v)) in adj.iter().zip(visited).enumerate() {
+            let w = a & !v;
+            if w != 0 {
+                return Some(i * WORD_BITS + w.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+    let mut left = root;
+    loop {
+        let adj = &up[left * words..(left + 1) * words];
+        match next_free(adj, visited) {
+            Some(b) => {
+                set_bit(visited, b);
+                if match_right[b] == UNVISITED {
+                    // Flip the path.
+                    match_right[b] = left as u32;
+                    // Walk back: each earlier (left, right) pair of the path takes its right.
+                    while let Some((l, r)) = path.pop() {
+                        match_right[r] = l as u32;
+                    }
+                    return true;
+                }
+                path.push((left, b));
+                left = match_right[b] as usize;
+            }
+            None => match path.pop() {
+                Some((l, _)) => left = l,
+                None => return false,
+            },
+        }
+    }
+}
+
+/// Iterative Tarjan over the "reads" graph `q -> k` (row `q` of `adj`). Returns the component of
+/// each vertex and the number of components; component ids are in emission order, which is a
+/// topological order of information flow (a class comes after every class it reads).
+///
+/// Complexity: `O(n²/64 + ones(adj))`.
+pub(crate) fn tarjan(adj: &BitMatrix) -> (Vec<u32>, usize) {
+    let n = adj.n();
+    let mut index = vec![UNVISITED; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut comp = vec![UNVISITED; n];
+    let mut comps = 0usize;
+    let mut counter = 0u32;
+    let mut call: Vec<(usize, Ones<'_>)> = Vec::new();
+    for root in 0..n {
+        if index[root] != UNVISITED {
+            continue;
+        }
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        call.push((root, adj.row_ones(root)));
+        while let Some((v, iter)) = call.last_mut() {
+            let v = *v;
+            if let Some(w) = iter.next() {
+                if index[w] == UNVISITED {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, adj.row_ones(w)));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some((parent, _)) = call.last() {
+                    low[*parent] = low[*parent].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    while let Some(x) = stack.pop() {
+                        on_stack[x] = false;
+                        comp[x] = comps as u32;
+                        if x == v {
+                            break;
+                        }
+                    }
+                    comps += 1;
+                }
+            }
+        }
+    }
+    (comp, comps)
+}
+
+/// Semi-naive layer sweep from `R(0) = I`: `R(L+1)[q] = R(L)[q] ∪ ⋃_{j ∈ Ā[q]} Δ(L)[j]` with
+/// `Δ(L) = R(L) \ R(L-1)`. Calls `on_new(layer, q, word_index, reach_word_before, new_bits)` for
+/// every non-zero word of new cells and returns the last layer that added a cell (`L*`).
+///
+/// `targets[q]`, when given, is `|R[q]|` of the limit: a row that reached it leaves the sweep.
+pub(crate) fn layer_sweep(
+    adj: &BitMatrix,
+    targets: Option<&[usize]>,
+    mut on_new: impl FnMut(usize, usize, usize, u64, u64),
+) -> usize {
+    let n = adj.n();
+    let words = words_for(n);
+    let mut reach = BitMatrix::identity(n);
+    let mut delta = BitMatrix::identity(n);
+    let mut next = BitMatrix::zeros(n);
+    // Word span [lo, hi) of each row's delta; empty when lo >= hi.
+    let mut span: Vec<(usize, usize)> = (0..n).map(|q| (q / WORD_BITS, q / WORD_BITS + 1)).collect();
+    let mut next_span = vec![(0usize, 0usize); n];
+    let mut count = vec![1usize; n];
+    let mut active: Vec<usize> = (0..n).filter(|&q| targets.is_none_or(|t| t[q] > 1)).collect();
+    let mut scratch = vec![0u64; words];
+    let mut layer = 0;
+    let mut last_growth = 0;
+    while !active.is_empty() {
+        layer += 1;
+        let mut grew = false;
+        for &q in &active {
+            let (mut lo, mut hi) = (usize::MAX, 0usize);
+            for j in adj.row_ones(q) {
+                let (a, b) = span[j];
+                if a < b {
+                    or_into(&mut scratch[a..b], &delta.row(j)[a..b]);
+                    lo = lo.min(a);
+                    hi = hi.max(b);
+                }
+            }
+            let (mut nlo, mut nhi) = (usize::MAX, 0usize);
+            if lo < hi {
+                let rrow = reach.row_mut(q);
+                let nrow = next.row_mut(q);
+                for w in lo..hi {
+                    let fresh = scratch[w] & !rrow[w];
+                    scratch[w] = 0;
+                    if fresh != 0 {
+                        on_new(layer, q, w, rrow[w], fresh);
+                        rrow[w] |= fresh;
+                        nrow[w] = fresh;
+                        count[q] += fresh.count_ones() as usize;
+                        nlo = nlo.min(w);
+                        nhi = w + 1;
+                    }
+                }
+            }
+            if nlo < nhi {
+                grew = true;
+                next_span[q] = (nlo, nhi);
+            }
+        }
+        // Clear the old delta rows over their spans, then swap.
+        for (q, s) in span.iter_mut().enumerate() {
+            if s.0 < s.1 {
+                delta.row_mut(q)[s.0..s.1].fill(0);
+            }
+            *s = (0, 0);
+        }
+        std::mem::swap(&mut delta, &mut next);
+        std::mem::swap(&mut span, &mut next_span);
+        if grew {
+            last_growth = layer;
+        } else {
+            break;
+        }
+        active.retain(|&q| targets.is_none_or(|t| count[q] < t[q]));
+    }
+    last_growth
+}
+
+/// First-reach layers `D[q][k]`: the shortest path length from `k` to `q` in `Ā`
+/// (0 on the diagonal, `None` when unreachable). `R(L)[q][k] = D[q][k] ≤ L`, so one matrix answers
+/// every position of a layer slider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstReach {
+    n: usize,
+    layers: Vec<u16>,
+    depth: usize,
+}
+
+/// Marker for unreachable cells in [`FirstReach`] storage.
+const NEVER: u16 = u16::MAX;
+
+impl FirstReach {
+    /// Computes the first-reach matrix of `mask` by the semi-naive layer sweep.
+    ///
+    /// Complexity: `O(L* · ones(M) + Σ spans + |R|)`; memory `2n²` bytes plus three bit matrices.
+    ///
+    /// # Examples
+    /// ```
+    /// use hasseflow_core::{BitMatrix, FirstReach};
+    /// let window = BitMatrix::from_fn(4, |q, k| q >= k && q - k < 2);
+    /// let d = FirstReach::new(&window);
+    /// assert_eq!(d.get(3, 0), Some(3));
+    /// assert_eq!(d.get(0, 3), None);
+    /// assert_eq!(d.depth(), 3);
+    /// ```
+    pub fn new(mask: &BitMatrix) -> FirstReach {
+        let n = mask.n();
+        let adj = mask.with_diagonal();
+        let mut layers = vec![NEVER; n * n];
+        for q in 0..n {
+            layers[q * n + q] = 0;
+        }
+        let depth = layer_sweep(&adj, None, |layer, q, w, _, new| {
+            for bit in Ones::new(&[new]) {
+                layers[q * n + w * WORD_BITS + bit] = layer as u16;
+            }
+        });
+        FirstReach { n, layers, depth }
+    }
+
+    /// Side length.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `D[q][k]`, or `None` when `q` never sees `k`.
+    pub fn get(&self, q: usize, k: usize) -> Option<usize> {
+        match self.layers[q * self.n + k] {
+            NEVER => None,
+            d => Some(d as usize),
+        }
+    }
+
+    /// `L* = max finite D`.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// `R(L)` as a bit matrix.
+    pub fn reach_at(&self, layer: usize) -> BitMatrix {
+        BitMatrix::from_fn(self.n, |q, k| self.get(q, k).is_some_and(|d| d <= layer))
+    }
+
+    /// Row `q` of `D` (`None` = unreachable).
+    pub fn row(&self, q: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+        (0..self.n).map(move |k| self.get(q, k))
+    }
+}
+
+/// `R(L)` for one layer count, by `L` boolean products (`Ā^L`). A reference, not a fast path:
+/// use [`FirstReach`] for sliders.
+pub fn reach_after(mask: &BitMatrix, layers: usize) -> BitMatrix {
+    let adj = mask.with_diagonal();
+    let mut r = BitMatrix::identity(mask.n());
+    for _ in 0..layers {
+        r = adj.bool_product(&r);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_needs_n_minus_one_layers() {
+        let n = 9;
+        let cycle = BitMatrix::from_fn(n, |q, k| k == (q + n - 1) % n);
+        let a = Analysis::new(&cycle);
+        assert_eq!(a.depth(), n - 1);
+        assert_eq!(a.classes().len(), 1);
+        assert_eq!(a.width(), 1);
+        assert_eq!(FirstReach::new(&cycle).depth(), n - 1);
+    }
+
+    #[test]
+    fn width_and_height() {
+        let causal = BitMatrix::from_fn(50, |q, k| k <= q);
+        let a = Analysis::new(&causal);
+        assert_eq!((a.height(), a.width()), (50, 1));
+        let empty = BitMatrix::zeros(7);
+        let a = Analysis::new(&empty);
+        assert_eq!((a.height(), a.width()), (1, 7));
+        // Two chains of length 3 side by side.
+        let two = BitMatrix::from_fn(6, |q, k| q / 3 == k / 3 && k <= q);
+        let a = Analysis::new(&two);
+        assert_eq!((a.height(), a.width()), (3, 2));
+    }
+
+    #[test]
+    fn empty_matrix() {
+        let a = Analysis::new(&BitMatrix::zeros(0));
+        assert_eq!(a.depth(), 0);
+        assert!(a.classes().is_empty());
+        assert_eq!(a.width(), 0);
+    }
+}

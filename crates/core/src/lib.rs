@@ -1,0 +1,25 @@
+//! hasseflow-core: the order theory of attention masks.
+//!
+//! A mask `M` (`M[q][k] = 1`: query `q` reads key `k`) used in every layer of a Transformer with
+//! residual connections makes information flow converge to a partial order on classes of
+//! positions. This crate computes that order and everything around it, with no UI, web, GPU, IO
+//! or clock dependencies, so it runs the same natively, in the CLI and in wasm.
+//!
+//! - [`BitMatrix`]: bit-packed masks.
+//! - [`Analysis`]: closure, classes, Hasse diagram, `L*`, growth, height, width.
+//! - [`FirstReach`]: the first-reach layer of every cell (one matrix answers every `L`).
+//! - [`ops`]: densify, sparsify; [`stack`]: per-layer masks and heads.
+//! - [`presets`]: the catalog of mask families; [`format`]: the file formats.
+
+pub mod analysis;
+pub mod bits;
+pub mod format;
+pub mod ops;
+pub mod presets;
+pub mod rng;
+pub mod stack;
+
+pub use analysis::{Analysis, FirstReach, reach_after};
+pub use bits::BitMatrix;
+pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
+pub use stack::{Layer, LayerStack, StackAnalysis, StackMode};

@@ -1,0 +1,109 @@
+//! The shared test vectors (tests/data/masks.json, a copy of the project's reference file) and the
+//! THEORY §8 tables: every expected field must match.
+
+use hasseflow_core::presets::{BlockTwoStream, Butterfly, build_preset};
+use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, format, sparsify};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn cases() -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/masks.json");
+    let text = std::fs::read_to_string(path).expect("tests/data/masks.json is in the repository");
+    let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+    doc["cases"].as_array().expect("cases array").clone()
+}
+
+fn rows(v: &Value) -> Vec<String> {
+    v.as_array().expect("rows").iter().map(|r| r.as_str().expect("row string").to_string()).collect()
+}
+
+fn mask_of(rows: &[String]) -> BitMatrix {
+    format::parse_grid(&rows.join("\n")).expect("vector mask parses")
+}
+
+#[test]
+fn every_vector_matches() {
+    let cases = cases();
+    assert!(cases.len() >= 18, "expected the full vector file, found {} cases", cases.len());
+    for case in &cases {
+        let name = case["name"].as_str().expect("name");
+        let mask = mask_of(&rows(&case["mask"]));
+        let e = &case["expect"];
+        let a = Analysis::new(&mask);
+        assert_eq!(a.n() as u64, e["n"].as_u64().expect("n"), "{name}: n");
+        assert_eq!(a.depth() as u64, e["depth"].as_u64().expect("depth"), "{name}: depth");
+        assert_eq!(a.is_dense(), e["dense"].as_bool().expect("dense"), "{name}: dense");
+        assert_eq!(a.closure().to_row_strings(), rows(&e["limit"]), "{name}: limit");
+        let classes: Vec<Vec<usize>> = serde_json::from_value(e["classes"].clone()).expect("classes");
+        assert_eq!(a.classes(), classes.as_slice(), "{name}: classes");
+        let edges: Vec<(usize, usize)> = serde_json::from_value(e["hasse_edges"].clone()).expect("edges");
+        assert_eq!(a.hasse_edges(), edges.as_slice(), "{name}: hasse edges");
+        // The first-reach matrix agrees on L* and on the limit.
+        let d = FirstReach::new(&mask);
+        assert_eq!(d.depth(), a.depth(), "{name}: first-reach depth");
+        assert_eq!(&d.reach_at(a.depth()), a.closure(), "{name}: first-reach limit");
+    }
+}
+
+fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> BitMatrix {
+    let params: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    build_preset(name, n, &params, 8192).expect("preset builds")
+}
+
+#[test]
+fn presets_reproduce_the_vector_masks() {
+    let by_name: BTreeMap<String, Vec<String>> =
+        cases().iter().map(|c| (c["name"].as_str().expect("name").to_string(), rows(&c["mask"]))).collect();
+    let check = |name: &str, m: BitMatrix| assert_eq!(m.to_row_strings(), by_name[name], "{name}");
+    check("causal n=4", preset("causal", 4, &[]));
+    check("sliding window w=2 n=4", preset("sliding-window", 4, &[("w", "2")]));
+    check("sliding window w=3 n=8", preset("sliding-window", 8, &[("w", "3")]));
+    check("full bidirectional n=3", preset("full", 3, &[]));
+    check("no attention n=3", BitMatrix::zeros(3));
+    check("prefix-LM n=5 p=2", preset("prefix-lm", 5, &[("p", "2")]));
+    check("block-causal n=6 s=2", preset("block-causal", 6, &[("s", "2")]));
+    check("anti-causal n=4", preset("anti-causal", 4, &[]));
+    check("block two-stream dense n=6 s=2", BlockTwoStream::new(6, 2).mask());
+    check("block two-stream dense n=4 s=2", BlockTwoStream::new(4, 2).mask());
+    check("butterfly dense n=4 padded", Butterfly { n: 4, minimal: false }.mask());
+    check("butterfly dense n=4 minimal", Butterfly { n: 4, minimal: true }.mask());
+    // The sparse vectors are the sparsified dense ones.
+    check("block two-stream sparse n=6 s=2", sparsify(&BlockTwoStream::new(6, 2).mask(), SparsifyOptions::default()));
+    check("butterfly sparse n=4 padded", sparsify(&Butterfly { n: 4, minimal: false }.mask(), SparsifyOptions::default()));
+}
+
+#[test]
+fn theory_tight_depths() {
+    // Causal sliding window with w keys: L* = ceil((N-1)/(w-1)).
+    for n in [2usize, 5, 17, 64, 130] {
+        for w in [2usize, 3, 4, 9] {
+            let a = Analysis::new(&preset("sliding-window", n, &[("w", &w.to_string())]));
+            assert_eq!(a.depth(), (n - 1).div_ceil(w - 1), "window n={n} w={w}");
+        }
+        assert_eq!(Analysis::new(&preset("cycle", n, &[])).depth(), n - 1, "cycle n={n}");
+    }
+    // Dense presets need one layer.
+    for name in ["causal", "full", "block-causal", "prefix-lm", "document", "anti-causal"] {
+        let a = Analysis::new(&preset(name, 40, &[]));
+        assert!(a.is_dense() && a.depth() == 1, "{name}");
+    }
+    // Butterfly sparse needs n-1 layers, Block Two-Stream sparse 2 (THEORY §8 for n = 4, 6).
+    let bf = sparsify(&Butterfly { n: 4, minimal: false }.mask(), SparsifyOptions::default());
+    assert_eq!(Analysis::new(&bf).depth(), 3);
+    let bts = sparsify(&BlockTwoStream::new(6, 2).mask(), SparsifyOptions::default());
+    assert_eq!(Analysis::new(&bts).depth(), 2);
+}
+
+#[test]
+fn theory_tables_two_stream_and_butterfly() {
+    let bts = [
+        "11..........", "11..........", "1111........", "1111........", "111111......", "111111......",
+        "......11....", "......11....", "11......11..", "11......11..", "1111......11", "1111......11",
+    ];
+    assert_eq!(BlockTwoStream::new(6, 2).mask().to_row_strings(), bts);
+    let bf = [
+        "1...........", "11..........", "111.........", "1111........", "....1111....", ".....111....",
+        "......11....", ".......1....", ".....1111...", "1.....11.1..", "11.....1..1.", "111........1",
+    ];
+    assert_eq!(Butterfly { n: 4, minimal: false }.mask().to_row_strings(), bf);
+}

@@ -1,0 +1,14 @@
+//! hasseflow web app placeholder: compiled to wasm by trunk. Natively it only explains itself.
+
+#[cfg(target_arch = "wasm32")]
+mod app;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    yew::Renderer::<app::App>::new().render();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    println!("hasseflow-app is a web app: run `trunk serve` (see README.md); the CLI is `hasseflow`.");
+}
