@@ -1,1 +1,168 @@
-fn main() {}
+//! `hasseflow-bench`: prints a table of analysis timings and peak memory for the catalog masks at
+//! several sizes, next to petgraph's pipeline (condensation + transitive reduction/closure) on the
+//! same masks. A benchmark, not a test: it asserts only that both pipelines agree on the counts.
+//!
+//! Usage: `cargo run --release -p hasseflow-bench -- [--sizes 256,1024,4096] [--reps 3] [--only NAME]`
+
+// The counting allocator is the only unsafe code in the workspace; it forwards to the system
+// allocator and keeps two counters.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hasseflow_core::presets::build_preset;
+use hasseflow_core::{Analysis, BitMatrix, FirstReach};
+use petgraph::algo::tred::{dag_to_toposorted_adjacency_list, dag_transitive_reduction_closure};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+struct Counting;
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged; only bookkeeping is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs `f` `reps` times; returns the best time, the peak extra heap of one run, and its result.
+fn measure<T>(reps: usize, mut f: impl FnMut() -> T) -> (Duration, usize, T) {
+    let mut best = Duration::MAX;
+    let mut peak = 0;
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        drop(last.take());
+        let base = CURRENT.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let t = Instant::now();
+        let out = f();
+        best = best.min(t.elapsed());
+        peak = peak.max(PEAK.load(Ordering::Relaxed) - base);
+        last = Some(out);
+    }
+    (best, peak, last.expect("at least one run"))
+}
+
+fn preset(name: &str, n: usize, params: &[(&str, String)]) -> BitMatrix {
+    let params: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    build_preset(name, n, &params, 1 << 14).expect("benchmark preset builds")
+}
+
+/// The benchmark masks at (about) `n` positions.
+fn masks(n: usize) -> Vec<(String, BitMatrix)> {
+    vec![
+        ("causal".into(), preset("causal", n, &[])),
+        ("window w=64".into(), preset("sliding-window", n, &[("w", "64".into())])),
+        ("block-causal 64".into(), preset("block-causal", n, &[("s", "64".into())])),
+        (format!("two-stream n={} s=64", n / 2), preset("block-two-stream", n / 2, &[("s", "64".into())])),
+        (format!("butterfly n={}", n / 3), preset("butterfly", n / 3, &[])),
+        (
+            "bigbird b=64".into(),
+            preset("bigbird", n, &[("b", "64".into()), ("r", "1".into()), ("g", "1".into()), ("random", "3".into())]),
+        ),
+        ("random p=8/n".into(), preset("random", n, &[("p", format!("{}", 8.0 / n as f64)), ("seed", "1".into())])),
+    ]
+}
+
+/// petgraph's pipeline: graph from the mask, condensation, topological sort, transitive
+/// reduction and closure of the class DAG. Returns (classes, reduction edges, closure edges).
+fn petgraph_pipeline(m: &BitMatrix) -> (usize, usize, usize) {
+    let n = m.n();
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n, m.count_ones());
+    let nodes: Vec<NodeIndex> = (0..n).map(|_| g.add_node(())).collect();
+    for q in 0..n {
+        for k in m.row_ones(q) {
+            if k != q {
+                g.add_edge(nodes[k], nodes[q], ());
+            }
+        }
+    }
+    let dag = petgraph::algo::condensation(g, true);
+    let topo = petgraph::algo::toposort(&dag, None).expect("condensation is acyclic");
+    let (list, _) = dag_to_toposorted_adjacency_list::<_, u32>(&dag, &topo);
+    let (tred, tclos) = dag_transitive_reduction_closure(&list);
+    (dag.node_count(), tred.edge_count(), tclos.edge_count())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn main() {
+    let mut sizes = vec![256usize, 1024, 4096];
+    let mut reps = 3usize;
+    let mut only: Option<String> = None;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--sizes" => {
+                sizes = it
+                    .next()
+                    .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+                    .unwrap_or(sizes);
+            }
+            "--only" => only = it.next().cloned(),
+            "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
+            other => {
+                eprintln!("unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME]");
+                std::process::exit(2);
+            }
+        }
+    }
+    println!(
+        "| N | mask | entries | L* | classes | Hasse | analysis ms | analysis MiB | first-reach ms | first-reach MiB | width ms | petgraph ms | petgraph / hasseflow |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for &n in &sizes {
+        for (name, m) in masks(n) {
+            if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+                continue;
+            }
+            let (t_an, mem_an, a) = measure(reps, || Analysis::new(&m));
+            let (t_fr, mem_fr, d) = measure(reps.min(2), || FirstReach::new(&m));
+            assert_eq!(d.depth(), a.depth(), "first-reach and analysis agree on L*");
+            let (t_w, _, _) = measure(1, || a.width());
+            let (t_pg, _, (classes, hasse, _closure)) = measure(reps, || petgraph_pipeline(&m));
+            assert_eq!((classes, hasse), (a.classes().len(), a.hasse_edges().len()), "pipelines agree on {name}");
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1}x |",
+                m.n(),
+                name,
+                m.count_ones(),
+                a.depth(),
+                a.classes().len(),
+                a.hasse_edges().len(),
+                ms(t_an),
+                mib(mem_an),
+                ms(t_fr),
+                mib(mem_fr),
+                ms(t_w),
+                ms(t_pg),
+                t_pg.as_secs_f64() / t_an.as_secs_f64()
+            );
+        }
+    }
+}
