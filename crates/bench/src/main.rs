@@ -119,15 +119,15 @@ fn main() {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sizes" => {
-                sizes = it
-                    .next()
-                    .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-                    .unwrap_or(sizes);
+                sizes =
+                    it.next().map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or(sizes);
             }
             "--only" => only = it.next().cloned(),
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             other => {
-                eprintln!("unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME]");
+                eprintln!(
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME]"
+                );
                 std::process::exit(2);
             }
         }

@@ -252,7 +252,10 @@ fn parse_params(args: &[String]) -> Result<BTreeMap<String, String>> {
 }
 
 /// Parameters for provenance, as JSON numbers and booleans where the kind says so.
-fn typed_params(specs: &[hasseflow_core::presets::ParamSpec], given: &BTreeMap<String, String>) -> BTreeMap<String, Value> {
+fn typed_params(
+    specs: &[hasseflow_core::presets::ParamSpec],
+    given: &BTreeMap<String, String>,
+) -> BTreeMap<String, Value> {
     given
         .iter()
         .map(|(k, v)| {

@@ -90,7 +90,16 @@ pub fn analysis_text(file: &MaskFile, a: &Analysis, first_reach: Option<&FirstRe
     line("width", format!("{} (largest antichain)", a.width()));
     if let Some((stack, mode)) = &file.stack {
         let s = stack.analyze(*mode);
-        line("stack", format!("{} layers, {:?}: L* = {}, |limit| = {}", stack.layers().len(), mode, s.depth, s.limit.count_ones()));
+        line(
+            "stack",
+            format!(
+                "{} layers, {:?}: L* = {}, |limit| = {}",
+                stack.layers().len(),
+                mode,
+                s.depth,
+                s.limit.count_ones()
+            ),
+        );
     }
     if n <= GRID_MAX {
         out.push_str("limit R (row q sees column k):\n");

@@ -108,7 +108,13 @@ fn bad_input_fails_with_one_line() {
 
 #[test]
 fn help_everywhere_and_catalog_lists_every_preset() {
-    for sub in [vec!["--help"], vec!["analyze", "--help"], vec!["preset", "--help"], vec!["convert", "--help"], vec!["op", "--help"]] {
+    for sub in [
+        vec!["--help"],
+        vec!["analyze", "--help"],
+        vec!["preset", "--help"],
+        vec!["convert", "--help"],
+        vec!["op", "--help"],
+    ] {
         assert!(ok(&sub, "").contains("Usage"), "{sub:?}");
     }
     let list = ok(&["preset", "--list"], "");

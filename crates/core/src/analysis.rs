@@ -274,13 +274,13 @@ impl Analysis {
         }
         let mut visited = vec![0u64; words];
         let mut path: Vec<(usize, usize)> = Vec::new();
-        for a in 0..c {
-            if matched_left[a] {
+        for (a, matched) in matched_left.iter_mut().enumerate() {
+            if *matched {
                 continue;
             }
             visited.fill(0);
             if augment(a, &up, words, &mut visited, &mut match_right, &mut path) {
-                matched_left[a] = true;
+                *matched = true;
                 matching += 1;
             }
         }
@@ -298,7 +298,7 @@ fn augment(
     path: &mut Vec<(usize, usize)>,
 ) -> bool {
     path.clear();
-        // Depth-first search; `path` holds the (left, right) pairs of the current alternating path.
+    // Depth-first search; `path` holds the (left, right) pairs of the current alternating path.
     fn next_free(adj: &[u64], visited: &[u64]) -> Option<usize> {
         for (i, (a, v)) in adj.iter().zip(visited).enumerate() {
             let w = a & !v;

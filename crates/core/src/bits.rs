@@ -254,9 +254,7 @@ impl BitMatrix {
 
     /// Rows as strings of `1` and `.` (row `q`, column `k`).
     pub fn to_row_strings(&self) -> Vec<String> {
-        (0..self.n)
-            .map(|q| (0..self.n).map(|k| if self.get(q, k) { '1' } else { '.' }).collect())
-            .collect()
+        (0..self.n).map(|q| (0..self.n).map(|k| if self.get(q, k) { '1' } else { '.' }).collect()).collect()
     }
 
     /// Copy with rows and columns reordered: `out[i][j] = self[order[i]][order[j]]`.

@@ -373,7 +373,7 @@ fn decode_packed(packed: &str, n: usize, where_: &str) -> Result<BitMatrix, Form
             }
         }
     }
-    if (n * n) % 8 != 0 && bytes[expected - 1] >> ((n * n) % 8) != 0 {
+    if !(n * n).is_multiple_of(8) && bytes[expected - 1] >> ((n * n) % 8) != 0 {
         return Err(bad("has bits set past the last cell".into()));
     }
     Ok(m)
@@ -493,12 +493,24 @@ mod tests {
         assert!(err("{\"format\":\"other\",\"version\":1}").contains("\"format\" is \"other\""));
         assert!(err("{\"format\":\"hasseflow-mask\",\"version\":9,\"n\":1,\"rows\":[\"1\"]}").contains("version 9"));
         assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":0,\"rows\":[]}").contains("n = 0"));
-        assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\"]}").contains("expected 2 rows, found 1"));
-        assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"1x\"]}").contains("row 1, column 1"));
-        assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"11\"],\"extra\":1}").contains("unknown field"));
+        assert!(
+            err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\"]}")
+                .contains("expected 2 rows, found 1")
+        );
+        assert!(
+            err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"1x\"]}")
+                .contains("row 1, column 1")
+        );
+        assert!(
+            err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"11\"],\"extra\":1}")
+                .contains("unknown field")
+        );
         assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2}").contains("exactly one of"));
         assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"packed\":\"!!\"}").contains("base64"));
-        assert!(err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"11\"],\"labels\":[\"a\"]}").contains("expected 2 labels"));
+        assert!(
+            err("{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":2,\"rows\":[\"1.\",\"11\"],\"labels\":[\"a\"]}")
+                .contains("expected 2 labels")
+        );
         assert!(err("11\n1\n").contains("row 1 has 1 columns"));
         assert!(err("111\n111\n").contains("not square"));
         assert!(parse_mask_file(&[0xff, 0xfe]).unwrap_err().to_string().contains("UTF-8"));
@@ -512,7 +524,10 @@ mod tests {
         assert!(text.contains("\"packed\""));
         assert_eq!(parse_mask_file(text.as_bytes()).unwrap(), file);
         // 25 bits -> 4 bytes; set a bit past cell 24.
-        let tampered = format!("{{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":5,\"packed\":\"{}\"}}", BASE64.encode([0, 0, 0, 0x80]));
+        let tampered = format!(
+            "{{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":5,\"packed\":\"{}\"}}",
+            BASE64.encode([0, 0, 0, 0x80])
+        );
         assert!(err(&tampered).contains("past the last cell"));
     }
 

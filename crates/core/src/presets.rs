@@ -116,7 +116,12 @@ pub const CATALOG: &[PresetSpec] = &[
     PresetSpec { name: "strictly-causal", formula: "k < q", positions: "n", params: &[] },
     PresetSpec { name: "anti-causal", formula: "k >= q", positions: "n", params: &[] },
     PresetSpec { name: "identity", formula: "k == q", positions: "n", params: &[] },
-    PresetSpec { name: "cycle", formula: "k == (q - 1) mod n (a directed cycle; L* = n-1)", positions: "n", params: &[] },
+    PresetSpec {
+        name: "cycle",
+        formula: "k == (q - 1) mod n (a directed cycle; L* = n-1)",
+        positions: "n",
+        params: &[],
+    },
     PresetSpec {
         name: "sliding-window",
         formula: "0 <= q-k < w (w keys including self)",
@@ -158,7 +163,12 @@ pub const CATALOG: &[PresetSpec] = &[
         formula: "same segment (and k <= q when causal)",
         positions: "n",
         params: &[
-            ParamSpec { name: "segments", kind: ParamKind::IntList, default: "", help: "segment lengths summing to n, e.g. 3,2,4 (empty: equal segments of `length`)" },
+            ParamSpec {
+                name: "segments",
+                kind: ParamKind::IntList,
+                default: "",
+                help: "segment lengths summing to n, e.g. 3,2,4 (empty: equal segments of `length`)",
+            },
             int("length", 1, "4", "segment length when `segments` is empty (the last may be shorter)"),
             flag("causal", "false", "causal inside each segment"),
         ],
@@ -167,7 +177,10 @@ pub const CATALOG: &[PresetSpec] = &[
         name: "sink-window",
         formula: "k <= q and (k < sinks or q-k < w)",
         positions: "n",
-        params: &[int("sinks", 0, "1", "attention-sink positions at the start"), int("w", 1, "4", "window keys including self")],
+        params: &[
+            int("sinks", 0, "1", "attention-sink positions at the start"),
+            int("w", 1, "4", "window keys including self"),
+        ],
     },
     PresetSpec {
         name: "longformer",
@@ -203,7 +216,12 @@ pub const CATALOG: &[PresetSpec] = &[
         name: "xlnet",
         formula: "content h_t reads h_u iff r(u) <= r(t); query g_t reads h_u iff r(u) < r(t), and g_t itself",
         positions: "2n: [h_0..h_{n-1} | g_0..g_{n-1}]",
-        params: &[ParamSpec { name: "perm", kind: ParamKind::IntList, default: "", help: "factorization order z (a permutation of 0..n; empty = identity); r(t) = rank of t in z" }],
+        params: &[ParamSpec {
+            name: "perm",
+            kind: ParamKind::IntList,
+            default: "",
+            help: "factorization order z (a permutation of 0..n; empty = identity); r(t) = rank of t in z",
+        }],
     },
     PresetSpec {
         name: "block-two-stream",
@@ -211,11 +229,26 @@ pub const CATALOG: &[PresetSpec] = &[
         positions: "2n + prompt (- s when drop_last)",
         params: &[
             int("s", 1, "2", "block size"),
-            ParamSpec { name: "clean", kind: ParamKind::Choice(INNER), default: "full", help: "attention inside a clean block" },
-            ParamSpec { name: "query", kind: ParamKind::Choice(INNER), default: "full", help: "attention inside a mask block" },
+            ParamSpec {
+                name: "clean",
+                kind: ParamKind::Choice(INNER),
+                default: "full",
+                help: "attention inside a clean block",
+            },
+            ParamSpec {
+                name: "query",
+                kind: ParamKind::Choice(INNER),
+                default: "full",
+                help: "attention inside a mask block",
+            },
             int("prompt", 0, "0", "clean prompt tokens read by everything"),
             flag("drop_last", "false", "drop the last content block (read by nobody): 2n - s positions"),
-            ParamSpec { name: "order", kind: ParamKind::Choice(ORDER), default: "grouped", help: "grouped [w | m] or interleaved [K0 Q0 K1 Q1 ...]" },
+            ParamSpec {
+                name: "order",
+                kind: ParamKind::Choice(ORDER),
+                default: "grouped",
+                help: "grouped [w | m] or interleaved [K0 Q0 K1 Q1 ...]",
+            },
         ],
     },
     PresetSpec {
@@ -228,7 +261,11 @@ pub const CATALOG: &[PresetSpec] = &[
         name: "random",
         formula: "each entry independently with probability p (only k <= q when causal)",
         positions: "n",
-        params: &[ParamSpec { name: "p", kind: ParamKind::Fraction, default: "0.1", help: "probability of an entry" }, flag("causal", "false", "only the causal triangle"), SEED],
+        params: &[
+            ParamSpec { name: "p", kind: ParamKind::Fraction, default: "0.1", help: "probability of an entry" },
+            flag("causal", "false", "only the causal triangle"),
+            SEED,
+        ],
     },
 ];
 
@@ -596,7 +633,8 @@ pub fn build_preset(
                 let v = segments.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
                 return Err(a.bad("segments", &v, format!("positive lengths must sum to n = {n}")));
             }
-            let seg: Vec<usize> = segments.iter().enumerate().flat_map(|(i, &len)| std::iter::repeat_n(i, len)).collect();
+            let seg: Vec<usize> =
+                segments.iter().enumerate().flat_map(|(i, &len)| std::iter::repeat_n(i, len)).collect();
             let causal = a.flag("causal")?;
             f(n, |q, k| seg[q] == seg[k] && (!causal || k <= q))
         }

@@ -30,7 +30,7 @@ impl SplitMix64 {
     /// A uniform integer in `0..bound` (`bound > 0`), by Lemire's multiply-shift (bias below 2⁻³²
     /// for the bounds used here).
     pub fn below(&mut self, bound: usize) -> usize {
-        ((self.next_u64() >> 32) * bound as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * bound as u64) >> 32) as usize
     }
 }
 

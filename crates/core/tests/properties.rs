@@ -4,8 +4,8 @@
 use hasseflow_core::format::{Encoding, MaskFile, Provenance, parse_mask_file, write_grid, write_json};
 use hasseflow_core::rng::SplitMix64;
 use hasseflow_core::{
-    Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, Layer, LayerStack, SparsifyOptions, StackMode, reach_after,
-    sparsify,
+    Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, Layer, LayerStack, SparsifyOptions, StackMode,
+    reach_after, sparsify,
 };
 
 /// Random masks: sizes 1..=80, densities from very sparse to dense, some with planted cycles.
@@ -158,8 +158,8 @@ fn depth_matches_power_iteration_and_first_reach_matches_bfs() {
         }
         let d = FirstReach::new(&m);
         let bfs = bfs_layers(&m.with_diagonal());
-        for q in 0..m.n() {
-            assert_eq!(d.row(q).collect::<Vec<_>>(), bfs[q], "first-reach row {q} of {m:?}");
+        for (q, expected) in bfs.iter().enumerate() {
+            assert_eq!(&d.row(q).collect::<Vec<_>>(), expected, "first-reach row {q} of {m:?}");
         }
         assert_eq!(d.depth(), l);
         assert_eq!(a.is_dense(), l <= 1 && &m.with_diagonal() == a.closure());
@@ -227,10 +227,8 @@ fn stacks_match_their_definitions() {
     let masks = random_masks(120, 8);
     for group in masks.chunks(3) {
         let n = group[0].n();
-        let layers: Vec<Layer> = group
-            .iter()
-            .map(|m| Layer { heads: vec![m.resized(n), m.resized(n).transpose()] })
-            .collect();
+        let layers: Vec<Layer> =
+            group.iter().map(|m| Layer { heads: vec![m.resized(n), m.resized(n).transpose()] }).collect();
         let stack = LayerStack::new(layers.clone()).expect("valid stack");
         // Once: R(K) = Ā_K ··· Ā_1 computed cell by cell.
         let mut r = BitMatrix::identity(n);

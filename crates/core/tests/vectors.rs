@@ -69,7 +69,10 @@ fn presets_reproduce_the_vector_masks() {
     check("butterfly dense n=4 minimal", Butterfly { n: 4, minimal: true }.mask());
     // The sparse vectors are the sparsified dense ones.
     check("block two-stream sparse n=6 s=2", sparsify(&BlockTwoStream::new(6, 2).mask(), SparsifyOptions::default()));
-    check("butterfly sparse n=4 padded", sparsify(&Butterfly { n: 4, minimal: false }.mask(), SparsifyOptions::default()));
+    check(
+        "butterfly sparse n=4 padded",
+        sparsify(&Butterfly { n: 4, minimal: false }.mask(), SparsifyOptions::default()),
+    );
 }
 
 #[test]
@@ -97,13 +100,33 @@ fn theory_tight_depths() {
 #[test]
 fn theory_tables_two_stream_and_butterfly() {
     let bts = [
-        "11..........", "11..........", "1111........", "1111........", "111111......", "111111......",
-        "......11....", "......11....", "11......11..", "11......11..", "1111......11", "1111......11",
+        "11..........",
+        "11..........",
+        "1111........",
+        "1111........",
+        "111111......",
+        "111111......",
+        "......11....",
+        "......11....",
+        "11......11..",
+        "11......11..",
+        "1111......11",
+        "1111......11",
     ];
     assert_eq!(BlockTwoStream::new(6, 2).mask().to_row_strings(), bts);
     let bf = [
-        "1...........", "11..........", "111.........", "1111........", "....1111....", ".....111....",
-        "......11....", ".......1....", ".....1111...", "1.....11.1..", "11.....1..1.", "111........1",
+        "1...........",
+        "11..........",
+        "111.........",
+        "1111........",
+        "....1111....",
+        ".....111....",
+        "......11....",
+        ".......1....",
+        ".....1111...",
+        "1.....11.1..",
+        "11.....1..1.",
+        "111........1",
     ];
     assert_eq!(Butterfly { n: 4, minimal: false }.mask().to_row_strings(), bf);
 }

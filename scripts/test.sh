@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every check: formatting, clippy, all workspace tests (core, CLI, architecture), and a
+# trunk build of the app. Installs what is missing first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "rustfmt"
+cargo fmt --all -- --check
+step "clippy (native and wasm)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p hasseflow-app --target wasm32-unknown-unknown --locked -- -D warnings
+step "tests"
+log=$(mktemp)
+cargo test --workspace --locked 2>&1 | tee "$log"
+passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
+rm -f "$log"
+step "app build (trunk)"
+trunk build --locked
+test -s dist/index.html && ls dist/*.wasm >/dev/null
+echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
+echo "$passed passed, 0 failed"

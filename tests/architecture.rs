@@ -1,0 +1,84 @@
+//! Architecture invariants stated in ARCHITECTURE.md, checked (in the spirit of rust-analyzer's
+//! tidy tests): the core crate stays free of UI, web, GPU, IO-framework and clock crates, and the
+//! CLI stays a thin layer that does not reimplement analysis.
+
+use std::path::Path;
+
+fn read(rel: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+#[test]
+fn core_has_no_ui_web_gpu_or_io_dependencies() {
+    let manifest = read("crates/core/Cargo.toml");
+    let deps = manifest.split("[dependencies]").nth(1).expect("core has a [dependencies] table");
+    let deps = deps.split("\n[").next().unwrap_or(deps);
+    for banned in [
+        "yew",
+        "web-sys",
+        "js-sys",
+        "wasm-bindgen",
+        "wgpu",
+        "layout-rs",
+        "tokio",
+        "clap",
+        "chrono",
+        "getrandom",
+        "rand",
+    ] {
+        let found = deps.lines().any(|l| {
+            l.trim_start().starts_with(&format!("{banned} "))
+                || l.trim_start().starts_with(&format!("{banned}="))
+                || l.trim_start().starts_with(&format!("{banned}."))
+        });
+        assert!(!found, "crates/core must not depend on {banned}");
+    }
+}
+
+#[test]
+fn core_source_does_no_io_and_reads_no_clock() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
+    let mut stack = vec![dir];
+    let mut files = 0;
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("core src readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).expect("source readable");
+            for banned in ["std::fs", "std::net", "std::time", "Instant::now", "std::env", "println!", "std::process"] {
+                assert!(!text.contains(banned), "{} uses {banned}: core does no IO and reads no clock", path.display());
+            }
+            assert!(text.starts_with("//!"), "{} must start with a //! line saying what it is for", path.display());
+        }
+    }
+    assert!(files >= 5, "found the core sources");
+}
+
+#[test]
+fn only_the_format_module_knows_the_schema() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("crates readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !path.ends_with("core/src/format.rs")
+                && !path.components().any(|c| c.as_os_str() == "tests")
+            {
+                let text = std::fs::read_to_string(&path).expect("source readable");
+                assert!(
+                    !text.contains("\"hasseflow-mask\""),
+                    "{} spells the format tag: use core::format",
+                    path.display()
+                );
+            }
+        }
+    }
+}
