@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
+use hasseflow_core::derive::{
+    self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family, MaeOptions,
+};
 use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile, Provenance};
-use hasseflow_core::presets::{CATALOG, ParamKind, build_preset, preset_spec};
+use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_spec};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
 
@@ -89,6 +92,83 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutFormat::Json)]
         format: OutFormat,
     },
+    /// Derive the minimal merged training mask of a task family (THEORY §5-6): `derive
+    /// autoregressive --n 8`, `derive block --n 6 --block 2`, `derive butterfly --n 4`,
+    /// `derive mae --n 8 --span 2`, or `derive FAMILY.json` (docs/FAMILY_FORMAT.md).
+    Derive(Box<DeriveArgs>),
+}
+
+#[derive(clap::Args)]
+struct DeriveArgs {
+    /// autoregressive, block, butterfly, mae, or a family file (JSON; - for standard input).
+    family: String,
+    /// Tokens n (built-in families).
+    #[arg(long)]
+    n: Option<usize>,
+    /// block: block size s.
+    #[arg(long)]
+    block: Option<usize>,
+    /// block: attention inside clean blocks (and the prompt).
+    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
+    clean: InnerArg,
+    /// block: attention inside mask blocks.
+    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
+    query: InnerArg,
+    /// block: clean prompt tokens read by everything.
+    #[arg(long, default_value_t = 0)]
+    prompt: usize,
+    /// block, butterfly: minimal layout (leave out the positions no task reads).
+    #[arg(long)]
+    minimal: bool,
+    /// block: interleaved order [K0 Q0 K1 Q1 ...] instead of grouped [w | m].
+    #[arg(long)]
+    interleaved: bool,
+    /// autoregressive: each task as one bidirectional block instead of the inference chain.
+    #[arg(long)]
+    bidirectional: bool,
+    /// autoregressive: keep w_{n-1} as a padding position (n positions).
+    #[arg(long)]
+    pad: bool,
+    /// butterfly: what the predictor P_k holds.
+    #[arg(long, value_enum, default_value_t = AggregateArg::Neighbours)]
+    aggregate: AggregateArg,
+    /// butterfly: neighbours on each side aggregated into w'_k.
+    #[arg(long, default_value_t = 1)]
+    radius: usize,
+    /// mae: masked span length.
+    #[arg(long)]
+    span: Option<usize>,
+    /// mae: distance between span starts (0: the span length).
+    #[arg(long, default_value_t = 0)]
+    stride: usize,
+    /// mae: causal encoder over the visible tokens.
+    #[arg(long)]
+    causal_encoder: bool,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Write the derived mask (hasseflow-mask JSON, position labels = inputs) to this file.
+    #[arg(long)]
+    mask_out: Option<PathBuf>,
+    /// With --mask-out: write the sparse mask instead of the dense one.
+    #[arg(long)]
+    sparse: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum InnerArg {
+    /// Every token of the block reads every other.
+    Full,
+    /// A token reads the tokens of its block up to itself.
+    Causal,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AggregateArg {
+    /// w'_k built from the neighbours within --radius.
+    Neighbours,
+    /// A plain mask token m@k.
+    Mask,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -150,6 +230,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Derive(args) => derive_command(&args),
         Command::Analyze { file, json, first_reach } => analyze(&file, json, first_reach),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());
@@ -224,6 +305,13 @@ fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
 
 /// Reads a mask file from a path or `-`, refusing oversized input before reading it all.
 fn read_mask(path: &str) -> Result<MaskFile> {
+    let bytes = read_limited(path)?;
+    let name = if path == "-" { "<stdin>" } else { path };
+    format::parse_mask_file(&bytes).with_context(|| format!("{name}: invalid mask"))
+}
+
+/// Reads a path or `-`, at most one byte over the input limit (the parser reports the size).
+fn read_limited(path: &str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     let limit = MAX_INPUT_BYTES as u64 + 1;
     if path == "-" {
@@ -232,8 +320,7 @@ fn read_mask(path: &str) -> Result<MaskFile> {
         let f = std::fs::File::open(path).with_context(|| format!("cannot open {path}"))?;
         f.take(limit).read_to_end(&mut bytes).with_context(|| format!("cannot read {path}"))?;
     }
-    let name = if path == "-" { "<stdin>" } else { path };
-    format::parse_mask_file(&bytes).with_context(|| format!("{name}: invalid mask"))
+    Ok(bytes)
 }
 
 /// `KEY=VALUE` arguments into a map.
@@ -298,6 +385,76 @@ fn analyze(path: &str, json_out: bool, with_first_reach: bool) -> Result<()> {
         s
     } else {
         report::analysis_text(&file, &analysis, first_reach.as_ref())
+    };
+    print_out(&text);
+    Ok(())
+}
+
+fn build_family(a: &DeriveArgs) -> Result<Family> {
+    let n = || a.n.context("give the number of tokens with --n N");
+    let inner = |i: InnerArg| match i {
+        InnerArg::Full => Inner::Full,
+        InnerArg::Causal => Inner::Causal,
+    };
+    let family = match a.family.as_str() {
+        "autoregressive" => {
+            derive::autoregressive(AutoregressiveOptions { n: n()?, bidirectional: a.bidirectional, pad: a.pad })?
+        }
+        "block" => derive::block_generation(BlockOptions {
+            n: n()?,
+            block: a.block.context("give the block size with --block S")?,
+            clean: inner(a.clean),
+            query: inner(a.query),
+            prompt: a.prompt,
+            minimal: a.minimal,
+            order: if a.interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
+        })?,
+        "butterfly" => derive::butterfly(ButterflyOptions {
+            n: n()?,
+            minimal: a.minimal,
+            aggregate: match a.aggregate {
+                AggregateArg::Neighbours => Aggregate::Neighbours(a.radius),
+                AggregateArg::Mask => Aggregate::Mask,
+            },
+        })?,
+        "mae" => derive::masked_autoencoding(MaeOptions {
+            n: n()?,
+            span: a.span.context("give the masked span length with --span S")?,
+            stride: a.stride,
+            causal_encoder: a.causal_encoder,
+        })?,
+        path => {
+            let bytes = read_limited(path)?;
+            let name = if path == "-" { "<stdin>" } else { path };
+            derive::parse_family(&bytes).with_context(|| format!("{name}: invalid family"))?
+        }
+    };
+    Ok(family)
+}
+
+fn derive_command(a: &DeriveArgs) -> Result<()> {
+    let family = build_family(a)?;
+    let d = derive::derive(&family)?;
+    if let Some(path) = &a.mask_out {
+        let mask = if a.sparse { d.sparse() } else { d.dense() };
+        let file = MaskFile { labels: Some(d.position_texts()), ..MaskFile::new(mask.clone()) };
+        std::fs::write(path, format::write_json(&file, Encoding::Auto))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let text = if a.json {
+        let mut v = serde_json::to_value(d.report()).context("serialising the report")?;
+        v["mask"] = json!(d.dense().to_row_strings());
+        v["sparse_mask"] = json!(d.sparse().to_row_strings());
+        v["positions"] = json!(d.position_texts());
+        v["labels"] = json!(d.label_texts());
+        v["n"] = json!(d.dense().n());
+        v["nodes"] = json!((0..d.nodes().len()).map(|c| d.node_text(c)).collect::<Vec<_>>());
+        v["edges"] = json!(d.edges());
+        let mut s = serde_json::to_string(&v).context("serialising the report")?;
+        s.push('\n');
+        s
+    } else {
+        d.render_text()
     };
     print_out(&text);
     Ok(())
