@@ -47,6 +47,23 @@ fn push<K: Copy>(
     })
 }
 
+/// The causal mask `k <= q`, filled a word at a time.
+///
+/// Complexity: `O(n²/64)`.
+fn causal(n: usize) -> BitMatrix {
+    let mut m = BitMatrix::zeros(n);
+    for q in 0..n {
+        let row = m.row_mut(q);
+        let full = (q + 1) / 64;
+        row[..full].fill(!0);
+        let rem = (q + 1) % 64;
+        if rem != 0 {
+            row[full] = (1u64 << rem) - 1;
+        }
+    }
+    m
+}
+
 /// Options of the autoregressive family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AutoregressiveOptions {
@@ -81,15 +98,24 @@ pub fn autoregressive(o: AutoregressiveOptions) -> Result<Family, FamilyError> {
     check_size(name, o.n)?;
     let mut f = Family::new(format!("autoregressive n={}{}", o.n, if o.bidirectional { " bidirectional" } else { "" }));
     let w: Vec<InputId> = (0..o.n).map(|t| f.token("w", t)).collect();
-    let reads = |q: usize, k: usize| o.bidirectional || k <= q;
+    // The chain's mask is its closure: causal (or one full block), built word by word.
+    let mask = |k: usize| if o.bidirectional { BitMatrix::ones(k) } else { causal(k) };
     for k in 1..o.n {
-        let slots: Vec<Slot<usize>> =
-            (0..k).map(|t| Slot { kind: t, input: w[t], label: (t + 1 == k).then_some(w[k]), group: 0 }).collect();
-        push(&mut f, format!("T{k}"), &slots, reads, false)?;
+        let labels = (0..k).map(|t| (t + 1 == k).then_some(w[k])).collect();
+        let inputs = w[..k].to_vec();
+        f.push(Task { name: format!("T{k}"), inputs, labels, groups: vec![0; k], mask: mask(k), padding: false })?;
     }
     if o.pad {
-        let slots: Vec<Slot<usize>> = (0..o.n).map(|t| Slot { kind: t, input: w[t], label: None, group: 0 }).collect();
-        push(&mut f, "pad".into(), &slots, reads, true)?;
+        let n = o.n;
+        let inputs = w.clone();
+        f.push(Task {
+            name: "pad".into(),
+            inputs,
+            labels: vec![None; n],
+            groups: vec![0; n],
+            mask: mask(n),
+            padding: true,
+        })?;
     }
     Ok(f)
 }
