@@ -47,6 +47,45 @@ fn push<K: Copy>(
     })
 }
 
+/// The mask whose row `q` is the key range `range(q) = (start, end)`, filled a word at a time.
+/// Every task mask of the block and butterfly families is of this form (in their layouts, what a
+/// position reads is contiguous).
+///
+/// Complexity: `O(n²/64)`.
+fn range_mask(n: usize, range: impl Fn(usize) -> (usize, usize)) -> BitMatrix {
+    let mut m = BitMatrix::zeros(n);
+    for q in 0..n {
+        let (start, end) = range(q);
+        let end = end.min(n);
+        if start >= end {
+            continue;
+        }
+        let row = m.row_mut(q);
+        let (ws, we) = (start / 64, (end - 1) / 64);
+        let head = !0u64 << (start % 64);
+        let tail = !0u64 >> (63 - (end - 1) % 64);
+        if ws == we {
+            row[ws] |= head & tail;
+        } else {
+            row[ws] |= head;
+            row[ws + 1..we].fill(!0);
+            row[we] |= tail;
+        }
+    }
+    m
+}
+
+fn task_from(name: String, slots: &[Slot<()>], range: impl Fn(usize) -> (usize, usize), padding: bool) -> Task {
+    Task {
+        name,
+        inputs: slots.iter().map(|s| s.input).collect(),
+        labels: slots.iter().map(|s| s.label).collect(),
+        groups: slots.iter().map(|s| s.group).collect(),
+        mask: range_mask(slots.len(), range),
+        padding,
+    }
+}
+
 /// The causal mask `k <= q`, filled a word at a time.
 ///
 /// Complexity: `O(n²/64)`.
@@ -206,42 +245,49 @@ pub fn block_generation(o: BlockOptions) -> Result<Family, FamilyError> {
             (TwoStreamOrder::Interleaved, BlockSlot::Query(t)) => 2 + 2 * blk(t) as u32,
         }
     };
-    let inner = |mode: Inner, q: usize, k: usize| mode == Inner::Full || k <= q;
-    let reads = |q: BlockSlot, k: BlockSlot| {
-        use BlockSlot::*;
-        match (q, k) {
-            (Prompt(i), Prompt(j)) => inner(o.clean, i, j),
-            (Prompt(_), _) => false,
-            (_, Prompt(_)) => true,
-            (Clean(a), Clean(b)) => blk(b) < blk(a) || (blk(b) == blk(a) && inner(o.clean, a, b)),
-            (Clean(_), Query(_)) => false,
-            // A task's clean tokens are exactly the context of its mask block.
-            (Query(_), Clean(_)) => true,
-            (Query(a), Query(b)) => inner(o.query, a, b),
-        }
-    };
     let slot = |kind: BlockSlot| {
         let (input, label) = match kind {
             BlockSlot::Prompt(i) => (p[i], None),
             BlockSlot::Clean(t) => (w[t], None),
             BlockSlot::Query(t) => (m[t], Some(w[t])),
         };
-        Slot { kind, input, label, group: group(kind) }
+        Slot { kind: (), input, label, group: group(kind) }
     };
-    let prefix: Vec<BlockSlot> = (0..o.prompt).map(BlockSlot::Prompt).collect();
+    // Layout of a task: [prompt | clean tokens 0..c | its mask block]. What a position reads is
+    // a prefix of that layout:
+    //   prompt i   -> the prompt (full) or p_0..p_i (causal);
+    //   clean t    -> the prompt, the earlier clean blocks, and its own block (full) or its block
+    //                 up to itself (causal): block-causal, the KV cache of the clean tokens;
+    //   mask m@t   -> the prompt, every clean token of the task (the context of the block), and
+    //                 its mask block (full) or the block up to itself (causal);
+    // and nothing reads a mask token except its own block.
+    let pr = o.prompt;
+    let prompt_row = |i: usize| if o.clean == Inner::Full { pr } else { i + 1 };
+    let clean_row = |t: usize, c: usize| pr + if o.clean == Inner::Full { ((blk(t) + 1) * s).min(c) } else { t + 1 };
     for b in 0..blocks {
-        let kinds = prefix
-            .iter()
-            .copied()
-            .chain((0..b * s).map(BlockSlot::Clean))
-            .chain((b * s..((b + 1) * s).min(o.n)).map(BlockSlot::Query));
-        let slots: Vec<Slot<BlockSlot>> = kinds.map(slot).collect();
-        push(&mut f, format!("T{b}"), &slots, reads, false)?;
+        let (c, q0, q1) = (b * s, b * s, ((b + 1) * s).min(o.n));
+        let kinds =
+            (0..pr).map(BlockSlot::Prompt).chain((0..c).map(BlockSlot::Clean)).chain((q0..q1).map(BlockSlot::Query));
+        let slots: Vec<Slot<()>> = kinds.map(slot).collect();
+        let range = |q: usize| {
+            let end = if q < pr {
+                prompt_row(q)
+            } else if q < pr + c {
+                clean_row(q - pr, c)
+            } else if o.query == Inner::Full {
+                pr + c + (q1 - q0)
+            } else {
+                q + 1
+            };
+            (0, end)
+        };
+        f.push(task_from(format!("T{b}"), &slots, range, false))?;
     }
     if !o.minimal {
-        let kinds = prefix.iter().copied().chain((0..o.n).map(BlockSlot::Clean));
-        let slots: Vec<Slot<BlockSlot>> = kinds.map(slot).collect();
-        push(&mut f, "pad".into(), &slots, reads, true)?;
+        let kinds = (0..pr).map(BlockSlot::Prompt).chain((0..o.n).map(BlockSlot::Clean));
+        let slots: Vec<Slot<()>> = kinds.map(slot).collect();
+        let range = |q: usize| (0, if q < pr { prompt_row(q) } else { clean_row(q - pr, o.n) });
+        f.push(task_from("pad".into(), &slots, range, true))?;
     }
     Ok(f)
 }
@@ -279,13 +325,6 @@ impl ButterflyOptions {
     }
 }
 
-#[derive(Clone, Copy)]
-enum FlySlot {
-    Forward(usize),
-    Backward(usize),
-    Predictor,
-}
-
 /// The bidirectional fully supervised family: task `T_k` predicts `w_k` from a left chain
 /// `w_0 -> ... -> w_{k-1}` and a right chain `w_{n-1} -> ... -> w_{k+1}` (two KV caches) plus its
 /// own aggregated token. Merging gives `n² -> 3n-2` nodes: the butterfly. The padded layout adds
@@ -307,17 +346,10 @@ pub fn butterfly(o: ButterflyOptions) -> Result<Family, FamilyError> {
     let n = o.n;
     let mut f = Family::new(format!("butterfly n={n}"));
     let w: Vec<InputId> = (0..n).map(|t| f.token("w", t)).collect();
-    let reads = |q: FlySlot, k: FlySlot| {
-        use FlySlot::*;
-        match (q, k) {
-            (Forward(a), Forward(b)) => b <= a,
-            (Backward(a), Backward(b)) => b >= a,
-            (Predictor, _) => true,
-            _ => false,
-        }
-    };
-    let fwd = |t: usize| Slot { kind: FlySlot::Forward(t), input: w[t], label: None, group: 0 };
-    let bwd = |t: usize| Slot { kind: FlySlot::Backward(t), input: w[t], label: None, group: 1 };
+    let fwd = |t: usize| Slot { kind: (), input: w[t], label: None, group: 0 };
+    let bwd = |t: usize| Slot { kind: (), input: w[t], label: None, group: 1 };
+    // Layout of T_k: [F_0..F_{k-1} | B_{k+1}..B_{n-1} | P_k]. F_j reads F_0..F_j (the left KV
+    // cache), B_j reads B_j..B_{n-1} (the right one), P_k reads everything; each a range.
     for (k, &wk) in w.iter().enumerate() {
         let input = match o.aggregate {
             Aggregate::Mask => f.intern(Input::Mask(k)),
@@ -326,15 +358,26 @@ pub fn butterfly(o: ButterflyOptions) -> Result<Family, FamilyError> {
                 f.intern(Input::aggregated("w", k, from.collect()))
             }
         };
-        let mut slots: Vec<Slot<FlySlot>> = (0..k).map(fwd).collect();
+        let mut slots: Vec<Slot<()>> = (0..k).map(fwd).collect();
         slots.extend((k + 1..n).map(bwd));
-        slots.push(Slot { kind: FlySlot::Predictor, input, label: Some(wk), group: 2 });
-        push(&mut f, format!("T{k}"), &slots, reads, false)?;
+        slots.push(Slot { kind: (), input, label: Some(wk), group: 2 });
+        let range = |q: usize| {
+            if q < k {
+                (0, q + 1)
+            } else if q + 1 < n {
+                (q, n - 1)
+            } else {
+                (0, n)
+            }
+        };
+        f.push(task_from(format!("T{k}"), &slots, range, false))?;
     }
     if !o.minimal {
-        let mut slots: Vec<Slot<FlySlot>> = (0..n).map(fwd).collect();
+        // Both full chains: [F_0..F_{n-1} | B_0..B_{n-1}].
+        let mut slots: Vec<Slot<()>> = (0..n).map(fwd).collect();
         slots.extend((0..n).map(bwd));
-        push(&mut f, "pad".into(), &slots, reads, true)?;
+        let range = |q: usize| if q < n { (0, q + 1) } else { (q, 2 * n) };
+        f.push(task_from("pad".into(), &slots, range, true))?;
     }
     Ok(f)
 }

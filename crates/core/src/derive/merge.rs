@@ -54,54 +54,87 @@ use crate::ops::{SparsifyOptions, sparsify_analysis};
 /// Steps (candidate trials) allowed to one explicit down-set isomorphism test.
 pub const ISO_BUDGET: usize = 200_000;
 
-/// The Hasse diagram of one task, with node inputs and canonical keys.
+/// The Hasse diagram of one task, with node inputs and canonical keys. Per-node lists are stored
+/// flat (compressed rows), so a task costs a handful of allocations whatever its size.
 #[derive(Clone, Debug)]
 pub struct TaskDiagram {
     analysis: Analysis,
-    slots: Vec<Vec<usize>>,
-    inputs: Vec<Vec<InputId>>,
-    parents: Vec<Vec<usize>>,
+    /// Positions of every node in slot order, node after node; `start[v]..start[v+1]`.
+    slot_flat: Vec<usize>,
+    /// Inputs in the same layout as `slot_flat`.
+    input_flat: Vec<InputId>,
+    start: Vec<usize>,
+    /// Hasse parents of every node; `parent_start[v]..parent_start[v+1]`.
+    parent_flat: Vec<usize>,
+    parent_start: Vec<usize>,
     groups: Vec<u32>,
     rank: Vec<usize>,
     keys: Vec<u32>,
+}
+
+/// Compressed rows from `(row, value)` pairs: `(start, values)`.
+fn csr(rows: usize, pairs: impl Iterator<Item = (usize, usize)> + Clone) -> (Vec<usize>, Vec<usize>) {
+    let mut start = vec![0usize; rows + 1];
+    for (r, _) in pairs.clone() {
+        start[r + 1] += 1;
+    }
+    for r in 0..rows {
+        start[r + 1] += start[r];
+    }
+    let mut fill = start.clone();
+    let mut flat = vec![0usize; start[rows]];
+    for (r, v) in pairs {
+        flat[fill[r]] = v;
+        fill[r] += 1;
+    }
+    (start, flat)
 }
 
 impl TaskDiagram {
     /// Builds the diagram of a mask whose positions hold `inputs`, with layout `groups`, and
     /// computes the keys of its nodes in `table`.
     fn build(family: &Family, inputs: &[InputId], groups: &[u32], mask: &BitMatrix, table: &mut KeyTable) -> Self {
-        let analysis = Analysis::new(mask);
+        Self::from_analysis(family, inputs, groups, Analysis::new(mask), table)
+    }
+
+    /// [`Self::build`] for a mask already analysed.
+    fn from_analysis(
+        family: &Family,
+        inputs: &[InputId],
+        groups: &[u32],
+        analysis: Analysis,
+        table: &mut KeyTable,
+    ) -> Self {
         let classes = analysis.classes();
         let c = classes.len();
-        let slots: Vec<Vec<usize>> = classes
-            .iter()
-            .map(|members| {
-                let mut s = members.clone();
-                if s.len() > 1 {
-                    s.sort_by(|&a, &b| {
-                        let (ia, ib) = (family.input(inputs[a]), family.input(inputs[b]));
-                        (ia.pos(), ia, a).cmp(&(ib.pos(), ib, b))
-                    });
-                }
-                s
-            })
-            .collect();
-        let node_inputs: Vec<Vec<InputId>> = slots.iter().map(|s| s.iter().map(|&p| inputs[p]).collect()).collect();
-        let node_groups: Vec<u32> = slots.iter().map(|s| s.iter().map(|&p| groups[p]).min().unwrap_or(0)).collect();
-        let mut parents = vec![Vec::new(); c];
-        let mut children = vec![Vec::new(); c];
-        for &(lo, up) in analysis.hasse_edges() {
-            parents[up].push(lo);
-            children[lo].push(up);
+        let mut start = Vec::with_capacity(c + 1);
+        let mut slot_flat = Vec::with_capacity(inputs.len());
+        for members in classes {
+            start.push(slot_flat.len());
+            let from = slot_flat.len();
+            slot_flat.extend_from_slice(members);
+            if members.len() > 1 {
+                slot_flat[from..].sort_by(|&a, &b| {
+                    let (ia, ib) = (family.input(inputs[a]), family.input(inputs[b]));
+                    (ia.pos(), ia, a).cmp(&(ib.pos(), ib, b))
+                });
+            }
         }
+        start.push(slot_flat.len());
+        let input_flat: Vec<InputId> = slot_flat.iter().map(|&p| inputs[p]).collect();
+        let node_groups: Vec<u32> =
+            (0..c).map(|v| slot_flat[start[v]..start[v + 1]].iter().map(|&p| groups[p]).min().unwrap_or(0)).collect();
+        let edges = analysis.hasse_edges();
+        let (parent_start, parent_flat) = csr(c, edges.iter().map(|&(lo, up)| (up, lo)));
+        let (child_start, child_flat) = csr(c, edges.iter().copied());
         // Kahn's algorithm: a bottom-up order of the (acyclic) class diagram.
-        let mut missing: Vec<usize> = parents.iter().map(Vec::len).collect();
+        let mut missing: Vec<usize> = (0..c).map(|v| parent_start[v + 1] - parent_start[v]).collect();
         let mut order: Vec<usize> = (0..c).filter(|&v| missing[v] == 0).collect();
         let mut i = 0;
         while i < order.len() {
             let v = order[i];
             i += 1;
-            for &u in &children[v] {
+            for &u in &child_flat[child_start[v]..child_start[v + 1]] {
                 missing[u] -= 1;
                 if missing[u] == 0 {
                     order.push(u);
@@ -114,11 +147,20 @@ impl TaskDiagram {
         }
         let mut keys = vec![0u32; c];
         for &v in &order {
-            let mut pk: Vec<u32> = parents[v].iter().map(|&p| keys[p]).collect();
-            pk.sort_unstable();
-            keys[v] = table.intern(&node_inputs[v], pk);
+            let parents = parent_flat[parent_start[v]..parent_start[v + 1]].iter().map(|&p| keys[p]);
+            keys[v] = table.intern(&input_flat[start[v]..start[v + 1]], parents);
         }
-        TaskDiagram { analysis, slots, inputs: node_inputs, parents, groups: node_groups, rank, keys }
+        TaskDiagram {
+            analysis,
+            slot_flat,
+            input_flat,
+            start,
+            parent_flat,
+            parent_start,
+            groups: node_groups,
+            rank,
+            keys,
+        }
     }
 
     /// The analysis of the task mask (closure, classes, Hasse edges, `L*`).
@@ -128,22 +170,22 @@ impl TaskDiagram {
 
     /// Number of nodes (classes).
     pub fn node_count(&self) -> usize {
-        self.slots.len()
+        self.keys.len()
     }
 
     /// Positions of a node in slot order.
     pub fn slots(&self, node: usize) -> &[usize] {
-        &self.slots[node]
+        &self.slot_flat[self.start[node]..self.start[node + 1]]
     }
 
     /// Input multiset of a node, in slot order.
     pub fn node_inputs(&self, node: usize) -> &[InputId] {
-        &self.inputs[node]
+        &self.input_flat[self.start[node]..self.start[node + 1]]
     }
 
     /// The nodes a node covers (its Hasse parents: information flows from them into it).
     pub fn parents(&self, node: usize) -> &[usize] {
-        &self.parents[node]
+        &self.parent_flat[self.parent_start[node]..self.parent_start[node + 1]]
     }
 
     /// Hasse edges `(lower, upper)` between node indices.
@@ -164,13 +206,13 @@ impl TaskDiagram {
 
     /// Down-set of `node` (itself included) in bottom-up order.
     fn down_set(&self, node: usize) -> Vec<usize> {
-        let mut seen = vec![false; self.slots.len()];
+        let mut seen = vec![false; self.node_count()];
         let mut stack = vec![node];
         let mut out = Vec::new();
         seen[node] = true;
         while let Some(v) = stack.pop() {
             out.push(v);
-            for &p in &self.parents[v] {
+            for &p in self.parents(v) {
                 if !seen[p] {
                     seen[p] = true;
                     stack.push(p);
@@ -183,15 +225,28 @@ impl TaskDiagram {
 }
 
 /// Interning of canonical keys `(inputs, sorted parent keys)`, shared by all diagrams of a run.
+/// A key is stored as one slice `inputs ++ [u32::MAX] ++ sorted parent keys` (neither part holds
+/// `u32::MAX`, so the split is unambiguous); a lookup of a known key allocates nothing.
 #[derive(Debug, Default)]
 struct KeyTable {
-    map: HashMap<(Vec<InputId>, Vec<u32>), u32>,
+    map: HashMap<Box<[u32]>, u32>,
+    scratch: Vec<u32>,
 }
 
 impl KeyTable {
-    fn intern(&mut self, inputs: &[InputId], parent_keys: Vec<u32>) -> u32 {
+    fn intern(&mut self, inputs: &[InputId], parent_keys: impl Iterator<Item = u32>) -> u32 {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(inputs);
+        self.scratch.push(u32::MAX);
+        let from = self.scratch.len();
+        self.scratch.extend(parent_keys);
+        self.scratch[from..].sort_unstable();
+        if let Some(&k) = self.map.get(&self.scratch[..]) {
+            return k;
+        }
         let next = self.map.len() as u32;
-        *self.map.entry((inputs.to_vec(), parent_keys)).or_insert(next)
+        self.map.insert(self.scratch.clone().into_boxed_slice(), next);
+        next
     }
 }
 
@@ -225,8 +280,8 @@ fn isomorphic(a: &TaskDiagram, u: usize, b: &TaskDiagram, v: usize) -> Option<bo
         }
     }
     let m = du.len();
-    let mut image = vec![usize::MAX; a.slots.len()];
-    let mut used = vec![false; b.slots.len()];
+    let mut image = vec![usize::MAX; a.node_count()];
+    let mut used = vec![false; b.node_count()];
     let mut next = vec![0usize; m];
     let mut level = 0usize;
     let mut budget = ISO_BUDGET;
@@ -248,7 +303,7 @@ fn isomorphic(a: &TaskDiagram, u: usize, b: &TaskDiagram, v: usize) -> Option<bo
             if used[y] || (x == u) != (y == v) {
                 continue;
             }
-            if a.parents[x].iter().all(|&p| b.parents[y].contains(&image[p])) {
+            if a.parents(x).iter().all(|&p| b.parents(y).contains(&image[p])) {
                 image[x] = y;
                 used[y] = true;
                 placed = true;
@@ -441,7 +496,7 @@ pub fn derive(family: &Family) -> Result<Derivation, super::FamilyError> {
     order.sort_by_key(|&c| {
         let (t, v) = origins[c];
         let d = &diagrams[t];
-        let min_pos = d.inputs[v].iter().map(|&i| family.input(i).pos()).min().unwrap_or(0);
+        let min_pos = d.node_inputs(v).iter().map(|&i| family.input(i).pos()).min().unwrap_or(0);
         (d.groups[v], min_pos, c)
     });
     let mut renumber = vec![0usize; count];
@@ -459,14 +514,14 @@ pub fn derive(family: &Family) -> Result<Derivation, super::FamilyError> {
         let (t, v) = origins[old];
         let d = &diagrams[t];
         nodes.push(MergedNode {
-            inputs: d.inputs[v].clone(),
-            labels: vec![Vec::new(); d.inputs[v].len()],
+            inputs: d.node_inputs(v).to_vec(),
+            labels: vec![Vec::new(); d.node_inputs(v).len()],
             group: d.groups[v],
             origin: (t, v),
             from_task: from_task[old],
             first: position_node.len(),
         });
-        position_node.extend(std::iter::repeat_n(nodes.len() - 1, d.inputs[v].len()));
+        position_node.extend(std::iter::repeat_n(nodes.len() - 1, d.node_inputs(v).len()));
     }
     if position_node.len() > super::MAX_TASK_POSITIONS {
         return Err(bad(format!(
@@ -482,7 +537,7 @@ pub fn derive(family: &Family) -> Result<Derivation, super::FamilyError> {
             edges.push((node_class[t][lo], node_class[t][up]));
         }
         for (v, &c) in node_class[t].iter().enumerate() {
-            for (slot, &p) in d.slots[v].iter().enumerate() {
+            for (slot, &p) in d.slots(v).iter().enumerate() {
                 if let Some(l) = task.labels[p] {
                     nodes[c].labels[slot].push(l);
                 }
@@ -539,7 +594,7 @@ pub fn derive(family: &Family) -> Result<Derivation, super::FamilyError> {
             undecided,
         },
     };
-    d.finish(&a_dense, &mut table);
+    d.finish(a_dense, &mut table);
     Ok(d)
 }
 
@@ -600,8 +655,8 @@ fn dense_mask(nodes: &[MergedNode], edges: &[(usize, usize)], positions: usize) 
 }
 
 impl Derivation {
-    fn finish(&mut self, a_dense: &Analysis, table: &mut KeyTable) {
-        let family = &self.family.clone();
+    fn finish(&mut self, a_dense: Analysis, table: &mut KeyTable) {
+        let family = &self.family;
         let q = self.position_node.len();
         let mut r = std::mem::replace(&mut self.report, empty_report());
         r.positions = q;
@@ -647,7 +702,7 @@ impl Derivation {
             }
         }
         let groups: Vec<u32> = self.position_node.iter().map(|&c| self.nodes[c].group).collect();
-        let merged = TaskDiagram::build(family, &inputs, &groups, &self.dense, table);
+        let merged = TaskDiagram::from_analysis(family, &inputs, &groups, a_dense, table);
         let injective = merged.key_injective();
         let mut by_key: HashMap<u32, Vec<usize>> = HashMap::new();
         for v in 0..merged.node_count() {
@@ -668,7 +723,7 @@ impl Derivation {
         }
         dup.sort_unstable();
         for (x, y) in dup {
-            let (nx, ny) = (self.position_node[merged.slots[x][0]], self.position_node[merged.slots[y][0]]);
+            let (nx, ny) = (self.position_node[merged.slots(x)[0]], self.position_node[merged.slots(y)[0]]);
             r.criterion_violations.push(format!(
                 "merged nodes {nx} {} and {ny} {} are equivalent",
                 self.node_text(nx),
@@ -683,11 +738,11 @@ impl Derivation {
                 continue;
             }
             for v in 0..d.node_count() {
-                if d.slots[v].iter().all(|&p| task.labels[p].is_none()) {
+                if d.slots(v).iter().all(|&p| task.labels[p].is_none()) {
                     continue;
                 }
                 let c = self.node_class[t][v];
-                let before = d.analysis.closure().row_count(d.slots[v][0]);
+                let before = d.analysis.closure().row_count(d.slots(v)[0]);
                 let after = self.dense.row_count(self.nodes[c].first);
                 if before != after {
                     r.inconsistent.push(format!(
@@ -843,12 +898,12 @@ impl Derivation {
             for (t, (d, task)) in self.diagrams.iter().zip(f.tasks()).enumerate() {
                 let pad = if task.padding { " (padding)" } else { "" };
                 out.push_str(&format!("task {t} {}{pad}: {} nodes\n", task.name, d.node_count()));
-                let nodes: Vec<String> = (0..d.node_count()).map(|v| multiset_text(f, &d.inputs[v])).collect();
+                let nodes: Vec<String> = (0..d.node_count()).map(|v| multiset_text(f, d.node_inputs(v))).collect();
                 for &(lo, up) in d.hasse_edges() {
                     out.push_str(&format!("  {} -> {}\n", nodes[lo], nodes[up]));
                 }
                 for (v, text) in nodes.iter().enumerate() {
-                    if d.parents[v].is_empty() && !d.hasse_edges().iter().any(|&(lo, _)| lo == v) {
+                    if d.parents(v).is_empty() && !d.hasse_edges().iter().any(|&(lo, _)| lo == v) {
                         out.push_str(&format!("  {text} (isolated)\n"));
                     }
                 }
