@@ -390,7 +390,37 @@ fn analyze(path: &str, json_out: bool, with_first_reach: bool) -> Result<()> {
     Ok(())
 }
 
+/// Refuses options that the chosen family does not take (rather than ignoring them).
+fn check_derive_options(a: &DeriveArgs) -> Result<()> {
+    let builtin = ["autoregressive", "block", "butterfly", "mae"];
+    let fam = if builtin.contains(&a.family.as_str()) { a.family.as_str() } else { "file" };
+    let given: [(&str, bool, &[&str]); 14] = [
+        ("--n", a.n.is_some(), &["autoregressive", "block", "butterfly", "mae"]),
+        ("--block", a.block.is_some(), &["block"]),
+        ("--clean", !matches!(a.clean, InnerArg::Full), &["block"]),
+        ("--query", !matches!(a.query, InnerArg::Full), &["block"]),
+        ("--prompt", a.prompt != 0, &["block"]),
+        ("--minimal", a.minimal, &["block", "butterfly"]),
+        ("--interleaved", a.interleaved, &["block"]),
+        ("--bidirectional", a.bidirectional, &["autoregressive"]),
+        ("--pad", a.pad, &["autoregressive"]),
+        ("--aggregate", !matches!(a.aggregate, AggregateArg::Neighbours), &["butterfly"]),
+        ("--radius", a.radius != 1, &["butterfly"]),
+        ("--span", a.span.is_some(), &["mae"]),
+        ("--stride", a.stride != 0, &["mae"]),
+        ("--causal-encoder", a.causal_encoder, &["mae"]),
+    ];
+    for (name, set, takes) in given {
+        if set && !takes.contains(&fam) {
+            let what = if fam == "file" { "a family file".to_string() } else { format!("family '{fam}'") };
+            bail!("{what} does not take {name} (it applies to: {})", takes.join(", "));
+        }
+    }
+    Ok(())
+}
+
 fn build_family(a: &DeriveArgs) -> Result<Family> {
+    check_derive_options(a)?;
     let n = || a.n.context("give the number of tokens with --n N");
     let inner = |i: InnerArg| match i {
         InnerArg::Full => Inner::Full,

@@ -202,6 +202,7 @@ fn derive_bad_family_fails_with_one_line() {
         (vec!["derive", "/nonexistent/family.json"], "", "cannot open"),
         (vec!["derive", "block", "--n", "6"], "", "--block"),
         (vec!["derive", "butterfly", "--n", "1"], "", "n must be at least 2"),
+        (vec!["derive", "autoregressive", "--n", "4", "--block", "2"], "", "does not take --block"),
     ] {
         let out = hasseflow(&args, stdin);
         assert!(!out.status.success(), "{args:?} should fail");
