@@ -559,3 +559,147 @@ fn sparse_mask_is_the_sparsified_dense_mask() {
     let d = derive(&butterfly(ButterflyOptions::new(5)).unwrap()).unwrap();
     assert_eq!(d.sparse(), &sparsify(d.dense(), SparsifyOptions::default()));
 }
+
+/// Oracle for node equivalence: brute force over all bijections of the two down-sets that map
+/// top to top, keep input multisets and preserve and reflect the order.
+fn oracle_equivalent(d: &Derivation, (t1, v1): (usize, usize), (t2, v2): (usize, usize)) -> bool {
+    let (a, b) = (&d.diagrams()[t1], &d.diagrams()[t2]);
+    let (aa, ab) = (a.analysis(), b.analysis());
+    let down = |an: &Analysis, v: usize| (0..an.classes().len()).filter(|&u| an.class_le(u, v)).collect::<Vec<_>>();
+    let (da, db) = (down(aa, v1), down(ab, v2));
+    if da.len() != db.len() {
+        return false;
+    }
+    let sorted = |x: &[u32]| {
+        let mut v = x.to_vec();
+        v.sort_unstable();
+        v
+    };
+    let ia: Vec<Vec<u32>> = da.iter().map(|&u| sorted(a.node_inputs(u))).collect();
+    let ib: Vec<Vec<u32>> = db.iter().map(|&u| sorted(b.node_inputs(u))).collect();
+    fn search(
+        i: usize,
+        image: &mut Vec<usize>,
+        used: &mut Vec<bool>,
+        ok: &dyn Fn(&[usize]) -> bool,
+        fits: &dyn Fn(usize, usize) -> bool,
+    ) -> bool {
+        if i == used.len() {
+            return ok(image);
+        }
+        for j in 0..used.len() {
+            if !used[j] && fits(i, j) {
+                used[j] = true;
+                image.push(j);
+                if search(i + 1, image, used, ok, fits) {
+                    return true;
+                }
+                image.pop();
+                used[j] = false;
+            }
+        }
+        false
+    }
+    let fits = |i: usize, j: usize| ia[i] == ib[j] && ((da[i] == v1) == (db[j] == v2));
+    let ok = |image: &[usize]| {
+        (0..da.len())
+            .all(|x| (0..da.len()).all(|y| aa.class_le(da[x], da[y]) == ab.class_le(db[image[x]], db[image[y]])))
+    };
+    search(0, &mut Vec::new(), &mut vec![false; da.len()], &ok, &fits)
+}
+
+#[test]
+fn equivalence_with_repeated_inputs_matches_brute_force() {
+    let mut rng = SplitMix64::new(2024);
+    let mut ambiguous_pairs = 0;
+    for round in 0..300 {
+        let mut f = Family::new(format!("repeated {round}"));
+        for t in 0..2 + rng.below(3) {
+            let m = 1 + rng.below(7);
+            let ins: Vec<Vec<&str>> = (0..m)
+                .map(|_| (0..1 + usize::from(rng.next_f64() < 0.2)).map(|_| ["w_0", "w_1"][rng.below(2)]).collect())
+                .collect();
+            let reads: Vec<Vec<usize>> = (0..m).map(|j| (0..j).filter(|_| rng.next_f64() < 0.45).collect()).collect();
+            let nodes: Vec<(&[&str], &[usize])> = (0..m).map(|j| (&ins[j][..], &reads[j][..])).collect();
+            let task = dag_task(&mut f, &format!("T{t}"), &nodes, Some((m - 1, "w_2")));
+            f.push(task).unwrap();
+        }
+        if round % 3 == 0 {
+            // Plant the pattern keys cannot decide: two copies of x below a and b, versus one.
+            let pick = |rng: &mut SplitMix64| ["w_0", "w_1"][rng.below(2)];
+            let (x, a, b, v) = (pick(&mut rng), pick(&mut rng), pick(&mut rng), pick(&mut rng));
+            let two = dag_task(
+                &mut f,
+                "two",
+                &[(&[x], &[]), (&[x], &[]), (&[a], &[0]), (&[b], &[1]), (&[v], &[2, 3])],
+                Some((4, "w_2")),
+            );
+            let one =
+                dag_task(&mut f, "one", &[(&[x], &[]), (&[a], &[0]), (&[b], &[0]), (&[v], &[1, 2])], Some((3, "w_2")));
+            f.push(two).unwrap();
+            f.push(one).unwrap();
+        }
+        let d = derive(&f).unwrap();
+        assert_eq!(d.report().undecided, 0);
+        assert_sound_masks(&d);
+        let all: Vec<(usize, usize)> =
+            (0..d.diagrams().len()).flat_map(|t| (0..d.diagrams()[t].node_count()).map(move |v| (t, v))).collect();
+        for &x in &all {
+            for &y in &all {
+                let merged = d.node_class()[x.0][x.1] == d.node_class()[y.0][y.1];
+                assert_eq!(merged, oracle_equivalent(&d, x, y), "round {round}: {x:?} {y:?}");
+                let same_key = d.diagrams()[x.0].key(x.1) == d.diagrams()[y.0].key(y.1);
+                if same_key && !merged {
+                    ambiguous_pairs += 1;
+                }
+            }
+        }
+    }
+    assert!(ambiguous_pairs > 0, "the generator must produce cases where keys alone are wrong");
+}
+
+#[test]
+fn random_user_family_files_derive_like_the_same_tasks_built_directly() {
+    let mut rng = SplitMix64::new(99);
+    for round in 0..40 {
+        let mut json_tasks = Vec::new();
+        let mut direct = Family::new("direct");
+        for t in 0..1 + rng.below(4) {
+            let m = 1 + rng.below(5);
+            let ins: Vec<String> = (0..m).map(|_| format!("w_{}", rng.below(4))).collect();
+            let reads: Vec<Vec<usize>> = (0..m).map(|j| (0..j).filter(|_| rng.next_f64() < 0.5).collect()).collect();
+            let label = format!("w_{}", 4 + rng.below(2));
+            let nodes_json: Vec<String> = (0..m)
+                .map(|j| {
+                    let reads: Vec<String> = reads[j].iter().map(|r| format!("\"n{r}\"")).collect();
+                    let labels = if j + 1 == m { format!(", \"labels\": [\"{label}\"]") } else { String::new() };
+                    format!(
+                        "{{\"id\": \"n{j}\", \"inputs\": [\"{}\"], \"reads\": [{}]{labels}}}",
+                        ins[j],
+                        reads.join(", ")
+                    )
+                })
+                .collect();
+            json_tasks.push(format!("{{\"name\": \"T{t}\", \"nodes\": [{}]}}", nodes_json.join(", ")));
+            let ins_ref: Vec<[&str; 1]> = ins.iter().map(|s| [s.as_str()]).collect();
+            let nodes: Vec<(&[&str], &[usize])> = (0..m).map(|j| (&ins_ref[j][..], &reads[j][..])).collect();
+            let task = dag_task(&mut direct, &format!("T{t}"), &nodes, Some((m - 1, &label)));
+            direct.push(task).unwrap();
+        }
+        let text = format!(
+            "{{\"format\": \"hasseflow-family\", \"version\": 1, \"name\": \"r{round}\", \"tasks\": [{}]}}",
+            json_tasks.join(", ")
+        );
+        let parsed = parse_family(text.as_bytes()).unwrap();
+        let (a, b) = (derive(&parsed).unwrap(), derive(&direct).unwrap());
+        assert_sound_masks(&a);
+        assert_eq!(a.dense(), b.dense(), "round {round}");
+        assert_eq!(a.position_texts(), b.position_texts());
+        assert_eq!(a.label_texts(), b.label_texts());
+        let (ra, rb) = (a.report(), b.report());
+        assert_eq!(
+            (ra.nodes_before, ra.nodes_after, ra.consistent, ra.minimal),
+            (rb.nodes_before, rb.nodes_after, rb.consistent, rb.minimal)
+        );
+    }
+}

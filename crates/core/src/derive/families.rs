@@ -128,7 +128,7 @@ impl AutoregressiveOptions {
 /// # Errors
 /// `n < 2` (no task) or too many positions.
 ///
-/// Complexity: `O(n³)` bit tests to build the task masks (`O(n³/64)` words).
+/// Complexity: `O(n³/64)` words to build the task masks.
 pub fn autoregressive(o: AutoregressiveOptions) -> Result<Family, FamilyError> {
     let name = "autoregressive";
     if o.n < 2 {
@@ -222,7 +222,7 @@ enum BlockSlot {
 /// # Errors
 /// `n = 0`, `s = 0` or too many positions.
 ///
-/// Complexity: `O(B · (n + prompt)²)` bit tests for the task masks.
+/// Complexity: `O(B · (n + prompt)²/64)` words for the task masks.
 pub fn block_generation(o: BlockOptions) -> Result<Family, FamilyError> {
     let name = "block";
     if o.n == 0 || o.block == 0 {
@@ -333,7 +333,7 @@ impl ButterflyOptions {
 /// # Errors
 /// `n < 2`, radius 0, or too many positions.
 ///
-/// Complexity: `O(n³)` bit tests for the task masks.
+/// Complexity: `O(n³/64)` words for the task masks.
 pub fn butterfly(o: ButterflyOptions) -> Result<Family, FamilyError> {
     let name = "butterfly";
     if o.n < 2 {

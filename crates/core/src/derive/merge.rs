@@ -624,6 +624,11 @@ fn dense_mask(nodes: &[MergedNode], edges: &[(usize, usize)], positions: usize) 
     }
     let cw = words_for(c);
     let mut le = vec![0u64; c * cw];
+    // Every node is at least below itself (also a node Kahn could not order, which the height
+    // argument rules out but which must not lose its diagonal).
+    for v in 0..c {
+        set_bit(&mut le[v * cw..(v + 1) * cw], v);
+    }
     let mut acc = vec![0u64; cw];
     for &v in &order {
         acc.fill(0);
