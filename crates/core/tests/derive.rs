@@ -703,3 +703,42 @@ fn random_user_family_files_derive_like_the_same_tasks_built_directly() {
         );
     }
 }
+
+#[test]
+fn mutated_family_files_never_panic() {
+    let base = include_str!("../../../tests/data/family_example.json").as_bytes().to_vec();
+    let mut rng = SplitMix64::new(5);
+    let alphabet = b"{}[]\",:.01mw_@'x nodesreadsinputslabels-9";
+    let mut accepted = 0;
+    for round in 0..3000 {
+        let mut bytes = base.clone();
+        for _ in 0..1 + rng.below(4) {
+            let i = rng.below(bytes.len().max(1));
+            match rng.below(3) {
+                0 if !bytes.is_empty() => {
+                    bytes.remove(i.min(bytes.len() - 1));
+                }
+                1 => bytes.insert(i.min(bytes.len()), alphabet[rng.below(alphabet.len())]),
+                _ => {
+                    if let Some(b) = bytes.get_mut(i) {
+                        *b = alphabet[rng.below(alphabet.len())];
+                    }
+                }
+            }
+        }
+        if round % 10 == 0 {
+            bytes = (0..rng.below(64)).map(|_| rng.below(256) as u8).collect();
+        }
+        match parse_family(&bytes) {
+            Ok(f) => {
+                accepted += 1;
+                if let Ok(d) = derive(&f) {
+                    assert_sound_masks(&d);
+                    let _ = d.render_text();
+                }
+            }
+            Err(e) => assert!(!e.to_string().is_empty() && !e.to_string().contains('\n')),
+        }
+    }
+    assert!(accepted > 0, "some mutations stay valid");
+}
