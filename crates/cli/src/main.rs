@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use hasseflow_core::derive::{
     self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family, MaeOptions,
 };
-use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile, Provenance};
+use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_LABEL_CHARS, MAX_N, MaskFile, Provenance};
 use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_spec};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
@@ -153,6 +153,10 @@ struct DeriveArgs {
     /// With --mask-out: write the sparse mask instead of the dense one.
     #[arg(long)]
     sparse: bool,
+    /// With --json: add `task_diagrams`, each task's Hasse diagram (nodes labelled by their
+    /// inputs) and the content of its labelled positions.
+    #[arg(long)]
+    tasks: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -467,7 +471,19 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
     let d = derive::derive(&family)?;
     if let Some(path) = &a.mask_out {
         let mask = if a.sparse { d.sparse() } else { d.dense() };
-        let file = MaskFile { labels: Some(d.position_texts()), ..MaskFile::new(mask.clone()) };
+        // Mask files cap labels at MAX_LABEL_CHARS (long aggregated tokens are shortened).
+        let labels = d
+            .position_texts()
+            .into_iter()
+            .map(|l| {
+                if l.chars().count() > MAX_LABEL_CHARS {
+                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let file = MaskFile { labels: Some(labels), ..MaskFile::new(mask.clone()) };
         std::fs::write(path, format::write_json(&file, Encoding::Auto))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -480,6 +496,9 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
         v["n"] = json!(d.dense().n());
         v["nodes"] = json!((0..d.nodes().len()).map(|c| d.node_text(c)).collect::<Vec<_>>());
         v["edges"] = json!(d.edges());
+        if a.tasks {
+            v["task_diagrams"] = task_diagrams_json(&d);
+        }
         let mut s = serde_json::to_string(&v).context("serialising the report")?;
         s.push('\n');
         s
@@ -488,4 +507,44 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
     };
     print_out(&text);
     Ok(())
+}
+
+/// Each task's Hasse diagram and the content of its labelled positions, as JSON.
+fn task_diagrams_json(d: &derive::Derivation) -> Value {
+    let f = d.family();
+    let text = |ids: &[u32]| ids.iter().map(|&i| f.input(i).to_string()).collect::<Vec<_>>();
+    let tasks: Vec<Value> = d
+        .diagrams()
+        .iter()
+        .zip(f.tasks())
+        .enumerate()
+        .map(|(t, (diag, task))| {
+            let nodes: Vec<Value> = (0..diag.node_count())
+                .map(|v| json!({"inputs": text(diag.node_inputs(v)), "merged": d.node_class()[t][v]}))
+                .collect();
+            let labelled: Vec<Value> = task
+                .labels
+                .iter()
+                .enumerate()
+                .filter_map(|(p, l)| {
+                    l.map(|l| {
+                        json!({
+                            "position": p,
+                            "input": f.input(task.inputs[p]).to_string(),
+                            "label": f.input(l).to_string(),
+                            "content": text(&d.task_content(t, p)),
+                        })
+                    })
+                })
+                .collect();
+            json!({
+                "name": task.name,
+                "padding": task.padding,
+                "nodes": nodes,
+                "hasse_edges": diag.hasse_edges(),
+                "labelled": labelled,
+            })
+        })
+        .collect();
+    Value::Array(tasks)
 }

@@ -178,8 +178,12 @@ fn derive_mae_and_a_family_file() {
     let v = json(&["derive", "mae", "--n", "8", "--span", "2", "--json"], "");
     assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(8), Some(8)));
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/family_example.json");
-    let v = json(&["derive", path, "--json"], "");
+    let v = json(&["derive", path, "--json", "--tasks"], "");
     assert_eq!(v["mask"], serde_json::json!(["1...", "11..", "1111", "1111"]));
+    let t2 = &v["task_diagrams"][2];
+    assert_eq!(t2["hasse_edges"], serde_json::json!([[0, 1], [1, 2]]));
+    assert_eq!(t2["nodes"][2]["inputs"], serde_json::json!(["m@2", "m@3"]));
+    assert_eq!(t2["labelled"][0]["content"], serde_json::json!(["w_0", "w_1", "m@2", "m@3"]));
     assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(6), Some(3)));
     let text = ok(&["derive", "-"], &std::fs::read_to_string(path).expect("example"));
     assert!(text.contains("m@2 predicts w_2"), "{text}");
