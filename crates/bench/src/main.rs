@@ -3,6 +3,10 @@
 //! same masks. A benchmark, not a test: it asserts only that both pipelines agree on the counts.
 //!
 //! Usage: `cargo run --release -p hasseflow-bench -- [--sizes 256,1024,4096] [--reps 3] [--only NAME]`
+//!
+//! `--derive` prints the derivation table instead: building each built-in family and running the
+//! whole pipeline (per-task analyses, keys, merge, masks, checks) on autoregressive n=512, block
+//! generation n=1024 s=16 and butterfly n=256 (target: at most 200 ms each).
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -13,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use hasseflow_core::derive::{self, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family};
 use hasseflow_core::presets::build_preset;
 use hasseflow_core::{Analysis, BitMatrix, FirstReach};
 use petgraph::algo::tred::{dag_to_toposorted_adjacency_list, dag_transitive_reduction_closure};
@@ -110,8 +115,48 @@ fn mib(bytes: usize) -> String {
     format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
 }
 
+/// The derivation table: family build and full pipeline, best of `reps`.
+fn derive_table(reps: usize) {
+    println!(
+        "| family | tasks | nodes before -> after | positions | L* dense / sparse | build ms | derive ms | total ms |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    type Builder = Box<dyn Fn() -> Family>;
+    let cases: Vec<(&str, Builder)> = vec![
+        (
+            "autoregressive n=512",
+            Box::new(|| derive::autoregressive(AutoregressiveOptions::new(512)).expect("family builds")),
+        ),
+        (
+            "block generation n=1024 s=16",
+            Box::new(|| derive::block_generation(BlockOptions::new(1024, 16)).expect("family builds")),
+        ),
+        ("butterfly n=256", Box::new(|| derive::butterfly(ButterflyOptions::new(256)).expect("family builds"))),
+    ];
+    for (name, build) in cases {
+        let (t_build, _, family) = measure(reps, build);
+        let (t_derive, _, d) = measure(reps, || derive::derive(&family).expect("derives"));
+        let r = d.report();
+        assert!(r.leaks.is_empty() && r.minimal && r.consistent && r.diagram_matches, "{name} is sound");
+        println!(
+            "| {name} | {} | {} -> {} (+{}) | {} | {} / {} | {} | {} | {} |",
+            r.tasks,
+            r.nodes_before,
+            r.nodes_after,
+            r.padding_nodes,
+            r.positions,
+            r.depth_dense,
+            r.depth_sparse,
+            ms(t_build),
+            ms(t_derive),
+            ms(t_build + t_derive)
+        );
+    }
+}
+
 fn main() {
     let mut sizes = vec![256usize, 1024, 4096];
+    let mut derive_mode = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -123,14 +168,19 @@ fn main() {
                     it.next().map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or(sizes);
             }
             "--only" => only = it.next().cloned(),
+            "--derive" => derive_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--derive]"
                 );
                 std::process::exit(2);
             }
         }
+    }
+    if derive_mode {
+        derive_table(reps);
+        return;
     }
     println!(
         "| N | mask | entries | L* | classes | Hasse | analysis ms | analysis MiB | first-reach ms | first-reach MiB | width ms | petgraph ms | petgraph / hasseflow |"

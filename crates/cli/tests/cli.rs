@@ -122,3 +122,97 @@ fn help_everywhere_and_catalog_lists_every_preset() {
         assert!(list.contains(spec.name), "{}", spec.name);
     }
 }
+
+#[test]
+fn derive_autoregressive_gives_the_causal_mask() {
+    let v = json(&["derive", "autoregressive", "--n", "5", "--json"], "");
+    assert_eq!(v["mask"], serde_json::json!(["1...", "11..", "111.", "1111"]));
+    assert_eq!(v["positions"], serde_json::json!(["w_0", "w_1", "w_2", "w_3"]));
+    assert_eq!(v["labels"], serde_json::json!(["w_1", "w_2", "w_3", "w_4"]));
+    assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(10), Some(4)));
+    assert_eq!((v["depth_dense"].as_u64(), v["depth_sparse"].as_u64()), (Some(1), Some(3)));
+    assert_eq!(v["leaks"], serde_json::json!([]));
+    let text = ok(&["derive", "autoregressive", "--n", "5"], "");
+    assert!(text.contains("10 -> 4"), "{text}");
+}
+
+#[test]
+fn derive_block_matches_the_block_two_stream_preset() {
+    let v = json(&["derive", "block", "--n", "6", "--block", "2", "--json"], "");
+    let preset = json(&["preset", "block-two-stream", "--n", "6", "s=2"], "");
+    assert_eq!(v["mask"], preset["rows"]);
+    assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(6), Some(5)));
+    assert_eq!(v["consistent"], true);
+    assert_eq!(v["minimal"], true);
+    let v = json(
+        &["derive", "block", "--n", "7", "--block", "3", "--minimal", "--interleaved", "--prompt", "2", "--json"],
+        "",
+    );
+    let preset =
+        json(&["preset", "block-two-stream", "--n", "7", "s=3", "drop_last=true", "order=interleaved", "prompt=2"], "");
+    assert_eq!(v["mask"], preset["rows"]);
+}
+
+#[test]
+fn derive_butterfly_writes_a_mask_file_that_analyze_reads() {
+    let dir = std::env::temp_dir().join(format!("hasseflow-derive-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("butterfly.json");
+    let out_s = out.to_str().expect("utf-8 path");
+    let v = json(&["derive", "butterfly", "--n", "4", "--json", "--mask-out", out_s], "");
+    assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(16), Some(10)));
+    assert_eq!(v["mask"][9], "1.....11.1..");
+    let file = std::fs::read_to_string(&out).expect("mask written");
+    let a = json(&["analyze", "-", "--json"], &file);
+    assert_eq!(a["n"], 12);
+    assert_eq!(a["depth"], 1);
+    assert_eq!(a["labels"][8], "w'_0[w_1]");
+    let minimal = json(&["derive", "butterfly", "--n", "4", "--minimal", "--aggregate", "mask", "--json"], "");
+    assert_eq!(minimal["n"], 10);
+    assert_eq!(minimal["positions"][6], "m@0");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn derive_mae_and_a_family_file() {
+    let v = json(&["derive", "mae", "--n", "8", "--span", "2", "--json"], "");
+    assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(8), Some(8)));
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/family_example.json");
+    let v = json(&["derive", path, "--json", "--tasks"], "");
+    assert_eq!(v["mask"], serde_json::json!(["1...", "11..", "1111", "1111"]));
+    let t2 = &v["task_diagrams"][2];
+    assert_eq!(t2["hasse_edges"], serde_json::json!([[0, 1], [1, 2]]));
+    assert_eq!(t2["nodes"][2]["inputs"], serde_json::json!(["m@2", "m@3"]));
+    assert_eq!(t2["labelled"][0]["content"], serde_json::json!(["w_0", "w_1", "m@2", "m@3"]));
+    assert_eq!((v["nodes_before"].as_u64(), v["nodes_after"].as_u64()), (Some(6), Some(3)));
+    let text = ok(&["derive", "-"], &std::fs::read_to_string(path).expect("example"));
+    assert!(text.contains("m@2 predicts w_2"), "{text}");
+}
+
+#[test]
+fn derive_bad_family_fails_with_one_line() {
+    for (args, stdin, needle) in [
+        (vec!["derive", "-"], "{oops", "malformed family JSON at line 1"),
+        (
+            vec!["derive", "-"],
+            r#"{"format":"hasseflow-family","version":1,"tasks":[{"inputs":["w_0","w_1"],"mask":["1.","1"]}]}"#,
+            "tasks[0].mask[1]: 1 columns, expected 2",
+        ),
+        (
+            vec!["derive", "-"],
+            r#"{"format":"hasseflow-family","version":1,"tasks":[{"nodes":[{"id":"a","inputs":["w_0"],"reads":["b"]}]}]}"#,
+            "unknown node 'b'",
+        ),
+        (vec!["derive", "/nonexistent/family.json"], "", "cannot open"),
+        (vec!["derive", "block", "--n", "6"], "", "--block"),
+        (vec!["derive", "butterfly", "--n", "1"], "", "n must be at least 2"),
+        (vec!["derive", "autoregressive", "--n", "4", "--block", "2"], "", "does not take --block"),
+    ] {
+        let out = hasseflow(&args, stdin);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+    assert!(ok(&["derive", "--help"], "").contains("Usage"));
+}

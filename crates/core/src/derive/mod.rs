@@ -1,0 +1,33 @@
+//! The derivation pipeline (THEORY §5-6): from a family of training tasks to the one mask that
+//! trains them all in a single forward pass.
+//!
+//! family → per-task Hasse diagrams → node equivalence → minimal merged task → dense and sparse
+//! masks, with a report (nodes before → after, positions, entries, supervision density, `L*`,
+//! leaks, the minimality criterion and training-inference consistency).
+//!
+//! - [`task`]: inputs (tokens, mask tokens, aggregated tokens), tasks, families.
+//! - [`merge`]: the pipeline itself ([`derive`]) and its report.
+//! - [`families`]: the built-in families (autoregressive, block generation, butterfly, MAE).
+//! - [`file`]: the user family file (`docs/FAMILY_FORMAT.md`).
+//!
+//! # Examples
+//! ```
+//! use hasseflow_core::derive::{autoregressive, derive, AutoregressiveOptions};
+//! let family = autoregressive(AutoregressiveOptions::new(5)).unwrap();
+//! let d = derive(&family).unwrap();
+//! assert_eq!((d.report().nodes_before, d.report().nodes_after), (10, 4));
+//! assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
+//! ```
+
+pub mod families;
+pub mod file;
+pub mod merge;
+pub mod task;
+
+pub use families::{
+    Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
+    butterfly, masked_autoencoding,
+};
+pub use file::{FAMILY_FORMAT_TAG, FAMILY_FORMAT_VERSION, parse_family};
+pub use merge::{Derivation, DeriveReport, ISO_BUDGET, Leak, MergedNode, TaskDiagram, derive, multiset_text};
+pub use task::{Family, FamilyError, Input, InputId, MAX_TASK_POSITIONS, Task, Token, parse_input, parse_token};
