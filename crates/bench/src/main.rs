@@ -2,7 +2,8 @@
 //! several sizes, next to petgraph's pipeline (condensation + transitive reduction/closure) on the
 //! same masks. A benchmark, not a test: it asserts only that both pipelines agree on the counts.
 //!
-//! Usage: `cargo run --release -p hasseflow-bench -- [--sizes 256,1024,4096] [--reps 3] [--only NAME]`
+//! Usage: `cargo run --release -p hasseflow-bench -- [--sizes 256,1024,4096] [--reps 3] [--only NAME]
+//! [--petgraph-timeout SECONDS] [--derive]`
 //!
 //! `--derive` prints the derivation table instead: building each built-in family and running the
 //! whole pipeline (per-task analyses, keys, merge, masks, checks) on autoregressive n=512, block
@@ -159,6 +160,7 @@ fn main() {
     let mut derive_mode = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
+    let mut timeout = Duration::from_secs(30);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -170,9 +172,18 @@ fn main() {
             "--only" => only = it.next().cloned(),
             "--derive" => derive_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
+            "--petgraph-timeout" => {
+                timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
+            }
+            "--petgraph-child" => {
+                let n = it.next().and_then(|s| s.parse().ok()).expect("--petgraph-child N NAME");
+                let name = it.next().expect("--petgraph-child N NAME");
+                petgraph_child(n, name, reps);
+                return;
+            }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--derive]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive]"
                 );
                 std::process::exit(2);
             }
@@ -183,36 +194,99 @@ fn main() {
         return;
     }
     println!(
-        "| N | mask | entries | L* | classes | Hasse | analysis ms | analysis MiB | first-reach ms | first-reach MiB | width ms | petgraph ms | petgraph / hasseflow |"
+        "| N | mask | entries | L* | classes | Hasse | order ms | full analysis ms | analysis MiB | first-reach ms | first-reach MiB | width ms | petgraph ms | petgraph / order | petgraph / full |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &sizes {
         for (name, m) in masks(n) {
             if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
                 continue;
             }
-            let (t_an, mem_an, a) = measure(reps, || Analysis::new(&m));
+            // Order only: closure, classes, Hasse (what petgraph's pipeline computes, and more:
+            // the position-level limit). Full: plus L* and the growth curve.
+            let (t_order, _, _) = measure(reps, || Analysis::new(&m));
+            let (t_an, mem_an, a) = measure(reps, || {
+                let a = Analysis::new(&m);
+                a.depth();
+                a
+            });
             let (t_fr, mem_fr, d) = measure(reps.min(2), || FirstReach::new(&m));
             assert_eq!(d.depth(), a.depth(), "first-reach and analysis agree on L*");
             let (t_w, _, _) = measure(1, || a.width());
-            let (t_pg, _, (classes, hasse, _closure)) = measure(reps, || petgraph_pipeline(&m));
-            assert_eq!((classes, hasse), (a.classes().len(), a.hasse_edges().len()), "pipelines agree on {name}");
+            let pg = petgraph_in_child(n, &name, reps, timeout);
+            let (pg_ms, ratio_order, ratio_full) = match pg {
+                Some((ms_pg, classes, hasse)) => {
+                    assert_eq!(
+                        (classes, hasse),
+                        (a.classes().len(), a.hasse_edges().len()),
+                        "pipelines agree on {name}"
+                    );
+                    let secs = ms_pg / 1e3;
+                    (
+                        format!("{ms_pg:.2}"),
+                        format!("{:.1}x", secs / t_order.as_secs_f64()),
+                        format!("{:.1}x", secs / t_an.as_secs_f64()),
+                    )
+                }
+                None => {
+                    let t = format!("> {:.0}", timeout.as_secs_f64() * 1e3);
+                    let lower = |d: Duration| format!("> {:.0}x", timeout.as_secs_f64() / d.as_secs_f64());
+                    (t, lower(t_order), lower(t_an))
+                }
+            };
             println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1}x |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 m.n(),
                 name,
                 m.count_ones(),
                 a.depth(),
                 a.classes().len(),
                 a.hasse_edges().len(),
+                ms(t_order),
                 ms(t_an),
                 mib(mem_an),
                 ms(t_fr),
                 mib(mem_fr),
                 ms(t_w),
-                ms(t_pg),
-                t_pg.as_secs_f64() / t_an.as_secs_f64()
+                pg_ms,
+                ratio_order,
+                ratio_full,
             );
         }
     }
+}
+
+/// Runs petgraph's pipeline on mask `name` of size `n` in a child process (this binary with
+/// `--petgraph-child`), so that a run past `timeout` can be stopped without leaving a thread
+/// busy. Returns (best ms, classes, Hasse edges), or `None` on time-out.
+fn petgraph_in_child(n: usize, name: &str, reps: usize, timeout: Duration) -> Option<(f64, usize, usize)> {
+    let exe = std::env::current_exe().expect("own path");
+    let mut child = std::process::Command::new(exe)
+        .args(["--reps", &reps.to_string(), "--petgraph-child", &n.to_string(), name])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("child starts");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("child status") {
+            assert!(status.success(), "petgraph child failed");
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut child.stdout.take().expect("stdout"), &mut out).expect("read child");
+            let v: Vec<f64> = out.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            return Some((v[0], v[1] as usize, v[2] as usize));
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The child side of [`petgraph_in_child`]: prints "ms classes hasse_edges".
+fn petgraph_child(n: usize, name: &str, reps: usize) {
+    let (_, m) = masks(n).into_iter().find(|(nm, _)| nm == name).expect("known mask name");
+    let (t, _, (classes, hasse, _)) = measure(reps, || petgraph_pipeline(&m));
+    println!("{} {classes} {hasse}", t.as_secs_f64() * 1e3);
 }

@@ -18,6 +18,8 @@
 //!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
 //!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
 
+use std::cell::OnceCell;
+
 use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
 
 const UNVISITED: u32 = u32::MAX;
@@ -41,9 +43,10 @@ pub struct Analysis {
     class_of: Vec<usize>,
     classes: Vec<Vec<usize>>,
     hasse: Vec<(usize, usize)>,
-    depth: usize,
+    adj: BitMatrix,
     dense: bool,
-    growth: Vec<usize>,
+    /// `(L*, growth)`, computed on first use.
+    layers: OnceCell<(usize, Vec<usize>)>,
     height: usize,
 }
 
@@ -51,8 +54,9 @@ impl Analysis {
     /// Analyses `mask`.
     ///
     /// Complexity: `O(n²/64 + ones(M))` for the components and relabelling, plus
-    /// `O((hasse edges + classes) · n/64)` for the closure and Hasse diagram, plus the layer sweep
-    /// for masks that are not dense: `O(L* · ones(M) + Σ spans)` word operations, where a span is
+    /// `O((hasse edges + classes) · n/64)` for the closure and Hasse diagram. `L*` and the growth
+    /// curve are computed on first use ([`Analysis::depth`], [`Analysis::growth`]): free for dense
+    /// masks, else a layer sweep of `O(L* · ones(M) + Σ spans)` word operations, where a span is
     /// the word range of a row's new cells in one layer (about `w/64 + 2` words for a window `w`).
     /// Memory: a few `n x n` bit matrices (2 MiB each at n = 4096).
     pub fn new(mask: &BitMatrix) -> Analysis {
@@ -71,17 +75,19 @@ impl Analysis {
         for c in 0..comp_count {
             start[c + 1] += start[c];
         }
-        let permuted;
-        let padj = if identity {
-            &adj
-        } else {
-            permuted = adj.permuted(&order);
-            &permuted
-        };
+        // rank[p] = index of position p in `order` (only needed when that is not the identity).
+        let mut rank = Vec::new();
+        if !identity {
+            rank = vec![0usize; n];
+            for (i, &p) in order.iter().enumerate() {
+                rank[p] = i;
+            }
+        }
 
         let words = words_for(n);
         let mut class_rows = vec![0u64; comp_count * words];
         let mut cand = vec![0u64; words];
+        let mut read = vec![0u64; words];
         let mut topo_hasse: Vec<(usize, usize)> = Vec::new();
         let mut chain_height = vec![1usize; comp_count];
         for c in 0..comp_count {
@@ -97,8 +103,22 @@ impl Analysis {
             // Candidates: keys read by members of the class, strictly before the class.
             let top_word = (s - 1) / WORD_BITS;
             cand[..=top_word].fill(0);
-            for i in s..e {
-                or_into(&mut cand[..=top_word], &padj.row(i)[..=top_word]);
+            if identity {
+                for i in s..e {
+                    or_into(&mut cand[..=top_word], &adj.row(i)[..=top_word]);
+                }
+            } else {
+                // OR the members' rows in original positions, then move each key to its rank:
+                // Σ over classes of |keys read| bit moves, never a permuted copy of the matrix.
+                read.fill(0);
+                for &q in &order[s..e] {
+                    or_into(&mut read, adj.row(q));
+                }
+                for k in Ones::new(&read) {
+                    if rank[k] < s {
+                        set_bit(&mut cand, rank[k]);
+                    }
+                }
             }
             let rem = s % WORD_BITS;
             if rem != 0 {
@@ -167,23 +187,31 @@ impl Analysis {
         let height = chain_height.iter().copied().max().unwrap_or(0);
 
         let dense = adj == closure;
-        let (depth, growth) = if adj.count_ones() == n {
-            (0, vec![n])
-        } else if dense {
-            (1, vec![n, closure.count_ones()])
-        } else {
-            let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
-            let mut growth = vec![n];
-            let depth = layer_sweep(&adj, Some(&targets), |layer, _, _, _, new| {
-                if growth.len() <= layer {
-                    growth.push(*growth.last().unwrap_or(&0));
-                }
-                growth[layer] += new.count_ones() as usize;
-            });
-            (depth, growth)
-        };
+        Analysis { closure, class_of, classes, hasse, adj, dense, layers: OnceCell::new(), height }
+    }
 
-        Analysis { closure, class_of, classes, hasse, depth, dense, growth, height }
+    /// `L*` and the growth curve, computed on first use: the order (closure, classes, Hasse) does
+    /// not need them, and for sparse masks the sweep costs more than the order.
+    fn layers(&self) -> &(usize, Vec<usize>) {
+        self.layers.get_or_init(|| {
+            let (adj, closure) = (&self.adj, &self.closure);
+            let n = adj.n();
+            if adj.count_ones() == n {
+                (0, vec![n])
+            } else if self.dense {
+                (1, vec![n, closure.count_ones()])
+            } else {
+                let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
+                let mut growth = vec![n];
+                let depth = layer_sweep(adj, Some(&targets), |layer, _, _, _, new| {
+                    if growth.len() <= layer {
+                        growth.push(*growth.last().unwrap_or(&0));
+                    }
+                    growth[layer] += new.count_ones() as usize;
+                });
+                (depth, growth)
+            }
+        })
     }
 
     /// Side length `n` of the mask.
@@ -197,8 +225,10 @@ impl Analysis {
     }
 
     /// Convergence depth `L* = min{L : R(L) = R(L+1)}`.
+    ///
+    /// Computed on first call by the layer sweep (see [`Analysis::new`] for its cost) and cached.
     pub fn depth(&self) -> usize {
-        self.depth
+        self.layers().0
     }
 
     /// Whether `M ∨ I` already equals its closure (one layer reaches the limit).
@@ -225,7 +255,7 @@ impl Analysis {
 
     /// `|R(L)|`, the number of reached cells, for `L = 0..=L*`.
     pub fn growth(&self) -> &[usize] {
-        &self.growth
+        &self.layers().1
     }
 
     /// Height of the class order: the number of classes on a longest chain (0 for `n = 0`).
