@@ -19,6 +19,6 @@ passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s += $4} END
 rm -f "$log"
 step "app build (trunk)"
 trunk build --locked
-test -s dist/index.html && ls dist/*.wasm >/dev/null
+test -s dist/index.html && test -s dist/boot.js && test -s dist/hasseflow-app_bg.wasm
 echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
 echo "$passed passed, 0 failed"
