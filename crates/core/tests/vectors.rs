@@ -130,3 +130,67 @@ fn theory_tables_two_stream_and_butterfly() {
     ];
     assert_eq!(Butterfly { n: 4, minimal: false }.mask().to_row_strings(), bf);
 }
+
+#[test]
+fn catalog_presets_have_their_expected_limits_and_depths() {
+    let n = 24;
+    let an = |name: &str, params: &[(&str, &str)]| Analysis::new(&preset(name, n, params));
+    let causal_limit = BitMatrix::from_fn(n, |q, k| k <= q);
+    // Strictly causal: the residual restores the diagonal, so it is the causal order.
+    let a = an("strictly-causal", &[]);
+    assert_eq!((a.closure(), a.depth(), a.is_dense()), (&causal_limit, 1, true));
+    // Identity: nothing moves.
+    let a = an("identity", &[]);
+    assert_eq!((a.depth(), a.classes().len(), a.hasse_edges().len()), (0, n, 0));
+    // Dilated window w=3, d=2: only same-parity keys, two interleaved chains.
+    let a = an("dilated-window", &[("w", "3"), ("d", "2")]);
+    assert_eq!(a.closure(), &BitMatrix::from_fn(n, |q, k| k <= q && (q - k) % 2 == 0));
+    assert_eq!((a.depth(), a.width()), (6, 2)); // ceil(11 / 2) steps of 2 along each chain
+    // Chunked causal c=4: independent causal chunks.
+    let a = an("chunked-causal", &[("c", "4")]);
+    assert_eq!((a.depth(), a.width(), a.height()), (1, 6, 4));
+    // Bidirectional window: one class, L* = ceil((n-1)/r).
+    let a = an("bidirectional-window", &[("r", "2")]);
+    assert_eq!((a.classes().len(), a.depth()), (1, 12));
+    // Document masks: one class per segment, bidirectional; causal inside segments when asked.
+    let a = an("document", &[("segments", "5,7,12")]);
+    assert_eq!((a.classes().len(), a.hasse_edges().len(), a.depth()), (3, 0, 1));
+    let a = an("document", &[("segments", "5,7,12"), ("causal", "true")]);
+    assert_eq!((a.classes().len(), a.width(), a.depth()), (24, 3, 1));
+    // Sink + window: everything sees the sink after one layer, the rest spreads by the window.
+    let a = an("sink-window", &[("sinks", "1"), ("w", "4")]);
+    assert_eq!((a.closure(), a.depth()), (&causal_limit, 8)); // from 1 to 23: ceil(22/3) = 8
+    // Longformer with a global token: everyone reaches everyone in 2 layers.
+    let a = an("longformer", &[("g", "1"), ("r", "1")]);
+    assert_eq!((a.classes().len(), a.depth()), (1, 2));
+    // Strided l=4: k = q-1..q-3 or multiples of 4 back: causal limit, few layers.
+    let a = an("strided", &[("l", "4")]);
+    assert_eq!(a.closure(), &causal_limit);
+    assert!(a.depth() <= 2 && !a.is_dense());
+    // Fixed l=4, c=1: summary positions carry each block forward.
+    let a = an("fixed", &[("l", "4"), ("c", "1")]);
+    assert_eq!((a.closure(), a.depth()), (&causal_limit, 2));
+    // BigBird with a global block: one class.
+    let a = an("bigbird", &[("b", "4"), ("g", "1")]);
+    assert_eq!(a.classes().len(), 1);
+    // XLNet with a reversed order: content chain reversed; every query sees its earlier content.
+    let x = Analysis::new(&preset("xlnet", 6, &[("perm", "5,4,3,2,1,0")]));
+    assert_eq!((x.classes().len(), x.depth(), x.height()), (12, 1, 6));
+    // Random masks depend only on the seed.
+    assert_eq!(preset("random", 50, &[("seed", "3")]), preset("random", 50, &[("seed", "3")]));
+    assert_ne!(preset("random", 50, &[("seed", "3")]), preset("random", 50, &[("seed", "4")]));
+}
+
+#[test]
+fn size_limits_are_enforced_with_clear_errors() {
+    let big = format!("{{\"format\":\"hasseflow-mask\",\"version\":1,\"n\":{},\"rows\":[]}}", format::MAX_N + 1);
+    let e = format::parse_mask_file(big.as_bytes()).expect_err("n above MAX_N");
+    assert!(e.to_string().contains("out of range 1..=8192"), "{e}");
+    let huge = vec![b' '; format::MAX_INPUT_BYTES + 1];
+    let e = format::parse_mask_file(&huge).expect_err("oversized input");
+    assert!(e.to_string().contains("limit is"), "{e}");
+    // The largest size works end to end.
+    let m = preset("sliding-window", 8192, &[("w", "1024")]);
+    let a = Analysis::new(&m);
+    assert_eq!(a.depth(), 9); // ceil(8191 / 1023)
+}
