@@ -462,7 +462,7 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
     match &form {
         FlexForm::ClosedForm(expr) => {
             let _ = writeln!(w, "\n\ndef mask_mod(b, h, q_idx, kv_idx):");
-            let _ = writeln!(w, "    return {expr}");
+            let _ = writeln!(w, "    return {}", wrap(expr));
         }
         FlexForm::Lookup(_) => {
             let _ =
@@ -514,6 +514,40 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
     let _ = writeln!(w, "    # q, k, v: (batch, heads, N, head_dim) on DEVICE; rows that read nothing give 0.");
     let _ = writeln!(w, "    # out = flex_attention(q, k, v, block_mask=block_mask)");
     Ok(FlexExport { code, form })
+}
+
+/// A long expression `(a | b | c)` written one top-level term per line (Python continues lines
+/// inside parentheses); short ones and others unchanged.
+fn wrap(expr: &str) -> String {
+    if expr.len() <= 88 || !expr.starts_with('(') || !expr.ends_with(')') {
+        return expr.to_string();
+    }
+    let inner = &expr[1..expr.len() - 1];
+    let mut depth = 0i32;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '|' if depth == 0 => {
+                parts.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return expr.to_string();
+        }
+    }
+    parts.push(inner[start..].trim());
+    if parts.len() < 2 || depth != 0 {
+        return expr.to_string();
+    }
+    let mut out = String::from("(\n        ");
+    out.push_str(&parts.join("\n        | "));
+    out.push_str("\n    )");
+    out
 }
 
 /// Base64 of the row-major bits (cell `(q, k)` is bit `i % 8` of byte `i / 8`, `i = q·n + k`).
