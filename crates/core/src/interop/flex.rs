@@ -455,7 +455,9 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
     }
     let _ = writeln!(w);
     if matches!(form, FlexForm::Lookup(_)) {
-        let _ = writeln!(w, "import base64\n\nimport numpy as np\n");
+        let imports =
+            if n <= ROW_STRINGS_UP_TO { "import numpy as np\n" } else { "import base64\n\nimport numpy as np\n" };
+        let _ = writeln!(w, "{imports}");
     }
     let _ = writeln!(w, "N = {n}  # positions (Q_LEN = KV_LEN)");
     let _ = writeln!(w, "BLOCK_SIZE = {block_size}");
