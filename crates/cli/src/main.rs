@@ -346,15 +346,16 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
 
 /// The bytes of one export; every format is a core function.
 fn export(file: &MaskFile, to: ExportTo, block_size: usize) -> Result<Vec<u8>> {
-    Ok(match to {
-        ExportTo::Flex => interop::flex_python(file, block_size)?.code.into_bytes(),
-        ExportTo::Npy => interop::write_npy(&file.mask),
-        ExportTo::Dot => interop::hasse_dot(&Analysis::new(&file.mask), file.labels.as_deref()).into_bytes(),
-        ExportTo::Blocks => interop::block_stats(&file.mask, block_size)?.to_text().into_bytes(),
-        ExportTo::BlocksJson => interop::block_stats(&file.mask, block_size)?.to_json().into_bytes(),
-        ExportTo::Flash => interop::flash_json(&file.mask).into_bytes(),
-        ExportTo::Flashmask => interop::flashmask_json(&file.mask).into_bytes(),
-    })
+    let kind = match to {
+        ExportTo::Flex => interop::ExportKind::Flex,
+        ExportTo::Npy => interop::ExportKind::Npy,
+        ExportTo::Dot => interop::ExportKind::Dot,
+        ExportTo::Blocks => interop::ExportKind::Blocks,
+        ExportTo::BlocksJson => interop::ExportKind::BlocksJson,
+        ExportTo::Flash => interop::ExportKind::Flash,
+        ExportTo::Flashmask => interop::ExportKind::FlashMask,
+    };
+    Ok(interop::export(file, kind, block_size)?)
 }
 
 fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {

@@ -191,14 +191,15 @@ pub fn read_npy(bytes: &[u8]) -> Result<BitMatrix, NpyError> {
         Some(&[a, b]) => (a, b),
         _ => return Err(truncated("no version bytes after the magic")),
     };
-    let (len_bytes, header_start) = match (major, minor) {
+    let (len_bytes, header_start): (usize, usize) = match (major, minor) {
         (1, 0) => (2, 10),
         (2, 0) | (3, 0) => (4, 12),
         _ => return Err(NpyError::Version { major, minor }),
     };
     let len_field = bytes.get(8..8 + len_bytes).ok_or_else(|| truncated("no header length"))?;
     let header_len = len_field.iter().rev().fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
-    let header_end = header_start + header_len;
+    // Saturating: on 32-bit targets (wasm) a huge announced length must not overflow.
+    let header_end = header_start.saturating_add(header_len);
     let header = bytes.get(header_start..header_end).ok_or_else(|| {
         truncated(&format!(
             "the header announces {header_len} bytes but only {} follow",
@@ -551,6 +552,7 @@ mod tests {
         assert!(err(&h("[1, 2]")).contains("expected '{'"));
         assert!(err(&h("{'descr': '|b1', 'fortran_order': Nope, 'shape': (2, 2)}")).contains("unknown name 'Nope'"));
         assert!(err(b"\x93NUMPY\x09\x00").contains("version 9.0"));
+        assert!(err(b"\x93NUMPY\x02\x00\xff\xff\xff\xff{").contains("announces 4294967295 bytes"));
     }
 
     #[test]
