@@ -569,7 +569,6 @@ fn pack_bits(m: &BitMatrix) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::presets::CATALOG;
-    use crate::rng::SplitMix64;
 
     /// A value of the expression language: an integer or a boolean (array element).
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -855,6 +854,58 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn derived_masks_get_the_closed_form_of_the_preset_they_reproduce() {
+        use crate::derive::{self, BlockOptions, ButterflyOptions};
+        let json = |pairs: &[(&str, serde_json::Value)]| -> BTreeMap<String, serde_json::Value> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        };
+        let mut checked = 0;
+        for n in [2, 5, 8] {
+            for block in [1, 2, 3] {
+                for (clean, query, prompt, minimal, order) in [
+                    (Inner::Full, Inner::Full, 0, false, TwoStreamOrder::Grouped),
+                    (Inner::Causal, Inner::Causal, 2, true, TwoStreamOrder::Grouped),
+                    (Inner::Full, Inner::Causal, 1, false, TwoStreamOrder::Interleaved),
+                ] {
+                    let o = BlockOptions { n, block, clean, query, prompt, minimal, order };
+                    let d = derive::derive(&derive::block_generation(o).unwrap()).unwrap();
+                    let word = |i: Inner| if i == Inner::Full { "full" } else { "causal" };
+                    let prov = Provenance {
+                        preset: "block-two-stream".into(),
+                        n,
+                        params: json(&[
+                            ("s", block.into()),
+                            ("clean", word(clean).into()),
+                            ("query", word(query).into()),
+                            ("prompt", prompt.into()),
+                            ("drop_last", minimal.into()),
+                            ("order", if order == TwoStreamOrder::Grouped { "grouped" } else { "interleaved" }.into()),
+                        ]),
+                    };
+                    let prov = provenance_if_matches(d.dense(), prov).expect("block family reproduces its preset");
+                    let file = MaskFile { provenance: Some(prov), ..MaskFile::new(d.dense().clone()) };
+                    if let Ok(expr) = closed_form(&file) {
+                        check(&expr, d.dense(), &format!("derived block n={n} s={block}"));
+                        checked += 1;
+                    }
+                }
+            }
+            for minimal in [false, true] {
+                let d = derive::derive(
+                    &derive::butterfly(ButterflyOptions { minimal, ..ButterflyOptions::new(n) }).unwrap(),
+                )
+                .unwrap();
+                let prov = Provenance { preset: "butterfly".into(), n, params: json(&[("minimal", minimal.into())]) };
+                let prov = provenance_if_matches(d.dense(), prov).expect("butterfly family reproduces its preset");
+                let file = MaskFile { provenance: Some(prov), ..MaskFile::new(d.dense().clone()) };
+                check(&closed_form(&file).unwrap(), d.dense(), &format!("derived butterfly n={n}"));
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "{checked}");
+    }
+
+    #[test]
     fn lookup_when_provenance_is_missing_or_stale() {
         let mask = BitMatrix::from_fn(5, |q, k| k <= q);
         let plain = flex_python(&MaskFile::new(mask.clone()), 128).unwrap();
@@ -879,6 +930,5 @@ pub(crate) mod tests {
         assert!(Eval::new("(kv_idx <= q_idx) and (q_idx < 3)").at(1, 0).is_err());
         assert_eq!(Eval::new("((q_idx - kv_idx) // 2 == -1)").at(0, 1), Ok(true));
         assert_eq!(Eval::new("((q_idx - kv_idx) % 3 == 2)").at(0, 1), Ok(true));
-        let _ = SplitMix64::new(0);
     }
 }
