@@ -17,6 +17,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,7 +118,7 @@ for name, params in PRESET_CASES:
         if name == "block-two-stream" and "order=interleaved" in params and n % 2:
             form = "lookup"
         flex_case(f"preset {name} n={n} {' '.join(params)}", p.stdout, form, block_size=16 if n > 8 else 4)
-    # A preset with explicit segments, and the random preset (lookup).
+# A preset with explicit segments, and the random preset (lookup).
 flex_case("preset document segments=1,3,2", cli(["preset", "document", "--n", "6", "segments=1,3,2"]).stdout, "closed")
 for seed in range(3):
     m = cli(["preset", "random", "--n", "20", "p=0.3", f"seed={seed}"]).stdout
@@ -225,5 +226,6 @@ for i in range(10):
     t = stats["total"]
     check((t["full"], t["partial"], t["empty"]) == (full, partial, empty), f"blocks n={n} b={b}")
 
+shutil.rmtree(TMP, ignore_errors=True)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
