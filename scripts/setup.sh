@@ -28,3 +28,9 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   # No --locked: its lockfile names a webpki-roots release the registry no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
+
+# NumPy for tests/python/test_flex.py (the generated FlexAttention code evaluated without PyTorch).
+if ! python3 -c 'import numpy' 2>/dev/null; then
+  step "installing numpy for the Python interop tests"
+  python3 -m pip install --quiet numpy
+fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check: formatting, clippy, all workspace tests (core, CLI, architecture), and a
-# trunk build of the app. Installs what is missing first.
+# Runs every check: formatting, clippy, all workspace tests (core, CLI, architecture), the Python
+# interop tests (NumPy), and a trunk build of the app. Installs what is missing first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,6 +17,14 @@ log=$(mktemp)
 cargo test --workspace --locked 2>&1 | tee "$log"
 passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
 rm -f "$log"
+step "Python interop tests (generated FlexAttention code, .npy, JSON loader, with NumPy)"
+cargo build -p hasseflow-cli --locked
+py_log=$(mktemp)
+python3 tests/python/test_flex.py target/debug/hasseflow | tee "$py_log"
+py_passed=$(tail -n 1 "$py_log" | awk '/^[0-9]+ passed, 0 failed$/ {print $1}')
+rm -f "$py_log"
+: "${py_passed:?tests/python/test_flex.py did not report a clean run}"
+passed=$((passed + py_passed))
 step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && test -s dist/hasseflow-app_bg.wasm

@@ -12,6 +12,7 @@ use hasseflow_core::derive::{
     self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family, MaeOptions,
 };
 use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_LABEL_CHARS, MAX_N, MaskFile, Provenance};
+use hasseflow_core::interop;
 use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_spec};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
@@ -91,6 +92,21 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutFormat::Json)]
         format: OutFormat,
+    },
+    /// Export a mask for other tools: FlexAttention Python, NumPy .npy, the Hasse diagram as DOT,
+    /// block statistics, FlashAttention or FlashMask parameters (docs/INTEROP.md).
+    Export {
+        /// Mask file (JSON, text grid or .npy), or - for standard input.
+        file: String,
+        /// What to produce.
+        #[arg(long, value_enum)]
+        to: ExportTo,
+        /// Block size for `flex` and `blocks` (FlexAttention's default is 128).
+        #[arg(long, default_value_t = interop::DEFAULT_BLOCK_SIZE)]
+        block_size: usize,
+        /// Write here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Derive the minimal merged training mask of a task family (THEORY §5-6): `derive
     /// autoregressive --n 8`, `derive block --n 6 --block 2`, `derive butterfly --n 4`,
@@ -184,6 +200,24 @@ enum OutFormat {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum ExportTo {
+    /// Python for PyTorch FlexAttention: mask_mod and create_block_mask.
+    Flex,
+    /// A NumPy .npy boolean array of shape (n, n).
+    Npy,
+    /// The Hasse diagram as Graphviz DOT.
+    Dot,
+    /// Block statistics as text: full / partial / empty tiles, sparsity, FLOPs vs dense.
+    Blocks,
+    /// Block statistics as one JSON object.
+    BlocksJson,
+    /// FlashAttention (causal, window_size) as JSON, or why the mask is not one.
+    Flash,
+    /// FlashMask column intervals as JSON, or why the mask has none.
+    Flashmask,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum EncodingArg {
     /// Row strings up to n = 512, packed above.
     Auto,
@@ -254,13 +288,12 @@ fn run(cli: Cli) -> Result<()> {
         Command::Convert { file, to, encoding, output } => {
             let mask_file = read_mask(&file)?;
             let text = render(&mask_file, to, encoding.into());
-            match output {
-                Some(path) => std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display())),
-                None => {
-                    print_out(&text);
-                    Ok(())
-                }
-            }
+            write_output(output.as_ref(), text.as_bytes())
+        }
+        Command::Export { file, to, block_size, output } => {
+            let mask_file = read_mask(&file)?;
+            let bytes = export(&mask_file, to, block_size)?;
+            write_output(output.as_ref(), &bytes)
         }
         Command::Op { op, file, other, cycle, one_edge, format } => {
             let input = read_mask(&file)?;
@@ -300,6 +333,31 @@ fn print_out(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
+/// Writes to a file, or to stdout (ignoring a closed pipe).
+fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display())),
+        None => {
+            let _ = std::io::stdout().lock().write_all(bytes);
+            Ok(())
+        }
+    }
+}
+
+/// The bytes of one export; every format is a core function.
+fn export(file: &MaskFile, to: ExportTo, block_size: usize) -> Result<Vec<u8>> {
+    let kind = match to {
+        ExportTo::Flex => interop::ExportKind::Flex,
+        ExportTo::Npy => interop::ExportKind::Npy,
+        ExportTo::Dot => interop::ExportKind::Dot,
+        ExportTo::Blocks => interop::ExportKind::Blocks,
+        ExportTo::BlocksJson => interop::ExportKind::BlocksJson,
+        ExportTo::Flash => interop::ExportKind::Flash,
+        ExportTo::Flashmask => interop::ExportKind::FlashMask,
+    };
+    Ok(interop::export(file, kind, block_size)?)
+}
+
 fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
     match format {
         OutFormat::Json => format::write_json(file, encoding),
@@ -307,10 +365,15 @@ fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
     }
 }
 
-/// Reads a mask file from a path or `-`, refusing oversized input before reading it all.
+/// Reads a mask file (JSON, text grid, or `.npy` when it starts with the NumPy magic) from a path
+/// or `-`, refusing oversized input before reading it all.
 fn read_mask(path: &str) -> Result<MaskFile> {
     let bytes = read_limited(path)?;
     let name = if path == "-" { "<stdin>" } else { path };
+    if interop::is_npy(&bytes) {
+        let mask = interop::read_npy(&bytes).with_context(|| format!("{name}: invalid .npy mask"))?;
+        return Ok(MaskFile::new(mask));
+    }
     format::parse_mask_file(&bytes).with_context(|| format!("{name}: invalid mask"))
 }
 
@@ -483,7 +546,10 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
                 }
             })
             .collect();
-        let file = MaskFile { labels: Some(labels), ..MaskFile::new(mask.clone()) };
+        // Built-in families reproduce presets: record the preset only where it rebuilds this mask,
+        // so exports (FlexAttention) can use its closed form.
+        let provenance = if a.sparse { None } else { derived_provenance(a, mask) };
+        let file = MaskFile { labels: Some(labels), provenance, ..MaskFile::new(mask.clone()) };
         std::fs::write(path, format::write_json(&file, Encoding::Auto))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -507,6 +573,32 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
     };
     print_out(&text);
     Ok(())
+}
+
+/// The preset a built-in family's dense mask equals, if it does (checked by rebuilding it).
+fn derived_provenance(a: &DeriveArgs, mask: &BitMatrix) -> Option<Provenance> {
+    let inner = |i: InnerArg| match i {
+        InnerArg::Full => "full",
+        InnerArg::Causal => "causal",
+    };
+    let (preset, n, params) = match a.family.as_str() {
+        "autoregressive" if !a.bidirectional => ("causal", mask.n(), BTreeMap::new()),
+        "block" => (
+            "block-two-stream",
+            a.n?,
+            BTreeMap::from([
+                ("s".to_string(), json!(a.block?)),
+                ("clean".to_string(), json!(inner(a.clean))),
+                ("query".to_string(), json!(inner(a.query))),
+                ("prompt".to_string(), json!(a.prompt)),
+                ("drop_last".to_string(), json!(a.minimal)),
+                ("order".to_string(), json!(if a.interleaved { "interleaved" } else { "grouped" })),
+            ]),
+        ),
+        "butterfly" => ("butterfly", a.n?, BTreeMap::from([("minimal".to_string(), json!(a.minimal))])),
+        _ => return None,
+    };
+    interop::provenance_if_matches(mask, Provenance { preset: preset.into(), n, params })
 }
 
 /// Each task's Hasse diagram and the content of its labelled positions, as JSON.

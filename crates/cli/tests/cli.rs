@@ -216,3 +216,95 @@ fn derive_bad_family_fails_with_one_line() {
     }
     assert!(ok(&["derive", "--help"], "").contains("Usage"));
 }
+
+/// Runs the binary with binary standard input.
+fn hasseflow_bytes(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hasseflow"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
+    child.wait_with_output().expect("binary finishes")
+}
+
+#[test]
+fn export_flex_uses_the_closed_form_of_a_preset_and_a_table_otherwise() {
+    let mask = ok(&["preset", "sliding-window", "--n", "8", "w=3"], "");
+    let code = ok(&["export", "-", "--to", "flex"], &mask);
+    assert!(code.contains("return ((kv_idx <= q_idx) & ((q_idx - kv_idx) < 3))"), "{code}");
+    assert!(code.contains("create_block_mask(mask_mod, B=None, H=None, Q_LEN=N, KV_LEN=N"), "{code}");
+    assert!(code.contains("BLOCK_SIZE = 128"));
+    let grid = ok(&["convert", "-", "--to", "text"], &mask);
+    let painted = ok(&["export", "-", "--to", "flex", "--block-size", "16"], &grid);
+    assert!(painted.contains("no provenance") && painted.contains("return MASK[q_idx, kv_idx]"), "{painted}");
+    assert!(painted.contains("BLOCK_SIZE = 16") && painted.contains("\"11......\","));
+    // An edited mask keeps its provenance but loses the closed form.
+    let edited = mask.replacen("\"1.......\"", "\"1......1\"", 1);
+    assert_ne!(edited, mask);
+    assert!(ok(&["export", "-", "--to", "flex"], &edited).contains("differs from preset 'sliding-window'"));
+}
+
+#[test]
+fn derive_mask_out_records_the_preset_it_rebuilds() {
+    let dir = std::env::temp_dir().join(format!("hasseflow-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("block.json");
+    let out_s = out.to_str().expect("utf-8 path");
+    ok(&["derive", "block", "--n", "6", "--block", "2", "--mask-out", out_s], "");
+    let file = std::fs::read_to_string(&out).expect("mask written");
+    assert!(file.contains("\"preset\": \"block-two-stream\""), "{file}");
+    assert!(ok(&["export", out_s, "--to", "flex"], "").contains("# Closed form of preset 'block-two-stream'"));
+    ok(&["derive", "block", "--n", "6", "--block", "2", "--mask-out", out_s, "--sparse"], "");
+    assert!(!std::fs::read_to_string(&out).expect("mask written").contains("provenance"));
+    ok(&["derive", "mae", "--n", "6", "--span", "2", "--mask-out", out_s], "");
+    assert!(!std::fs::read_to_string(&out).expect("mask written").contains("provenance"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn npy_round_trips_through_export_analyze_and_convert() {
+    let grid = "1...\n11..\n.11.\n..11\n";
+    let npy = hasseflow_bytes(&["export", "-", "--to", "npy"], grid.as_bytes());
+    assert!(npy.status.success());
+    assert!(npy.stdout.starts_with(b"\x93NUMPY\x01\x00"));
+    let back = hasseflow_bytes(&["convert", "-", "--to", "text"], &npy.stdout);
+    assert_eq!(String::from_utf8_lossy(&back.stdout), grid);
+    let a = hasseflow_bytes(&["analyze", "-", "--json"], &npy.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).expect("one JSON object");
+    assert_eq!(v["depth"], 3);
+    let mut bad = npy.stdout.clone();
+    let last = bad.len() - 1;
+    bad[last] = 7;
+    let out = hasseflow_bytes(&["analyze", "-"], &bad);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<stdin>: invalid .npy mask: .npy cell (3, 3) holds 7"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn export_dot_blocks_and_kernels() {
+    let dot = ok(&["export", "-", "--to", "dot"], "11...\n11...\n111..\n1111.\n11111\n");
+    assert!(dot.contains("c0 [label=\"0-1\"];") && dot.contains("c0 -> c1;") && dot.contains("rankdir=BT"), "{dot}");
+    let causal = ok(&["preset", "causal", "--n", "8"], "");
+    let blocks = ok(&["export", "-", "--to", "blocks", "--block-size", "4"], &causal);
+    assert!(blocks.contains("tiles: 1 full, 2 partial, 1 empty (sparsity 25.00%)"), "{blocks}");
+    let v = json(&["export", "-", "--to", "blocks-json", "--block-size", "4"], &causal);
+    assert_eq!(v["grid"], serde_json::json!(["+.", "#+"]));
+    let flash = json(&["export", "-", "--to", "flash"], &causal);
+    assert_eq!((flash["representable"].as_bool(), flash["causal"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(flash["window_size"], serde_json::json!([-1, 0]));
+    let fm = json(&["export", "-", "--to", "flashmask"], &causal);
+    assert_eq!(fm["columns_needed"], 1);
+    assert_eq!(fm["lts"], serde_json::json!([8, 8, 8, 8, 8, 8, 8, 8]));
+    let strided = ok(&["preset", "dilated-window", "--n", "8", "w=3", "d=2"], "");
+    let no = json(&["export", "-", "--to", "flash"], &strided);
+    assert_eq!(no["representable"], false);
+    assert!(no["reason"].as_str().is_some_and(|r| r.contains("not contiguous")), "{no}");
+    let out = hasseflow(&["export", "-", "--to", "blocks", "--block-size", "0"], &causal);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("block size 0 is out of range"));
+    assert!(ok(&["export", "--help"], "").contains("Usage"));
+}

@@ -11,11 +11,13 @@
 //! - [`ops`]: densify, sparsify; [`stack`]: per-layer masks and heads.
 //! - [`presets`]: the catalog of mask families; [`format`]: the file formats.
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
+//! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
 pub mod bits;
 pub mod derive;
 pub mod format;
+pub mod interop;
 pub mod ops;
 pub mod presets;
 pub mod rng;

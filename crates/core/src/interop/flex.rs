@@ -1,0 +1,934 @@
+//! PyTorch FlexAttention export: Python source defining `mask_mod(b, h, q_idx, kv_idx)` and the
+//! `create_block_mask` call.
+//!
+//! Two forms:
+//! - **closed form**, when the file's provenance names a catalog preset whose mask, rebuilt from
+//!   the recorded parameters, equals the file's mask: one expression in `q_idx`, `kv_idx`, integer
+//!   constants and the operators `& | ~ == != < <= > >= + - * // %`, every comparison in
+//!   parentheses. Such an expression means the same for 0-d torch tensors (what FlexAttention
+//!   passes) and for broadcast NumPy arrays (what `tests/python/test_flex.py` passes); Python's
+//!   `and`/`or`/`not` and chained comparisons are never used. Slot layouts (block two-stream,
+//!   butterfly, XLNet in the identity order) are written from their slot structure.
+//! - **lookup**, otherwise (painted masks, random presets, edited masks): a boolean table embedded in
+//!   the source (row strings up to 64 positions, base64 bits above), padded with `False` to a
+//!   multiple of `BLOCK_SIZE` so the kernel's last partial block never indexes out of range.
+//!
+//! Everything before the `# ---- PyTorch` line runs with NumPy alone; the rest imports torch.
+//!
+//! Complexity: building a preset to check provenance costs what [`build_preset`] costs
+//! (`O(n²)`); the lookup form is `O(n²)` characters of source (`n²/6` above 64 positions).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::bits::BitMatrix;
+use crate::format::{MAX_N, MaskFile, Provenance};
+use crate::presets::{BlockTwoStream, Butterfly, Inner, TwoStreamOrder, build_preset, preset_spec};
+
+/// Above this many positions the lookup table is written as base64 bits instead of row strings.
+pub const ROW_STRINGS_UP_TO: usize = 64;
+/// The most terms a closed form may OR/AND together (document boundaries, BigBird random blocks)
+/// before the lookup form is used instead.
+pub const MAX_TERMS: usize = 64;
+/// The default FlexAttention block size.
+pub const DEFAULT_BLOCK_SIZE: usize = 128;
+
+/// Why no code was generated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlexError {
+    /// A block size of 0 or larger than the largest mask.
+    #[error("block size {block_size} is out of range 1..={MAX_N}")]
+    BlockSize {
+        /// The block size asked for.
+        block_size: usize,
+    },
+}
+
+/// Which form the `mask_mod` took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlexForm {
+    /// A closed-form expression (the text of the returned expression).
+    ClosedForm(String),
+    /// A lookup table, with the reason no closed form was used.
+    Lookup(String),
+}
+
+/// Generated Python and how it was made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlexExport {
+    /// The Python source.
+    pub code: String,
+    /// Closed form or lookup.
+    pub form: FlexForm,
+}
+
+/// Provenance parameters as the text [`build_preset`] takes (`4`, `true`, `3,2,4`, `full`).
+pub fn provenance_params(p: &Provenance) -> BTreeMap<String, String> {
+    p.params
+        .iter()
+        .map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), text)
+        })
+        .collect()
+}
+
+/// `Some(provenance)` when rebuilding its preset gives exactly `mask`, else `None`: how a caller
+/// (the CLI's `derive --mask-out`) attaches provenance only where it is true.
+pub fn provenance_if_matches(mask: &BitMatrix, provenance: Provenance) -> Option<Provenance> {
+    let built = build_preset(&provenance.preset, provenance.n, &provenance_params(&provenance), MAX_N).ok()?;
+    (built == *mask).then_some(provenance)
+}
+
+const Q: &str = "q_idx";
+const K: &str = "kv_idx";
+
+/// `(a op b)`: comparisons are always parenthesised (Python's `&` binds tighter than `<=`).
+fn cmp(a: impl std::fmt::Display, op: &str, b: impl std::fmt::Display) -> String {
+    format!("({a} {op} {b})")
+}
+
+fn join(terms: Vec<String>, op: &str, empty: &str) -> String {
+    match terms.len() {
+        0 => empty.to_string(),
+        1 => terms.into_iter().next().unwrap_or_default(),
+        _ => format!("({})", terms.join(&format!(" {op} "))),
+    }
+}
+
+/// Conjunction (`True` when empty, written so that it broadcasts).
+fn all(terms: Vec<String>) -> String {
+    join(terms, "&", "((q_idx >= 0) & (kv_idx >= 0))")
+}
+
+/// Disjunction (`False` when empty, written so that it broadcasts).
+fn any(terms: Vec<String>) -> String {
+    join(terms, "|", "((q_idx < 0) & (kv_idx < 0))")
+}
+
+/// `var + c` with the sign folded in.
+fn shift(var: &str, c: i64) -> String {
+    match c {
+        0 => var.to_string(),
+        c if c > 0 => format!("({var} + {c})"),
+        c => format!("({var} - {})", c.unsigned_abs()),
+    }
+}
+
+/// A closed-form `mask_mod` body for the file, or why there is none.
+///
+/// # Errors
+/// The reason the lookup form is needed (no provenance, mask edited since, a random preset, ...).
+pub fn closed_form(file: &MaskFile) -> Result<String, String> {
+    let p = file.provenance.as_ref().ok_or("no provenance: the mask was not made from a preset")?;
+    let params = provenance_params(p);
+    let built = build_preset(&p.preset, p.n, &params, MAX_N)
+        .map_err(|e| format!("provenance does not rebuild a preset ({e})"))?;
+    if built != file.mask {
+        return Err(format!("the mask differs from preset '{}' recorded in its provenance (edited?)", p.preset));
+    }
+    preset_expression(&p.preset, p.n, &params, &file.mask)
+}
+
+/// The closed-form expression of a preset built with `params` (already validated: `mask` is the
+/// preset's mask, used only to read BigBird's random blocks off it).
+///
+/// # Errors
+/// Why this preset (or these parameters) has no closed form.
+pub fn preset_expression(
+    name: &str,
+    n: usize,
+    params: &BTreeMap<String, String>,
+    mask: &BitMatrix,
+) -> Result<String, String> {
+    let spec = preset_spec(name).ok_or_else(|| format!("unknown preset '{name}'"))?;
+    let text = |key: &str| -> String {
+        params
+            .get(key)
+            .cloned()
+            .or_else(|| spec.params.iter().find(|p| p.name == key).map(|p| p.default.to_string()))
+            .unwrap_or_default()
+    };
+    let int = |key: &str| -> Result<i64, String> {
+        text(key).trim().parse::<i64>().map_err(|_| format!("parameter '{key}' is not an integer"))
+    };
+    let flag = |key: &str| matches!(text(key).trim(), "true" | "1" | "yes");
+    let list = |key: &str| -> Vec<i64> {
+        text(key).split(',').map(str::trim).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
+    };
+    let causal = || cmp(K, "<=", Q);
+    let diff = format!("({Q} - {K})");
+    let expr = match name {
+        "full" => all(vec![]),
+        "causal" => causal(),
+        "strictly-causal" => cmp(K, "<", Q),
+        "anti-causal" => cmp(K, ">=", Q),
+        "identity" => cmp(K, "==", Q),
+        "cycle" => cmp(K, "==", format!("({} % {n})", shift(Q, n as i64 - 1))),
+        "sliding-window" => all(vec![causal(), cmp(&diff, "<", int("w")?)]),
+        "bidirectional-window" => {
+            let r = int("r")?;
+            all(vec![cmp(&diff, "<=", r), cmp(format!("({K} - {Q})"), "<=", r)])
+        }
+        "dilated-window" => {
+            let (w, d) = (int("w")?, int("d")?);
+            all(vec![causal(), cmp(format!("({diff} % {d})"), "==", 0), cmp(&diff, "<=", (w - 1) * d)])
+        }
+        "chunked-causal" => {
+            let c = int("c")?;
+            all(vec![causal(), cmp(format!("({K} // {c})"), "==", format!("({Q} // {c})"))])
+        }
+        "block-causal" => {
+            let s = int("s")?;
+            cmp(format!("({K} // {s})"), "<=", format!("({Q} // {s})"))
+        }
+        "prefix-lm" => any(vec![causal(), cmp(K, "<", int("p")?)]),
+        "document" => {
+            let segments = list("segments");
+            let mut terms = if segments.is_empty() {
+                let len = int("length")?;
+                vec![cmp(format!("({Q} // {len})"), "==", format!("({K} // {len})"))]
+            } else {
+                if segments.len() > MAX_TERMS {
+                    return Err(format!("{} segments (a closed form is written up to {MAX_TERMS})", segments.len()));
+                }
+                // Same segment iff q and k lie on the same side of every inner boundary.
+                let mut start = 0;
+                let mut terms = Vec::new();
+                for len in &segments[..segments.len() - 1] {
+                    start += len;
+                    terms.push(cmp(cmp(Q, ">=", start), "==", cmp(K, ">=", start)));
+                }
+                terms
+            };
+            if flag("causal") {
+                terms.push(causal());
+            }
+            all(terms)
+        }
+        "sink-window" => all(vec![causal(), any(vec![cmp(K, "<", int("sinks")?), cmp(&diff, "<", int("w")?)])]),
+        "longformer" => {
+            let (g, r) = (int("g")?, int("r")?);
+            any(vec![
+                all(vec![cmp(&diff, "<=", r), cmp(format!("({K} - {Q})"), "<=", r)]),
+                cmp(Q, "<", g),
+                cmp(K, "<", g),
+            ])
+        }
+        "bigbird" => bigbird(n, int("b")?, int("r")?, int("g")?, mask)?,
+        "strided" => {
+            let l = int("l")?;
+            all(vec![causal(), any(vec![cmp(&diff, "<", l), cmp(format!("({diff} % {l})"), "==", 0)])])
+        }
+        "fixed" => {
+            let (l, c) = (int("l")?, int("c")?);
+            all(vec![
+                causal(),
+                any(vec![
+                    cmp(format!("({K} // {l})"), "==", format!("({Q} // {l})")),
+                    cmp(format!("({K} % {l})"), ">=", l - c),
+                ]),
+            ])
+        }
+        "xlnet" => {
+            let perm = list("perm");
+            if !perm.is_empty() && perm.iter().enumerate().any(|(i, &t)| t != i as i64) {
+                return Err("a non-identity factorization order needs a rank table".into());
+            }
+            two_stream(&BlockTwoStream::new(n, 1))?
+        }
+        "block-two-stream" => {
+            let inner = |v: String| if v.trim() == "causal" { Inner::Causal } else { Inner::Full };
+            two_stream(&BlockTwoStream {
+                n,
+                block: usize::try_from(int("s")?).map_err(|_| "negative block size")?,
+                clean: inner(text("clean")),
+                query: inner(text("query")),
+                prompt: usize::try_from(int("prompt")?).map_err(|_| "negative prompt")?,
+                drop_last: flag("drop_last"),
+                order: if text("order").trim() == "interleaved" {
+                    TwoStreamOrder::Interleaved
+                } else {
+                    TwoStreamOrder::Grouped
+                },
+            })?
+        }
+        "butterfly" => butterfly(&Butterfly { n, minimal: flag("minimal") }),
+        "random" => return Err("random entries have no closed form".into()),
+        other => return Err(format!("preset '{other}' has no closed form yet")),
+    };
+    Ok(expr)
+}
+
+/// BigBird: the window and global blocks in closed form, the random blocks read off the mask and
+/// OR-ed in, grouped by query block.
+fn bigbird(n: usize, b: i64, r: i64, g: i64, mask: &BitMatrix) -> Result<String, String> {
+    let (qb, kb) = (format!("({Q} // {b})"), format!("({K} // {b})"));
+    let mut terms = vec![
+        all(vec![cmp(format!("({qb} - {kb})"), "<=", r), cmp(format!("({kb} - {qb})"), "<=", r)]),
+        cmp(&qb, "<", g),
+        cmp(&kb, "<", g),
+    ];
+    let bs = usize::try_from(b).map_err(|_| "negative block size")?.max(1);
+    let blocks = n.div_ceil(bs) as i64;
+    let mut random = 0;
+    for bq in 0..blocks {
+        let mut keys = Vec::new();
+        for bk in 0..blocks {
+            let deterministic = (bq - bk).abs() <= r || bq < g || bk < g;
+            if !deterministic && mask.get((bq * b) as usize, (bk * b) as usize) {
+                keys.push(cmp(&kb, "==", bk));
+            }
+        }
+        if !keys.is_empty() {
+            random += keys.len();
+            terms.push(all(vec![cmp(&qb, "==", bq), any(keys)]));
+        }
+    }
+    if random > MAX_TERMS {
+        return Err(format!("{random} random blocks (a closed form is written up to {MAX_TERMS})"));
+    }
+    Ok(any(terms))
+}
+
+/// Block two-stream (and XLNet in the identity order) from its slot structure.
+fn two_stream(t: &BlockTwoStream) -> Result<String, String> {
+    let (s, p) = (t.block as i64, t.prompt as i64);
+    let causal = || cmp(K, "<=", Q);
+    // Everything non-prompt reads the prompt; inside the prompt, attention is `clean`. A prompt
+    // key k < p satisfies k <= q for every non-prompt q, so causal reduces to `k <= q`.
+    let mut terms = Vec::new();
+    if p > 0 {
+        terms.push(match t.clean {
+            Inner::Full => cmp(K, "<", p),
+            Inner::Causal => all(vec![cmp(K, "<", p), causal()]),
+        });
+    }
+    let after_prompt = |v: &str| if p > 0 { vec![cmp(v, ">=", p)] } else { vec![] };
+    match t.order {
+        TwoStreamOrder::Grouped => {
+            let content = t.slots().iter().filter(|x| matches!(x, crate::presets::TwoStreamSlot::Content(_))).count();
+            let qstart = p + content as i64;
+            let is_content = |v: &str| {
+                let mut c = after_prompt(v);
+                c.push(cmp(v, "<", qstart));
+                c
+            };
+            let is_query = |v: &str| vec![cmp(v, ">=", qstart)];
+            let content_block = |v: &str| format!("({} // {s})", shift(v, -p));
+            let query_block = |v: &str| format!("({} // {s})", shift(v, -qstart));
+            // Content reads content: block-causal, or plain causal when clean blocks are causal
+            // (content positions increase with the token, blocks are contiguous).
+            let mut cc = [is_content(Q), is_content(K)].concat();
+            cc.push(match t.clean {
+                Inner::Full => cmp(content_block(K), "<=", content_block(Q)),
+                Inner::Causal => causal(),
+            });
+            terms.push(all(cc));
+            let mut qc = [is_query(Q), is_content(K)].concat();
+            qc.push(cmp(content_block(K), "<", query_block(Q)));
+            terms.push(all(qc));
+            let mut qq = [is_query(Q), is_query(K)].concat();
+            qq.push(cmp(query_block(K), "==", query_block(Q)));
+            if t.query == Inner::Causal {
+                qq.push(causal());
+            }
+            terms.push(all(qq));
+        }
+        TwoStreamOrder::Interleaved => {
+            if !t.n.is_multiple_of(t.block) || t.drop_last {
+                return Err("interleaved order with a partial or dropped last block needs a lookup".into());
+            }
+            // After the prompt, block b is [K_b (s positions) | Q_b (s positions)].
+            let period = 2 * s;
+            let local = |v: &str| format!("({} % {period})", shift(v, -p));
+            let block = |v: &str| format!("({} // {period})", shift(v, -p));
+            let is_content = |v: &str| {
+                let mut c = after_prompt(v);
+                c.push(cmp(local(v), "<", s));
+                c
+            };
+            let is_query = |v: &str| {
+                let mut c = after_prompt(v);
+                c.push(cmp(local(v), ">=", s));
+                c
+            };
+            let mut cc = [is_content(Q), is_content(K)].concat();
+            cc.push(match t.clean {
+                Inner::Full => cmp(block(K), "<=", block(Q)),
+                Inner::Causal => causal(),
+            });
+            terms.push(all(cc));
+            let mut qc = [is_query(Q), is_content(K)].concat();
+            qc.push(cmp(block(K), "<", block(Q)));
+            terms.push(all(qc));
+            let mut qq = [is_query(Q), is_query(K)].concat();
+            qq.push(cmp(block(K), "==", block(Q)));
+            if t.query == Inner::Causal {
+                qq.push(causal());
+            }
+            terms.push(all(qq));
+        }
+    }
+    Ok(any(terms))
+}
+
+/// Butterfly from its slot structure `[F | B | P]`.
+fn butterfly(b: &Butterfly) -> String {
+    let n = b.n as i64;
+    let m = i64::from(b.minimal);
+    let (nf, nb) = (n - m, n - m);
+    let pstart = nf + nb;
+    let in_b = |v: &str| vec![cmp(v, ">=", nf), cmp(v, "<", pstart)];
+    // F reads F: causal. B reads B: anti-causal. P_t reads F_u (u < t), B_u (u > t), itself.
+    let ff = all(vec![cmp(Q, "<", nf), cmp(K, "<=", Q)]);
+    let bb = all([in_b(Q), vec![cmp(K, ">=", Q), cmp(K, "<", pstart)]].concat());
+    let pf = all(vec![cmp(Q, ">=", pstart), cmp(K, "<", nf), cmp(K, "<", shift(Q, -pstart))]);
+    // B position i holds token i - nf + m; P position i holds token i - pstart.
+    let pb = all([vec![cmp(Q, ">=", pstart)], in_b(K), vec![cmp(shift(K, m - nf), ">", shift(Q, -pstart))]].concat());
+    let pp = all(vec![cmp(Q, ">=", pstart), cmp(K, "==", Q)]);
+    any(vec![ff, bb, pf, pb, pp])
+}
+
+/// The Python for `file`'s mask with FlexAttention block size `block_size`.
+///
+/// # Errors
+/// [`FlexError::BlockSize`] for a block size outside `1..=MAX_N`.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use hasseflow_core::format::{MaskFile, Provenance};
+/// use hasseflow_core::interop::flex::{flex_python, FlexForm};
+/// use hasseflow_core::presets::build_preset;
+/// let params = BTreeMap::from([("w".to_string(), "3".to_string())]);
+/// let mask = build_preset("sliding-window", 8, &params, 8192).unwrap();
+/// let prov = Provenance { preset: "sliding-window".into(), n: 8, params: [("w".to_string(), 3.into())].into() };
+/// let file = MaskFile { provenance: Some(prov), ..MaskFile::new(mask) };
+/// let out = flex_python(&file, 128).unwrap();
+/// assert_eq!(out.form, FlexForm::ClosedForm("((kv_idx <= q_idx) & ((q_idx - kv_idx) < 3))".into()));
+/// assert!(out.code.contains("create_block_mask(mask_mod"));
+/// ```
+pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, FlexError> {
+    if block_size == 0 || block_size > MAX_N {
+        return Err(FlexError::BlockSize { block_size });
+    }
+    let n = file.mask.n();
+    let form = match closed_form(file) {
+        Ok(expr) => FlexForm::ClosedForm(expr),
+        Err(reason) => FlexForm::Lookup(reason),
+    };
+    let mut code = String::new();
+    let w = &mut code;
+    let _ = writeln!(w, "# Generated by hasseflow {}: a PyTorch FlexAttention mask_mod.", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(w, "# mask_mod(b, h, q_idx, kv_idx) is True iff query q_idx may attend to key kv_idx.");
+    match (&form, &file.provenance) {
+        (FlexForm::ClosedForm(_), Some(p)) => {
+            let spec = preset_spec(&p.preset).map(|s| s.formula).unwrap_or_default();
+            let params: Vec<String> = provenance_params(p).iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(
+                w,
+                "# Closed form of preset '{}' (n = {}{}{}): {spec}",
+                p.preset,
+                p.n,
+                if params.is_empty() { "" } else { ", " },
+                params.join(", ")
+            );
+        }
+        (FlexForm::Lookup(reason), _) => {
+            let _ = writeln!(w, "# Lookup table ({reason}).");
+        }
+        _ => {}
+    }
+    if file.stack.is_some() {
+        let _ = writeln!(w, "# Note: the file also holds a layer stack; this is its main mask only.");
+    }
+    let _ = writeln!(w, "# Everything before the '# ---- PyTorch' line also runs with NumPy arrays.");
+    if !(block_size.is_power_of_two() && block_size >= 16) {
+        let _ = writeln!(w, "# Note: FlexAttention's GPU kernels may require BLOCK_SIZE to be a power of two >= 16.");
+    }
+    let _ = writeln!(w);
+    if matches!(form, FlexForm::Lookup(_)) {
+        let imports =
+            if n <= ROW_STRINGS_UP_TO { "import numpy as np\n" } else { "import base64\n\nimport numpy as np\n" };
+        let _ = writeln!(w, "{imports}");
+    }
+    let _ = writeln!(w, "N = {n}  # positions (Q_LEN = KV_LEN)");
+    let _ = writeln!(w, "BLOCK_SIZE = {block_size}");
+    match &form {
+        FlexForm::ClosedForm(expr) => {
+            let _ = writeln!(w, "\n\ndef mask_mod(b, h, q_idx, kv_idx):");
+            let _ = writeln!(w, "    return {}", wrap(expr));
+        }
+        FlexForm::Lookup(_) => {
+            let _ =
+                writeln!(w, "# Padded with False to a multiple of BLOCK_SIZE: the last partial block stays in range.");
+            let _ = writeln!(w, "_PADDED = -(-N // BLOCK_SIZE) * BLOCK_SIZE");
+            let _ = writeln!(w, "MASK = np.zeros((_PADDED, _PADDED), dtype=bool)");
+            if n <= ROW_STRINGS_UP_TO {
+                let _ = writeln!(w, "_ROWS = [  # row q: '1' where q reads k");
+                for row in file.mask.to_row_strings() {
+                    let _ = writeln!(w, "    \"{row}\",");
+                }
+                let _ = writeln!(w, "]");
+                let _ =
+                    writeln!(w, "MASK[:N, :N] = np.array([[c == \"1\" for c in row] for row in _ROWS], dtype=bool)");
+            } else {
+                let _ = writeln!(
+                    w,
+                    "# Row-major bits, cell (q, k) = bit (q*N + k) % 8 (least significant first) of byte (q*N + k) // 8."
+                );
+                let _ = writeln!(w, "_PACKED = (");
+                let packed = pack_bits(&file.mask);
+                for chunk in packed.as_bytes().chunks(96) {
+                    let _ = writeln!(w, "    \"{}\"", String::from_utf8_lossy(chunk));
+                }
+                let _ = writeln!(w, ")");
+                let _ = writeln!(
+                    w,
+                    "_BITS = np.unpackbits(np.frombuffer(base64.b64decode(_PACKED), dtype=np.uint8), bitorder=\"little\")"
+                );
+                let _ = writeln!(w, "MASK[:N, :N] = _BITS[: N * N].reshape(N, N).astype(bool)");
+            }
+            let _ = writeln!(w, "\n\ndef mask_mod(b, h, q_idx, kv_idx):");
+            let _ = writeln!(w, "    return MASK[q_idx, kv_idx]");
+        }
+    }
+    let _ = writeln!(w, "\n\n# ---- PyTorch (FlexAttention needs torch >= 2.5) ----");
+    let _ = writeln!(w, "if __name__ == \"__main__\":");
+    let _ = writeln!(w, "    import torch");
+    let _ = writeln!(w, "    from torch.nn.attention.flex_attention import create_block_mask, flex_attention\n");
+    let _ = writeln!(w, "    DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"");
+    if matches!(form, FlexForm::Lookup(_)) {
+        let _ = writeln!(w, "    MASK = torch.from_numpy(MASK).to(DEVICE)  # the table mask_mod reads, now a tensor");
+    }
+    let _ = writeln!(
+        w,
+        "    block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=N, KV_LEN=N, device=DEVICE, BLOCK_SIZE=BLOCK_SIZE)"
+    );
+    let _ = writeln!(w, "    print(block_mask)");
+    let _ = writeln!(w, "    # q, k, v: (batch, heads, N, head_dim) on DEVICE; rows that read nothing give 0.");
+    let _ = writeln!(w, "    # out = flex_attention(q, k, v, block_mask=block_mask)");
+    Ok(FlexExport { code, form })
+}
+
+/// A long expression `(a | b | c)` written one top-level term per line (Python continues lines
+/// inside parentheses); short ones and others unchanged.
+fn wrap(expr: &str) -> String {
+    if expr.len() <= 88 || !expr.starts_with('(') || !expr.ends_with(')') {
+        return expr.to_string();
+    }
+    let inner = &expr[1..expr.len() - 1];
+    let mut depth = 0i32;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '|' if depth == 0 => {
+                parts.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return expr.to_string();
+        }
+    }
+    parts.push(inner[start..].trim());
+    if parts.len() < 2 || depth != 0 {
+        return expr.to_string();
+    }
+    let mut out = String::from("(\n        ");
+    out.push_str(&parts.join("\n        | "));
+    out.push_str("\n    )");
+    out
+}
+
+/// Base64 of the row-major bits (cell `(q, k)` is bit `i % 8` of byte `i / 8`, `i = q·n + k`).
+fn pack_bits(m: &BitMatrix) -> String {
+    let n = m.n();
+    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
+    for q in 0..n {
+        for k in m.row_ones(q) {
+            let i = q * n + k;
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    BASE64.encode(bytes)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::presets::CATALOG;
+
+    /// A value of the expression language: an integer or a boolean (array element).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum V {
+        I(i64),
+        B(bool),
+    }
+
+    /// Evaluates an expression with Python's precedence (`|` < `&` < `+ -` < `* // %` < unary, and
+    /// comparisons below `|`), refusing what NumPy arrays would refuse or misread: chained
+    /// comparisons, `and`/`or`/`not`, mixing booleans and integers in `&`/`|`/arithmetic.
+    pub(crate) struct Eval<'a> {
+        toks: Vec<&'a str>,
+        i: usize,
+        q: i64,
+        k: i64,
+    }
+
+    fn tokenize(s: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            if c.is_ascii_alphanumeric() || c == b'_' {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+            } else if i + 1 < b.len() && matches!(&s[i..i + 2], "//" | "<=" | ">=" | "==" | "!=") {
+                i += 2;
+            } else {
+                i += 1;
+            }
+            out.push(&s[start..i]);
+        }
+        out
+    }
+
+    impl<'a> Eval<'a> {
+        pub(crate) fn new(expr: &'a str) -> Self {
+            Eval { toks: tokenize(expr), i: 0, q: 0, k: 0 }
+        }
+
+        pub(crate) fn at(&mut self, q: usize, k: usize) -> Result<bool, String> {
+            self.i = 0;
+            self.q = q as i64;
+            self.k = k as i64;
+            let v = self.comparison()?;
+            if self.i != self.toks.len() {
+                return Err(format!("trailing token {:?}", self.toks[self.i]));
+            }
+            match v {
+                V::B(b) => Ok(b),
+                V::I(_) => Err("expression is an integer, not a boolean".into()),
+            }
+        }
+
+        fn peek(&self) -> Option<&'a str> {
+            self.toks.get(self.i).copied()
+        }
+
+        fn comparison(&mut self) -> Result<V, String> {
+            let a = self.or()?;
+            let Some(op @ ("<" | "<=" | ">" | ">=" | "==" | "!=")) = self.peek() else { return Ok(a) };
+            self.i += 1;
+            let b = self.or()?;
+            if matches!(self.peek(), Some("<" | "<=" | ">" | ">=" | "==" | "!=")) {
+                return Err("chained comparison (Python turns it into `and`)".into());
+            }
+            Ok(V::B(match (a, b) {
+                (V::I(x), V::I(y)) => match op {
+                    "<" => x < y,
+                    "<=" => x <= y,
+                    ">" => x > y,
+                    ">=" => x >= y,
+                    "==" => x == y,
+                    _ => x != y,
+                },
+                (V::B(x), V::B(y)) if op == "==" => x == y,
+                (V::B(x), V::B(y)) if op == "!=" => x != y,
+                _ => return Err(format!("comparison {op} of mixed or boolean operands")),
+            }))
+        }
+
+        fn or(&mut self) -> Result<V, String> {
+            let mut a = self.and()?;
+            while self.peek() == Some("|") {
+                self.i += 1;
+                let b = self.and()?;
+                a = match (a, b) {
+                    (V::B(x), V::B(y)) => V::B(x | y),
+                    _ => return Err("| on integers".into()),
+                };
+            }
+            Ok(a)
+        }
+
+        fn and(&mut self) -> Result<V, String> {
+            let mut a = self.sum()?;
+            while self.peek() == Some("&") {
+                self.i += 1;
+                let b = self.sum()?;
+                a = match (a, b) {
+                    (V::B(x), V::B(y)) => V::B(x & y),
+                    _ => return Err("& on integers".into()),
+                };
+            }
+            Ok(a)
+        }
+
+        fn sum(&mut self) -> Result<V, String> {
+            let mut a = self.product()?;
+            while let Some(op @ ("+" | "-")) = self.peek() {
+                self.i += 1;
+                let b = self.product()?;
+                a = match (a, b) {
+                    (V::I(x), V::I(y)) => V::I(if op == "+" { x + y } else { x - y }),
+                    _ => return Err(format!("{op} on booleans")),
+                };
+            }
+            Ok(a)
+        }
+
+        fn product(&mut self) -> Result<V, String> {
+            let mut a = self.unary()?;
+            while let Some(op @ ("*" | "//" | "%")) = self.peek() {
+                self.i += 1;
+                let b = self.unary()?;
+                a = match (a, b) {
+                    (V::I(x), V::I(y)) if op == "*" => V::I(x * y),
+                    (V::I(_), V::I(0)) => return Err("division by zero".into()),
+                    (V::I(x), V::I(y)) if op == "//" => {
+                        V::I(x.div_euclid(y) - i64::from(y < 0 && x.rem_euclid(y) != 0))
+                    }
+                    (V::I(x), V::I(y)) => V::I(((x % y) + y) % y),
+                    _ => return Err(format!("{op} on booleans")),
+                };
+            }
+            Ok(a)
+        }
+
+        fn unary(&mut self) -> Result<V, String> {
+            match self.peek() {
+                Some("~") => {
+                    self.i += 1;
+                    match self.unary()? {
+                        V::B(b) => Ok(V::B(!b)),
+                        V::I(_) => Err("~ on an integer".into()),
+                    }
+                }
+                Some("-") => {
+                    self.i += 1;
+                    match self.unary()? {
+                        V::I(x) => Ok(V::I(-x)),
+                        V::B(_) => Err("- on a boolean".into()),
+                    }
+                }
+                Some("(") => {
+                    self.i += 1;
+                    let v = self.comparison()?;
+                    if self.peek() != Some(")") {
+                        return Err("missing )".into());
+                    }
+                    self.i += 1;
+                    Ok(v)
+                }
+                Some("q_idx") => {
+                    self.i += 1;
+                    Ok(V::I(self.q))
+                }
+                Some("kv_idx") => {
+                    self.i += 1;
+                    Ok(V::I(self.k))
+                }
+                Some(t) if t.bytes().all(|c| c.is_ascii_digit()) => {
+                    self.i += 1;
+                    t.parse().map(V::I).map_err(|e| format!("{t}: {e}"))
+                }
+                other => Err(format!("unexpected token {other:?}")),
+            }
+        }
+    }
+
+    /// Evaluates `expr` on every cell and compares with `mask`.
+    pub(crate) fn check(expr: &str, mask: &BitMatrix, what: &str) {
+        let mut e = Eval::new(expr);
+        for q in 0..mask.n() {
+            for k in 0..mask.n() {
+                let got = e.at(q, k).unwrap_or_else(|err| panic!("{what}: {expr}: {err}"));
+                assert_eq!(got, mask.get(q, k), "{what}: cell ({q}, {k}) of {expr}");
+            }
+        }
+    }
+
+    fn params(list: &[(&str, &str)]) -> BTreeMap<String, String> {
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    /// Parameter sets per preset, including the option combinations of the slot layouts.
+    pub(crate) fn cases() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+        let mut out: Vec<(&'static str, Vec<(&'static str, &'static str)>)> =
+            CATALOG.iter().map(|s| (s.name, vec![])).collect();
+        out.extend([
+            ("sliding-window", vec![("w", "1")]),
+            ("sliding-window", vec![("w", "7")]),
+            ("bidirectional-window", vec![("r", "0")]),
+            ("dilated-window", vec![("w", "3"), ("d", "3")]),
+            ("chunked-causal", vec![("c", "3")]),
+            ("block-causal", vec![("s", "3")]),
+            ("prefix-lm", vec![("p", "0")]),
+            ("prefix-lm", vec![("p", "5")]),
+            ("document", vec![("length", "3"), ("causal", "true")]),
+            ("sink-window", vec![("sinks", "0"), ("w", "2")]),
+            ("longformer", vec![("g", "0"), ("r", "1")]),
+            ("bigbird", vec![("b", "2"), ("random", "2"), ("seed", "5")]),
+            ("bigbird", vec![("b", "3"), ("random", "0"), ("g", "0")]),
+            ("strided", vec![("l", "3")]),
+            ("fixed", vec![("l", "3"), ("c", "2")]),
+            ("fixed", vec![("l", "2"), ("c", "5")]),
+        ]);
+        for clean in ["full", "causal"] {
+            for query in ["full", "causal"] {
+                for prompt in ["0", "2"] {
+                    for drop in ["false", "true"] {
+                        for order in ["grouped", "interleaved"] {
+                            for s in ["1", "2", "3"] {
+                                out.push((
+                                    "block-two-stream",
+                                    vec![
+                                        ("s", s),
+                                        ("clean", clean),
+                                        ("query", query),
+                                        ("prompt", prompt),
+                                        ("drop_last", drop),
+                                        ("order", order),
+                                    ],
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.push(("butterfly", vec![("minimal", "true")]));
+        out
+    }
+
+    #[test]
+    fn closed_forms_equal_their_presets() {
+        let mut closed = 0;
+        for (name, list) in cases() {
+            for n in [1, 2, 3, 6, 9, 13] {
+                let p = params(&list);
+                let n = if name == "butterfly" { n.max(2) } else { n };
+                let (p, n) = if name == "document" && n == 6 && list.is_empty() {
+                    (params(&[("segments", "1,3,2"), ("causal", "true")]), n)
+                } else {
+                    (p, n)
+                };
+                let Ok(mask) = build_preset(name, n, &p, MAX_N) else { continue };
+                match preset_expression(name, n, &p, &mask) {
+                    Ok(expr) => {
+                        closed += 1;
+                        check(&expr, &mask, &format!("{name} n={n} {p:?}"));
+                    }
+                    Err(reason) => {
+                        let ok = name == "random"
+                            || (name == "block-two-stream"
+                                && p.get("order").is_some_and(|o| o == "interleaved")
+                                && (p.get("drop_last").is_some_and(|d| d == "true")
+                                    || !n.is_multiple_of(p.get("s").and_then(|s| s.parse().ok()).unwrap_or(2))));
+                        assert!(ok, "{name} n={n} {p:?} has no closed form: {reason}");
+                    }
+                }
+            }
+        }
+        assert!(closed > 500, "{closed} closed forms checked");
+    }
+
+    #[test]
+    fn derived_masks_get_the_closed_form_of_the_preset_they_reproduce() {
+        use crate::derive::{self, BlockOptions, ButterflyOptions};
+        let json = |pairs: &[(&str, serde_json::Value)]| -> BTreeMap<String, serde_json::Value> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        };
+        let mut checked = 0;
+        for n in [2, 5, 8] {
+            for block in [1, 2, 3] {
+                for (clean, query, prompt, minimal, order) in [
+                    (Inner::Full, Inner::Full, 0, false, TwoStreamOrder::Grouped),
+                    (Inner::Causal, Inner::Causal, 2, true, TwoStreamOrder::Grouped),
+                    (Inner::Full, Inner::Causal, 1, false, TwoStreamOrder::Interleaved),
+                ] {
+                    let o = BlockOptions { n, block, clean, query, prompt, minimal, order };
+                    let d = derive::derive(&derive::block_generation(o).unwrap()).unwrap();
+                    let word = |i: Inner| if i == Inner::Full { "full" } else { "causal" };
+                    let prov = Provenance {
+                        preset: "block-two-stream".into(),
+                        n,
+                        params: json(&[
+                            ("s", block.into()),
+                            ("clean", word(clean).into()),
+                            ("query", word(query).into()),
+                            ("prompt", prompt.into()),
+                            ("drop_last", minimal.into()),
+                            ("order", if order == TwoStreamOrder::Grouped { "grouped" } else { "interleaved" }.into()),
+                        ]),
+                    };
+                    let prov = provenance_if_matches(d.dense(), prov).expect("block family reproduces its preset");
+                    let file = MaskFile { provenance: Some(prov), ..MaskFile::new(d.dense().clone()) };
+                    if let Ok(expr) = closed_form(&file) {
+                        check(&expr, d.dense(), &format!("derived block n={n} s={block}"));
+                        checked += 1;
+                    }
+                }
+            }
+            for minimal in [false, true] {
+                let d = derive::derive(
+                    &derive::butterfly(ButterflyOptions { minimal, ..ButterflyOptions::new(n) }).unwrap(),
+                )
+                .unwrap();
+                let prov = Provenance { preset: "butterfly".into(), n, params: json(&[("minimal", minimal.into())]) };
+                let prov = provenance_if_matches(d.dense(), prov).expect("butterfly family reproduces its preset");
+                let file = MaskFile { provenance: Some(prov), ..MaskFile::new(d.dense().clone()) };
+                check(&closed_form(&file).unwrap(), d.dense(), &format!("derived butterfly n={n}"));
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "{checked}");
+    }
+
+    #[test]
+    fn lookup_when_provenance_is_missing_or_stale() {
+        let mask = BitMatrix::from_fn(5, |q, k| k <= q);
+        let plain = flex_python(&MaskFile::new(mask.clone()), 128).unwrap();
+        assert!(matches!(plain.form, FlexForm::Lookup(ref r) if r.contains("no provenance")));
+        assert!(plain.code.contains("\"11...\","));
+        let prov = Provenance { preset: "identity".into(), n: 5, params: BTreeMap::new() };
+        let stale = MaskFile { provenance: Some(prov.clone()), ..MaskFile::new(mask.clone()) };
+        assert!(matches!(flex_python(&stale, 128).unwrap().form, FlexForm::Lookup(ref r) if r.contains("differs")));
+        assert_eq!(provenance_if_matches(&mask, prov), None);
+        let causal = Provenance { preset: "causal".into(), n: 5, params: BTreeMap::new() };
+        assert_eq!(provenance_if_matches(&mask, causal.clone()), Some(causal));
+        let big = BitMatrix::from_fn(70, |q, k| (q * 3 + k) % 5 == 0);
+        let code = flex_python(&MaskFile::new(big), 16).unwrap().code;
+        assert!(code.contains("_PACKED = (") && code.contains("unpackbits"));
+        assert_eq!(flex_python(&MaskFile::new(mask), 0).unwrap_err(), FlexError::BlockSize { block_size: 0 });
+    }
+
+    #[test]
+    fn evaluator_refuses_what_numpy_would_misread() {
+        assert!(Eval::new("kv_idx <= q_idx & q_idx < 3").at(1, 0).is_err(), "precedence trap");
+        assert!(Eval::new("0 <= q_idx < 3").at(1, 0).is_err());
+        assert!(Eval::new("(kv_idx <= q_idx) and (q_idx < 3)").at(1, 0).is_err());
+        assert_eq!(Eval::new("((q_idx - kv_idx) // 2 == -1)").at(0, 1), Ok(true));
+        assert_eq!(Eval::new("((q_idx - kv_idx) % 3 == 2)").at(0, 1), Ok(true));
+    }
+}

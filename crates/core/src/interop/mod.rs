@@ -1,0 +1,132 @@
+//! Interoperability: taking masks to and from the tools researchers train with.
+//!
+//! Every export is a pure function returning a `String` or bytes, so the CLI and the web app call
+//! the same code; every import returns a typed error naming where and what.
+//!
+//! - [`flex`]: Python for PyTorch FlexAttention (`mask_mod` + `create_block_mask`), a closed-form
+//!   expression when the mask's provenance names a preset it still equals, a lookup table otherwise.
+//! - [`blocks`]: FlexAttention-style block statistics (full / partial / empty tiles, sparsity, FLOPs).
+//! - [`npy`]: NumPy `.npy` boolean arrays, read and written.
+//! - [`dot`]: the Hasse diagram as Graphviz DOT.
+//! - [`kernels`]: FlashAttention `(causal, window_size)` and FlashMask column intervals, when the
+//!   mask is representable, with the reason when it is not.
+//!
+//! Conventions shared by all of them: `M[q][k] = 1` means query `q` reads key `k` (FlexAttention's
+//! `mask_mod(b, h, q_idx, kv_idx)`), 0-based. See `docs/INTEROP.md`.
+
+pub mod blocks;
+pub mod dot;
+pub mod flex;
+pub mod kernels;
+pub mod npy;
+
+use crate::analysis::Analysis;
+use crate::format::MaskFile;
+
+pub use blocks::{BlockError, BlockRow, BlockStats, block_stats};
+pub use dot::hasse_dot;
+pub use flex::{DEFAULT_BLOCK_SIZE, FlexError, FlexExport, FlexForm, flex_python, provenance_if_matches};
+pub use kernels::{
+    FlashMaskColumns, FlashWindow, NotRepresentable, flash_json, flash_window, flashmask_columns, flashmask_json,
+};
+pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
+
+/// One export format, for callers that offer a menu (the web app) or a flag (the CLI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExportKind {
+    /// Python for PyTorch FlexAttention ([`flex_python`]).
+    Flex,
+    /// NumPy `.npy`, bool `(n, n)` ([`write_npy`]).
+    Npy,
+    /// The Hasse diagram as Graphviz DOT ([`hasse_dot`]).
+    Dot,
+    /// Block statistics as text ([`BlockStats::to_text`]).
+    Blocks,
+    /// Block statistics as JSON ([`BlockStats::to_json`]).
+    BlocksJson,
+    /// FlashAttention `(causal, window_size)` verdict as JSON ([`flash_json`]).
+    Flash,
+    /// FlashMask column intervals verdict as JSON ([`flashmask_json`]).
+    FlashMask,
+}
+
+impl ExportKind {
+    /// Every kind, in menu order.
+    pub const ALL: [ExportKind; 7] = [
+        ExportKind::Flex,
+        ExportKind::Npy,
+        ExportKind::Dot,
+        ExportKind::Blocks,
+        ExportKind::BlocksJson,
+        ExportKind::Flash,
+        ExportKind::FlashMask,
+    ];
+
+    /// The CLI name (`--to NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportKind::Flex => "flex",
+            ExportKind::Npy => "npy",
+            ExportKind::Dot => "dot",
+            ExportKind::Blocks => "blocks",
+            ExportKind::BlocksJson => "blocks-json",
+            ExportKind::Flash => "flash",
+            ExportKind::FlashMask => "flashmask",
+        }
+    }
+
+    /// A file name extension for downloads.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportKind::Flex => "py",
+            ExportKind::Npy => "npy",
+            ExportKind::Dot => "dot",
+            ExportKind::Blocks => "txt",
+            ExportKind::BlocksJson | ExportKind::Flash | ExportKind::FlashMask => "json",
+        }
+    }
+
+    /// Whether the output is binary (only `.npy`); every other kind is UTF-8 text.
+    pub fn is_binary(self) -> bool {
+        self == ExportKind::Npy
+    }
+}
+
+/// Why an export failed (only the block size can be wrong; every mask is exportable, kernels
+/// that cannot represent it say so inside their JSON).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    /// From the FlexAttention export.
+    #[error(transparent)]
+    Flex(#[from] FlexError),
+    /// From the block statistics.
+    #[error(transparent)]
+    Blocks(#[from] BlockError),
+}
+
+/// The bytes of one export of `file` (`block_size` is used by `Flex` and the block statistics).
+///
+/// # Errors
+/// A block size outside `1..=MAX_N` for `Flex`, `Blocks`, `BlocksJson`.
+///
+/// Complexity: that of the chosen export; `Dot` runs the [`Analysis`] (`O(n³/64)` worst case).
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::{BitMatrix, format::MaskFile, interop::{export, ExportKind}};
+/// let file = MaskFile::new(BitMatrix::from_fn(4, |q, k| k <= q));
+/// for kind in ExportKind::ALL {
+///     assert!(!export(&file, kind, 128).unwrap().is_empty(), "{}", kind.name());
+/// }
+/// ```
+pub fn export(file: &MaskFile, kind: ExportKind, block_size: usize) -> Result<Vec<u8>, ExportError> {
+    Ok(match kind {
+        ExportKind::Flex => flex_python(file, block_size)?.code.into_bytes(),
+        ExportKind::Npy => write_npy(&file.mask),
+        ExportKind::Dot => hasse_dot(&Analysis::new(&file.mask), file.labels.as_deref()).into_bytes(),
+        ExportKind::Blocks => block_stats(&file.mask, block_size)?.to_text().into_bytes(),
+        ExportKind::BlocksJson => block_stats(&file.mask, block_size)?.to_json().into_bytes(),
+        ExportKind::Flash => flash_json(&file.mask).into_bytes(),
+        ExportKind::FlashMask => flashmask_json(&file.mask).into_bytes(),
+    })
+}
