@@ -25,9 +25,10 @@ pub const MAX_LABEL_CHARS: usize = 256;
 /// [`Encoding::Auto`] writes row strings up to this side, the packed form above it.
 pub const ROWS_UP_TO: usize = 512;
 
-/// A parse or validation failure, with the data needed to explain it.
+/// Why raw bytes are not acceptable text input, whatever format they claim to be. Shared by every
+/// text format's error type (`FormatError`, the family file's `FamilyError`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum FormatError {
+pub enum InputError {
     /// Input over [`MAX_INPUT_BYTES`].
     #[error("input is {bytes} bytes; the limit is {limit} bytes")]
     TooLarge {
@@ -42,6 +43,29 @@ pub enum FormatError {
         /// Byte offset of the first invalid byte.
         offset: usize,
     },
+}
+
+/// Checks the size limit and decodes UTF-8: the first step of every text parser.
+pub fn text_input(input: &[u8]) -> Result<&str, InputError> {
+    if input.len() > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge { bytes: input.len(), limit: MAX_INPUT_BYTES });
+    }
+    std::str::from_utf8(input).map_err(|e| InputError::NotUtf8 { offset: e.valid_up_to() })
+}
+
+/// A serde_json error as (line, column, message without serde's " at line L column C" suffix).
+pub fn json_error_parts(e: &serde_json::Error) -> (usize, usize, String) {
+    let message = e.to_string();
+    let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+    (e.line(), e.column(), message)
+}
+
+/// A parse or validation failure, with the data needed to explain it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    /// Too large or not UTF-8.
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// Empty input.
     #[error("input is empty")]
     Empty,
@@ -251,10 +275,7 @@ struct RawFile {
 /// assert_eq!(err.to_string(), "text grid: row 1 has 2 columns, expected 3");
 /// ```
 pub fn parse_mask_file(input: &[u8]) -> Result<MaskFile, FormatError> {
-    if input.len() > MAX_INPUT_BYTES {
-        return Err(FormatError::TooLarge { bytes: input.len(), limit: MAX_INPUT_BYTES });
-    }
-    let text = std::str::from_utf8(input).map_err(|e| FormatError::NotUtf8 { offset: e.valid_up_to() })?;
+    let text = text_input(input)?;
     match text.trim_start().chars().next() {
         None => Err(FormatError::Empty),
         Some('{') => parse_json(text),
@@ -316,10 +337,8 @@ fn parse_json(text: &str) -> Result<MaskFile, FormatError> {
 }
 
 fn json_error(e: serde_json::Error) -> FormatError {
-    let message = e.to_string();
-    // serde_json appends " at line L column C"; keep the message without it.
-    let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-    FormatError::Json { line: e.line(), column: e.column(), message }
+    let (line, column, message) = json_error_parts(&e);
+    FormatError::Json { line, column, message }
 }
 
 fn decode_mask(raw: &RawMask, n: usize, where_: &str) -> Result<BitMatrix, FormatError> {

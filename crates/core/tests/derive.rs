@@ -89,27 +89,12 @@ fn autoregressive_as_bidirectional_blocks_shares_nothing() {
     assert_eq!(Analysis::new(d.dense()).classes().len(), n - 1);
 }
 
-const BTS_6_2: [&str; 12] = [
-    "11..........",
-    "11..........",
-    "1111........",
-    "1111........",
-    "111111......",
-    "111111......",
-    "......11....",
-    "......11....",
-    "11......11..",
-    "11......11..",
-    "1111......11",
-    "1111......11",
-];
-
 #[test]
 fn block_generation_reproduces_the_block_two_stream_table() {
     let family = block_generation(BlockOptions::new(6, 2)).unwrap();
     let d = derive(&family).unwrap();
     assert_sound(&d);
-    assert_eq!(rows(d.dense()), BTS_6_2);
+    assert_eq!(rows(d.dense()), vector_mask("block two-stream dense n=6 s=2"));
     let r = d.report();
     // B = 3: B(B+1)/2 = 6 task nodes -> 2B-1 = 5, plus the last clean block as padding.
     assert_eq!((r.nodes_before, r.nodes_after, r.padding_nodes, r.positions), (6, 5, 1, 12));
@@ -173,26 +158,11 @@ fn block_generation_with_block_one_is_xlnet_in_identity_order() {
     }
 }
 
-const BUTTERFLY_4: [&str; 12] = [
-    "1...........",
-    "11..........",
-    "111.........",
-    "1111........",
-    "....1111....",
-    ".....111....",
-    "......11....",
-    ".......1....",
-    ".....1111...",
-    "1.....11.1..",
-    "11.....1..1.",
-    "111........1",
-];
-
 #[test]
 fn butterfly_reproduces_the_table_and_merges_n_squared_into_3n_minus_2() {
     let d = derive(&butterfly(ButterflyOptions::new(4)).unwrap()).unwrap();
     assert_sound(&d);
-    assert_eq!(rows(d.dense()), BUTTERFLY_4);
+    assert_eq!(rows(d.dense()), vector_mask("butterfly dense n=4 padded"));
     let r = d.report();
     assert_eq!((r.nodes_before, r.nodes_after, r.padding_nodes, r.positions), (16, 10, 2, 12));
     assert_eq!((r.depth_dense, r.depth_sparse), (1, 3));
@@ -741,4 +711,13 @@ fn mutated_family_files_never_panic() {
         }
     }
     assert!(accepted > 0, "some mutations stay valid");
+}
+
+/// The THEORY §8 tables, from the shared vector file (one source of truth for tests).
+fn vector_mask(name: &str) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/masks.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("vector file")).expect("vector JSON");
+    let case = doc["cases"].as_array().expect("cases").iter().find(|c| c["name"] == name).expect("named case");
+    serde_json::from_value(case["mask"].clone()).expect("rows")
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::task::{Family, FamilyError, Task, parse_input, parse_token};
 use crate::analysis::Analysis;
 use crate::bits::BitMatrix;
-use crate::format::MAX_INPUT_BYTES;
+use crate::format::{json_error_parts, text_input};
 
 /// Value of the `format` field of a family file.
 pub const FAMILY_FORMAT_TAG: &str = "hasseflow-family";
@@ -85,14 +85,10 @@ fn invalid(at: impl Into<String>, what: impl Into<String>) -> FamilyError {
 /// assert!(err.unwrap_err().to_string().starts_with("tasks[0].inputs[0]"));
 /// ```
 pub fn parse_family(input: &[u8]) -> Result<Family, FamilyError> {
-    if input.len() > MAX_INPUT_BYTES {
-        return Err(FamilyError::TooLarge { bytes: input.len(), limit: MAX_INPUT_BYTES });
-    }
-    let text = std::str::from_utf8(input).map_err(|e| FamilyError::NotUtf8 { offset: e.valid_up_to() })?;
-    let raw: RawFamily = serde_json::from_str(text).map_err(|e| FamilyError::Json {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string().split(" at line ").next().unwrap_or_default().to_string(),
+    let text = text_input(input)?;
+    let raw: RawFamily = serde_json::from_str(text).map_err(|e| {
+        let (line, column, message) = json_error_parts(&e);
+        FamilyError::Json { line, column, message }
     })?;
     if raw.format != FAMILY_FORMAT_TAG {
         return Err(invalid("format", format!("is \"{}\", expected \"{FAMILY_FORMAT_TAG}\"", raw.format)));

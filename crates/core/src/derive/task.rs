@@ -186,20 +186,9 @@ pub type InputId = u32;
 /// parameter. Every message says where and what.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FamilyError {
-    /// Input over the size limit.
-    #[error("input is {bytes} bytes; the limit is {limit} bytes")]
-    TooLarge {
-        /// Size of the input.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// Input is not UTF-8.
-    #[error("input is not UTF-8 text (invalid byte at offset {offset})")]
-    NotUtf8 {
-        /// Offset of the first invalid byte.
-        offset: usize,
-    },
+    /// Too large or not UTF-8.
+    #[error(transparent)]
+    Input(#[from] crate::format::InputError),
     /// Not JSON, or JSON of the wrong shape.
     #[error("malformed family JSON at line {line}, column {column}: {message}")]
     Json {
