@@ -99,8 +99,8 @@ enum Command {
         /// Mask file (JSON, text grid or .npy), or - for standard input.
         file: String,
         /// What to produce.
-        #[arg(long, value_enum)]
-        to: ExportTo,
+        #[arg(long, value_parser = export_kinds())]
+        to: String,
         /// Block size for `flex` and `blocks` (FlexAttention's default is 128).
         #[arg(long, default_value_t = interop::DEFAULT_BLOCK_SIZE)]
         block_size: usize,
@@ -200,24 +200,6 @@ enum OutFormat {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ExportTo {
-    /// Python for PyTorch FlexAttention: mask_mod and create_block_mask.
-    Flex,
-    /// A NumPy .npy boolean array of shape (n, n).
-    Npy,
-    /// The Hasse diagram as Graphviz DOT.
-    Dot,
-    /// Block statistics as text: full / partial / empty tiles, sparsity, FLOPs vs dense.
-    Blocks,
-    /// Block statistics as one JSON object.
-    BlocksJson,
-    /// FlashAttention (causal, window_size) as JSON, or why the mask is not one.
-    Flash,
-    /// FlashMask column intervals as JSON, or why the mask has none.
-    Flashmask,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
 enum EncodingArg {
     /// Row strings up to n = 512, packed above.
     Auto,
@@ -292,7 +274,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Export { file, to, block_size, output } => {
             let mask_file = read_mask(&file)?;
-            let bytes = export(&mask_file, to, block_size)?;
+            let bytes = export(&mask_file, &to, block_size)?;
             write_output(output.as_ref(), &bytes)
         }
         Command::Op { op, file, other, cycle, one_edge, format } => {
@@ -345,17 +327,14 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
 }
 
 /// The bytes of one export; every format is a core function.
-fn export(file: &MaskFile, to: ExportTo, block_size: usize) -> Result<Vec<u8>> {
-    let kind = match to {
-        ExportTo::Flex => interop::ExportKind::Flex,
-        ExportTo::Npy => interop::ExportKind::Npy,
-        ExportTo::Dot => interop::ExportKind::Dot,
-        ExportTo::Blocks => interop::ExportKind::Blocks,
-        ExportTo::BlocksJson => interop::ExportKind::BlocksJson,
-        ExportTo::Flash => interop::ExportKind::Flash,
-        ExportTo::Flashmask => interop::ExportKind::FlashMask,
-    };
+fn export(file: &MaskFile, to: &str, block_size: usize) -> Result<Vec<u8>> {
+    let kind = interop::ExportKind::from_name(to).context("clap only passes known export names")?;
     Ok(interop::export(file, kind, block_size)?)
+}
+
+/// The `--to` values, named and described by the core's export kinds.
+fn export_kinds() -> clap::builder::PossibleValuesParser {
+    interop::ExportKind::ALL.map(|k| clap::builder::PossibleValue::new(k.name()).help(k.summary())).into()
 }
 
 fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {

@@ -4,15 +4,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn hasseflow(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hasseflow"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("binary finishes")
+    hasseflow_bytes(args, stdin.as_bytes())
 }
 
 fn ok(args: &[&str], stdin: &str) -> String {

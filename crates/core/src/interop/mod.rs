@@ -75,6 +75,24 @@ impl ExportKind {
         }
     }
 
+    /// One line saying what the export is (CLI help, the app's menu).
+    pub fn summary(self) -> &'static str {
+        match self {
+            ExportKind::Flex => "Python for PyTorch FlexAttention: mask_mod and create_block_mask",
+            ExportKind::Npy => "a NumPy .npy boolean array of shape (n, n)",
+            ExportKind::Dot => "the Hasse diagram as Graphviz DOT",
+            ExportKind::Blocks => "block statistics as text: full / partial / empty tiles, sparsity, FLOPs vs dense",
+            ExportKind::BlocksJson => "block statistics as one JSON object",
+            ExportKind::Flash => "FlashAttention (causal, window_size) as JSON, or why the mask is not one",
+            ExportKind::FlashMask => "FlashMask column intervals as JSON, or why the mask has none",
+        }
+    }
+
+    /// The kind with this [`ExportKind::name`].
+    pub fn from_name(name: &str) -> Option<ExportKind> {
+        ExportKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// A file name extension for downloads.
     pub fn extension(self) -> &'static str {
         match self {
