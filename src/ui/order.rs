@@ -46,7 +46,7 @@ struct ViewBox {
 
 /// Width and height of the drawing area (CSS pixels).
 const W: f64 = 420.0;
-const H: f64 = 330.0;
+const H: f64 = 360.0;
 
 /// The order view component.
 #[function_component(OrderDiagram)]

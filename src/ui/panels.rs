@@ -198,7 +198,7 @@ pub fn preset_picker(p: &PresetProps) -> Html {
     });
     html! {
         <section class="panel presets" aria-label="Presets">
-            <form onsubmit={load}>
+            <form onsubmit={load} novalidate=true>
                 <div class="toolrow">
                     <label for="preset">{"Preset"}</label>
                     <select id="preset" onchange={on_name}>
@@ -295,7 +295,7 @@ pub struct GrowthProps {
 /// Reached cells against `L`, as a small SVG step plot.
 #[function_component(GrowthPlot)]
 pub fn growth_plot(p: &GrowthProps) -> Html {
-    let (w, h, pad) = (300.0, 90.0, 24.0);
+    let (w, h, pad) = (300.0, 74.0, 24.0);
     let g = &p.growth;
     let last = g.len().max(1);
     let top = g.iter().copied().max().unwrap_or(1).max(1) as f64;

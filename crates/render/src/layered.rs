@@ -14,8 +14,8 @@ const GAP_X: f64 = 14.0;
 /// Vertical distance between layer centres.
 const LAYER_H: f64 = 64.0;
 
-pub(crate) fn layout(input: &HasseInput<'_>, captions: &[(String, String)]) -> Scene {
-    let v = captions.len();
+/// Longest-path layer of every class (minimal classes at 0) and the adjacency both ways.
+fn layering(input: &HasseInput<'_>, v: usize) -> (Vec<usize>, Vec<Vec<usize>>, Vec<Vec<usize>>) {
     let mut ups: Vec<Vec<usize>> = vec![Vec::new(); v];
     let mut downs: Vec<Vec<usize>> = vec![Vec::new(); v];
     for &(lo, up) in input.edges {
@@ -40,6 +40,26 @@ pub(crate) fn layout(input: &HasseInput<'_>, captions: &[(String, String)]) -> S
             }
         }
     }
+    (layer, ups, downs)
+}
+
+/// The size of the graph a Sugiyama layout really places: classes plus one dummy node per layer
+/// an edge skips (under longest-path layering). layout-rs's time grows steeply with it.
+pub fn lowered_size(input: &HasseInput<'_>) -> usize {
+    let v = input.classes.len();
+    let (layer, _, _) = layering(input, v);
+    let dummies: usize = input
+        .edges
+        .iter()
+        .filter(|&&(lo, up)| lo < v && up < v)
+        .map(|&(lo, up)| layer[up].saturating_sub(layer[lo] + 1))
+        .sum();
+    v + dummies
+}
+
+pub(crate) fn layout(input: &HasseInput<'_>, captions: &[(String, String)]) -> Scene {
+    let v = captions.len();
+    let (layer, ups, downs) = layering(input, v);
     let layers = layer.iter().max().map_or(0, |m| m + 1);
     let mut rows: Vec<Vec<usize>> = vec![Vec::new(); layers];
     for c in 0..v {

@@ -4,8 +4,11 @@
 //!
 //! Two layout engines: [`Engine::LayoutRs`] (the `layout-rs` crate, Sugiyama-style, curved
 //! edges) and [`Engine::Layered`] (longest-path layering plus barycenter ordering, straight
-//! edges, linear-ish time), which [`Engine::Auto`] picks above [`LayoutOptions::layout_rs_limit`]
-//! nodes because layout-rs's placement grows too slow for an interactive page there.
+//! edges, near-linear time). [`Engine::Auto`] picks the layered one when the graph layout-rs
+//! would place ([`lowered_size`]: classes plus a dummy node per skipped layer of each edge) is
+//! above [`LayoutOptions::layout_rs_limit`], because layout-rs's time grows steeply with it (about
+//! 30 ms at 60 classes with long edges, over a second at 120, half a minute at 250; see
+//! `examples/layout_time.rs`).
 //!
 //! No clock, IO or web types here: callers measure time themselves.
 
@@ -13,6 +16,7 @@ mod layered;
 mod scene;
 mod svg;
 
+pub use layered::lowered_size;
 pub use scene::{EdgePath, Scene, SceneEdge, SceneNode, node_caption};
 pub use svg::{SvgTheme, to_svg};
 
@@ -35,7 +39,8 @@ pub enum Engine {
 pub struct LayoutOptions {
     /// Engine choice.
     pub engine: Engine,
-    /// Largest number of classes [`Engine::Auto`] gives to layout-rs.
+    /// Largest [`lowered_size`] (classes plus dummy nodes for long edges) that [`Engine::Auto`]
+    /// gives to layout-rs.
     pub layout_rs_limit: usize,
     /// Longest node caption in characters before it is shortened (the full text stays in
     /// [`SceneNode::full`]).
@@ -44,7 +49,7 @@ pub struct LayoutOptions {
 
 impl Default for LayoutOptions {
     fn default() -> Self {
-        LayoutOptions { engine: Engine::Auto, layout_rs_limit: 120, max_caption_chars: 18 }
+        LayoutOptions { engine: Engine::Auto, layout_rs_limit: 160, max_caption_chars: 18 }
     }
 }
 
@@ -85,7 +90,7 @@ impl<'a> HasseInput<'a> {
 /// ```
 pub fn layout(input: &HasseInput<'_>, options: &LayoutOptions) -> Scene {
     let use_layout_rs = match options.engine {
-        Engine::Auto => input.classes.len() <= options.layout_rs_limit,
+        Engine::Auto => lowered_size(input) <= options.layout_rs_limit,
         Engine::LayoutRs => true,
         Engine::Layered => false,
     };
