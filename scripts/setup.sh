@@ -28,3 +28,15 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   # No --locked: its lockfile names a webpki-roots release the registry no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
+
+# End-to-end tests: Debian's Chromium and playwright-core (never `npx playwright install`, which
+# downloads a browser from a host these machines cannot reach).
+if [ ! -x /usr/bin/chromium ]; then
+  step "installing chromium"
+  apt-get update
+  apt-get install -y chromium
+fi
+if [ ! -d tests/e2e/node_modules ]; then
+  step "installing the e2e test driver (playwright-core)"
+  (cd tests/e2e && npm ci)
+fi

@@ -428,7 +428,9 @@ impl AppState {
     fn load_file(&mut self, file: MaskFile, what: &str) -> bool {
         let n = file.mask.n();
         if n > MAX_EDIT_N {
-            self.error(format!("{what}: the mask has n = {n}; the editor handles up to {MAX_EDIT_N}. Nothing was changed."));
+            self.error(format!(
+                "{what}: the mask has n = {n}; the editor handles up to {MAX_EDIT_N}. Nothing was changed."
+            ));
             return false;
         }
         let ignored = if file.stack.is_some() { " (its layer stack is not shown here)" } else { "" };

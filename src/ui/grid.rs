@@ -225,7 +225,9 @@ pub fn grid(props: &GridProps) -> Html {
             let v = *view;
             let c = (CANVAS_PX - RULER) / 2.0;
             let zoom = v.zoom * f;
-            view.set(View { zoom, pan: (c - (c - v.pan.0) * zoom / v.zoom, c - (c - v.pan.1) * zoom / v.zoom) }.clamped(n));
+            view.set(
+                View { zoom, pan: (c - (c - v.pan.0) * zoom / v.zoom, c - (c - v.pan.1) * zoom / v.zoom) }.clamped(n),
+            );
         })
     };
     let reset = {
@@ -252,11 +254,7 @@ pub fn grid(props: &GridProps) -> Html {
 
 fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>) {
     let Some(canvas) = p.canvas_ref.cast::<HtmlCanvasElement>() else { return };
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    let Some(ctx) = canvas.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
     else {
         return;
     };
@@ -297,8 +295,7 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>
         }
     }
     let Some(off) = slot.as_ref() else { return };
-    let Some(octx) =
-        off.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    let Some(octx) = off.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
     else {
         return;
     };
@@ -373,7 +370,10 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>
             }
         }
     }
-    let step = [1usize, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 256].into_iter().find(|&t| t as f64 * s >= 22.0).unwrap_or(256);
+    let step = [1usize, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 256]
+        .into_iter()
+        .find(|&t| t as f64 * s >= 22.0)
+        .unwrap_or(256);
     ctx.set_fill_style_str(pal.muted_css);
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_align("center");
@@ -382,11 +382,11 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>
         let c = i as f64 * s + s / 2.0;
         let (x, y) = (ox + c, oy + c);
         let hot = |axis: usize| p.hover.is_some_and(|h| if axis == 0 { h.1 == i } else { h.0 == i });
-        if x >= RULER && x <= CANVAS_PX {
+        if (RULER..=CANVAS_PX).contains(&x) {
             ctx.set_fill_style_str(if hot(0) { pal.ink_css } else { pal.muted_css });
             let _ = ctx.fill_text(&i.to_string(), x, RULER / 2.0 - 2.0);
         }
-        if y >= RULER && y <= CANVAS_PX {
+        if (RULER..=CANVAS_PX).contains(&y) {
             ctx.set_fill_style_str(if hot(1) { pal.ink_css } else { pal.muted_css });
             let _ = ctx.fill_text(&i.to_string(), RULER / 2.0, y);
         }

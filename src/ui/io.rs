@@ -44,7 +44,9 @@ pub fn url_with_fragment(fragment: &str) -> String {
 }
 
 fn js_err(e: JsValue) -> String {
-    e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "unknown error".into())
+    e.as_string()
+        .or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string()))
+        .unwrap_or_else(|| "unknown error".into())
 }
 
 /// Offers `blob` as a download named `name`.
@@ -72,7 +74,10 @@ pub fn download_text(text: &str, name: &str, mime: &str) -> Result<(), String> {
 pub async fn copy_text(text: String) -> Result<(), String> {
     let w = web_sys::window().ok_or("no window")?;
     let promise = w.navigator().clipboard().write_text(&text);
-    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(|e| format!("the clipboard refused ({})", js_err(e)))
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("the clipboard refused ({})", js_err(e)))
 }
 
 /// Reads a dropped or picked file.

@@ -222,8 +222,12 @@ pub fn app() -> Html {
         ("height", "height", a.height().to_string()),
         ("width", "width", state.derived.width.to_string()),
     ]);
-    let timing =
-        format!("analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)", state.derived.millis, laid.millis, laid.scene.nodes.len());
+    let timing = format!(
+        "analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)",
+        state.derived.millis,
+        laid.millis,
+        laid.scene.nodes.len()
+    );
     let hover_text = hover_sentence(&state);
     let growth = Rc::new(a.growth().to_vec());
 
@@ -351,7 +355,8 @@ pub fn app() -> Html {
         Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
     };
     let message = state.message.clone().map(|m| {
-        let (class, role) = if m.level == Level::Error { ("message error", "alert") } else { ("message info", "status") };
+        let (class, role) =
+            if m.level == Level::Error { ("message error", "alert") } else { ("message info", "status") };
         html! {
             <div id="message" class={class} role={role}>
                 <span>{ m.text }</span>

@@ -257,7 +257,8 @@ pub fn layer_control(p: &LayerProps) -> Html {
         format!("not converged yet: L* = {}", p.depth)
     };
     let pal = Palette::of(p.theme);
-    let legend_layers: Vec<usize> = if p.depth <= 6 { (0..=p.depth).collect() } else { vec![0, 1, p.depth / 2, p.depth] };
+    let legend_layers: Vec<usize> =
+        if p.depth <= 6 { (0..=p.depth).collect() } else { vec![0, 1, p.depth / 2, p.depth] };
     html! {
         <section class="panel layers" aria-label="Layers">
             <div class="toolrow">

@@ -11,7 +11,10 @@ use hasseflow_render::{Engine, HasseInput, LayoutOptions, layout};
 fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![60, 120, 250, 500] } else { sizes };
-    println!("{:<28} {:>6} {:>6} {:>8} {:>12} {:>12}", "mask", "nodes", "edges", "lowered", "layout-rs ms", "layered ms");
+    println!(
+        "{:<28} {:>6} {:>6} {:>8} {:>12} {:>12}",
+        "mask", "nodes", "edges", "lowered", "layout-rs ms", "layered ms"
+    );
     for &n in &sizes {
         let p = if n <= 60 { "0.05" } else { "0.02" };
         let params = [("p", p), ("causal", "true"), ("seed", "3")]

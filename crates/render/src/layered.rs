@@ -76,14 +76,16 @@ pub(crate) fn layout(input: &HasseInput<'_>, captions: &[(String, String)]) -> S
     index_rows(&rows, &mut pos);
     for sweep in 0..SWEEPS * 2 {
         let upward = sweep % 2 == 0;
-        let order: Vec<usize> = if upward { (1..layers).collect() } else { (0..layers.saturating_sub(1)).rev().collect() };
+        let order: Vec<usize> =
+            if upward { (1..layers).collect() } else { (0..layers.saturating_sub(1)).rev().collect() };
         for l in order {
             let neighbours = if upward { &downs } else { &ups };
             let mut keyed: Vec<(f64, usize)> = rows[l]
                 .iter()
                 .map(|&c| {
                     let ns = &neighbours[c];
-                    let key = if ns.is_empty() { pos[c] } else { ns.iter().map(|&n| pos[n]).sum::<f64>() / ns.len() as f64 };
+                    let key =
+                        if ns.is_empty() { pos[c] } else { ns.iter().map(|&n| pos[n]).sum::<f64>() / ns.len() as f64 };
                     (key, c)
                 })
                 .collect();
@@ -96,7 +98,8 @@ pub(crate) fn layout(input: &HasseInput<'_>, captions: &[(String, String)]) -> S
     }
 
     let widths: Vec<f64> = captions.iter().map(|(c, _)| box_width(c)).collect();
-    let row_width = |row: &Vec<usize>| row.iter().map(|&c| widths[c]).sum::<f64>() + GAP_X * row.len().saturating_sub(1) as f64;
+    let row_width =
+        |row: &Vec<usize>| row.iter().map(|&c| widths[c]).sum::<f64>() + GAP_X * row.len().saturating_sub(1) as f64;
     let max_row = rows.iter().map(row_width).fold(0.0, f64::max);
     let width = max_row + 2.0 * MARGIN;
     let height = layers.saturating_sub(1) as f64 * LAYER_H + NODE_H + 2.0 * MARGIN;

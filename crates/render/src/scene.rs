@@ -135,8 +135,11 @@ pub(crate) fn box_width(caption: &str) -> f64 {
 #[derive(Default)]
 struct Recorder {
     boxes: Vec<(usize, Point, Point)>,
-    arrows: Vec<(usize, usize, Vec<(Point, Point)>)>,
+    arrows: Vec<RecordedArrow>,
 }
+
+/// `(lower, upper, bezier path)` of one drawn arrow.
+type RecordedArrow = (usize, usize, Vec<(Point, Point)>);
 
 impl RenderBackend for Recorder {
     fn draw_rect(&mut self, xy: Point, size: Point, _: &StyleAttr, properties: Option<String>, _: Option<ClipHandle>) {
@@ -213,7 +216,13 @@ pub(crate) fn layout_rs(input: &HasseInput<'_>, captions: &[(String, String)]) -
         }
     }
     if rec.boxes.is_empty() {
-        return Scene { width: 2.0 * MARGIN, height: 2.0 * MARGIN, nodes: vec![], edges: vec![], engine: Engine::LayoutRs };
+        return Scene {
+            width: 2.0 * MARGIN,
+            height: 2.0 * MARGIN,
+            nodes: vec![],
+            edges: vec![],
+            engine: Engine::LayoutRs,
+        };
     }
     let height = max_y - min_y + 2.0 * MARGIN;
     let width = max_x - min_x + 2.0 * MARGIN;
@@ -260,7 +269,10 @@ pub(crate) fn layout_rs(input: &HasseInput<'_>, captions: &[(String, String)]) -
             let mut d = String::new();
             let (a, b) = (p(path[0].0), p(path[0].1));
             let (c, e) = (p(path[1].0), p(path[1].1));
-            d.push_str(&format!("M {:.1} {:.1} C {:.1} {:.1}, {:.1} {:.1}, {:.1} {:.1}", a.0, a.1, b.0, b.1, c.0, c.1, e.0, e.1));
+            d.push_str(&format!(
+                "M {:.1} {:.1} C {:.1} {:.1}, {:.1} {:.1}, {:.1} {:.1}",
+                a.0, a.1, b.0, b.1, c.0, c.1, e.0, e.1
+            ));
             let mut to = e;
             for (x, y) in path.iter().skip(2) {
                 let (x, y) = (p(*x), p(*y));

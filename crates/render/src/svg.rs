@@ -49,10 +49,10 @@ pub fn escape(text: &str) -> String {
 pub fn to_svg(scene: &Scene, theme: &SvgTheme) -> String {
     let mut s = String::new();
     let (w, h) = (scene.width.max(1.0), scene.height.max(1.0));
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.1} {h:.1}\" \
-         font-family=\"system-ui, sans-serif\" font-size=\"12\">\n"
+         font-family=\"system-ui, sans-serif\" font-size=\"12\">"
     );
     let _ = writeln!(
         s,
