@@ -1,5 +1,5 @@
 //! The app's single store: [`AppState`] and the closed [`Action`] enum, reduced by a pure
-//! function that calls the core. Plain Rust with no yew or web types, so `cargo test -p
+//! function that calls the core. Plain Rust with no UI or browser types, so `cargo test -p
 //! hasseflow-app` tests it natively; the wasm shell wraps it in `use_reducer`.
 //!
 //! The clock is injected ([`AppState::new`] takes a `fn() -> f64` in milliseconds) so the time

@@ -26,6 +26,8 @@ pub struct GridProps {
     pub mask: Rc<BitMatrix>,
     /// Its analysis.
     pub derived: Rc<Derived>,
+    /// Position labels (drawn as canvas text on the rulers).
+    pub labels: Option<Rc<Vec<String>>>,
     /// Revision of the mask.
     pub revision: u64,
     /// The layer shown.
@@ -378,17 +380,29 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_align("center");
     ctx.set_text_baseline("middle");
+    // Position labels replace indices where a cell is wide enough to hold a few characters.
+    let label = |i: usize| match p.labels.as_ref().and_then(|l| l.get(i)) {
+        Some(l) if s >= 16.0 => {
+            let max = ((s / 6.5) as usize).clamp(2, 4);
+            if l.chars().count() > max {
+                format!("{}…", l.chars().take(max - 1).collect::<String>())
+            } else {
+                l.clone()
+            }
+        }
+        _ => i.to_string(),
+    };
     for i in (0..n).step_by(step) {
         let c = i as f64 * s + s / 2.0;
         let (x, y) = (ox + c, oy + c);
         let hot = |axis: usize| p.hover.is_some_and(|h| if axis == 0 { h.1 == i } else { h.0 == i });
         if (RULER..=CANVAS_PX).contains(&x) {
             ctx.set_fill_style_str(if hot(0) { pal.ink_css } else { pal.muted_css });
-            let _ = ctx.fill_text(&i.to_string(), x, RULER / 2.0 - 2.0);
+            let _ = ctx.fill_text(&label(i), x, RULER / 2.0 - 2.0);
         }
         if (RULER..=CANVAS_PX).contains(&y) {
             ctx.set_fill_style_str(if hot(1) { pal.ink_css } else { pal.muted_css });
-            let _ = ctx.fill_text(&i.to_string(), RULER / 2.0, y);
+            let _ = ctx.fill_text(&label(i), RULER / 2.0, y);
         }
     }
     ctx.set_fill_style_str(pal.muted_css);

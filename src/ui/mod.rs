@@ -143,6 +143,17 @@ pub fn app() -> Html {
             move || drop(timer)
         });
     }
+    // Info messages fade after a while; errors stay until dismissed or replaced.
+    {
+        let d = dispatch.clone();
+        use_effect_with(state.message.clone(), move |m| {
+            let timer = m
+                .as_ref()
+                .filter(|m| m.level == Level::Info)
+                .map(|_| gloo_timers::callback::Timeout::new(6000, move || d.emit(Action::Dismiss)));
+            move || drop(timer)
+        });
+    }
     // Theme on the document element, so CSS variables follow it.
     use_effect_with(*theme, |t| {
         if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
@@ -398,7 +409,7 @@ pub fn app() -> Html {
                     </section>
                 </aside>
                 <section class="center" aria-label="Mask">
-                    <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} revision={state.revision}
+                    <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} labels={state.doc.labels.clone()} revision={state.revision}
                         layer={state.layer} hover={state.hover_cell} hover_class={state.hover_class} theme={*theme}
                         {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>

@@ -135,7 +135,12 @@ pub fn order_diagram(props: &OrderProps) -> Html {
                 let (a, b) = (scene.nodes.get(lo)?, scene.nodes.get(up)?);
                 let lit = any_lit && is_lit(lo) && is_lit(up);
                 let class = classes!("edge", "full", lit.then_some("lit"), (any_lit && !lit).then_some("dim"));
-                let d = format!("M {:.1} {:.1} L {:.1} {:.1}", a.x, a.y - a.h / 2.0, b.x, b.y + b.h / 2.0);
+                // Arcs, bulging more the further apart the classes are, so that a non-covering
+                // pair is not hidden behind the chain of covers it spans.
+                let (x0, y0, x1, y1) = (a.x, a.y - a.h / 2.0, b.x, b.y + b.h / 2.0);
+                let bulge = 0.35 * (y0 - y1).abs().max((x1 - x0).abs()) * if (lo + up) % 2 == 0 { 1.0 } else { -1.0 };
+                let (mx, my) = ((x0 + x1) / 2.0 + bulge, (y0 + y1) / 2.0);
+                let d = format!("M {x0:.1} {y0:.1} Q {mx:.1} {my:.1} {x1:.1} {y1:.1}");
                 Some(html! { <path class={class} d={d} marker-end="url(#arrowhead)" /> })
             })
             .collect(),
