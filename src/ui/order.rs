@@ -193,7 +193,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
                 role="list" aria-label="Order diagram of the limit: minimal classes at the bottom, information flows up"
                 {onwheel} {onpointerdown} {onpointermove} onpointerup={onpointerup.clone()} onpointerleave={onpointerup}>
                 <defs>
-                    <marker id="arrowhead" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                    <marker id="arrowhead" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
                         <path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead" />
                     </marker>
                 </defs>
