@@ -10,7 +10,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
-use super::palette::{Palette, Theme};
+use super::palette::{self, Palette, Theme};
 use crate::state::Derived;
 
 /// CSS size of the canvas (square).
@@ -106,7 +106,7 @@ fn offset(e: &MouseEvent) -> (f64, f64) {
 pub fn grid(props: &GridProps) -> Html {
     let view = use_state(|| View::HOME);
     let drag = use_mut_ref(Drag::default);
-    let scratch = use_mut_ref(|| None::<HtmlCanvasElement>);
+    let scratch = use_mut_ref(|| None::<(CellsKey, HtmlCanvasElement)>);
     let n = props.mask.n();
 
     // Reset the view when the size changes.
@@ -121,7 +121,12 @@ pub fn grid(props: &GridProps) -> Html {
         let v = *view;
         let scratch = scratch.clone();
         use_effect_with((props.clone(), v), move |_| {
+            let start = super::io::now();
             draw(&p, v, &scratch);
+            // Exposed for measurement (the e2e tests read it), not shown.
+            if let Some(c) = p.canvas_ref.cast::<web_sys::Element>() {
+                let _ = c.set_attribute("data-draw-ms", &format!("{:.1}", super::io::now() - start));
+            }
         });
     }
 
@@ -254,7 +259,10 @@ pub fn grid(props: &GridProps) -> Html {
     }
 }
 
-fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>) {
+/// What the cell image depends on: hovering, zooming and panning reuse it.
+type CellsKey = (u64, usize, Theme);
+
+fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<(CellsKey, HtmlCanvasElement)>>>) {
     let Some(canvas) = p.canvas_ref.cast::<HtmlCanvasElement>() else { return };
     let Some(ctx) = canvas.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
     else {
@@ -266,44 +274,46 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<HtmlCanvasElement>>>
     let fr = &p.derived.first_reach;
     let layer = p.layer;
 
-    // One pixel per cell.
-    let mut rgba = vec![0u8; n * n * 4];
-    for q in 0..n {
-        for k in 0..n {
-            let c = match fr.get(q, k) {
-                Some(d) if d <= layer => {
-                    if d == layer && layer > 0 {
-                        pal.new_cell
-                    } else {
-                        pal.layer_colour(d, depth)
-                    }
-                }
-                _ if p.mask.get(q, k) => pal.pending,
-                _ => pal.empty,
-            };
-            let i = (q * n + k) * 4;
-            rgba[i..i + 4].copy_from_slice(&[c.0, c.1, c.2, 255]);
-        }
-    }
+    // One pixel per cell, recomputed only when the mask, the layer or the theme changed.
+    let key = (p.revision, layer, p.theme);
     let mut slot = scratch.borrow_mut();
-    if slot.as_ref().is_none_or(|s| s.width() as usize != n) {
-        *slot = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.create_element("canvas").ok())
-            .and_then(|c| c.dyn_into::<HtmlCanvasElement>().ok());
-        if let Some(s) = slot.as_ref() {
-            s.set_width(n as u32);
-            s.set_height(n as u32);
+    if slot.as_ref().is_none_or(|(k, c)| *k != key || c.width() as usize != n) {
+        // Colour by first-reach layer, looked up rather than interpolated per cell.
+        let lut: Vec<palette::Rgb> = (0..=depth.min(layer))
+            .map(|d| if d == layer && layer > 0 { pal.new_cell } else { pal.layer_colour(d, depth) })
+            .collect();
+        let mut rgba = vec![0u8; n * n * 4];
+        for q in 0..n {
+            for k in 0..n {
+                let c = match fr.get(q, k) {
+                    Some(d) if d <= layer => lut[d],
+                    _ if p.mask.get(q, k) => pal.pending,
+                    _ => pal.empty,
+                };
+                let i = (q * n + k) * 4;
+                rgba[i..i + 4].copy_from_slice(&[c.0, c.1, c.2, 255]);
+            }
         }
+        let reuse = slot.take().map(|(_, c)| c).filter(|c| c.width() as usize == n);
+        let off = reuse.or_else(|| {
+            let c = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.create_element("canvas").ok())
+                .and_then(|c| c.dyn_into::<HtmlCanvasElement>().ok())?;
+            c.set_width(n as u32);
+            c.set_height(n as u32);
+            Some(c)
+        });
+        let Some(off) = off else { return };
+        if let Some(octx) =
+            off.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+            && let Ok(img) = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32)
+        {
+            let _ = octx.put_image_data(&img, 0.0, 0.0);
+        }
+        *slot = Some((key, off));
     }
-    let Some(off) = slot.as_ref() else { return };
-    let Some(octx) = off.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
-        return;
-    };
-    if let Ok(img) = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32) {
-        let _ = octx.put_image_data(&img, 0.0, 0.0);
-    }
+    let Some((_, off)) = slot.as_ref() else { return };
 
     let scale = f64::from(canvas.width()) / CANVAS_PX;
     let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);

@@ -420,6 +420,25 @@ test('analysis and layout times at N = 64, 256, 512 (measured in wasm)', async (
   await page.mouse.move(a.x + 40, a.y, { steps: 5 });
   await page.mouse.up();
   await page.waitForFunction((b) => document.querySelector('#stat-entries').textContent !== b, before);
+  measurements['n=512 stroke: analysis + layout + grid redraw'] = {
+    ...(await timing()),
+    draw_ms: Number(await page.locator('#grid').getAttribute('data-draw-ms')),
+  };
+  // Hovering reuses the cell image: only overlays are redrawn (median of 7 hovers).
+  const hovers = [];
+  for (let i = 0; i < 7; i++) {
+    // Cells are under a pixel wide here, so wait for any new hover sentence.
+    const previous = await page.locator('#hover').innerText();
+    const h = await cellCentre(page, 100 + 20 * i, 200);
+    await page.mouse.move(h.x, h.y);
+    await page.waitForFunction((p) => {
+      const t = document.querySelector('#hover').textContent;
+      return t.startsWith('position ') && t !== p;
+    }, previous);
+    hovers.push(Number(await page.locator('#grid').getAttribute('data-draw-ms')));
+  }
+  hovers.sort((a, b) => a - b);
+  measurements['n=512 hover: grid redraw'] = { median_draw_ms: hovers[3], all: hovers };
   // ~500 classes: the layered layout, then layout-rs forced, for comparison.
   await loadPreset(page, 'sliding-window', 500, { w: 2 });
   measurements['hasse 500 nodes (auto)'] = await timing();
