@@ -44,6 +44,8 @@ struct ViewBox {
     zoom: f64,
 }
 
+/// The smallest zoom the initial fit uses (below it, 12 px captions become unreadable).
+const MIN_FIT_ZOOM: f64 = 0.7;
 /// Width and height of the drawing area (CSS pixels).
 const W: f64 = 420.0;
 const H: f64 = 360.0;
@@ -52,7 +54,15 @@ const H: f64 = 360.0;
 #[function_component(OrderDiagram)]
 pub fn order_diagram(props: &OrderProps) -> Html {
     let scene = &props.scene;
+    // Fit the whole diagram when that keeps captions readable; otherwise keep a readable zoom,
+    // centred, showing the bottom (the sources of information), and let the user pan.
     let fit = {
+        let whole = (W / scene.width.max(1.0)).min(H / scene.height.max(1.0)).min(1.5);
+        let zoom = whole.max(MIN_FIT_ZOOM);
+        let y = if zoom > whole + 1e-9 { scene.height - H / zoom } else { (scene.height - H / zoom) / 2.0 };
+        ViewBox { x: (scene.width - W / zoom) / 2.0, y, zoom }
+    };
+    let whole = {
         let zoom = (W / scene.width.max(1.0)).min(H / scene.height.max(1.0)).min(1.5);
         ViewBox { x: (scene.width - W / zoom) / 2.0, y: (scene.height - H / zoom) / 2.0, zoom }
     };
@@ -110,7 +120,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
     };
     let reset = {
         let vb = vb.clone();
-        Callback::from(move |_: MouseEvent| vb.set(fit))
+        Callback::from(move |_: MouseEvent| vb.set(whole))
     };
 
     let v = *vb;
@@ -203,7 +213,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
             <div class="zoom" role="group" aria-label="Diagram zoom">
                 <button type="button" onclick={zoom_by(1.4)} aria-label="Zoom in" title="Zoom in">{"+"}</button>
                 <button type="button" onclick={zoom_by(1.0 / 1.4)} aria-label="Zoom out" title="Zoom out">{"−"}</button>
-                <button type="button" onclick={reset} aria-label="Fit" title="Fit the diagram">{"fit"}</button>
+                <button type="button" onclick={reset} aria-label="Show the whole diagram" title="Show the whole diagram">{"all"}</button>
             </div>
             if props.full_truncated {
                 <p class="note">{"Full order: only the first comparable pairs are drawn."}</p>
