@@ -357,6 +357,12 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<(CellsKey, HtmlCanva
         for k in a.closure().row_ones(rep) {
             downset[k] = true;
         }
+        // The down-set (everything the class sees), fainter, on the key axis.
+        ctx.set_global_alpha(0.45);
+        for k in a.closure().row_ones(rep).filter(|&k| a.class_of()[k] != c) {
+            ctx.fill_rect(ox + k as f64 * s, oy, s, s * n as f64);
+        }
+        ctx.set_global_alpha(1.0);
     }
     // Hovered cell: its row and column, and an outline.
     if let Some((q, k)) = p.hover {

@@ -137,6 +137,27 @@ mod tests {
     }
 
     #[test]
+    fn auto_layout_survives_random_masks() {
+        // Random masks of many shapes (cycles, antichains, long edges): no panic, every class
+        // and cover drawn, covers pointing up.
+        let mut rng = hasseflow_core::rng::SplitMix64::new(7);
+        for case in 0..120 {
+            let n = 1 + (rng.next_u64() % 40) as usize;
+            let p = (rng.next_u64() % 100) as f64 / 400.0;
+            let causal = case % 3 != 0;
+            let m =
+                BitMatrix::from_fn(n, |q, k| (!causal || k <= q) && ((rng.next_u64() % 10_000) as f64) < p * 10_000.0);
+            let a = Analysis::new(&m);
+            let s = layout(&HasseInput::from_analysis(&a, None), &LayoutOptions::default());
+            assert_eq!(s.nodes.len(), a.classes().len(), "case {case}");
+            assert_eq!(s.edges.len(), a.hasse_edges().len(), "case {case}");
+            for e in &s.edges {
+                assert!(s.nodes[e.lower].y > s.nodes[e.upper].y, "case {case}: {}->{} points up", e.lower, e.upper);
+            }
+        }
+    }
+
+    #[test]
     fn layered_layout_handles_five_hundred_classes() {
         // A window mask has a chain of 500 singleton classes; a random-ish DAG exercises crossings.
         let m = BitMatrix::from_fn(500, |q, k| k <= q && (q - k < 2 || (q * 31 + k * 17) % 97 == 0));
