@@ -440,6 +440,20 @@ pub fn app() -> Html {
 
 /// The hovered cell in words.
 fn hover_sentence(s: &AppState) -> String {
+    let a = &s.derived.analysis;
+    if s.hover_cell.is_none()
+        && let Some(c) = s.hover_class.filter(|&c| c < a.classes().len())
+    {
+        let members = &a.classes()[c];
+        let rep = members[0];
+        let sees = a.closure().row_count(rep);
+        let seen_by = (0..s.n()).filter(|&q| a.closure().get(q, rep)).count();
+        let who = if members.len() == 1 { format!("position {rep}") } else { format!("{} positions", members.len()) };
+        return format!(
+            "class {c} ({who}) sees {sees} position{} in the limit and is seen by {seen_by}.",
+            if sees == 1 { "" } else { "s" }
+        );
+    }
     let Some((q, k)) = s.hover_cell.filter(|&(q, k)| q < s.n() && k < s.n()) else {
         return "Hover a cell: row q is a query, column k a key; a set cell means q attends to k.".into();
     };

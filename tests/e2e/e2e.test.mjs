@@ -300,6 +300,7 @@ test('import a file by the picker; labels stay text', async () => {
   // Hover a node: its members light up on the grid (drawn) and its down-set in the diagram.
   await page.locator('#hasse .node').nth(2).hover();
   await page.waitForFunction(() => document.querySelectorAll('#hasse .node.lit').length === 3);
+  await page.waitForFunction(() => document.querySelector('#hover').textContent.startsWith('class 2 (position 3) sees 4 positions'));
   await shot(page, 'import-labels-node-hover');
   // SVG export escapes labels.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
