@@ -266,6 +266,19 @@ pub fn app() -> Html {
         Callback::from(move |file: web_sys::File| {
             let d = d.clone();
             let name = file.name();
+            // Refuse huge files before reading them into memory.
+            let limit = hasseflow_core::format::MAX_INPUT_BYTES;
+            if file.size() > limit as f64 {
+                d.emit(Action::Notify(
+                    Level::Error,
+                    format!(
+                        "could not import {name}: it is {:.0} MB; the limit is {} MB. Nothing was changed.",
+                        file.size() / 1e6,
+                        limit / 1_000_000
+                    ),
+                ));
+                return;
+            }
             wasm_bindgen_futures::spawn_local(async move {
                 match io::read_file(file).await {
                     Ok(bytes) => d.emit(Action::Import { name, bytes }),

@@ -53,6 +53,9 @@ pub struct Palette {
     pub muted_css: &'static str,
     /// Accent.
     pub accent_css: &'static str,
+    /// Where the layer ramp starts on viridis (later on dark pages: its dark purple end would
+    /// vanish into the background).
+    pub ramp_start: f64,
 }
 
 impl Palette {
@@ -72,6 +75,7 @@ impl Palette {
                 ink_css: "#1d232a",
                 muted_css: "#5b6570",
                 accent_css: "#0072b2",
+                ramp_start: 0.0,
             },
             Theme::Dark => Palette {
                 empty: (32, 36, 41),
@@ -86,6 +90,7 @@ impl Palette {
                 ink_css: "#e6e8ea",
                 muted_css: "#9aa4ad",
                 accent_css: "#56b4e9",
+                ramp_start: 0.3,
             },
         }
     }
@@ -95,7 +100,8 @@ impl Palette {
         if layer == 0 {
             return self.self_cell;
         }
-        viridis(if depth <= 1 { 0.0 } else { (layer - 1) as f64 / (depth - 1) as f64 })
+        let t = if depth <= 1 { 0.0 } else { (layer - 1) as f64 / (depth - 1) as f64 };
+        viridis(self.ramp_start + (1.0 - self.ramp_start) * t)
     }
 }
 
