@@ -34,3 +34,15 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
   step "installing numpy for the Python interop tests"
   python3 -m pip install --quiet numpy
 fi
+
+# End-to-end tests: Debian's Chromium and playwright-core (never `npx playwright install`, which
+# downloads a browser from a host these machines cannot reach).
+if [ ! -x /usr/bin/chromium ]; then
+  step "installing chromium"
+  apt-get update
+  apt-get install -y chromium
+fi
+if [ ! -d tests/e2e/node_modules ]; then
+  step "installing the e2e test driver (playwright-core)"
+  (cd tests/e2e && npm ci)
+fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check: formatting, clippy, all workspace tests (core, CLI, architecture), the Python
-# interop tests (NumPy), and a trunk build of the app. Installs what is missing first.
+# Runs every check: formatting, clippy, all workspace tests (core, render, app store, CLI,
+# architecture), the Python interop tests (NumPy), a trunk build of the app, and the end-to-end
+# tests of that build in headless Chromium. Installs what is missing first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,4 +30,10 @@ step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && test -s dist/hasseflow-app_bg.wasm
 echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
-echo "$passed passed, 0 failed"
+step "end-to-end tests (headless Chromium)"
+e2e_log=$(mktemp)
+(cd tests/e2e && node --test e2e.test.mjs) 2>&1 | tee "$e2e_log"
+e2e_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$e2e_log")
+rm -f "$e2e_log"
+echo "screenshots and timings: target/e2e-artifacts/"
+echo "$((passed + e2e_passed)) passed, 0 failed"

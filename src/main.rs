@@ -1,11 +1,8 @@
-//! hasseflow web app placeholder: compiled to wasm by trunk. Natively it only explains itself.
-
-#[cfg(target_arch = "wasm32")]
-mod app;
+//! hasseflow web app entry point: compiled to wasm by trunk. Natively it only explains itself.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    yew::Renderer::<app::App>::new().render();
+    yew::Renderer::<hasseflow_app::ui::App>::new().render();
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -1,9 +1,5 @@
-// Loads the wasm app (trunk's inline loader is disabled so the CSP can forbid inline scripts).
-import init from "./hasseflow-app.js";
+// Loads the wasm app. A separate file because the page's Content-Security-Policy allows no
+// inline script (trunk's injected loader is turned off in Trunk.toml).
+import init from './hasseflow-app.js';
 
-init({ module_or_path: new URL("./hasseflow-app_bg.wasm", import.meta.url) }).catch((err) => {
-  const msg = document.createElement("p");
-  msg.setAttribute("role", "alert");
-  msg.textContent = "hasseflow could not start: " + err;
-  document.body.append(msg);
-});
+init({ module_or_path: './hasseflow-app_bg.wasm' });

@@ -82,3 +82,45 @@ fn only_the_format_module_knows_the_schema() {
         }
     }
 }
+
+#[test]
+fn render_crate_has_no_web_or_ui_dependencies() {
+    let manifest = read("crates/render/Cargo.toml");
+    let deps = manifest.split("[dependencies]").nth(1).expect("render has a [dependencies] table");
+    let deps = deps.split("\n[").next().unwrap_or(deps);
+    for banned in ["yew", "web-sys", "js-sys", "wasm-bindgen", "gloo"] {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(banned)),
+            "crates/render must not depend on {banned}: the CLI reuses it"
+        );
+    }
+    let lib = read("crates/render/src/lib.rs");
+    assert!(!lib.contains("std::time") && !lib.contains("Instant::now"), "render reads no clock");
+}
+
+#[test]
+fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
+    for file in ["src/state.rs", "src/state/tests.rs", "src/share.rs"] {
+        let text = read(file);
+        for banned in ["use yew", "yew::", "web_sys", "wasm_bindgen", "js_sys"] {
+            assert!(!text.contains(banned), "{file} mentions {banned}: the store must build and test natively");
+        }
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui");
+    for entry in std::fs::read_dir(&dir).expect("src/ui readable") {
+        let path = entry.expect("dir entry").path();
+        let text = std::fs::read_to_string(&path).expect("source readable");
+        for banned in ["Analysis::new", "FirstReach::new", "densify(", "sparsify(", "parse_mask_file"] {
+            assert!(!text.contains(banned), "{} calls {banned}: analysis belongs to the reducer", path.display());
+        }
+        assert!(
+            !text.contains("inner_html") && !text.contains("set_inner_html"),
+            "{}: no injected markup",
+            path.display()
+        );
+        assert!(text.starts_with("//!"), "{} must start with a //! line", path.display());
+    }
+    let index = read("index.html");
+    assert!(index.contains("Content-Security-Policy") && !index.contains("unsafe-inline"), "keep the CSP strict");
+    assert!(!index.contains("<script>") && !index.contains("<style"), "no inline scripts or styles");
+}

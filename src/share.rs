@@ -1,0 +1,92 @@
+//! Share links: the mask in the URL fragment as `n=<side>&m=<base64url of the packed bits>`
+//! (row-major, cell `(q, k)` is bit `i % 8` of byte `i / 8` with `i = q·n + k`, as in the JSON
+//! `packed` field, but URL-safe and unpadded). Decoding checks everything a tampered link can
+//! break and says what.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hasseflow_core::BitMatrix;
+
+use crate::state::MAX_EDIT_N;
+
+/// Encodes `mask` as a fragment (without `#`).
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::BitMatrix;
+/// let m = BitMatrix::from_fn(4, |q, k| k <= q);
+/// let f = hasseflow_app::share::encode(&m);
+/// assert_eq!(f, "n=4&m=Mfc");
+/// assert_eq!(hasseflow_app::share::decode(&f).unwrap(), m);
+/// ```
+pub fn encode(mask: &BitMatrix) -> String {
+    let n = mask.n();
+    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
+    for q in 0..n {
+        for k in mask.row_ones(q) {
+            let i = q * n + k;
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    format!("n={n}&m={}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Decodes a fragment made by [`encode`] (a leading `#` is accepted).
+///
+/// # Errors
+/// A sentence saying what is wrong: missing or bad fields, a size out of range, bad base64, a
+/// wrong length, bits past the last cell.
+pub fn decode(fragment: &str) -> Result<BitMatrix, String> {
+    let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+    let mut n = None;
+    let mut data = None;
+    for part in fragment.split('&').filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some(("n", v)) => n = Some(v.parse::<usize>().map_err(|_| format!("n = {v:?} is not a number"))?),
+            Some(("m", v)) => data = Some(v),
+            _ => {}
+        }
+    }
+    let n = n.ok_or("it has no size (n=...)")?;
+    if n == 0 || n > MAX_EDIT_N {
+        return Err(format!("n = {n} is out of range 1..={MAX_EDIT_N}"));
+    }
+    let data = data.ok_or("it has no mask data (m=...)")?;
+    let expected = (n * n).div_ceil(8);
+    if data.len() > expected.div_ceil(3) * 4 + 4 {
+        return Err(format!("the mask data is too long for n = {n}"));
+    }
+    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the mask data is not base64url ({e})"))?;
+    if bytes.len() != expected {
+        return Err(format!("the mask data has {} bytes, expected {expected} for n = {n}", bytes.len()));
+    }
+    if !(n * n).is_multiple_of(8) && bytes[expected - 1] >> ((n * n) % 8) != 0 {
+        return Err("the mask data has bits set past the last cell".into());
+    }
+    Ok(BitMatrix::from_fn(n, |q, k| {
+        let i = q * n + k;
+        bytes[i / 8] >> (i % 8) & 1 == 1
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_tampering() {
+        for n in [1, 3, 8, 13, 64] {
+            let m = BitMatrix::from_fn(n, |q, k| (q * 5 + k * 3) % 7 < 3);
+            assert_eq!(decode(&format!("#{}", encode(&m))).unwrap(), m);
+        }
+        assert!(decode("").unwrap_err().contains("no size"));
+        assert!(decode("n=4").unwrap_err().contains("no mask data"));
+        assert!(decode("n=x&m=AA").unwrap_err().contains("not a number"));
+        assert!(decode("n=0&m=").unwrap_err().contains("out of range"));
+        assert!(decode("n=9999&m=AA").unwrap_err().contains("out of range"));
+        assert!(decode("n=4&m=MQ").unwrap_err().contains("bytes, expected 2"));
+        assert!(decode("n=4&m=M!c").unwrap_err().contains("base64url"));
+        assert!(decode("n=3&m=_wE").is_ok());
+        assert!(decode("n=3&m=_wM").unwrap_err().contains("past the last cell"));
+    }
+}

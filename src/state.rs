@@ -1,0 +1,606 @@
+//! The app's single store: [`AppState`] and the closed [`Action`] enum, reduced by a pure
+//! function that calls the core. Plain Rust with no UI or browser types, so `cargo test -p
+//! hasseflow-app` tests it natively; the wasm shell wraps it in `use_reducer`.
+//!
+//! The clock is injected ([`AppState::new`] takes a `fn() -> f64` in milliseconds) so the time
+//! of each analysis can be shown without this module reading a clock itself.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use hasseflow_core::format::{FormatError, MaskFile, Provenance, parse_mask_file};
+use hasseflow_core::presets::build_preset;
+use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, sparsify};
+
+use crate::share;
+
+/// Largest mask side the editor accepts (files and links above it are refused with a message).
+pub const MAX_EDIT_N: usize = 512;
+/// Undo steps kept.
+pub const UNDO_LIMIT: usize = 200;
+
+/// What a pointer stroke on the grid does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// Set cells.
+    Draw,
+    /// Clear cells.
+    Erase,
+    /// Give every stroked cell the opposite of the first cell's value.
+    Toggle,
+    /// Fill (or clear, when the anchor is set) the rectangle from the anchor to the pointer.
+    Rect,
+    /// Fill (or clear, when full) whole rows.
+    Row,
+    /// Fill (or clear, when full) whole columns.
+    Column,
+    /// Fill (or clear) the diagonals `q - k = d` between the anchor's and the pointer's offset.
+    Band,
+}
+
+impl Tool {
+    /// All tools, in toolbar order, with their keyboard shortcut.
+    pub const ALL: [(Tool, &'static str, char); 7] = [
+        (Tool::Draw, "Draw", 'd'),
+        (Tool::Erase, "Erase", 'e'),
+        (Tool::Toggle, "Toggle", 't'),
+        (Tool::Rect, "Rectangle", 'r'),
+        (Tool::Row, "Row", 'w'),
+        (Tool::Column, "Column", 'c'),
+        (Tool::Band, "Diagonal band", 'b'),
+    ];
+}
+
+/// Which relation the order view draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderView {
+    /// Covering pairs only.
+    Hasse,
+    /// Every comparable pair of classes.
+    Full,
+}
+
+/// The edited document: the mask, its labels, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// The mask (`M[q][k]`: `q` reads `k`).
+    pub mask: Rc<BitMatrix>,
+    /// One label per position, if any.
+    pub labels: Option<Rc<Vec<String>>>,
+    /// The preset that made it, until the first edit.
+    pub provenance: Option<Provenance>,
+}
+
+impl Document {
+    /// A document holding `mask` only.
+    pub fn new(mask: BitMatrix) -> Self {
+        Document { mask: Rc::new(mask), labels: None, provenance: None }
+    }
+
+    /// The mask file to export.
+    pub fn to_file(&self) -> MaskFile {
+        MaskFile {
+            mask: (*self.mask).clone(),
+            labels: self.labels.as_ref().map(|l| (**l).clone()),
+            provenance: self.provenance.clone(),
+            stack: None,
+        }
+    }
+}
+
+/// Everything derived from one mask, computed once per revision.
+#[derive(Debug)]
+pub struct Derived {
+    /// Closure, classes, Hasse diagram, `L*`, growth.
+    pub analysis: Analysis,
+    /// First-reach layer of every cell.
+    pub first_reach: FirstReach,
+    /// Width of the class order.
+    pub width: usize,
+    /// Milliseconds the analysis took (by the injected clock).
+    pub millis: f64,
+}
+
+impl Derived {
+    /// Analyses `mask`, timing it with `clock`.
+    pub fn compute(mask: &BitMatrix, clock: fn() -> f64) -> Derived {
+        let start = clock();
+        let analysis = Analysis::new(mask);
+        let first_reach = FirstReach::new(mask);
+        let width = analysis.width();
+        let millis = clock() - start;
+        Derived { analysis, first_reach, width, millis }
+    }
+}
+
+/// How serious a message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Something was done.
+    Info,
+    /// Something was refused; nothing changed.
+    Error,
+}
+
+/// A message shown to the user until dismissed or replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// Severity.
+    pub level: Level,
+    /// Text (shown as text).
+    pub text: String,
+}
+
+/// An in-progress pointer stroke.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stroke {
+    /// The first cell.
+    pub anchor: (usize, usize),
+    /// The value the stroke writes.
+    pub value: bool,
+    /// The document before the stroke (the undo step, and the base of shape tools).
+    pub before: Document,
+}
+
+/// Undo and redo stacks (shared, so cloning the state for a hover is cheap).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    undo: Vec<Document>,
+    redo: Vec<Document>,
+}
+
+/// The whole app state.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The document being edited.
+    pub doc: Document,
+    /// Bumped on every change of `doc`; keys derived data.
+    pub revision: u64,
+    /// Analysis of `doc.mask`.
+    pub derived: Rc<Derived>,
+    history: Rc<History>,
+    /// The active tool.
+    pub tool: Tool,
+    /// The current stroke, between pointer down and up.
+    pub stroke: Option<Stroke>,
+    /// The layer `L` shown (0..=L*+1).
+    pub layer: usize,
+    /// Whether the layer animation runs.
+    pub playing: bool,
+    /// The latest message.
+    pub message: Option<Message>,
+    /// The hovered cell `(q, k)`.
+    pub hover_cell: Option<(usize, usize)>,
+    /// The hovered class in the order view.
+    pub hover_class: Option<usize>,
+    /// Hasse or full order.
+    pub order_view: OrderView,
+    /// Options of the sparsify button.
+    pub sparsify: SparsifyOptions,
+    clock: fn() -> f64,
+}
+
+/// Everything that can happen. Closed: the reducer handles each one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Pointer down on a cell.
+    StrokeStart(usize, usize),
+    /// Pointer moved onto a cell while down.
+    StrokeMove(usize, usize),
+    /// Pointer up or cancelled.
+    StrokeEnd,
+    /// Choose a tool.
+    SetTool(Tool),
+    /// Undo the last change.
+    Undo,
+    /// Redo the last undone change.
+    Redo,
+    /// Crop or extend to `n` positions, keeping the top-left corner.
+    Resize(usize),
+    /// Transpose the mask (reverses every Hasse edge).
+    Transpose,
+    /// Complement every cell.
+    Invert,
+    /// Replace the mask by its closure.
+    Densify,
+    /// Replace the mask by its sparsification with the current options.
+    Sparsify,
+    /// Set the sparsify options.
+    SetSparsify(SparsifyOptions),
+    /// Clear every cell.
+    Clear,
+    /// Build a catalog preset.
+    LoadPreset {
+        /// Preset name.
+        name: String,
+        /// Tokens.
+        n: usize,
+        /// Parameters as text.
+        params: BTreeMap<String, String>,
+    },
+    /// Import a file's bytes.
+    Import {
+        /// File name, for messages.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// Load a share link's fragment (without `#`).
+    LoadShared(String),
+    /// Restore the autosaved JSON (no undo step; a broken save is reported and ignored).
+    Restore(String),
+    /// Show layer `L` (clamped to `0..=L*+1`).
+    SetLayer(usize),
+    /// Step the layer by one up or down.
+    StepLayer(i32),
+    /// Start or stop the animation.
+    TogglePlay,
+    /// One animation tick.
+    Tick,
+    /// Hover a cell (or leave the grid).
+    HoverCell(Option<(usize, usize)>),
+    /// Hover a class (or leave it).
+    HoverClass(Option<usize>),
+    /// Switch the order view.
+    SetOrderView(OrderView),
+    /// Show a message (from IO in the shell: clipboard, downloads).
+    Notify(Level, String),
+    /// Hide the message.
+    Dismiss,
+}
+
+impl AppState {
+    /// A state holding `doc`, with `clock` timing analyses.
+    pub fn new(doc: Document, clock: fn() -> f64) -> Self {
+        let derived = Rc::new(Derived::compute(&doc.mask, clock));
+        AppState {
+            doc,
+            revision: 0,
+            derived,
+            history: Rc::new(History::default()),
+            tool: Tool::Draw,
+            stroke: None,
+            layer: 1,
+            playing: false,
+            message: None,
+            hover_cell: None,
+            hover_class: None,
+            order_view: OrderView::Hasse,
+            sparsify: SparsifyOptions::default(),
+            clock,
+        }
+    }
+
+    /// The start-up document: a causal mask on 8 positions.
+    pub fn initial_document() -> Document {
+        let params = BTreeMap::new();
+        let mask = build_preset("causal", 8, &params, MAX_EDIT_N).unwrap_or_else(|_| BitMatrix::identity(8));
+        Document::new(mask)
+    }
+
+    /// Side of the mask.
+    pub fn n(&self) -> usize {
+        self.doc.mask.n()
+    }
+
+    /// Largest layer the control offers: `L* + 1` (one past convergence shows nothing new).
+    pub fn max_layer(&self) -> usize {
+        self.derived.analysis.depth() + 1
+    }
+
+    /// Whether the shown layer has reached the limit.
+    pub fn converged(&self) -> bool {
+        self.layer >= self.derived.analysis.depth()
+    }
+
+    /// Whether there is something to undo / redo.
+    pub fn can_undo(&self) -> bool {
+        !self.history.undo.is_empty()
+    }
+    /// See [`AppState::can_undo`].
+    pub fn can_redo(&self) -> bool {
+        !self.history.redo.is_empty()
+    }
+
+    /// The share-link fragment of the current mask.
+    pub fn share_fragment(&self) -> String {
+        share::encode(&self.doc.mask)
+    }
+
+    /// Classes on some path from the hovered cell's key class up to its query class (the
+    /// interval `[class(k), class(q)]`), for lighting up the diagram. Empty when `q` never sees `k`.
+    pub fn hovered_path(&self) -> Vec<bool> {
+        let a = &self.derived.analysis;
+        let mut lit = vec![false; a.classes().len()];
+        if let Some((q, k)) = self.hover_cell
+            && q < self.n()
+            && k < self.n()
+        {
+            let (cq, ck) = (a.class_of()[q], a.class_of()[k]);
+            if a.class_le(ck, cq) {
+                for (c, slot) in lit.iter_mut().enumerate() {
+                    *slot = a.class_le(ck, c) && a.class_le(c, cq);
+                }
+            }
+        }
+        lit
+    }
+
+    /// Replaces the document as one undo step (no step when nothing changed).
+    fn commit(&mut self, doc: Document) {
+        if doc == self.doc {
+            return;
+        }
+        let old = std::mem::replace(&mut self.doc, doc);
+        let h = Rc::make_mut(&mut self.history);
+        h.undo.push(old);
+        if h.undo.len() > UNDO_LIMIT {
+            h.undo.remove(0);
+        }
+        h.redo.clear();
+        self.refresh();
+    }
+
+    /// Replaces the document without touching history (during a stroke, undo, redo).
+    fn set_live(&mut self, doc: Document) {
+        if doc != self.doc {
+            self.doc = doc;
+            self.refresh();
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.revision += 1;
+        self.derived = Rc::new(Derived::compute(&self.doc.mask, self.clock));
+        self.layer = self.layer.min(self.max_layer());
+        if self.hover_class.is_some_and(|c| c >= self.derived.analysis.classes().len()) {
+            self.hover_class = None;
+        }
+        if self.hover_cell.is_some_and(|(q, k)| q >= self.n() || k >= self.n()) {
+            self.hover_cell = None;
+        }
+    }
+
+    fn error(&mut self, text: String) {
+        self.message = Some(Message { level: Level::Error, text });
+    }
+
+    fn info(&mut self, text: String) {
+        self.message = Some(Message { level: Level::Info, text });
+    }
+
+    /// Applies the current stroke from its anchor to `(q, k)` on top of the pre-stroke document.
+    fn paint(&mut self, q: usize, k: usize) {
+        let Some(stroke) = self.stroke.clone() else { return };
+        let n = self.n();
+        if q >= n || k >= n {
+            return;
+        }
+        let v = stroke.value;
+        let (aq, ak) = stroke.anchor;
+        let shape = |m: &mut BitMatrix| match self.tool {
+            Tool::Draw | Tool::Erase | Tool::Toggle => m.set(q, k, v),
+            Tool::Rect => {
+                for r in aq.min(q)..=aq.max(q) {
+                    for c in ak.min(k)..=ak.max(k) {
+                        m.set(r, c, v);
+                    }
+                }
+            }
+            Tool::Row => {
+                for r in aq.min(q)..=aq.max(q) {
+                    for c in 0..n {
+                        m.set(r, c, v);
+                    }
+                }
+            }
+            Tool::Column => {
+                for c in ak.min(k)..=ak.max(k) {
+                    for r in 0..n {
+                        m.set(r, c, v);
+                    }
+                }
+            }
+            Tool::Band => {
+                let (d0, d1) = (aq as isize - ak as isize, q as isize - k as isize);
+                for d in d0.min(d1)..=d0.max(d1) {
+                    for r in 0..n as isize {
+                        let c = r - d;
+                        if (0..n as isize).contains(&c) {
+                            m.set(r as usize, c as usize, v);
+                        }
+                    }
+                }
+            }
+        };
+        // Free-hand tools accumulate over the live mask; shape tools redraw from the base.
+        let mut m = match self.tool {
+            Tool::Draw | Tool::Erase | Tool::Toggle => (*self.doc.mask).clone(),
+            _ => (*stroke.before.mask).clone(),
+        };
+        shape(&mut m);
+        if m != *self.doc.mask {
+            let doc = Document { mask: Rc::new(m), labels: self.doc.labels.clone(), provenance: None };
+            self.set_live(doc);
+        }
+    }
+
+    fn load_file(&mut self, file: MaskFile, what: &str) -> bool {
+        let n = file.mask.n();
+        if n > MAX_EDIT_N {
+            self.error(format!(
+                "{what}: the mask has n = {n}; the editor handles up to {MAX_EDIT_N}. Nothing was changed."
+            ));
+            return false;
+        }
+        let ignored = if file.stack.is_some() { " (its layer stack is not shown here)" } else { "" };
+        self.commit(Document {
+            mask: Rc::new(file.mask),
+            labels: file.labels.map(Rc::new),
+            provenance: file.provenance,
+        });
+        self.info(format!("{what}: loaded a {n} x {n} mask{ignored}."));
+        true
+    }
+
+    /// Applies `action`; pure apart from the injected clock.
+    pub fn apply(&mut self, action: Action) {
+        match action {
+            Action::StrokeStart(q, k) => {
+                let n = self.n();
+                if q >= n || k >= n {
+                    return;
+                }
+                let m = &self.doc.mask;
+                let value = match self.tool {
+                    Tool::Draw => true,
+                    Tool::Erase => false,
+                    Tool::Toggle | Tool::Rect | Tool::Band => !m.get(q, k),
+                    Tool::Row => m.row_count(q) < n,
+                    Tool::Column => (0..n).any(|r| !m.get(r, k)),
+                };
+                self.stroke = Some(Stroke { anchor: (q, k), value, before: self.doc.clone() });
+                self.paint(q, k);
+            }
+            Action::StrokeMove(q, k) => self.paint(q, k),
+            Action::StrokeEnd => {
+                if let Some(stroke) = self.stroke.take()
+                    && stroke.before != self.doc
+                {
+                    let h = Rc::make_mut(&mut self.history);
+                    h.undo.push(stroke.before);
+                    if h.undo.len() > UNDO_LIMIT {
+                        h.undo.remove(0);
+                    }
+                    h.redo.clear();
+                }
+            }
+            Action::SetTool(t) => self.tool = t,
+            Action::Undo => {
+                self.stroke = None;
+                let h = Rc::make_mut(&mut self.history);
+                if let Some(prev) = h.undo.pop() {
+                    h.redo.push(self.doc.clone());
+                    self.set_live(prev);
+                }
+            }
+            Action::Redo => {
+                self.stroke = None;
+                let h = Rc::make_mut(&mut self.history);
+                if let Some(next) = h.redo.pop() {
+                    h.undo.push(self.doc.clone());
+                    self.set_live(next);
+                }
+            }
+            Action::Resize(m) => {
+                if m == 0 || m > MAX_EDIT_N {
+                    self.error(format!("size must be between 1 and {MAX_EDIT_N}; got {m}"));
+                    return;
+                }
+                let labels = self.doc.labels.as_ref().map(|l| {
+                    Rc::new((0..m).map(|i| l.get(i).cloned().unwrap_or_else(|| i.to_string())).collect::<Vec<_>>())
+                });
+                self.commit(Document { mask: Rc::new(self.doc.mask.resized(m)), labels, provenance: None });
+            }
+            Action::Transpose => self.edit(|m| m.transpose()),
+            Action::Invert => self.edit(|m| m.not()),
+            Action::Densify => self.edit(densify),
+            Action::Sparsify => {
+                let options = self.sparsify;
+                self.edit(|m| sparsify(m, options));
+            }
+            Action::SetSparsify(o) => self.sparsify = o,
+            Action::Clear => self.edit(|m| BitMatrix::zeros(m.n())),
+            Action::LoadPreset { name, n, params } => match build_preset(&name, n, &params, MAX_EDIT_N) {
+                Err(e) => self.error(format!("{e}. Nothing was changed.")),
+                Ok(mask) => {
+                    let size = mask.n();
+                    let params = params.into_iter().map(|(k, v)| (k, serde_json_value(&v))).collect();
+                    self.commit(Document {
+                        mask: Rc::new(mask),
+                        labels: None,
+                        provenance: Some(Provenance { preset: name.clone(), n, params }),
+                    });
+                    self.info(format!("preset {name}: {size} positions."));
+                }
+            },
+            Action::Import { name, bytes } => match parse_mask_file(&bytes) {
+                Err(e) => self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e))),
+                Ok(file) => {
+                    self.load_file(file, &format!("imported {name}"));
+                }
+            },
+            Action::LoadShared(fragment) => match share::decode(&fragment) {
+                Err(e) => self.error(format!("the share link is damaged: {e}. Nothing was changed.")),
+                Ok(mask) => {
+                    self.load_file(MaskFile::new(mask), "share link");
+                }
+            },
+            Action::Restore(json) => match parse_mask_file(json.as_bytes()) {
+                Ok(file) if file.mask.n() <= MAX_EDIT_N => {
+                    self.set_live(Document {
+                        mask: Rc::new(file.mask),
+                        labels: file.labels.map(Rc::new),
+                        provenance: file.provenance,
+                    });
+                    self.info("restored your autosaved mask.".into());
+                }
+                Ok(_) => self.error("the autosaved mask is too large for the editor; it was ignored.".into()),
+                Err(e) => self.error(format!("the autosaved mask is unreadable ({e}); it was ignored.")),
+            },
+            Action::SetLayer(l) => self.layer = l.min(self.max_layer()),
+            Action::StepLayer(d) => {
+                self.playing = false;
+                let l = self.layer as i64 + i64::from(d);
+                self.layer = l.clamp(0, self.max_layer() as i64) as usize;
+            }
+            Action::TogglePlay => {
+                self.playing = !self.playing;
+                if self.playing && self.layer >= self.max_layer() {
+                    self.layer = 0;
+                }
+            }
+            Action::Tick => {
+                if self.playing {
+                    if self.layer >= self.max_layer() {
+                        self.playing = false;
+                    } else {
+                        self.layer += 1;
+                    }
+                }
+            }
+            Action::HoverCell(c) => self.hover_cell = c,
+            Action::HoverClass(c) => self.hover_class = c,
+            Action::SetOrderView(v) => self.order_view = v,
+            Action::Notify(level, text) => self.message = Some(Message { level, text }),
+            Action::Dismiss => self.message = None,
+        }
+    }
+
+    fn edit(&mut self, f: impl FnOnce(&BitMatrix) -> BitMatrix) {
+        let mask = f(&self.doc.mask);
+        self.commit(Document { mask: Rc::new(mask), labels: self.doc.labels.clone(), provenance: None });
+    }
+}
+
+/// Provenance keeps parameters as JSON values: integers and booleans as such, the rest as text.
+fn serde_json_value(text: &str) -> serde_json::Value {
+    if let Ok(i) = text.parse::<u64>() {
+        serde_json::Value::from(i)
+    } else if let Ok(b) = text.parse::<bool>() {
+        serde_json::Value::Bool(b)
+    } else {
+        serde_json::Value::String(text.to_string())
+    }
+}
+
+/// A format error in words, with a hint for the common mistakes.
+fn explain(e: &FormatError) -> String {
+    match e {
+        FormatError::TooLarge { .. } => format!("{e} (the editor handles masks up to {MAX_EDIT_N} x {MAX_EDIT_N})"),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,208 @@
+//! Reducer tests: every action through `AppState::apply`, natively.
+
+use super::*;
+
+fn clock() -> f64 {
+    0.0
+}
+
+fn state(mask: BitMatrix) -> AppState {
+    AppState::new(Document::new(mask), clock)
+}
+
+fn rows(s: &AppState) -> Vec<String> {
+    s.doc.mask.to_row_strings()
+}
+
+fn paint(s: &mut AppState, cells: &[(usize, usize)]) {
+    s.apply(Action::StrokeStart(cells[0].0, cells[0].1));
+    for &(q, k) in &cells[1..] {
+        s.apply(Action::StrokeMove(q, k));
+    }
+    s.apply(Action::StrokeEnd);
+}
+
+#[test]
+fn painting_a_causal_mask_gives_depth_one() {
+    let mut s = state(BitMatrix::zeros(4));
+    assert_eq!(s.derived.analysis.depth(), 0);
+    paint(&mut s, &[(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)]);
+    assert_eq!(rows(&s), ["....", "1...", "11..", "111."]);
+    assert_eq!(s.derived.analysis.depth(), 1);
+    assert!(s.derived.analysis.is_dense());
+    assert_eq!(s.derived.analysis.hasse_edges(), &[(0, 1), (1, 2), (2, 3)]);
+    // One stroke is one undo step.
+    s.apply(Action::Undo);
+    assert_eq!(s.doc.mask.count_ones(), 0);
+    s.apply(Action::Redo);
+    assert_eq!(s.doc.mask.count_ones(), 6);
+}
+
+#[test]
+fn undo_redo_cover_every_kind_of_change_and_redo_clears_on_edit() {
+    let mut s = state(BitMatrix::zeros(3));
+    let r0 = rows(&s);
+    paint(&mut s, &[(0, 1)]);
+    let r1 = rows(&s);
+    s.apply(Action::Transpose);
+    let r2 = rows(&s);
+    s.apply(Action::Resize(5));
+    assert_eq!(s.n(), 5);
+    s.apply(Action::Invert);
+    s.apply(Action::Undo);
+    s.apply(Action::Undo);
+    assert_eq!(rows(&s), r2);
+    s.apply(Action::Undo);
+    assert_eq!(rows(&s), r1);
+    s.apply(Action::Undo);
+    assert_eq!(rows(&s), r0);
+    assert!(!s.can_undo());
+    s.apply(Action::Undo); // nothing left: no change
+    assert_eq!(rows(&s), r0);
+    s.apply(Action::Redo);
+    assert_eq!(rows(&s), r1);
+    paint(&mut s, &[(2, 2)]);
+    assert!(!s.can_redo(), "a new edit drops the redo stack");
+}
+
+#[test]
+fn tools_erase_toggle_rect_row_column_band() {
+    let mut s = state(BitMatrix::zeros(4));
+    s.apply(Action::SetTool(Tool::Rect));
+    paint(&mut s, &[(1, 1), (2, 3), (3, 2)]);
+    assert_eq!(rows(&s), ["....", ".11.", ".11.", ".11."]);
+    s.apply(Action::SetTool(Tool::Erase));
+    paint(&mut s, &[(1, 1), (1, 2)]);
+    assert_eq!(rows(&s), ["....", "....", ".11.", ".11."]);
+    s.apply(Action::SetTool(Tool::Toggle));
+    paint(&mut s, &[(2, 1), (0, 0)]);
+    assert_eq!(rows(&s), ["....", "....", "..1.", ".11."], "toggle writes the opposite of the first cell");
+    s.apply(Action::SetTool(Tool::Row));
+    paint(&mut s, &[(0, 2)]);
+    assert_eq!(rows(&s)[0], "1111");
+    paint(&mut s, &[(0, 1)]);
+    assert_eq!(rows(&s)[0], "....", "a full row is cleared");
+    s.apply(Action::SetTool(Tool::Column));
+    paint(&mut s, &[(0, 0)]);
+    assert_eq!(rows(&s), ["1...", "1...", "1.1.", "111."]);
+    s.apply(Action::Clear);
+    s.apply(Action::SetTool(Tool::Band));
+    paint(&mut s, &[(0, 0), (1, 0)]);
+    assert_eq!(rows(&s), ["1...", "11..", ".11.", "..11"]);
+    assert_eq!(s.derived.analysis.depth(), 3);
+    s.apply(Action::SetTool(Tool::Draw));
+    paint(&mut s, &[(9, 9)]); // outside: ignored
+    assert_eq!(s.doc.mask.count_ones(), 7);
+}
+
+#[test]
+fn sliding_window_steps_to_convergence() {
+    let mut s = state(BitMatrix::zeros(2));
+    let params = BTreeMap::from([("w".to_string(), "2".to_string())]);
+    s.apply(Action::LoadPreset { name: "sliding-window".into(), n: 8, params });
+    assert_eq!(s.derived.analysis.depth(), 7);
+    assert_eq!(s.layer, 1);
+    assert!(!s.converged());
+    for _ in 0..20 {
+        s.apply(Action::StepLayer(1));
+    }
+    assert_eq!(s.layer, 8, "the control stops at L* + 1");
+    assert!(s.converged());
+    s.apply(Action::StepLayer(-1));
+    assert_eq!(s.layer, 7);
+    s.apply(Action::SetLayer(0));
+    s.apply(Action::TogglePlay);
+    assert!(s.playing);
+    for _ in 0..20 {
+        s.apply(Action::Tick);
+    }
+    assert_eq!(s.layer, 8);
+    assert!(!s.playing, "the animation stops at the end");
+    // Editing to a shallower mask clamps the layer.
+    s.apply(Action::Densify);
+    assert_eq!(s.derived.analysis.depth(), 1);
+    assert_eq!(s.layer, 2);
+}
+
+#[test]
+fn every_catalog_preset_loads_with_its_defaults() {
+    for spec in hasseflow_core::presets::CATALOG {
+        let mut s = state(BitMatrix::zeros(2));
+        s.apply(Action::LoadPreset { name: spec.name.into(), n: 12, params: BTreeMap::new() });
+        assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Info), "{}: {:?}", spec.name, s.message);
+        assert_eq!(s.doc.provenance.as_ref().map(|p| p.preset.as_str()), Some(spec.name));
+    }
+    let mut s = state(BitMatrix::zeros(2));
+    s.apply(Action::LoadPreset { name: "butterfly".into(), n: 4, params: BTreeMap::new() });
+    assert_eq!(s.n(), 12);
+    assert_eq!(s.derived.analysis.hasse_edges().len(), 12);
+    let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
+    s.apply(Action::LoadPreset { name: "block-two-stream".into(), n: 6, params });
+    assert_eq!(s.n(), 12);
+    assert_eq!(s.derived.analysis.classes().len(), 6);
+}
+
+#[test]
+fn bad_presets_files_and_links_leave_the_mask_unchanged() {
+    let mut s = state(BitMatrix::from_fn(3, |q, k| k <= q));
+    let before = s.doc.clone();
+    let rev = s.revision;
+    let bad = BTreeMap::from([("w".to_string(), "zero".to_string())]);
+    s.apply(Action::LoadPreset { name: "sliding-window".into(), n: 8, params: bad });
+    s.apply(Action::LoadPreset { name: "causal".into(), n: 600, params: BTreeMap::new() });
+    for bytes in [
+        b"{ not json".to_vec(),
+        br#"{"format":"hasseflow-mask","version":2,"n":1,"rows":["1"]}"#.to_vec(),
+        br#"{"format":"other","version":1}"#.to_vec(),
+        vec![0xff, 0xfe],
+        Vec::new(),
+        format!(r#"{{"format":"hasseflow-mask","version":1,"n":600,"packed":"{}"}}"#, "A".repeat(60000)).into_bytes(),
+    ] {
+        s.apply(Action::Import { name: "bad.json".into(), bytes });
+        let m = s.message.clone().expect("a message");
+        assert_eq!(m.level, Level::Error, "{}", m.text);
+        assert!(m.text.contains("Nothing was changed"), "{}", m.text);
+    }
+    s.apply(Action::LoadShared("n=4&m=Mf".into()));
+    assert!(s.message.as_ref().is_some_and(|m| m.text.contains("share link is damaged")));
+    s.apply(Action::Restore("garbage".into()));
+    assert!(s.message.as_ref().is_some_and(|m| m.level == Level::Error));
+    assert_eq!(s.doc, before);
+    assert_eq!(s.revision, rev);
+    assert!(!s.can_undo());
+}
+
+#[test]
+fn import_keeps_labels_as_plain_text_and_share_round_trips() {
+    let mut s = state(BitMatrix::zeros(2));
+    let json = br#"{"format":"hasseflow-mask","version":1,"n":2,"labels":["<img src=x onerror=alert(1)>","b"],"rows":["1.","11"]}"#;
+    s.apply(Action::Import { name: "l.json".into(), bytes: json.to_vec() });
+    assert_eq!(s.doc.labels.as_deref().map(|l| l[0].as_str()), Some("<img src=x onerror=alert(1)>"));
+    let exported = hasseflow_core::format::write_json(&s.doc.to_file(), hasseflow_core::format::Encoding::Auto);
+    assert_eq!(parse_mask_file(exported.as_bytes()).expect("re-import").mask, *s.doc.mask);
+    let link = s.share_fragment();
+    let mut t = state(BitMatrix::zeros(5));
+    t.apply(Action::LoadShared(link));
+    assert_eq!(t.doc.mask, s.doc.mask);
+    // Resizing keeps labels in step with positions.
+    s.apply(Action::Resize(3));
+    assert_eq!(s.doc.labels.as_ref().map(|l| l.len()), Some(3));
+}
+
+#[test]
+fn restore_does_not_add_an_undo_step_and_hover_path_follows_the_order() {
+    let mut s = state(BitMatrix::zeros(2));
+    let file = hasseflow_core::format::write_json(
+        &MaskFile::new(BitMatrix::from_fn(4, |q, k| k <= q)),
+        hasseflow_core::format::Encoding::Auto,
+    );
+    s.apply(Action::Restore(file));
+    assert_eq!(s.n(), 4);
+    assert!(!s.can_undo());
+    s.apply(Action::HoverCell(Some((3, 1))));
+    assert_eq!(s.hovered_path(), vec![false, true, true, true]);
+    s.apply(Action::HoverCell(Some((1, 3))));
+    assert_eq!(s.hovered_path(), vec![false; 4], "1 never sees 3");
+    s.apply(Action::Resize(2));
+    assert_eq!(s.hover_cell, None, "hover outside the new size is dropped");
+}

@@ -1,0 +1,527 @@
+//! The Yew shell (wasm only): `<App>` owns the one store (`use_reducer` over
+//! [`AppState`](crate::state::AppState)), runs the IO effects (autosave, share links, keyboard,
+//! animation timer, files), memoises heavy derived data per revision (the Hasse layout), and
+//! lays out small presentational components.
+
+mod grid;
+mod io;
+mod order;
+mod palette;
+mod panels;
+
+use std::rc::Rc;
+
+use hasseflow_core::format::{Encoding, write_json};
+use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, SvgTheme, layout, to_svg};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use yew::prelude::*;
+
+use crate::state::{Action, AppState, Level, OrderView};
+use grid::Grid;
+use order::OrderDiagram;
+use palette::Theme;
+use panels::{LayerControl, PresetPicker, Stats, Tools};
+
+impl Reducible for AppState {
+    type Action = Action;
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = Rc::unwrap_or_clone(self);
+        next.apply(action);
+        Rc::new(next)
+    }
+}
+
+/// Most comparable pairs the full-order view draws.
+const FULL_EDGE_LIMIT: usize = 5000;
+
+/// The Hasse layout of one revision and how long it took.
+struct Laid {
+    scene: Rc<Scene>,
+    millis: f64,
+}
+
+fn initial_theme() -> Theme {
+    let dark = web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches());
+    if dark { Theme::Dark } else { Theme::Light }
+}
+
+/// The application.
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
+    let theme = use_state(initial_theme);
+    let share_url = use_state(|| None::<String>);
+    let canvas_ref = use_node_ref();
+    // `?layout=layout-rs|layered` forces an engine (for measuring); the default picks by size.
+    let layout_options = use_state(|| LayoutOptions {
+        engine: match io::query_param("layout").as_deref() {
+            Some("layout-rs") => Engine::LayoutRs,
+            Some("layered") => Engine::Layered,
+            _ => Engine::Auto,
+        },
+        ..LayoutOptions::default()
+    });
+    let dispatch: Callback<Action> = {
+        let d = state.dispatcher();
+        Callback::from(move |a| d.dispatch(a))
+    };
+
+    // Start-up: a share link in the URL wins over the autosave. The fragment is then removed, so
+    // a reload restores the latest autosave rather than the link.
+    {
+        let d = dispatch.clone();
+        use_effect_with((), move |_| {
+            // The autosave first, so a damaged link leaves the previous work in place.
+            if let Some(json) = io::load_autosave() {
+                d.emit(Action::Restore(json));
+            }
+            let fragment = io::fragment();
+            if !fragment.is_empty() {
+                d.emit(Action::LoadShared(fragment));
+                io::clear_fragment();
+            }
+        });
+    }
+    // A link pasted into this tab's address bar.
+    {
+        let d = dispatch.clone();
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn()>::new(move || {
+                let fragment = io::fragment();
+                if !fragment.is_empty() {
+                    d.emit(Action::LoadShared(fragment));
+                    io::clear_fragment();
+                }
+            });
+            let w = web_sys::window();
+            if let Some(w) = &w {
+                let _ = w.add_event_listener_with_callback("hashchange", cb.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = w {
+                    let _ = w.remove_event_listener_with_callback("hashchange", cb.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+    // Autosave after every finished change.
+    {
+        let doc = state.doc.clone();
+        let d = dispatch.clone();
+        use_effect_with((state.revision, state.stroke.is_some()), move |&(_, stroking)| {
+            if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), Encoding::Auto)) {
+                d.emit(Action::Notify(Level::Error, e));
+            }
+        });
+    }
+    // Keyboard shortcuts.
+    {
+        let d = dispatch.clone();
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
+                on_key(&e, &d);
+            });
+            let w = web_sys::window();
+            if let Some(w) = &w {
+                let _ = w.add_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = w {
+                    let _ = w.remove_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+    // The layer animation.
+    {
+        let d = dispatch.clone();
+        use_effect_with(state.playing, move |&playing| {
+            let timer = playing.then(|| gloo_timers::callback::Interval::new(700, move || d.emit(Action::Tick)));
+            move || drop(timer)
+        });
+    }
+    // Info messages fade after a while; errors stay until dismissed or replaced.
+    {
+        let d = dispatch.clone();
+        use_effect_with(state.message.clone(), move |m| {
+            let timer = m
+                .as_ref()
+                .filter(|m| m.level == Level::Info)
+                .map(|_| gloo_timers::callback::Timeout::new(6000, move || d.emit(Action::Dismiss)));
+            move || drop(timer)
+        });
+    }
+    // Theme on the document element, so CSS variables follow it.
+    use_effect_with(*theme, |t| {
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
+            let _ = el.set_attribute("data-theme", if *t == Theme::Dark { "dark" } else { "light" });
+        }
+    });
+
+    // Derived data, once per revision.
+    let laid = {
+        let derived = state.derived.clone();
+        let labels = state.doc.labels.clone();
+        let options = *layout_options;
+        use_memo(state.revision, move |_| {
+            let start = io::now();
+            let input = HasseInput::from_analysis(&derived.analysis, labels.as_deref().map(Vec::as_slice));
+            let scene = layout(&input, &options);
+            Laid { scene: Rc::new(scene), millis: io::now() - start }
+        })
+    };
+    let full = {
+        let derived = state.derived.clone();
+        use_memo((state.revision, state.order_view), move |(_, view)| {
+            if *view != OrderView::Full {
+                return (Rc::new(Vec::new()), false);
+            }
+            let a = &derived.analysis;
+            let c = a.classes().len();
+            let mut pairs = Vec::new();
+            'outer: for lo in 0..c {
+                for up in 0..c {
+                    if lo != up && a.class_le(lo, up) {
+                        if pairs.len() == FULL_EDGE_LIMIT {
+                            break 'outer;
+                        }
+                        pairs.push((lo, up));
+                    }
+                }
+            }
+            let cut = pairs.len() == FULL_EDGE_LIMIT;
+            (Rc::new(pairs), cut)
+        })
+    };
+    let lit = {
+        let s = state.clone();
+        use_memo((state.revision, state.hover_cell, state.hover_class), move |_| {
+            if s.hover_cell.is_some() {
+                return Rc::new(s.hovered_path());
+            }
+            let a = &s.derived.analysis;
+            let mut lit = vec![false; a.classes().len()];
+            if let Some(c) = s.hover_class.filter(|&c| c < lit.len()) {
+                for (b, slot) in lit.iter_mut().enumerate() {
+                    *slot = a.class_le(b, c);
+                }
+            }
+            Rc::new(lit)
+        })
+    };
+
+    // Text and numbers for the panels.
+    let a = &state.derived.analysis;
+    let n = state.n();
+    let entries = state.doc.mask.count_ones();
+    let engine = match laid.scene.engine {
+        Engine::LayoutRs => "layout-rs",
+        Engine::Layered => "layered",
+        Engine::Auto => "auto",
+    };
+    let stats = Rc::new(vec![
+        ("n", "N", n.to_string()),
+        ("entries", "entries", entries.to_string()),
+        ("density", "density", format!("{:.1}%", 100.0 * entries as f64 / (n * n) as f64)),
+        ("dense", "dense", if a.is_dense() { "yes".into() } else { "no".into() }),
+        ("depth", "L*", a.depth().to_string()),
+        ("classes", "classes", a.classes().len().to_string()),
+        ("edges", "Hasse edges", a.hasse_edges().len().to_string()),
+        ("height", "height", a.height().to_string()),
+        ("width", "width", state.derived.width.to_string()),
+    ]);
+    let timing = format!(
+        "analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)",
+        state.derived.millis,
+        laid.millis,
+        laid.scene.nodes.len()
+    );
+    let hover_text = hover_sentence(&state);
+    let growth = Rc::new(a.growth().to_vec());
+
+    // Callbacks.
+    let cb = |f: fn((usize, usize)) -> Action| {
+        let d = dispatch.clone();
+        Callback::from(move |c| d.emit(f(c)))
+    };
+    let on_stroke_start = cb(|(q, k)| Action::StrokeStart(q, k));
+    let on_stroke_move = cb(|(q, k)| Action::StrokeMove(q, k));
+    let on_stroke_end = {
+        let d = dispatch.clone();
+        Callback::from(move |()| d.emit(Action::StrokeEnd))
+    };
+    let on_hover = {
+        let d = dispatch.clone();
+        Callback::from(move |c| d.emit(Action::HoverCell(c)))
+    };
+    let on_hover_class = {
+        let d = dispatch.clone();
+        Callback::from(move |c| d.emit(Action::HoverClass(c)))
+    };
+    let import_file = {
+        let d = dispatch.clone();
+        Callback::from(move |file: web_sys::File| {
+            let d = d.clone();
+            let name = file.name();
+            // Refuse huge files before reading them into memory.
+            let limit = hasseflow_core::format::MAX_INPUT_BYTES;
+            if file.size() > limit as f64 {
+                d.emit(Action::Notify(
+                    Level::Error,
+                    format!(
+                        "could not import {name}: it is {:.0} MB; the limit is {} MB. Nothing was changed.",
+                        file.size() / 1e6,
+                        limit / 1_000_000
+                    ),
+                ));
+                return;
+            }
+            wasm_bindgen_futures::spawn_local(async move {
+                match io::read_file(file).await {
+                    Ok(bytes) => d.emit(Action::Import { name, bytes }),
+                    Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+                }
+            });
+        })
+    };
+    let on_file = {
+        let import_file = import_file.clone();
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Some(f) = input.files().and_then(|l| l.get(0)) {
+                import_file.emit(f);
+            }
+            input.set_value("");
+        })
+    };
+    let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
+    let ondrop = {
+        let import_file = import_file.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            if let Some(f) = e.data_transfer().and_then(|t| t.files()).and_then(|l| l.get(0)) {
+                import_file.emit(f);
+            }
+        })
+    };
+    let json = {
+        let doc = state.doc.clone();
+        move || write_json(&doc.to_file(), Encoding::Auto)
+    };
+    let export_json = {
+        let (json, d) = (json.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            if let Err(e) = io::download_text(&json(), "mask.json", "application/json") {
+                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+            }
+        })
+    };
+    let copy_json = {
+        let (json, d) = (json.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            let (text, d) = (json(), d.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                match io::copy_text(text).await {
+                    Ok(()) => d.emit(Action::Notify(Level::Info, "mask JSON copied to the clipboard.".into())),
+                    Err(e) => d.emit(Action::Notify(Level::Error, e)),
+                }
+            });
+        })
+    };
+    let share = {
+        let (fragment, d, share_url) = (state.share_fragment(), dispatch.clone(), share_url.clone());
+        Callback::from(move |_: MouseEvent| {
+            let url = io::url_with_fragment(&fragment);
+            share_url.set(Some(url.clone()));
+            let d = d.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                match io::copy_text(url).await {
+                    Ok(()) => d.emit(Action::Notify(Level::Info, "share link copied to the clipboard.".into())),
+                    Err(_) => d.emit(Action::Notify(Level::Info, "share link ready: copy it from the box.".into())),
+                }
+            });
+        })
+    };
+    let export_svg = {
+        let (scene, d, t) = (laid.scene.clone(), dispatch.clone(), *theme);
+        Callback::from(move |_: MouseEvent| {
+            let svg = to_svg(&scene, &if t == Theme::Dark { SvgTheme::dark() } else { SvgTheme::light() });
+            if let Err(e) = io::download_text(&svg, "hasse.svg", "image/svg+xml") {
+                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+            }
+        })
+    };
+    let export_png = {
+        let (canvas_ref, d) = (canvas_ref.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            let r = canvas_ref
+                .cast::<web_sys::HtmlCanvasElement>()
+                .ok_or_else(|| "no grid".to_string())
+                .and_then(|c| io::download_canvas_png(&c, "grid.png"));
+            if let Err(e) = r {
+                d.emit(Action::Notify(Level::Error, format!("PNG export failed: {e}")));
+            }
+        })
+    };
+    let toggle_theme = {
+        let theme = theme.clone();
+        Callback::from(move |_: MouseEvent| theme.set(if *theme == Theme::Dark { Theme::Light } else { Theme::Dark }))
+    };
+    let set_view = |v: OrderView| {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::SetOrderView(v)))
+    };
+    let dismiss = {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
+    };
+    let message = state.message.clone().map(|m| {
+        let (class, role) =
+            if m.level == Level::Error { ("message error", "alert") } else { ("message info", "status") };
+        html! {
+            <div id="message" class={class} role={role}>
+                <span>{ m.text }</span>
+                <button type="button" class="dismiss" onclick={dismiss} aria-label="Dismiss message">{"×"}</button>
+            </div>
+        }
+    });
+
+    html! {
+        <main {ondragover} {ondrop}>
+            <header>
+                <h1>{"hasseflow"}</h1>
+                <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
+                <button type="button" id="theme" class="theme" onclick={toggle_theme}
+                    aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
+            </header>
+            { for message }
+            <div class="columns">
+                <aside class="left">
+                    <Tools tool={state.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
+                        sparsify={state.sparsify} dispatch={dispatch.clone()} />
+                    <PresetPicker dispatch={dispatch.clone()} />
+                    <section class="panel files" aria-label="Files and sharing">
+                        <div class="toolrow">
+                            <button type="button" id="export-json" onclick={export_json}>{"Export JSON"}</button>
+                            <button type="button" id="copy-json" onclick={copy_json}>{"Copy JSON"}</button>
+                            <label class="button" for="import">{"Import…"}</label>
+                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,application/json,text/plain" onchange={on_file} />
+                        </div>
+                        <div class="toolrow">
+                            <button type="button" id="share" onclick={share}>{"Share link"}</button>
+                            <button type="button" id="export-svg" onclick={export_svg}>{"Diagram SVG"}</button>
+                            <button type="button" id="export-png" onclick={export_png}>{"Grid PNG"}</button>
+                        </div>
+                        if let Some(url) = (*share_url).clone() {
+                            <label class="share">{"Link "}<input id="share-url" type="text" readonly=true value={url} /></label>
+                        }
+                        <p class="hint">{"Drop a mask file anywhere to import it. Your work is saved in this browser."}</p>
+                    </section>
+                </aside>
+                <section class="center" aria-label="Mask">
+                    <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} labels={state.doc.labels.clone()} revision={state.revision}
+                        layer={state.layer} hover={state.hover_cell} hover_class={state.hover_class} theme={*theme}
+                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()} />
+                    <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
+                </section>
+                <aside class="right">
+                    <Stats rows={stats} />
+                    <LayerControl layer={state.layer} depth={a.depth()} growth={growth} playing={state.playing}
+                        theme={*theme} dispatch={dispatch.clone()} />
+                    <section class="panel order" aria-label="Order view">
+                        <div class="toolrow">
+                            <span class="title">{"Order of the limit"}</span>
+                            <div class="segmented" role="group" aria-label="Relation drawn">
+                                <button type="button" id="view-hasse" aria-pressed={(state.order_view == OrderView::Hasse).to_string()}
+                                    onclick={set_view(OrderView::Hasse)}>{"Hasse"}</button>
+                                <button type="button" id="view-full" aria-pressed={(state.order_view == OrderView::Full).to_string()}
+                                    onclick={set_view(OrderView::Full)}>{"Full order"}</button>
+                            </div>
+                        </div>
+                        <OrderDiagram scene={laid.scene.clone()} full_edges={full.0.clone()} full_truncated={full.1}
+                            view={state.order_view} lit={(*lit).clone()} hover_class={state.hover_class} {on_hover_class} />
+                    </section>
+                </aside>
+            </div>
+            <footer><span id="timing" class="timing">{ timing }</span></footer>
+        </main>
+    }
+}
+
+/// The hovered cell in words.
+fn hover_sentence(s: &AppState) -> String {
+    let a = &s.derived.analysis;
+    if s.hover_cell.is_none()
+        && let Some(c) = s.hover_class.filter(|&c| c < a.classes().len())
+    {
+        let members = &a.classes()[c];
+        let rep = members[0];
+        let sees = a.closure().row_count(rep);
+        let seen_by = (0..s.n()).filter(|&q| a.closure().get(q, rep)).count();
+        let who = if members.len() == 1 { format!("position {rep}") } else { format!("{} positions", members.len()) };
+        return format!(
+            "class {c} ({who}) sees {sees} position{} in the limit and is seen by {seen_by}.",
+            if sees == 1 { "" } else { "s" }
+        );
+    }
+    let Some((q, k)) = s.hover_cell.filter(|&(q, k)| q < s.n() && k < s.n()) else {
+        return "Hover a cell: row q is a query, column k a key; a set cell means q attends to k.".into();
+    };
+    let name = |p: usize| match s.doc.labels.as_ref().and_then(|l| l.get(p)) {
+        Some(l) => format!("position {p} (“{l}”)"),
+        None => format!("position {p}"),
+    };
+    let reads = if s.doc.mask.get(q, k) {
+        format!("{} attends to {}", name(q), name(k))
+    } else if q == k {
+        format!("{} keeps its own state through the residual", name(q))
+    } else {
+        format!("{} does not attend to {}", name(q), name(k))
+    };
+    let reach = match s.derived.first_reach.get(q, k) {
+        Some(0) => "; reached at layer 0 (itself)".to_string(),
+        Some(d) => format!("; first reached at layer {d}"),
+        None => format!("; never reached: {q} does not see {k} in the limit"),
+    };
+    format!("{reads}{reach}.")
+}
+
+fn on_key(e: &web_sys::KeyboardEvent, d: &Callback<Action>) {
+    let in_field = e
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map(|el| el.tag_name().to_ascii_uppercase())
+        .is_some_and(|t| t == "INPUT" || t == "SELECT" || t == "TEXTAREA");
+    let key = e.key().to_ascii_lowercase();
+    if e.ctrl_key() || e.meta_key() {
+        if in_field {
+            return;
+        }
+        let action = match key.as_str() {
+            "z" if e.shift_key() => Action::Redo,
+            "z" => Action::Undo,
+            "y" => Action::Redo,
+            _ => return,
+        };
+        e.prevent_default();
+        d.emit(action);
+        return;
+    }
+    if in_field || e.alt_key() {
+        return;
+    }
+    let action = match key.as_str() {
+        "[" | "," => Action::StepLayer(-1),
+        "]" | "." => Action::StepLayer(1),
+        "p" => Action::TogglePlay,
+        k => match crate::state::Tool::ALL.iter().find(|(_, _, c)| k.len() == 1 && k.starts_with(*c)) {
+            Some((t, _, _)) => Action::SetTool(*t),
+            None => return,
+        },
+    };
+    e.prevent_default();
+    d.emit(action);
+}

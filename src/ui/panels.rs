@@ -1,0 +1,347 @@
+//! Small presentational panels: tools, preset picker, layer control with legend and growth plot,
+//! statistics. Each takes cheap props and emits callbacks; none computes analysis.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use hasseflow_core::presets::{CATALOG, ParamKind, preset_spec};
+use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
+use yew::prelude::*;
+
+use super::palette::{Palette, Theme, css};
+use crate::state::{Action, MAX_EDIT_N, Tool};
+
+fn input_value(e: &Event) -> String {
+    let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+    t.value()
+}
+
+fn select_value(e: &Event) -> String {
+    let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
+    t.value()
+}
+
+/// Tool bar properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct ToolsProps {
+    /// Active tool.
+    pub tool: Tool,
+    /// Mask side.
+    pub n: usize,
+    /// Undo available.
+    pub can_undo: bool,
+    /// Redo available.
+    pub can_redo: bool,
+    /// Sparsify options.
+    pub sparsify: SparsifyOptions,
+    /// Dispatch.
+    pub dispatch: Callback<Action>,
+}
+
+/// Painting tools, undo/redo, size, and whole-mask operations.
+#[function_component(Tools)]
+pub fn tools(p: &ToolsProps) -> Html {
+    let act = |a: Action| {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(a.clone()))
+    };
+    let on_size = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(v) = input_value(&e).trim().parse::<usize>() {
+                d.emit(Action::Resize(v));
+            }
+        })
+    };
+    let on_sparsify = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let o = match select_value(&e).as_str() {
+                "cycle" => SparsifyOptions { classes: ClassWiring::Cycle, covers: CoverWiring::AllPairs },
+                "one" => SparsifyOptions { classes: ClassWiring::Clique, covers: CoverWiring::OneEdge },
+                "sparsest" => SparsifyOptions { classes: ClassWiring::Cycle, covers: CoverWiring::OneEdge },
+                _ => SparsifyOptions::default(),
+            };
+            d.emit(Action::SetSparsify(o));
+        })
+    };
+    let sp = match (p.sparsify.classes, p.sparsify.covers) {
+        (ClassWiring::Clique, CoverWiring::AllPairs) => "theory",
+        (ClassWiring::Cycle, CoverWiring::AllPairs) => "cycle",
+        (ClassWiring::Clique, CoverWiring::OneEdge) => "one",
+        (ClassWiring::Cycle, CoverWiring::OneEdge) => "sparsest",
+    };
+    html! {
+        <section class="panel tools" aria-label="Editing tools">
+            <div class="toolrow" role="toolbar" aria-label="Paint tool">
+                { for Tool::ALL.iter().map(|&(t, name, key)| html! {
+                    <button type="button" class={classes!("tool", (p.tool == t).then_some("on"))}
+                        id={format!("tool-{}", name.to_lowercase().replace(' ', "-"))}
+                        aria-pressed={(p.tool == t).to_string()} title={format!("{name} ({})", key.to_ascii_uppercase())}
+                        onclick={act(Action::SetTool(t))}>{ name }</button>
+                }) }
+            </div>
+            <div class="toolrow">
+                <button type="button" id="undo" disabled={!p.can_undo} onclick={act(Action::Undo)} title="Undo (Ctrl+Z)">{"Undo"}</button>
+                <button type="button" id="redo" disabled={!p.can_redo} onclick={act(Action::Redo)} title="Redo (Ctrl+Shift+Z)">{"Redo"}</button>
+                <label class="size">{"N "}
+                    <input id="size" type="number" min="1" max={MAX_EDIT_N.to_string()} value={p.n.to_string()} onchange={on_size} />
+                </label>
+            </div>
+            <div class="toolrow">
+                <button type="button" id="op-transpose" onclick={act(Action::Transpose)} title="Swap queries and keys: reverses every Hasse edge">{"Transpose"}</button>
+                <button type="button" id="op-invert" onclick={act(Action::Invert)} title="Complement every cell">{"Invert"}</button>
+                <button type="button" id="op-densify" onclick={act(Action::Densify)} title="Replace by the limit closure: one layer suffices">{"Densify"}</button>
+                <button type="button" id="op-sparsify" onclick={act(Action::Sparsify)} title="Keep own class and covered classes: same order, fewer entries">{"Sparsify"}</button>
+                <label class="visually-hidden" for="sparsify-mode">{"Sparsify wiring"}</label>
+                <select id="sparsify-mode" onchange={on_sparsify} title="Sparsify wiring">
+                    <option value="theory" selected={sp == "theory"}>{"cliques + all covers"}</option>
+                    <option value="cycle" selected={sp == "cycle"}>{"cycles + all covers"}</option>
+                    <option value="one" selected={sp == "one"}>{"cliques + one edge"}</option>
+                    <option value="sparsest" selected={sp == "sparsest"}>{"cycles + one edge"}</option>
+                </select>
+                <button type="button" id="op-clear" onclick={act(Action::Clear)}>{"Clear"}</button>
+            </div>
+        </section>
+    }
+}
+
+/// Preset picker properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct PresetProps {
+    /// Dispatch.
+    pub dispatch: Callback<Action>,
+}
+
+/// The form draft of the preset picker (local: nothing else reads it until "Load").
+#[derive(Clone, PartialEq)]
+struct Draft {
+    name: String,
+    n: String,
+    params: BTreeMap<String, String>,
+}
+
+/// The whole core catalog with each preset's parameters.
+#[function_component(PresetPicker)]
+pub fn preset_picker(p: &PresetProps) -> Html {
+    let draft = use_state(|| Draft { name: "sliding-window".into(), n: "16".into(), params: BTreeMap::new() });
+    let Some(spec) = preset_spec(&draft.name) else { return html! {} };
+    let on_name = {
+        let draft = draft.clone();
+        Callback::from(move |e: Event| {
+            draft.set(Draft { name: select_value(&e), n: draft.n.clone(), params: BTreeMap::new() });
+        })
+    };
+    let on_n = {
+        let draft = draft.clone();
+        Callback::from(move |e: Event| draft.set(Draft { n: input_value(&e), ..(*draft).clone() }))
+    };
+    let set_param = |name: &'static str, bool_kind: bool| {
+        let draft = draft.clone();
+        Callback::from(move |e: Event| {
+            let v = if bool_kind {
+                let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+                t.checked().to_string()
+            } else {
+                let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+                t.value()
+            };
+            let mut d = (*draft).clone();
+            d.params.insert(name.to_string(), v);
+            draft.set(d);
+        })
+    };
+    let load = {
+        let (draft, d) = (draft.clone(), p.dispatch.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let n = draft.n.trim().parse::<usize>().unwrap_or(0);
+            d.emit(Action::LoadPreset { name: draft.name.clone(), n, params: draft.params.clone() });
+        })
+    };
+    let params = spec.params.iter().map(|ps| {
+        let id = format!("param-{}", ps.name);
+        let value = draft.params.get(ps.name).cloned().unwrap_or_else(|| ps.default.to_string());
+        let control = match ps.kind {
+            ParamKind::Bool => html! {
+                <input id={id.clone()} type="checkbox" checked={value == "true"} onchange={set_param(ps.name, true)} />
+            },
+            ParamKind::Int { min } => html! {
+                <input id={id.clone()} type="number" min={min.to_string()} value={value} onchange={set_param(ps.name, false)} />
+            },
+            ParamKind::Fraction => html! {
+                <input id={id.clone()} type="number" min="0" max="1" step="0.01" value={value} onchange={set_param(ps.name, false)} />
+            },
+            ParamKind::IntList => html! {
+                <input id={id.clone()} type="text" value={value} placeholder="e.g. 3,2,4" onchange={set_param(ps.name, false)} />
+            },
+            ParamKind::Choice(options) => {
+                let name = ps.name;
+                let draft = draft.clone();
+                let onchange = Callback::from(move |e: Event| {
+                    let mut d = (*draft).clone();
+                    d.params.insert(name.to_string(), select_value(&e));
+                    draft.set(d);
+                });
+                html! {
+                    <select id={id.clone()} {onchange}>
+                        { for options.iter().map(|o| html! { <option value={*o} selected={*o == value}>{ *o }</option> }) }
+                    </select>
+                }
+            }
+        };
+        html! {
+            <label class="param" for={id.clone()} title={ps.help}>
+                <span>{ ps.name }</span>{ control }
+            </label>
+        }
+    });
+    html! {
+        <section class="panel presets" aria-label="Presets">
+            <form onsubmit={load} novalidate=true>
+                <div class="toolrow">
+                    <label for="preset">{"Preset"}</label>
+                    <select id="preset" onchange={on_name}>
+                        { for CATALOG.iter().map(|c| html! {
+                            <option value={c.name} selected={c.name == draft.name}>{ c.name }</option>
+                        }) }
+                    </select>
+                    <label for="preset-n">{"n"}</label>
+                    <input id="preset-n" type="number" min="1" max={MAX_EDIT_N.to_string()} value={draft.n.clone()} onchange={on_n} />
+                    <button type="submit" id="preset-load" class="primary">{"Load"}</button>
+                </div>
+                <p class="formula" title={spec.positions}>{ format!("q reads k iff {}", spec.formula) }</p>
+                <div class="params">{ for params }</div>
+            </form>
+        </section>
+    }
+}
+
+/// Layer control properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct LayerProps {
+    /// Current layer.
+    pub layer: usize,
+    /// `L*`.
+    pub depth: usize,
+    /// `|R(L)|` for `L = 0..=L*`.
+    pub growth: Rc<Vec<usize>>,
+    /// Animation running.
+    pub playing: bool,
+    /// Theme (for the legend colours).
+    pub theme: Theme,
+    /// Dispatch.
+    pub dispatch: Callback<Action>,
+}
+
+/// `L = 0..L*+1` with step buttons, play/pause, the convergence line, the legend and the plot.
+#[function_component(LayerControl)]
+pub fn layer_control(p: &LayerProps) -> Html {
+    let max = p.depth + 1;
+    let act = |a: Action| {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(a.clone()))
+    };
+    let on_range = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: InputEvent| {
+            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Ok(v) = t.value().parse::<usize>() {
+                d.emit(Action::SetLayer(v));
+            }
+        })
+    };
+    let status = if p.layer >= p.depth {
+        format!("converged at L* = {}", p.depth)
+    } else {
+        format!("not converged yet: L* = {}", p.depth)
+    };
+    let pal = Palette::of(p.theme);
+    let legend_layers: Vec<usize> =
+        if p.depth <= 6 { (0..=p.depth).collect() } else { vec![0, 1, p.depth / 2, p.depth] };
+    html! {
+        <section class="panel layers" aria-label="Layers">
+            <div class="toolrow">
+                <button type="button" id="layer-prev" onclick={act(Action::StepLayer(-1))} aria-label="Previous layer" title="Previous layer ([)">{"◀"}</button>
+                <button type="button" id="play" onclick={act(Action::TogglePlay)} aria-pressed={p.playing.to_string()} title="Play / pause (P)">
+                    { if p.playing { "Pause" } else { "Play" } }</button>
+                <button type="button" id="layer-next" onclick={act(Action::StepLayer(1))} aria-label="Next layer" title="Next layer (])">{"▶"}</button>
+                <label for="layer" class="layer-label">{"L = "}<output id="layer-value">{ p.layer }</output></label>
+                <input id="layer" type="range" min="0" max={max.to_string()} value={p.layer.to_string()} oninput={on_range} />
+            </div>
+            <p id="convergence" class={classes!("convergence", (p.layer >= p.depth).then_some("done"))} role="status">{ status }</p>
+            <div class="legend" aria-label="Legend">
+                <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.new_cell)} /></svg>{ format!("new at L = {}", p.layer) }</span>
+                { for legend_layers.iter().map(|&l| {
+                    let c = css(pal.layer_colour(l, p.depth));
+                    html! { <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={c} /></svg>
+                        { if l == 0 { "self (0)".to_string() } else { format!("layer {l}") } }</span> }
+                }) }
+                <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.pending)} /></svg>{"in M, not yet reached"}</span>
+            </div>
+            <GrowthPlot growth={p.growth.clone()} layer={p.layer} />
+        </section>
+    }
+}
+
+/// Growth plot properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct GrowthProps {
+    /// `|R(L)|` per layer.
+    pub growth: Rc<Vec<usize>>,
+    /// Current layer.
+    pub layer: usize,
+}
+
+/// Reached cells against `L`, as a small SVG step plot.
+#[function_component(GrowthPlot)]
+pub fn growth_plot(p: &GrowthProps) -> Html {
+    let (w, h, pad) = (300.0, 74.0, 24.0);
+    let g = &p.growth;
+    let last = g.len().max(1);
+    let top = g.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let bottom = g.first().copied().unwrap_or(0) as f64 * 0.0;
+    let x = |l: usize| pad + (w - pad - 8.0) * l as f64 / last as f64;
+    let y = |v: usize| h - pad + 6.0 - (h - pad - 2.0) * (v as f64 - bottom) / (top - bottom).max(1.0);
+    let mut pts: Vec<String> = g.iter().enumerate().map(|(l, &v)| format!("{:.1},{:.1}", x(l), y(v))).collect();
+    if let Some(&v) = g.last() {
+        pts.push(format!("{:.1},{:.1}", x(last), y(v)));
+    }
+    let cur = p.layer.min(last);
+    let cur_v = g.get(cur.min(g.len().saturating_sub(1))).copied().unwrap_or(0);
+    html! {
+        <figure class="growth">
+            <svg width={w.to_string()} height={h.to_string()} role="img"
+                aria-label={format!("Reached cells per layer: {}", g.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))}>
+                <line class="axis" x1={pad.to_string()} y1={(h - pad + 6.0).to_string()} x2={(w - 4.0).to_string()} y2={(h - pad + 6.0).to_string()} />
+                <line class="axis" x1={pad.to_string()} y1="4" x2={pad.to_string()} y2={(h - pad + 6.0).to_string()} />
+                <polyline class="curve" points={pts.join(" ")} />
+                <circle class="cursor" cx={format!("{:.1}", x(cur))} cy={format!("{:.1}", y(cur_v))} r="4" />
+                <text class="tick" x={pad.to_string()} y={(h - 4.0).to_string()} text-anchor="middle">{"0"}</text>
+                <text class="tick" x={format!("{:.1}", x(last))} y={(h - 4.0).to_string()} text-anchor="middle">{ last.to_string() }</text>
+                <text class="tick" x={(pad - 4.0).to_string()} y="12" text-anchor="end">{ top.to_string() }</text>
+                <text class="tick" x={format!("{:.1}", (w + pad) / 2.0)} y={(h - 4.0).to_string()} text-anchor="middle">{"layer L"}</text>
+            </svg>
+            <figcaption>{ format!("|R({cur})| = {cur_v} reached cells") }</figcaption>
+        </figure>
+    }
+}
+
+/// Statistics properties (all numbers, computed by the caller from the analysis).
+#[derive(Properties, PartialEq, Clone)]
+pub struct StatsProps {
+    /// Rows of (id, label, value).
+    pub rows: Rc<Vec<(&'static str, &'static str, String)>>,
+}
+
+/// The statistics list.
+#[function_component(Stats)]
+pub fn stats(p: &StatsProps) -> Html {
+    html! {
+        <dl class="stats" id="stats">
+            { for p.rows.iter().map(|(id, label, value)| html! {
+                <div class="stat"><dt>{ *label }</dt><dd id={format!("stat-{id}")}>{ value.clone() }</dd></div>
+            }) }
+        </dl>
+    }
+}
