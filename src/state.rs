@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use hasseflow_core::format::{FormatError, MaskFile, Provenance, parse_mask_file};
+use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, parse_mask_file};
 use hasseflow_core::presets::build_preset;
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, sparsify};
 
@@ -597,7 +597,7 @@ fn serde_json_value(text: &str) -> serde_json::Value {
 /// A format error in words, with a hint for the common mistakes.
 fn explain(e: &FormatError) -> String {
     match e {
-        FormatError::TooLarge { .. } => format!("{e} (the editor handles masks up to {MAX_EDIT_N} x {MAX_EDIT_N})"),
+        FormatError::Input(InputError::TooLarge { .. }) => format!("{e} (the editor handles masks up to {MAX_EDIT_N} x {MAX_EDIT_N})"),
         _ => e.to_string(),
     }
 }
