@@ -597,7 +597,9 @@ fn serde_json_value(text: &str) -> serde_json::Value {
 /// A format error in words, with a hint for the common mistakes.
 fn explain(e: &FormatError) -> String {
     match e {
-        FormatError::Input(InputError::TooLarge { .. }) => format!("{e} (the editor handles masks up to {MAX_EDIT_N} x {MAX_EDIT_N})"),
+        FormatError::Input(InputError::TooLarge { .. }) => {
+            format!("{e} (the editor handles masks up to {MAX_EDIT_N} x {MAX_EDIT_N})")
+        }
         _ => e.to_string(),
     }
 }
