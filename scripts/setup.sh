@@ -42,6 +42,12 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get update
   apt-get install -y chromium
 fi
+# ChromeDriver (same Debian build as Chromium) for the wasm-bindgen browser tests.
+if [ ! -x /usr/bin/chromedriver ]; then
+  step "installing chromium-driver"
+  apt-get update
+  apt-get install -y chromium-driver
+fi
 if [ ! -d tests/e2e/node_modules ]; then
   step "installing the e2e test driver (playwright-core)"
   (cd tests/e2e && npm ci)

@@ -12,12 +12,19 @@ step "rustfmt"
 cargo fmt --all -- --check
 step "clippy (native and wasm)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p hasseflow-app --target wasm32-unknown-unknown --locked -- -D warnings
+cargo clippy -p hasseflow-app --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
 step "tests"
 log=$(mktemp)
 cargo test --workspace --locked 2>&1 | tee "$log"
 passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
 rm -f "$log"
+step "browser tests (wasm-bindgen-test in headless Chromium)"
+wasm_log=$(mktemp)
+cargo test --target wasm32-unknown-unknown -p hasseflow-app --locked 2>&1 | tee "$wasm_log"
+wasm_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$wasm_log" | awk '{s += $4} END {print s + 0}')
+rm -f "$wasm_log"
+[ "$wasm_passed" -gt 0 ] || { echo "the browser tests ran no test"; exit 1; }
+passed=$((passed + wasm_passed))
 step "Python interop tests (generated FlexAttention code, .npy, JSON loader, with NumPy)"
 cargo build -p hasseflow-cli --locked
 py_log=$(mktemp)

@@ -1,0 +1,72 @@
+//! wasm-bindgen tests that run inside headless Chromium (`cargo test --target
+//! wasm32-unknown-unknown -p hasseflow-app`, runner `wasm-bindgen-test-runner`, see
+//! .cargo/config.toml and webdriver.json): the store compiled to wasm with the browser's clock, and
+//! the `<App>` component mounted into a real DOM. Natively this file is empty.
+#![cfg(target_arch = "wasm32")]
+
+use hasseflow_app::state::{Action, AppState, Document};
+use hasseflow_core::BitMatrix;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn now() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
+
+#[wasm_bindgen_test]
+fn reducer_paints_a_causal_mask_in_wasm() {
+    let mut state = AppState::new(Document::new(BitMatrix::zeros(4)), now);
+    for q in 0..4 {
+        state.apply(Action::StrokeStart(q, 0));
+        for k in 1..=q {
+            state.apply(Action::StrokeMove(q, k));
+        }
+        state.apply(Action::StrokeEnd);
+    }
+    assert_eq!(*state.doc.mask, BitMatrix::from_fn(4, |q, k| k <= q));
+    assert_eq!(state.derived.analysis.depth(), 1);
+    assert!(state.derived.millis >= 0.0, "timed by the browser's clock");
+    // Undo removes the last stroke (row 3), redo restores it.
+    state.apply(Action::Undo);
+    assert_eq!(state.doc.mask.row_count(3), 0);
+    state.apply(Action::Redo);
+    assert_eq!(state.doc.mask.row_count(3), 4);
+}
+
+#[wasm_bindgen_test]
+fn reducer_refuses_bad_json_in_wasm_and_keeps_the_mask() {
+    let mut state = AppState::new(Document::new(BitMatrix::from_fn(3, |q, k| k <= q)), now);
+    let before = state.doc.mask.clone();
+    state.apply(Action::Import { name: "bad.json".into(), bytes: b"{\"format\": oops".to_vec() });
+    assert_eq!(state.doc.mask, before);
+    let message = state.message.as_ref().expect("a message explains the refusal");
+    assert!(message.text.contains("malformed JSON"), "{}", message.text);
+}
+
+/// Waits (yielding to the browser) until `selector` matches an element, up to ~5 s.
+async fn wait_for(selector: &str) -> web_sys::Element {
+    let document = web_sys::window().and_then(|w| w.document()).expect("a document");
+    for _ in 0..500 {
+        if let Ok(Some(el)) = document.query_selector(selector) {
+            return el;
+        }
+        gloo_timers::future::TimeoutFuture::new(10).await;
+    }
+    panic!("{selector} never appeared");
+}
+
+#[wasm_bindgen_test]
+async fn app_component_mounts_and_shows_the_analysis() {
+    let document = web_sys::window().and_then(|w| w.document()).expect("a document");
+    let root = document.create_element("div").expect("div");
+    document.body().expect("body").append_child(&root).expect("append");
+    yew::Renderer::<hasseflow_app::ui::App>::with_root(root).render();
+    let stats = wait_for("#stats").await;
+    let text = stats.text_content().unwrap_or_default();
+    assert!(text.contains("L*"), "stats list L*: {text}");
+    wait_for("canvas#grid").await;
+    let svg = wait_for("svg#hasse").await;
+    // The initial causal mask: a chain, so the diagram has at least one node per position.
+    assert!(svg.query_selector_all("g, rect").map(|l| l.length()).unwrap_or(0) > 0);
+}
