@@ -242,7 +242,8 @@ impl GpuFlow {
                     let at = |off: usize| base + off as u32;
                     let mm = |pass: &mut wgpu::ComputePass<'_>, src, dst, din: u32, dout: u32, w, b, mode| {
                         let params = [rows, din, dout, at(w), at(b), mode, 0, 0];
-                        self.dispatch(pass, &p.matmul, &params, &[(1, src), (2, dst), (3, &weights)], rows * dout);
+                        let grid = (dout.div_ceil(16), rows.div_ceil(16));
+                        self.dispatch_grid(pass, &p.matmul, &params, &[(1, src), (2, dst), (3, &weights)], grid);
                     };
                     mm(&mut pass, &h, &qkv, du, 3 * du, o.qkv, o.qkv_bias, 0);
                     let dh = cfg.head_dim() as u32;
@@ -307,9 +308,8 @@ impl GpuFlow {
         })
     }
 
-    /// Records one dispatch of `pipeline` with a fresh uniform buffer of `params` at binding 0 and
-    /// `buffers` at their bindings; `threads` invocations, spread over x and y so that no
-    /// dimension exceeds 65535 workgroups.
+    /// Records one dispatch of `pipeline` over `threads` invocations of a 64-wide workgroup, spread
+    /// over x and y so that no dimension exceeds 65535 workgroups.
     fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -317,6 +317,21 @@ impl GpuFlow {
         params: &[u32],
         buffers: &[(u32, &wgpu::Buffer)],
         threads: u32,
+    ) {
+        let groups = threads.div_ceil(WORKGROUP).max(1);
+        let x = groups.min(65535);
+        self.dispatch_grid(pass, pipeline, params, buffers, (x, groups.div_ceil(x)));
+    }
+
+    /// Records one dispatch of `pipeline` with a fresh uniform buffer of `params` at binding 0 and
+    /// `buffers` at their bindings, over a `(x, y)` grid of workgroups.
+    fn dispatch_grid(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        params: &[u32],
+        buffers: &[(u32, &wgpu::Buffer)],
+        (x, y): (u32, u32),
     ) {
         let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
@@ -332,9 +347,6 @@ impl GpuFlow {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &entries,
         });
-        let groups = threads.div_ceil(WORKGROUP).max(1);
-        let x = groups.min(65535);
-        let y = groups.div_ceil(x);
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &group, &[]);
         pass.dispatch_workgroups(x, y, 1);
