@@ -28,3 +28,12 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   # No --locked: its lockfile names a webpki-roots release the registry no longer serves.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
+
+# The GPU tests (crates/gpu, `flow --backend gpu`) need a Vulkan adapter and fail without one.
+# On machines without a GPU, Mesa's lavapipe provides "llvmpipe (Cpu)".
+if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+  step "installing lavapipe (mesa-vulkan-drivers) for the GPU tests"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update
+  $SUDO apt-get install -y mesa-vulkan-drivers
+fi

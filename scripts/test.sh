@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Runs every check: formatting, clippy, all workspace tests (core, CLI, architecture), and a
-# trunk build of the app. Installs what is missing first.
+# Runs every check: formatting, clippy, all workspace tests (core, CLI, GPU kernels on a real
+# Vulkan adapter, architecture), and a trunk build of the app. Installs what is missing first
+# (lavapipe included, so the GPU tests run on machines without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Mesa warns on every device creation without a runtime dir; give it a private one.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+  export XDG_RUNTIME_DIR
+  XDG_RUNTIME_DIR=$(mktemp -d)
+fi
 
 step() { printf '\n==> %s\n' "$*"; }
 

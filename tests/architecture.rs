@@ -82,3 +82,18 @@ fn only_the_format_module_knows_the_schema() {
         }
     }
 }
+
+#[test]
+fn gpu_kernels_live_in_wgsl_files_and_the_core_stays_gpu_free() {
+    let lib = read("crates/gpu/src/lib.rs");
+    assert!(lib.contains("include_wgsl!"), "the GPU crate loads its kernels from .wgsl files");
+    assert!(!lib.contains("@compute"), "no WGSL inside Rust strings: put kernels in crates/gpu/src/shaders");
+    let shaders = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/gpu/src/shaders");
+    let count = std::fs::read_dir(&shaders)
+        .expect("shaders dir readable")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wgsl")))
+        .count();
+    assert!(count >= 5, "found the flow kernels");
+    let core = read("crates/core/Cargo.toml");
+    assert!(!core.contains("hasseflow-gpu"), "the core must not depend on the GPU crate");
+}

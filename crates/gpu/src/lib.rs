@@ -242,7 +242,7 @@ impl GpuFlow {
                     let at = |off: usize| base + off as u32;
                     let mm = |pass: &mut wgpu::ComputePass<'_>, src, dst, din: u32, dout: u32, w, b, mode| {
                         let params = [rows, din, dout, at(w), at(b), mode, 0, 0];
-                        let grid = (dout.div_ceil(16), rows.div_ceil(16));
+                        let grid = (dout.div_ceil(64), rows.div_ceil(64));
                         self.dispatch_grid(pass, &p.matmul, &params, &[(1, src), (2, dst), (3, &weights)], grid);
                     };
                     mm(&mut pass, &h, &qkv, du, 3 * du, o.qkv, o.qkv_bias, 0);
