@@ -68,11 +68,16 @@ fn weights_are_deterministic_and_seeded() {
     assert_ne!(a.weights(), FlowModel::new(FlowConfig { seed: 1, ..c }, 16).expect("valid").weights());
     // Weights do not depend on n.
     assert_eq!(a.weights(), FlowModel::new(c, 40).expect("valid").weights());
-    // A fixed fingerprint: the stream must never change silently (wasm must equal native).
-    let sum: f64 = a.weights().iter().map(|&w| f64::from(w)).sum();
+    // A fixed fingerprint (FNV-1a over the f32 bit patterns): the stream must never change
+    // silently, and wasm must produce these same bits (only IEEE basic arithmetic is used).
+    let fnv = |v: &[f32]| {
+        v.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| (h ^ u64::from(x.to_bits())).wrapping_mul(0x100_0000_01b3))
+    };
     assert_eq!(a.weights().len(), 4 * a.offsets().stride);
-    assert!(sum.is_finite());
-    assert_eq!(a.weights()[0].to_bits(), FlowModel::new(c, 3).expect("valid").weights()[0].to_bits());
+    assert_eq!(a.weights()[0].to_bits(), 0x3f89_d011);
+    assert_eq!(fnv(a.weights()), 0x3091_617a_69e3_2c5e);
+    assert_eq!(fnv(a.inputs()), 0xb5a4_3bb0_71f3_bcf7);
+    assert_eq!(fnv(a.perturbation()), 0xbfae_27af_015d_dd6e);
 }
 
 #[test]
