@@ -62,35 +62,56 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<
     let head = i % p.heads;
     let q = row % p.n;
     let copy_base = row - q;
-    let ob = row * p.d + head * p.dh;
+    let dh = p.dh;
+    let d3 = 3u * p.d;
+    // The query is read once; keys and values stream by.
+    var query: array<f32, 128>;
     var acc: array<f32, 128>;
-    for (var t = 0u; t < p.dh; t = t + 1u) {
+    let qb = row * d3 + head * dh;
+    for (var t = 0u; t < dh; t = t + 1u) {
+        query[t] = qkv[qb + t];
         acc[t] = 0.0;
     }
-    let m = row_max(row, copy_base, q, head);
-    if (m.y > 0.0) {
-        let mb = mask_base(head, q);
-        var sum = 0.0;
-        for (var w = 0u; w < p.words; w = w + 1u) {
-            var bits = masks[mb + w];
-            while (bits != 0u) {
-                let k = w * 32u + countTrailingZeros(bits);
-                bits = bits & (bits - 1u);
-                let e = exp(score(row, copy_base + k, head) - m.x);
-                sum = sum + e;
-                let vb = (copy_base + k) * 3u * p.d + 2u * p.d + head * p.dh;
-                for (var t = 0u; t < p.dh; t = t + 1u) {
-                    acc[t] = acc[t] + e * qkv[vb + t];
+    // One pass, online softmax (Milakov & Gimelshein): when the running maximum grows, the
+    // partial sums are rescaled. Same result as the CPU's two passes up to rounding.
+    let mb = mask_base(head, q);
+    var mx = -3.0e38;
+    var sum = 0.0;
+    for (var w = 0u; w < p.words; w = w + 1u) {
+        var bits = masks[mb + w];
+        while (bits != 0u) {
+            let k = w * 32u + countTrailingZeros(bits);
+            bits = bits & (bits - 1u);
+            let kb = (copy_base + k) * d3 + p.d + head * dh;
+            var s = 0.0;
+            for (var t = 0u; t < dh; t = t + 1u) {
+                s = s + query[t] * qkv[kb + t];
+            }
+            s = s * p.scale;
+            if (s > mx) {
+                let shrink = exp(mx - s);
+                sum = sum * shrink;
+                for (var t = 0u; t < dh; t = t + 1u) {
+                    acc[t] = acc[t] * shrink;
                 }
+                mx = s;
+            }
+            let e = exp(s - mx);
+            sum = sum + e;
+            let vb = kb + p.d;
+            for (var t = 0u; t < dh; t = t + 1u) {
+                acc[t] = acc[t] + e * qkv[vb + t];
             }
         }
-        let inv = 1.0 / sum;
-        for (var t = 0u; t < p.dh; t = t + 1u) {
-            acc[t] = acc[t] * inv;
-        }
     }
-    for (var t = 0u; t < p.dh; t = t + 1u) {
-        dst[ob + t] = acc[t];
+    // A fully masked row keeps sum = 0 and writes zeros (FlexAttention), never 0/0.
+    var inv = 0.0;
+    if (sum > 0.0) {
+        inv = 1.0 / sum;
+    }
+    let ob = row * p.d + head * dh;
+    for (var t = 0u; t < dh; t = t + 1u) {
+        dst[ob + t] = acc[t] * inv;
     }
 }
 
