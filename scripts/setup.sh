@@ -52,3 +52,12 @@ if [ ! -d tests/e2e/node_modules ]; then
   step "installing the e2e test driver (playwright-core)"
   (cd tests/e2e && npm ci)
 fi
+
+# The GPU tests (crates/gpu, `flow --backend gpu`) need a Vulkan adapter and fail without one.
+# On machines without a GPU, Mesa's lavapipe provides "llvmpipe (Cpu)".
+if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+  step "installing lavapipe (mesa-vulkan-drivers) for the GPU tests"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update
+  $SUDO apt-get install -y mesa-vulkan-drivers
+fi

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Runs every check: formatting, clippy, all workspace tests (core, render, app store, CLI,
-# architecture), the Python interop tests (NumPy), a trunk build of the app, and the end-to-end
-# tests of that build in headless Chromium. Installs what is missing first.
+# Runs every check: formatting, clippy, all workspace tests (core, render, app store, CLI, GPU
+# kernels on a real Vulkan adapter, architecture), browser tests, the Python interop tests (NumPy),
+# a trunk build of the app, and the end-to-end tests of that build in headless Chromium. Installs
+# what is missing first (lavapipe included, so the GPU tests run on machines without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Mesa warns on every device creation without a runtime dir; give it a private one.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+  export XDG_RUNTIME_DIR
+  XDG_RUNTIME_DIR=$(mktemp -d)
+fi
 
 step() { printf '\n==> %s\n' "$*"; }
 

@@ -124,3 +124,18 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
     assert!(index.contains("Content-Security-Policy") && !index.contains("unsafe-inline"), "keep the CSP strict");
     assert!(!index.contains("<script>") && !index.contains("<style"), "no inline scripts or styles");
 }
+
+#[test]
+fn gpu_kernels_live_in_wgsl_files_and_the_core_stays_gpu_free() {
+    let lib = read("crates/gpu/src/lib.rs");
+    assert!(lib.contains("include_wgsl!"), "the GPU crate loads its kernels from .wgsl files");
+    assert!(!lib.contains("@compute"), "no WGSL inside Rust strings: put kernels in crates/gpu/src/shaders");
+    let shaders = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/gpu/src/shaders");
+    let count = std::fs::read_dir(&shaders)
+        .expect("shaders dir readable")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "wgsl")))
+        .count();
+    assert!(count >= 5, "found the flow kernels");
+    let core = read("crates/core/Cargo.toml");
+    assert!(!core.contains("hasseflow-gpu"), "the core must not depend on the GPU crate");
+}

@@ -8,6 +8,10 @@
 //! `--derive` prints the derivation table instead: building each built-in family and running the
 //! whole pipeline (per-task analyses, keys, merge, masks, checks) on autoregressive n=512, block
 //! generation n=1024 s=16 and butterfly n=256 (target: at most 200 ms each).
+//!
+//! `--flow` prints the flow table instead: forward + n perturbed copies through all layers of the
+//! random Transformer, CPU path vs GPU path, for n in 64,128,256 (or `--sizes`), d_model 64,
+//! 4 heads, 8 layers (see `flow.rs`).
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -23,6 +27,8 @@ use hasseflow_core::presets::build_preset;
 use hasseflow_core::{Analysis, BitMatrix, FirstReach};
 use petgraph::algo::tred::{dag_to_toposorted_adjacency_list, dag_transitive_reduction_closure};
 use petgraph::graph::{DiGraph, NodeIndex};
+
+mod flow;
 
 struct Counting;
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
@@ -158,6 +164,8 @@ fn derive_table(reps: usize) {
 fn main() {
     let mut sizes = vec![256usize, 1024, 4096];
     let mut derive_mode = false;
+    let mut flow_mode = false;
+    let mut sizes_given = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
     let mut timeout = Duration::from_secs(30);
@@ -166,11 +174,13 @@ fn main() {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sizes" => {
+                sizes_given = true;
                 sizes =
                     it.next().map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or(sizes);
             }
             "--only" => only = it.next().cloned(),
             "--derive" => derive_mode = true,
+            "--flow" => flow_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             "--petgraph-timeout" => {
                 timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
@@ -183,7 +193,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow]"
                 );
                 std::process::exit(2);
             }
@@ -191,6 +201,11 @@ fn main() {
     }
     if derive_mode {
         derive_table(reps);
+        return;
+    }
+    if flow_mode {
+        let flow_sizes = if sizes_given { sizes } else { vec![64, 128, 256] };
+        flow::flow_table(&flow_sizes, reps);
         return;
     }
     println!(

@@ -17,6 +17,7 @@ use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_p
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
 
+mod flow;
 mod report;
 
 /// Order theory of attention masks: how a mask moves information across layers.
@@ -112,6 +113,44 @@ enum Command {
     /// autoregressive --n 8`, `derive block --n 6 --block 2`, `derive butterfly --n 4`,
     /// `derive mae --n 8 --span 2`, or `derive FAMILY.json` (docs/FAMILY_FORMAT.md).
     Derive(Box<DeriveArgs>),
+    /// Run a random-weight Transformer on the mask (THEORY §7): perturb each input, measure which
+    /// positions change after each layer, and report the agreement with R(L) and the timings.
+    Flow(FlowArgs),
+}
+
+#[derive(clap::Args)]
+struct FlowArgs {
+    /// Mask file (JSON or text grid; a layer stack runs one mask per layer), or - for standard input.
+    file: String,
+    /// Layers (1-16; default: the stack's layer count, or 4).
+    #[arg(long)]
+    layers: Option<usize>,
+    /// Width of the residual stream (16-128, a multiple of --heads).
+    #[arg(long, default_value_t = 32)]
+    d_model: usize,
+    /// Attention heads per layer (1-8).
+    #[arg(long, default_value_t = 4)]
+    heads: usize,
+    /// Seed of the weights and inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Where to compute: the GPU (fails without an adapter), the CPU, or the GPU when an adapter
+    /// exists and the CPU otherwise.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    /// The GPU if an adapter exists, else the CPU (the report says which ran, and why).
+    Auto,
+    /// The core's CPU reference.
+    Cpu,
+    /// WGSL kernels through wgpu (Vulkan natively).
+    Gpu,
 }
 
 #[derive(clap::Args)]
@@ -251,6 +290,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Derive(args) => derive_command(&args),
+        Command::Flow(args) => flow::flow_command(&args),
         Command::Analyze { file, json, first_reach } => analyze(&file, json, first_reach),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());

@@ -300,3 +300,58 @@ fn export_dot_blocks_and_kernels() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("block size 0 is out of range"));
     assert!(ok(&["export", "--help"], "").contains("Usage"));
 }
+
+#[test]
+fn flow_json_on_the_cpu_agrees_with_reach() {
+    let mask = ok(&["preset", "sliding-window", "--n", "12", "w=3"], "");
+    let v =
+        json(&["flow", "-", "--layers", "5", "--d-model", "16", "--heads", "2", "--backend", "cpu", "--json"], &mask);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["n"], 12);
+    assert_eq!(v["exact"], true);
+    let layers = v["layers"].as_array().expect("layers array");
+    assert_eq!(layers.len(), 5);
+    for (i, l) in layers.iter().enumerate() {
+        assert_eq!(l["layer"], i + 1);
+        assert_eq!(l["agreement"], 1.0);
+        assert_eq!(l["rollout_agreement"], 1.0);
+    }
+    // R(1) of a window of 3 over 12 positions: 12 + 11 + 10 cells.
+    assert_eq!(layers[0]["reach"], 33);
+    assert!(v["timings_ms"]["compute"].as_f64().is_some());
+}
+
+#[test]
+fn flow_on_the_gpu_names_its_adapter() {
+    // Fails (does not skip) without an adapter: CI installs lavapipe.
+    let mask = ok(&["preset", "butterfly", "--n", "4"], "");
+    let out = hasseflow(&["flow", "-", "--layers", "3", "--backend", "gpu", "--json"], &mask);
+    assert!(
+        out.status.success(),
+        "flow --backend gpu failed (no GPU adapter? install mesa-vulkan-drivers): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["backend"], "gpu");
+    assert!(!v["adapter"].as_str().expect("adapter name").is_empty());
+    assert_eq!(v["exact"], true);
+    let text = ok(&["flow", "-", "--layers", "2", "--backend", "gpu"], &mask);
+    assert!(text.contains("backend: gpu ("), "{text}");
+    assert!(text.contains("timings:"), "{text}");
+}
+
+#[test]
+fn flow_runs_a_layer_stack_and_rejects_bad_models() {
+    let stack = r#"{"format":"hasseflow-mask","version":1,"n":3,"rows":["1..","11.","111"],
+        "stack":{"mode":"once","layers":[{"heads":[{"rows":["1..","11.","111"]}]},{"heads":[{"rows":["111",".11","..1"]}]}]}}"#;
+    let v = json(&["flow", "-", "--backend", "cpu", "--json", "--d-model", "16", "--heads", "1"], stack);
+    let layers = v["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 2, "a stack's layer count is the default");
+    assert_eq!(layers[1]["reach"], 9);
+    assert_eq!(v["exact"], true);
+    let out = hasseflow(&["flow", "-", "--heads", "3"], "1.\n11\n");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a multiple of heads"));
+    let out = hasseflow(&["flow", "-", "--layers", "17", "--backend", "cpu"], "1.\n11\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("layers must be between 1 and 16"));
+}

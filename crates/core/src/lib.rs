@@ -10,12 +10,14 @@
 //! - [`FirstReach`]: the first-reach layer of every cell (one matrix answers every `L`).
 //! - [`ops`]: densify, sparsify; [`stack`]: per-layer masks and heads.
 //! - [`presets`]: the catalog of mask families; [`format`]: the file formats.
+//! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
 pub mod bits;
 pub mod derive;
+pub mod flow;
 pub mod format;
 pub mod interop;
 pub mod ops;

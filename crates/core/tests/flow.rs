@@ -1,0 +1,130 @@
+//! The flow model's CPU path against the theory: influence support equals `R(L)` on catalog masks,
+//! weights are deterministic, fully masked rows stay finite, stacks and bad configs.
+
+use std::collections::BTreeMap;
+
+use hasseflow_core::flow::{FlowConfig, FlowError, FlowMasks, FlowModel, FlowReport, cpu};
+use hasseflow_core::presets::build_preset;
+use hasseflow_core::{BitMatrix, Layer, LayerStack};
+
+fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> BitMatrix {
+    let params: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    build_preset(name, n, &params, 1 << 12).expect("test preset builds")
+}
+
+fn report(mask: &BitMatrix, config: FlowConfig) -> FlowReport {
+    let model = FlowModel::new(config, mask.n()).expect("valid config");
+    let masks = FlowMasks::uniform(mask, &config);
+    FlowReport::new(&cpu::run_flow(&model, &masks), &masks)
+}
+
+fn assert_exact(name: &str, r: &FlowReport) {
+    for l in &r.layers {
+        assert!(
+            l.false_positives == 0 && l.false_negatives == 0 && l.rollout_agreement == 1.0,
+            "{name}: layer {} disagrees with R(L): {l:?}",
+            l.layer
+        );
+    }
+}
+
+/// The catalog masks the issue names, as `(name, mask)`.
+pub fn catalog_masks() -> Vec<(String, BitMatrix)> {
+    vec![
+        ("causal".into(), preset("causal", 24, &[])),
+        ("sliding-window w=3".into(), preset("sliding-window", 24, &[("w", "3")])),
+        ("bidirectional-window r=1".into(), preset("bidirectional-window", 20, &[("r", "1")])),
+        ("block-causal s=4".into(), preset("block-causal", 24, &[("s", "4")])),
+        ("butterfly n=6".into(), preset("butterfly", 6, &[])),
+        ("block-two-stream n=8 s=2".into(), preset("block-two-stream", 8, &[("s", "2")])),
+        ("random p=0.1".into(), preset("random", 24, &[("p", "0.1"), ("seed", "3")])),
+        ("cycle".into(), preset("cycle", 12, &[])),
+    ]
+}
+
+#[test]
+fn influence_support_equals_reach_on_catalog_masks() {
+    let config = FlowConfig { d_model: 32, heads: 4, layers: 6, seed: 1 };
+    for (name, mask) in catalog_masks() {
+        let r = report(&mask, config);
+        assert_exact(&name, &r);
+        assert_eq!(r.layers.len(), 6);
+    }
+}
+
+#[test]
+fn long_window_chain_stays_above_the_threshold() {
+    // Window w=2 over 16 layers: the weakest signal travels 16 hops.
+    let mask = preset("sliding-window", 24, &[("w", "2")]);
+    let r = report(&mask, FlowConfig { d_model: 16, heads: 1, layers: 16, seed: 9 });
+    assert_exact("window w=2, 16 layers", &r);
+}
+
+#[test]
+fn weights_are_deterministic_and_seeded() {
+    let c = FlowConfig::default();
+    let a = FlowModel::new(c, 16).expect("valid");
+    assert_eq!(a, FlowModel::new(c, 16).expect("valid"));
+    assert_ne!(a.weights(), FlowModel::new(FlowConfig { seed: 1, ..c }, 16).expect("valid").weights());
+    // Weights do not depend on n.
+    assert_eq!(a.weights(), FlowModel::new(c, 40).expect("valid").weights());
+    // A fixed fingerprint (FNV-1a over the f32 bit patterns): the stream must never change
+    // silently, and wasm must produce these same bits (only IEEE basic arithmetic is used).
+    let fnv = |v: &[f32]| {
+        v.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| (h ^ u64::from(x.to_bits())).wrapping_mul(0x100_0000_01b3))
+    };
+    assert_eq!(a.weights().len(), 4 * a.offsets().stride);
+    assert_eq!(a.weights()[0].to_bits(), 0x3f89_d011);
+    assert_eq!(fnv(a.weights()), 0x3091_617a_69e3_2c5e);
+    assert_eq!(fnv(a.inputs()), 0xb5a4_3bb0_71f3_bcf7);
+    assert_eq!(fnv(a.perturbation()), 0xbfae_27af_015d_dd6e);
+}
+
+#[test]
+fn fully_masked_rows_stay_finite_and_carry_only_the_residual() {
+    // Rows 0 and 5 are empty; the identity and the empty mask are the extreme cases.
+    let mut mask = preset("causal", 8, &[]);
+    for k in 0..8 {
+        mask.set(0, k, false);
+        mask.set(5, k, false);
+    }
+    for m in [mask, BitMatrix::zeros(6), BitMatrix::identity(5)] {
+        let config = FlowConfig { layers: 3, ..FlowConfig::default() };
+        let model = FlowModel::new(config, m.n()).expect("valid");
+        let masks = FlowMasks::uniform(&m, &config);
+        let raw = cpu::run_flow(&model, &masks);
+        assert!(raw.output.iter().all(|x| x.is_finite()), "output has NaN/inf");
+        assert!(raw.influence.iter().flatten().all(|x| x.is_finite()));
+        assert!(raw.attention.iter().flatten().all(|x| x.is_finite()));
+        assert_exact("masked rows", &FlowReport::new(&raw, &masks));
+    }
+}
+
+#[test]
+fn per_layer_stack_follows_the_product_of_layers() {
+    let causal = BitMatrix::from_fn(10, |q, k| k <= q);
+    let anti = causal.transpose();
+    let stack =
+        LayerStack::new(vec![Layer::single(causal.clone()), Layer { heads: vec![anti, causal] }]).expect("valid stack");
+    let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 4 };
+    let masks = FlowMasks::from_stack(&stack, &config).expect("fits");
+    let model = FlowModel::new(config, 10).expect("valid");
+    let r = FlowReport::new(&cpu::run_flow(&model, &masks), &masks);
+    assert_exact("stack", &r);
+    assert_eq!(r.layers[0].reach, 55);
+    assert_eq!(r.layers[1].reach, 100);
+    let too_many = FlowConfig { heads: 1, ..config };
+    assert!(matches!(FlowMasks::from_stack(&stack, &too_many), Err(FlowError::TooManyHeadMasks { .. })));
+}
+
+#[test]
+fn bad_configs_are_typed_errors() {
+    let ok = FlowConfig::default();
+    assert_eq!(FlowModel::new(FlowConfig { d_model: 8, ..ok }, 4).err(), Some(FlowError::DModel(8)));
+    assert_eq!(FlowModel::new(FlowConfig { heads: 9, ..ok }, 4).err(), Some(FlowError::Heads(9)));
+    assert!(matches!(FlowModel::new(FlowConfig { heads: 3, ..ok }, 4), Err(FlowError::HeadSplit { .. })));
+    assert_eq!(FlowModel::new(FlowConfig { layers: 0, ..ok }, 4).err(), Some(FlowError::Layers(0)));
+    assert_eq!(FlowModel::new(FlowConfig { layers: 17, ..ok }, 4).err(), Some(FlowError::Layers(17)));
+    assert_eq!(FlowModel::new(ok, 513).err(), Some(FlowError::Positions(513)));
+    assert_eq!(FlowModel::new(ok, 0).err(), Some(FlowError::Positions(0)));
+}
