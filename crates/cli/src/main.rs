@@ -366,15 +366,33 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// The bytes of one export; every format is a core function.
+/// The bytes of one export: the core's formats, plus the Hasse diagram as SVG (laid out by
+/// hasseflow-render) and the grid as PNG.
 fn export(file: &MaskFile, to: &str, block_size: usize) -> Result<Vec<u8>> {
-    let kind = interop::ExportKind::from_name(to).context("clap only passes known export names")?;
-    Ok(interop::export(file, kind, block_size)?)
+    match to {
+        "svg" => {
+            let analysis = Analysis::new(&file.mask);
+            let input = hasseflow_render::HasseInput::from_analysis(&analysis, file.labels.as_deref());
+            let scene = hasseflow_render::layout(&input, &hasseflow_render::LayoutOptions::default());
+            Ok(hasseflow_render::to_svg(&scene, &hasseflow_render::SvgTheme::light()).into_bytes())
+        }
+        "png" => Ok(interop::png::grid_png(&file.mask)),
+        _ => {
+            let kind = interop::ExportKind::from_name(to).context("clap only passes known export names")?;
+            Ok(interop::export(file, kind, block_size)?)
+        }
+    }
 }
 
 /// The `--to` values, named and described by the core's export kinds.
 fn export_kinds() -> clap::builder::PossibleValuesParser {
-    interop::ExportKind::ALL.map(|k| clap::builder::PossibleValue::new(k.name()).help(k.summary())).into()
+    use clap::builder::PossibleValue;
+    let core = interop::ExportKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.summary()));
+    let drawn = [
+        PossibleValue::new("svg").help("the Hasse diagram as an SVG drawing (bottom to top)"),
+        PossibleValue::new("png").help("the grid as a PNG image (row q, column k; dark = reads)"),
+    ];
+    core.into_iter().chain(drawn).collect::<Vec<_>>().into()
 }
 
 fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {

@@ -355,3 +355,18 @@ fn flow_runs_a_layer_stack_and_rejects_bad_models() {
     let out = hasseflow(&["flow", "-", "--layers", "17", "--backend", "cpu"], "1.\n11\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("layers must be between 1 and 16"));
 }
+
+#[test]
+fn export_svg_and_png_draw_the_diagram_and_the_grid() {
+    let file = r#"{"format":"hasseflow-mask","version":1,"n":3,"rows":["1..","11.","111"],
+      "labels":["<img src=x onerror=alert(1)>","b","c"]}"#;
+    let svg = ok(&["export", "-", "--to", "svg"], file);
+    assert!(svg.starts_with("<?xml") || svg.starts_with("<svg"), "{svg}");
+    assert!(svg.contains("&lt;img"), "labels are escaped: {svg}");
+    assert!(!svg.contains("<img"), "no markup from labels");
+    let png = hasseflow_bytes(&["export", "-", "--to", "png"], file.as_bytes());
+    assert!(png.status.success());
+    assert!(png.stdout.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // IHDR: 3 cells of 16 pixels.
+    assert_eq!(&png.stdout[16..24], &[0, 0, 0, 48, 0, 0, 0, 48]);
+}

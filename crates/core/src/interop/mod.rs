@@ -8,6 +8,7 @@
 //! - [`blocks`]: FlexAttention-style block statistics (full / partial / empty tiles, sparsity, FLOPs).
 //! - [`npy`]: NumPy `.npy` boolean arrays, read and written.
 //! - [`dot`]: the Hasse diagram as Graphviz DOT.
+//! - [`png`]: the grid as a PNG image (the Hasse diagram as SVG is `hasseflow-render`'s).
 //! - [`kernels`]: FlashAttention `(causal, window_size)` and FlashMask column intervals, when the
 //!   mask is representable, with the reason when it is not.
 //!
@@ -19,6 +20,7 @@ pub mod dot;
 pub mod flex;
 pub mod kernels;
 pub mod npy;
+pub mod png;
 
 use crate::analysis::Analysis;
 use crate::format::MaskFile;
