@@ -206,3 +206,52 @@ fn restore_does_not_add_an_undo_step_and_hover_path_follows_the_order() {
     s.apply(Action::Resize(2));
     assert_eq!(s.hover_cell, None, "hover outside the new size is dropped");
 }
+
+#[test]
+fn npy_import_loads_and_bad_npy_changes_nothing() {
+    let causal = BitMatrix::from_fn(5, |q, k| k <= q);
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(Action::Import { name: "m.npy".into(), bytes: interop::write_npy(&causal) });
+    assert_eq!(*s.doc.mask, causal);
+    assert!(s.can_undo());
+    let (rev, doc) = (s.revision, s.doc.clone());
+    let mut bad = interop::write_npy(&causal);
+    bad.truncate(bad.len() - 3);
+    s.apply(Action::Import { name: "bad.npy".into(), bytes: bad });
+    assert_eq!((s.revision, &s.doc), (rev, &doc));
+    let m = s.message.clone().unwrap();
+    assert_eq!(m.level, Level::Error);
+    assert!(m.text.contains("bad.npy") && m.text.contains("Nothing was changed"), "{}", m.text);
+    s.apply(Action::Undo);
+    assert_eq!(s.n(), 3);
+}
+
+#[test]
+fn exports_come_from_the_core_for_every_kind() {
+    let s = state(BitMatrix::from_fn(8, |q, k| k <= q));
+    for kind in ExportKind::ALL {
+        let bytes = s.export_bytes(kind).unwrap();
+        assert_eq!(bytes, interop::export(&s.doc.to_file(), kind, 1).unwrap(), "{}", kind.name());
+    }
+    assert!(s.export_bytes(ExportKind::Npy).unwrap().starts_with(interop::NPY_MAGIC));
+    assert!(String::from_utf8(s.export_bytes(ExportKind::Flex).unwrap()).unwrap().contains("def mask_mod"));
+    assert!(s.derived.flash.starts_with("yes: flash_attn_func(q, k, v, causal=True"), "{}", s.derived.flash);
+    assert!(s.derived.flashmask.starts_with("yes"), "{}", s.derived.flashmask);
+}
+
+#[test]
+fn block_size_defaults_by_n_and_follows_the_user() {
+    assert_eq!((default_block_size(4), default_block_size(64), default_block_size(4096)), (1, 8, 128));
+    let mut s = state(BitMatrix::from_fn(16, |q, k| k <= q));
+    assert_eq!(s.effective_block_size(), 2);
+    s.apply(Action::SetBlockSize(8));
+    assert_eq!(s.effective_block_size(), 8);
+    assert_eq!((s.blocks.total.full, s.blocks.total.partial, s.blocks.total.empty), (1, 2, 1));
+    s.apply(Action::SetBlockSize(1000));
+    assert_eq!(s.effective_block_size(), 16);
+    s.apply(Action::SetShowBlocks(true));
+    assert!(s.show_blocks);
+    s.apply(Action::Invert);
+    assert_eq!(s.blocks.block_size, 16);
+    assert!(s.derived.flash.starts_with("no"), "{}", s.derived.flash);
+}

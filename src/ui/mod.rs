@@ -12,6 +12,7 @@ mod panels;
 use std::rc::Rc;
 
 use hasseflow_core::format::{Encoding, write_json};
+use hasseflow_core::interop::ExportKind;
 use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, SvgTheme, layout, to_svg};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -21,7 +22,7 @@ use crate::state::{Action, AppState, Level, OrderView};
 use grid::Grid;
 use order::OrderDiagram;
 use palette::Theme;
-use panels::{LayerControl, PresetPicker, Stats, Tools};
+use panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
 
 impl Reducible for AppState {
     type Action = Action;
@@ -366,6 +367,32 @@ pub fn app() -> Html {
             }
         })
     };
+    let export_kind = |kind: ExportKind| {
+        let (s, d) = (state.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            let name = format!("hasseflow-mask.{}", kind.extension());
+            let r = s.export_bytes(kind).and_then(|bytes| {
+                if kind.is_binary() {
+                    io::download_bytes(&bytes, &name, "application/octet-stream")
+                } else {
+                    io::download_text(&String::from_utf8_lossy(&bytes), &name, "text/plain")
+                }
+            });
+            if let Err(e) = r {
+                d.emit(Action::Notify(Level::Error, format!("export failed: {e}")));
+            }
+        })
+    };
+    // Choosing an item closes the menu (the click bubbles up from the item).
+    let close_menu = Callback::from(|e: MouseEvent| {
+        let details = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("details").ok().flatten());
+        if let Some(d) = details {
+            let _ = d.remove_attribute("open");
+        }
+    });
     let toggle_theme = {
         let theme = theme.clone();
         Callback::from(move |_: MouseEvent| theme.set(if *theme == Theme::Dark { Theme::Light } else { Theme::Dark }))
@@ -405,30 +432,48 @@ pub fn app() -> Html {
                     <PresetPicker dispatch={dispatch.clone()} />
                     <section class="panel files" aria-label="Files and sharing">
                         <div class="toolrow">
-                            <button type="button" id="export-json" onclick={export_json}>{"Export JSON"}</button>
+                            <details class="menu" id="export-menu">
+                                <summary class="button">{"Export ▾"}</summary>
+                                <div class="menu-items" role="menu" onclick={close_menu}>
+                                    <button type="button" id="export-json" role="menuitem" onclick={export_json}
+                                        title="the mask file (JSON v1)">{"Mask JSON (.json)"}</button>
+                                    <button type="button" id="export-svg" role="menuitem" onclick={export_svg}
+                                        title="the order view as SVG">{"Diagram SVG (.svg)"}</button>
+                                    <button type="button" id="export-png" role="menuitem" onclick={export_png}
+                                        title="the grid as PNG">{"Grid PNG (.png)"}</button>
+                                    { for ExportKind::ALL.into_iter().map(|k| html! {
+                                        <button type="button" id={format!("export-{}", k.name())} role="menuitem"
+                                            title={k.summary()} onclick={export_kind(k)}>
+                                            { format!("{} (.{})", k.name(), k.extension()) }
+                                            <span class="menu-note">{ k.summary() }</span>
+                                        </button>
+                                    }) }
+                                </div>
+                            </details>
                             <button type="button" id="copy-json" onclick={copy_json}>{"Copy JSON"}</button>
                             <label class="button" for="import">{"Import…"}</label>
-                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,application/json,text/plain" onchange={on_file} />
+                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,application/json,text/plain" onchange={on_file} />
                         </div>
                         <div class="toolrow">
                             <button type="button" id="share" onclick={share}>{"Share link"}</button>
-                            <button type="button" id="export-svg" onclick={export_svg}>{"Diagram SVG"}</button>
-                            <button type="button" id="export-png" onclick={export_png}>{"Grid PNG"}</button>
                         </div>
                         if let Some(url) = (*share_url).clone() {
                             <label class="share">{"Link "}<input id="share-url" type="text" readonly=true value={url} /></label>
                         }
-                        <p class="hint">{"Drop a mask file anywhere to import it. Your work is saved in this browser."}</p>
+                        <p class="hint">{"Drop a mask file (JSON, text grid or .npy) anywhere to import it. Your work is saved in this browser."}</p>
                     </section>
                 </aside>
                 <section class="center" aria-label="Mask">
                     <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} labels={state.doc.labels.clone()} revision={state.revision}
                         layer={state.layer} hover={state.hover_cell} hover_class={state.hover_class} theme={*theme}
-                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()} />
+                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()}
+                        blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
                 </section>
                 <aside class="right">
                     <Stats rows={stats} />
+                    <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
+                        flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
                     <LayerControl layer={state.layer} depth={a.depth()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <section class="panel order" aria-label="Order view">

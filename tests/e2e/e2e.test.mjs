@@ -155,8 +155,16 @@ async function paintCausal(page, n) {
   }
 }
 
+/** Opens the Export menu and clicks one of its items. */
+async function clickExport(page, id) {
+  await page.locator('#export-menu').evaluate((d) => {
+    d.open = true;
+  });
+  await page.click(id);
+}
+
 async function exportJson(page) {
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-json')]);
   const file = path.join(ART, `download-${Date.now()}.json`);
   await download.saveAs(file);
   return readFileSync(file, 'utf8');
@@ -303,11 +311,11 @@ test('import a file by the picker; labels stay text', async () => {
   await page.waitForFunction(() => document.querySelector('#hover').textContent.startsWith('class 2 (position 3) sees 4 positions'));
   await shot(page, 'import-labels-node-hover');
   // SVG export escapes labels.
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-svg')]);
   const svg = readFileSync(await download.path(), 'utf8');
   assert.ok(svg.includes('&lt;img src=x onerror=alert(1)&gt;'));
   assert.ok(!svg.includes('<img'));
-  const [png] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+  const [png] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-png')]);
   const bytes = readFileSync(await png.path());
   assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
   await page.close();
@@ -457,4 +465,105 @@ test('analysis and layout times at N = 64, 256, 512 (measured in wasm)', async (
     measurements[`layout-rs forced: ${name} n=${n}`] = await p.locator('#timing').innerText();
   }
   await p.close();
+});
+
+test('Export menu: every interop format downloads what the core writes', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 8);
+  const got = {};
+  for (const [name, ext] of [
+    ['flex', 'py'],
+    ['npy', 'npy'],
+    ['dot', 'dot'],
+    ['blocks', 'txt'],
+    ['blocks-json', 'json'],
+    ['flash', 'json'],
+    ['flashmask', 'json'],
+  ]) {
+    const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, `#export-${name}`)]);
+    assert.equal(download.suggestedFilename(), `hasseflow-mask.${ext}`);
+    got[name] = readFileSync(await download.path());
+    assert.equal(await page.locator('#export-menu[open]').count(), 0, 'choosing an item closes the menu');
+  }
+  // .npy v1.0: magic, version, little-endian header length, a bool (8, 8) array, 64 data bytes.
+  const npy = got.npy;
+  assert.equal(npy.subarray(0, 6).toString('latin1'), '\x93NUMPY');
+  assert.deepEqual([npy[6], npy[7]], [1, 0]);
+  const headerLen = npy.readUInt16LE(8);
+  const header = npy.subarray(10, 10 + headerLen).toString('latin1');
+  assert.match(header, /'descr': '\|b1'/);
+  assert.match(header, /'shape': \(8, 8\)/);
+  assert.equal(npy.length, 10 + headerLen + 64);
+  assert.equal((10 + headerLen) % 64, 0);
+  const data = [...npy.subarray(10 + headerLen)];
+  assert.deepEqual(data, Array.from({ length: 64 }, (_, i) => (i % 8 <= Math.floor(i / 8) ? 1 : 0)));
+  assert.match(got.flex.toString(), /def mask_mod\(b, h, q_idx, kv_idx\)/);
+  assert.match(got.dot.toString(), /^digraph hasse \{$/m);
+  assert.match(got.dot.toString(), /c6 -> c7;/);
+  assert.match(got.blocks.toString(), /full/);
+  const blocks = JSON.parse(got['blocks-json'].toString());
+  assert.equal(blocks.n, 8);
+  assert.equal(blocks.block_size, 1);
+  const flash = JSON.parse(got.flash.toString());
+  assert.ok(JSON.stringify(flash).includes('true'), JSON.stringify(flash));
+  JSON.parse(got.flashmask.toString());
+  for (const [name, bytes] of Object.entries(got)) writeFileSync(path.join(ART, `export-causal8-${name}`), bytes);
+  await page.close();
+});
+
+test('import .npy by the picker and by drag and drop; a malformed .npy changes nothing', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 8);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-npy')]);
+  const npy = readFileSync(await download.path());
+  await loadPreset(page, 'sliding-window', 5, { w: 2 });
+  await page.setInputFiles('#import', { name: 'causal8.npy', mimeType: 'application/octet-stream', buffer: npy });
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('imported causal8.npy'));
+  await waitStat(page, 'n', 8);
+  assert.equal(await stat(page, 'entries'), '36');
+  // Undoable like any load.
+  await page.keyboard.press('Control+z');
+  await waitStat(page, 'n', 5);
+  // Drag and drop.
+  const dt = await page.evaluateHandle((bytes) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], 'dropped.npy'));
+    return dt;
+  }, [...npy]);
+  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('imported dropped.npy'));
+  await waitStat(page, 'n', 8);
+  const before = await exportJson(page);
+  // Truncated data and a wrong dtype: a message, the mask unchanged.
+  const bad = npy.subarray(0, npy.length - 5);
+  await page.setInputFiles('#import', { name: 'bad.npy', mimeType: 'application/octet-stream', buffer: bad });
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('bad.npy'));
+  assert.match(await page.locator('#message').innerText(), /could not import bad\.npy: .*Nothing was changed/);
+  assert.equal(await exportJson(page), before);
+  await shot(page, 'bad-npy-message');
+  await page.close();
+});
+
+test('block-sparsity overlay, block statistics and kernel verdicts', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 16);
+  assert.equal(await page.inputValue('#block-size'), '2');
+  await page.check('#show-blocks');
+  await page.fill('#block-size', '8');
+  await page.locator('#block-size').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#blocks-full')?.textContent === '1');
+  assert.equal(await page.locator('#blocks-partial').innerText(), '2');
+  assert.equal(await page.locator('#blocks-empty').innerText(), '1');
+  assert.equal(await page.locator('#blocks-sparsity').innerText(), '25.0%');
+  assert.equal(await page.locator('#blocks-flops').innerText(), '75.0%');
+  assert.match(await page.locator('#verdict-flash').innerText(), /FlashAttention: yes: flash_attn_func\(q, k, v, causal=True/);
+  assert.match(await page.locator('#verdict-flashmask').innerText(), /FlashMask: yes/);
+  await page.fill('#block-size', '4');
+  await page.locator('#block-size').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#blocks-full')?.textContent === '6');
+  await shot(page, 'block-overlay-causal16');
+  await loadPreset(page, 'butterfly', 4);
+  await page.waitForFunction(() => document.querySelector('#verdict-flash')?.textContent.includes('no:'));
+  await shot(page, 'block-overlay-butterfly');
+  await page.close();
 });
