@@ -15,6 +15,9 @@ use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, 
 
 use crate::share;
 
+mod designer;
+pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
+
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
 pub const MAX_EDIT_N: usize = 512;
 /// Undo steps kept.
@@ -196,6 +199,12 @@ pub struct AppState {
     pub show_blocks: bool,
     /// Block statistics of the mask at [`AppState::effective_block_size`].
     pub blocks: Rc<BlockStats>,
+    /// Editor or designer.
+    pub view: View,
+    /// The latest successful derivation in the designer.
+    pub design: Option<Rc<Design>>,
+    /// The hovered merged node in the designer (its equivalents light up in every task).
+    pub design_hover: Option<usize>,
     clock: fn() -> f64,
 }
 
@@ -291,6 +300,14 @@ pub enum Action {
     SetShowBlocks(bool),
     /// Set the block size of the overlay, statistics and exports (1..=n; 0 or more is clamped).
     SetBlockSize(usize),
+    /// Show the editor or the designer.
+    SetView(View),
+    /// Derive a family's minimal merged task (a refused family leaves the last design as it was).
+    Derive(FamilySpec),
+    /// Hover a merged node in the designer (or leave it).
+    HoverMerged(Option<usize>),
+    /// Load the derived dense mask, with its position labels, into the editor (one undo step).
+    OpenDerived,
 }
 
 impl AppState {
@@ -315,6 +332,9 @@ impl AppState {
             block_size: None,
             show_blocks: false,
             blocks,
+            view: View::Editor,
+            design: None,
+            design_hover: None,
             clock,
         }
     }
@@ -643,6 +663,35 @@ impl AppState {
             Action::SetOrderView(v) => self.order_view = v,
             Action::Notify(level, text) => self.message = Some(Message { level, text }),
             Action::Dismiss => self.message = None,
+            Action::SetView(v) => self.view = v,
+            Action::Derive(spec) => {
+                let what = spec.describe();
+                match Design::compute(spec, self.clock) {
+                    Err(e) => self.error(format!("could not derive {what}: {e}. Nothing was changed.")),
+                    Ok(design) => {
+                        let r = design.derivation.report();
+                        self.info(format!(
+                            "derived {what}: {} nodes -> {}, {} positions.",
+                            r.nodes_before, r.nodes_after, r.positions
+                        ));
+                        self.design = Some(Rc::new(design));
+                        self.design_hover = None;
+                    }
+                }
+            }
+            Action::HoverMerged(c) => {
+                self.design_hover = c.filter(|&c| self.design.as_ref().is_some_and(|d| c < d.members.len()));
+            }
+            Action::OpenDerived => {
+                let Some(design) = self.design.clone() else {
+                    self.error("derive a family first.".into());
+                    return;
+                };
+                let file = MaskFile { labels: Some(design.editor_labels()), ..MaskFile::new(design.dense().clone()) };
+                if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
+                    self.view = View::Editor;
+                }
+            }
             Action::SetShowBlocks(on) => self.show_blocks = on,
             Action::SetBlockSize(b) => {
                 self.block_size = Some(b.clamp(1, self.n().max(1)));

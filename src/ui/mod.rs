@@ -3,6 +3,7 @@
 //! animation timer, files), memoises heavy derived data per revision (the Hasse layout), and
 //! lays out small presentational components.
 
+mod designer;
 mod grid;
 mod io;
 mod order;
@@ -18,7 +19,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use yew::prelude::*;
 
-use crate::state::{Action, AppState, Level, OrderView};
+use crate::state::{Action, AppState, Level, OrderView, View};
+use designer::DesignerView;
 use grid::Grid;
 use order::OrderDiagram;
 use palette::Theme;
@@ -401,6 +403,10 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetOrderView(v)))
     };
+    let set_tab = |v: View| {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::SetView(v)))
+    };
     let dismiss = {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
@@ -421,10 +427,19 @@ pub fn app() -> Html {
             <header>
                 <h1>{"hasseflow"}</h1>
                 <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
+                <div class="segmented views" role="tablist" aria-label="View">
+                    <button type="button" id="tab-editor" role="tab" aria-selected={(state.view == View::Editor).to_string()}
+                        aria-pressed={(state.view == View::Editor).to_string()} onclick={set_tab(View::Editor)}>{"Editor"}</button>
+                    <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
+                        aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
+                </div>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
                     aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>
             { for message }
+            if state.view == View::Designer {
+                <DesignerView design={state.design.clone()} hover={state.design_hover} theme={*theme} dispatch={dispatch.clone()} />
+            } else {
             <div class="columns">
                 <aside class="left">
                     <Tools tool={state.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
@@ -491,6 +506,7 @@ pub fn app() -> Html {
                     </section>
                 </aside>
             </div>
+            }
             <footer><span id="timing" class="timing">{ timing }</span></footer>
         </main>
     }

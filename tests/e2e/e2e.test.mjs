@@ -3,7 +3,7 @@
 // step waits for a DOM condition. Screenshots and measurements go to target/e2e-artifacts/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -565,5 +565,146 @@ test('block-sparsity overlay, block statistics and kernel verdicts', async () =>
   await loadPreset(page, 'butterfly', 4);
   await page.waitForFunction(() => document.querySelector('#verdict-flash')?.textContent.includes('no:'));
   await shot(page, 'block-overlay-butterfly');
+  await page.close();
+});
+
+// The CLI built by ./scripts/test.sh (cargo build -p hasseflow-cli) is the oracle for the designer.
+const CLI = path.join(ROOT, 'target', 'debug', 'hasseflow');
+const cliDerive = (args) => JSON.parse(execFileSync(CLI, ['derive', ...args, '--json'], { encoding: 'utf8' }));
+
+async function openDesigner(page) {
+  await page.click('#tab-designer');
+  await page.waitForSelector('#designer');
+}
+
+/** Chooses a family and its parameters, presses Derive, and returns ms from the click to the first frame after the report appeared. */
+async function deriveFamily(page, family, params = {}) {
+  await page.selectOption('#family', family);
+  for (const [k, v] of Object.entries(params)) {
+    const el = page.locator(`#family-${k}`);
+    if (typeof v === 'boolean') await el.setChecked(v);
+    else {
+      await el.fill(String(v));
+      await el.dispatchEvent('change');
+    }
+  }
+  const marker = await page.evaluate(() => document.querySelector('#design-time')?.dataset.ms ?? 'none');
+  const ms = await page.evaluate(async (marker) => {
+    const start = performance.now();
+    document.querySelector('#derive').click();
+    await new Promise((resolve) => {
+      const check = () => {
+        const t = document.querySelector('#design-time');
+        if (t && document.querySelector('#derived-dense') && (t.dataset.ms !== marker || marker === 'none')) resolve();
+        else requestAnimationFrame(check);
+      };
+      check();
+    });
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return performance.now() - start;
+  }, marker);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('derived'));
+  return ms;
+}
+
+const derivedRows = (page) => page.locator('#derived-dense').evaluate((c) => c.dataset.rows.split(','));
+const sparseRows = (page) => page.locator('#derived-sparse').evaluate((c) => c.dataset.rows.split(','));
+
+test('designer: the three case studies and MAE equal hasseflow derive --json', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  const cases = [
+    ['autoregressive', { n: 6 }, ['autoregressive', '--n', '6'], 'designer-autoregressive'],
+    ['block', { n: 6, block: 2 }, ['block', '--n', '6', '--block', '2'], 'designer-block-two-stream'],
+    ['butterfly', { n: 4 }, ['butterfly', '--n', '4'], 'designer-butterfly'],
+    ['mae', { n: 6, span: 2 }, ['mae', '--n', '6', '--span', '2'], 'designer-mae'],
+  ];
+  for (const [family, params, args, name] of cases) {
+    await deriveFamily(page, family, params);
+    const want = cliDerive(args);
+    assert.deepEqual(await derivedRows(page), want.mask, family);
+    assert.deepEqual(await sparseRows(page), want.sparse_mask, family);
+    assert.equal(await page.locator('#design-nodes').innerText(), `${want.nodes_before} → ${want.nodes_after}`);
+    assert.equal(await page.locator('#design-depth').innerText(), `${want.depth_dense} / ${want.depth_sparse}`);
+    assert.equal(await page.locator('#design-leaks').innerText(), want.leaks.length ? String(want.leaks.length) : 'none');
+    const inputs = await page.locator('#derived-io tr.inputs td').allInnerTexts();
+    assert.deepEqual(inputs, want.positions);
+    assert.equal(await page.locator('#merged-hasse .node').count(), want.nodes.length, 'merged nodes, padding included');
+    // The drawn tasks include the family's padding tasks, which the report does not count.
+    const drawn = await page.locator('#tasks .task').count();
+    assert.ok(drawn >= Math.min(24, want.tasks) && drawn <= 24, `${drawn} tasks drawn`);
+    await shot(page, name);
+  }
+  // Butterfly n=4: 16 -> 10 nodes, the forward chain, the backward chain, the predictors between.
+  await deriveFamily(page, 'butterfly', { n: 4 });
+  assert.equal(await page.locator('#design-nodes').innerText(), '16 → 10');
+  // Equivalent nodes share a colour; hovering one lights up its equivalents in every task.
+  const first = page.locator('#tasks .task').nth(1).locator('.node').first();
+  const merged = await first.getAttribute('data-merged');
+  const fill = await first.locator('rect').getAttribute('fill');
+  await first.hover();
+  await page.waitForFunction((m) => document.querySelectorAll(`#tasks .node.equiv[data-merged="${m}"]`).length >= 2, merged);
+  for (const el of await page.locator(`#tasks .node[data-merged="${merged}"] rect`).all()) {
+    assert.equal(await el.getAttribute('fill'), fill);
+  }
+  assert.equal(await page.locator(`#merged-hasse .node.equiv[data-merged="${merged}"]`).count(), 1);
+  await shot(page, 'designer-butterfly-hover');
+  // Export the derived task: the derive --json object.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-derived')]);
+  assert.equal(download.suggestedFilename(), 'hasseflow-derived.json');
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  const want = cliDerive(['butterfly', '--n', '4']);
+  assert.deepEqual(exported.mask, want.mask);
+  assert.deepEqual(exported.positions, want.positions);
+  assert.deepEqual(exported.labels, want.labels);
+  // Open in editor: the mask with its position labels, undoable.
+  await page.click('#open-derived');
+  await page.waitForSelector('#grid');
+  await waitStat(page, 'n', 12);
+  assert.equal(await stat(page, 'depth'), '1');
+  // Position labels came along (the inputs), shown as text in the order view.
+  assert.ok((await page.locator('#hasse .node', { hasText: 'w_0' }).count()) >= 1);
+  await shot(page, 'designer-butterfly-in-editor');
+  // The layer view works on it.
+  await page.click('#layer-prev');
+  await page.waitForFunction(() => document.querySelector('#layer-value').textContent === '0');
+  await page.keyboard.press('Control+z');
+  await waitStat(page, 'n', 8);
+  await page.close();
+});
+
+test('designer: a user family file, and a bad one changes nothing', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  await page.setInputFiles('#family-file', path.join(ROOT, 'tests', 'data', 'family_example.json'));
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('derived family file family_example.json'));
+  const want = cliDerive([path.join(ROOT, 'tests', 'data', 'family_example.json')]);
+  assert.deepEqual(await derivedRows(page), want.mask);
+  assert.equal(await page.locator('#design-nodes').innerText(), `${want.nodes_before} → ${want.nodes_after}`);
+  await shot(page, 'designer-family-file');
+  await page.setInputFiles('#family-file', { name: 'bad-family.json', mimeType: 'application/json', buffer: Buffer.from('{"format": "hasseflow-family", "version": 1, "tasks": [') });
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('bad-family.json'));
+  assert.match(await page.locator('#message').innerText(), /could not derive family file bad-family\.json: .*Nothing was changed\./);
+  assert.deepEqual(await derivedRows(page), want.mask, 'the previous derivation stays');
+  await shot(page, 'designer-bad-family');
+  await page.click('#tab-editor');
+  await waitStat(page, 'n', 8);
+  await page.close();
+});
+
+test('designer: time to derive and draw butterfly n=32 and block generation n=64 s=8', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  for (const [family, params, args, key] of [
+    ['butterfly', { n: 32 }, ['butterfly', '--n', '32'], 'designer_butterfly_n32'],
+    ['block', { n: 64, block: 8 }, ['block', '--n', '64', '--block', '8'], 'designer_block_n64_s8'],
+  ]) {
+    const total = await deriveFamily(page, family, params);
+    const derive = Number(await page.locator('#design-time').getAttribute('data-ms'));
+    assert.deepEqual(await derivedRows(page), cliDerive(args).mask);
+    measurements[key] = { derive_ms: derive, click_to_painted_ms: Math.round(total * 10) / 10 };
+    if (family === 'butterfly') assert.match(await page.locator('#tasks-note').innerText(), /first 24 of 3[2-9] tasks/);
+    await shot(page, key.replaceAll('_', '-'));
+  }
   await page.close();
 });
