@@ -205,6 +205,8 @@ pub struct AppState {
     pub design: Option<Rc<Design>>,
     /// The hovered merged node in the designer (its equivalents light up in every task).
     pub design_hover: Option<usize>,
+    /// Successful derivations so far (tells one result from the next, even an identical one).
+    pub design_seq: u64,
     clock: fn() -> f64,
 }
 
@@ -335,6 +337,7 @@ impl AppState {
             view: View::Editor,
             design: None,
             design_hover: None,
+            design_seq: 0,
             clock,
         }
     }
@@ -676,6 +679,7 @@ impl AppState {
                         ));
                         self.design = Some(Rc::new(design));
                         self.design_hover = None;
+                        self.design_seq += 1;
                     }
                 }
             }

@@ -200,14 +200,20 @@ impl Design {
         self.derivation.dense()
     }
 
-    /// The merged node's tasks in words (`T1, T2, T3` with 1-based task numbers, shortened).
+    /// A short name of task `t`: its name when at most 8 characters, else `#t`.
+    pub fn task_short(&self, t: usize) -> String {
+        let name = &self.derivation.family().tasks()[t].name;
+        if name.chars().count() <= 8 { name.clone() } else { format!("#{t}") }
+    }
+
+    /// The merged node's tasks in words (short task names, at most four, then a count).
     pub fn served_text(&self, node: usize) -> String {
         let s = &self.served[node];
         let total = self.derivation.family().tasks().len();
         if s.len() == total && total > 1 {
             return format!("all {total} tasks");
         }
-        let mut parts: Vec<String> = s.iter().take(4).map(|t| format!("T{}", t + 1)).collect();
+        let mut parts: Vec<String> = s.iter().take(4).map(|&t| self.task_short(t)).collect();
         if s.len() > 4 {
             parts.push(format!("+{}", s.len() - 4));
         }

@@ -273,6 +273,8 @@ fn designer_derives_the_three_case_studies() {
     // The first node serves every task; the last only the longest.
     assert_eq!(d.served[0], [0, 1, 2, 3]);
     assert_eq!(d.served[3], [3]);
+    assert_eq!(d.served_text(0), "all 4 tasks");
+    assert_eq!(d.served_text(3), d.task_short(3));
     let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
     let block = build_preset("block-two-stream", 6, &params, MAX_EDIT_N).unwrap();
     let d = derived(&mut s, FamilySpec::Block { n: 6, block: 2, prompt: 0, minimal: false });
@@ -284,6 +286,7 @@ fn designer_derives_the_three_case_studies() {
     assert_eq!((r.nodes_before, r.nodes_after), (16, 10));
     assert!(r.leaks.is_empty());
     assert!(d.to_json().contains("\"sparse_mask\""));
+    assert_eq!(s.design_seq, 3);
     // Hover: only merged nodes that exist.
     s.apply(Action::HoverMerged(Some(3)));
     assert_eq!(s.design_hover, Some(3));

@@ -68,6 +68,8 @@ pub struct DesignerProps {
     pub design: Option<Rc<Design>>,
     /// The hovered merged node.
     pub hover: Option<usize>,
+    /// Number of the derivation shown.
+    pub seq: u64,
     /// Colour theme.
     pub theme: Theme,
     /// Dispatch.
@@ -81,7 +83,7 @@ impl PartialEq for DesignerProps {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             _ => false,
         };
-        same && self.hover == o.hover && self.theme == o.theme
+        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq
     }
 }
 
@@ -281,7 +283,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
             let task = &d.family().tasks()[t];
             html! {
                 <figure class="task" data-task={t.to_string()}>
-                    <figcaption>{ format!("T{}: {}", t + 1, task.name) }</figcaption>
+                    <figcaption title={task.name.clone()}>{ format!("#{t} {}", task.name) }</figcaption>
                     <IoRow inputs={design.task_inputs[t].clone()} labels={design.task_labels[t].clone()} />
                     <div class="task-body">
                         <MaskCanvas mask={Rc::new(task.mask.clone())} px={96.0} theme={p.theme} />
@@ -294,6 +296,8 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         .collect();
     let served: Rc<Vec<String>> = Rc::new((0..design.members.len()).map(|c| design.served_text(c)).collect());
     let identity: Rc<Vec<usize>> = Rc::new((0..design.members.len()).collect());
+    // Tall diagrams (large n) get room to stay readable; the page scrolls.
+    let merged_height = (merged_scene.height * 0.8 + 40.0).clamp(380.0, 1400.0);
     let dense = Rc::new(d.dense().clone());
     let sparse = Rc::new(d.sparse().clone());
     html! {
@@ -307,7 +311,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                             <div class="stat"><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
                         }) }
                     </dl>
-                    <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)}>
+                    <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}>
                         { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
                     <div class="toolrow">
                         <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
@@ -318,7 +322,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                 <section class="panel merged" aria-label="Minimal merged task">
                     <span class="title">{ format!("Minimal merged task: {} nodes → {}", r.nodes_before, r.nodes_after) }</span>
                     <MiniHasse scene={merged_scene} colour={identity} hover={p.hover} on_hover={on_hover.clone()}
-                        width={560.0} height={380.0} served={Some(served)} id={Some(AttrValue::from("merged-hasse"))} />
+                        width={560.0} height={merged_height} served={Some(served)} id={Some(AttrValue::from("merged-hasse"))} />
                 </section>
             </div>
             <section class="panel derived" aria-label="Derived mask">

@@ -438,7 +438,7 @@ pub fn app() -> Html {
             </header>
             { for message }
             if state.view == View::Designer {
-                <DesignerView design={state.design.clone()} hover={state.design_hover} theme={*theme} dispatch={dispatch.clone()} />
+                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme} dispatch={dispatch.clone()} />
             } else {
             <div class="columns">
                 <aside class="left">

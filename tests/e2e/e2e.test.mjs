@@ -588,21 +588,22 @@ async function deriveFamily(page, family, params = {}) {
       await el.dispatchEvent('change');
     }
   }
-  const marker = await page.evaluate(() => document.querySelector('#design-time')?.dataset.ms ?? 'none');
-  const ms = await page.evaluate(async (marker) => {
+  const seq = await page.evaluate(() => Number(document.querySelector('#design-time')?.dataset.seq ?? 0));
+  const ms = await page.evaluate(async (seq) => {
     const start = performance.now();
     document.querySelector('#derive').click();
-    await new Promise((resolve) => {
+    await new Promise((resolve, reject) => {
       const check = () => {
         const t = document.querySelector('#design-time');
-        if (t && document.querySelector('#derived-dense') && (t.dataset.ms !== marker || marker === 'none')) resolve();
+        if (t && Number(t.dataset.seq) > seq && document.querySelector('#derived-dense')) resolve();
+        else if (performance.now() - start > 20000) reject(new Error('no new derivation after 20 s'));
         else requestAnimationFrame(check);
       };
       check();
     });
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     return performance.now() - start;
-  }, marker);
+  }, seq);
   await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('derived'));
   return ms;
 }
