@@ -288,7 +288,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                     <div class="task-body">
                         <MaskCanvas mask={Rc::new(task.mask.clone())} px={96.0} theme={p.theme} />
                         <MiniHasse scene={scene.clone()} colour={Rc::new(node_class[t].clone())} hover={p.hover}
-                            on_hover={on_hover.clone()} width={220.0} height={150.0} served={None::<Rc<Vec<String>>>} />
+                            on_hover={on_hover.clone()} width={260.0} height={190.0} served={None::<Rc<Vec<String>>>} />
                     </div>
                 </figure>
             }
