@@ -9,10 +9,14 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, parse_mask_file};
+use hasseflow_core::interop::{self, BlockStats, ExportKind};
 use hasseflow_core::presets::build_preset;
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, sparsify};
 
 use crate::share;
+
+mod designer;
+pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
 pub const MAX_EDIT_N: usize = 512;
@@ -99,6 +103,10 @@ pub struct Derived {
     pub width: usize,
     /// Milliseconds the analysis took (by the injected clock).
     pub millis: f64,
+    /// Whether FlashAttention `(causal, window_size)` represents the mask, in words.
+    pub flash: String,
+    /// Whether FlashMask column intervals represent the mask, in words.
+    pub flashmask: String,
 }
 
 impl Derived {
@@ -109,7 +117,15 @@ impl Derived {
         let first_reach = FirstReach::new(mask);
         let width = analysis.width();
         let millis = clock() - start;
-        Derived { analysis, first_reach, width, millis }
+        let flash = match interop::flash_window(mask) {
+            Ok(w) => format!("yes: {}", w.call()),
+            Err(e) => format!("no: {}", e.reason),
+        };
+        let flashmask = match interop::flashmask_columns(mask) {
+            Ok(c) => format!("yes: {} of the columns [LTS, LTE, UTS, UTE] needed", c.columns_needed()),
+            Err(e) => format!("no: {}", e.reason),
+        };
+        Derived { analysis, first_reach, width, millis, flash, flashmask }
     }
 }
 
@@ -177,7 +193,42 @@ pub struct AppState {
     pub order_view: OrderView,
     /// Options of the sparsify button.
     pub sparsify: SparsifyOptions,
+    /// The block size chosen by the user (`None`: [`default_block_size`] of `n`).
+    pub block_size: Option<usize>,
+    /// Whether the grid shows the block-sparsity overlay.
+    pub show_blocks: bool,
+    /// Block statistics of the mask at [`AppState::effective_block_size`].
+    pub blocks: Rc<BlockStats>,
+    /// Editor or designer.
+    pub view: View,
+    /// The latest successful derivation in the designer.
+    pub design: Option<Rc<Design>>,
+    /// The hovered merged node in the designer (its equivalents light up in every task).
+    pub design_hover: Option<usize>,
+    /// Successful derivations so far (tells one result from the next, even an identical one).
+    pub design_seq: u64,
     clock: fn() -> f64,
+}
+
+/// The block size used until the user picks one: FlexAttention's 128, smaller for small masks
+/// so the tiles say something (`min(128, max(1, n / 8))`).
+pub fn default_block_size(n: usize) -> usize {
+    (n / 8).clamp(1, 128)
+}
+
+fn stats_of(mask: &BitMatrix, block_size: usize) -> Rc<BlockStats> {
+    // The block size is clamped to 1..=n before this, which block_stats accepts.
+    Rc::new(interop::block_stats(mask, block_size.clamp(1, mask.n().max(1))).unwrap_or_else(|_| BlockStats {
+        n: mask.n(),
+        block_size,
+        blocks: 0,
+        rows: Vec::new(),
+        total: Default::default(),
+        sparsity: 0.0,
+        computed_fraction: 0.0,
+        mask_fraction: 0.0,
+        grid: Vec::new(),
+    }))
 }
 
 /// Everything that can happen. Closed: the reducer handles each one.
@@ -247,12 +298,25 @@ pub enum Action {
     Notify(Level, String),
     /// Hide the message.
     Dismiss,
+    /// Show or hide the block-sparsity overlay.
+    SetShowBlocks(bool),
+    /// Set the block size of the overlay, statistics and exports (1..=n; 0 or more is clamped).
+    SetBlockSize(usize),
+    /// Show the editor or the designer.
+    SetView(View),
+    /// Derive a family's minimal merged task (a refused family leaves the last design as it was).
+    Derive(FamilySpec),
+    /// Hover a merged node in the designer (or leave it).
+    HoverMerged(Option<usize>),
+    /// Load the derived dense mask, with its position labels, into the editor (one undo step).
+    OpenDerived,
 }
 
 impl AppState {
     /// A state holding `doc`, with `clock` timing analyses.
     pub fn new(doc: Document, clock: fn() -> f64) -> Self {
         let derived = Rc::new(Derived::compute(&doc.mask, clock));
+        let blocks = stats_of(&doc.mask, default_block_size(doc.mask.n()));
         AppState {
             doc,
             revision: 0,
@@ -267,6 +331,13 @@ impl AppState {
             hover_class: None,
             order_view: OrderView::Hasse,
             sparsify: SparsifyOptions::default(),
+            block_size: None,
+            show_blocks: false,
+            blocks,
+            view: View::Editor,
+            design: None,
+            design_hover: None,
+            design_seq: 0,
             clock,
         }
     }
@@ -291,6 +362,20 @@ impl AppState {
     /// Whether the shown layer has reached the limit.
     pub fn converged(&self) -> bool {
         self.layer >= self.derived.analysis.depth()
+    }
+
+    /// The block size in use: the user's choice (at most `n`) or the default for `n`.
+    pub fn effective_block_size(&self) -> usize {
+        self.block_size.unwrap_or_else(|| default_block_size(self.n())).clamp(1, self.n().max(1))
+    }
+
+    /// The bytes of one export of the document, from `core::interop::export` (block size: the
+    /// overlay's).
+    ///
+    /// # Errors
+    /// The core's export error, in words.
+    pub fn export_bytes(&self, kind: ExportKind) -> Result<Vec<u8>, String> {
+        interop::export(&self.doc.to_file(), kind, self.effective_block_size()).map_err(|e| e.to_string())
     }
 
     /// Whether there is something to undo / redo.
@@ -352,6 +437,7 @@ impl AppState {
     fn refresh(&mut self) {
         self.revision += 1;
         self.derived = Rc::new(Derived::compute(&self.doc.mask, self.clock));
+        self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
         self.layer = self.layer.min(self.max_layer());
         if self.hover_class.is_some_and(|c| c >= self.derived.analysis.classes().len()) {
             self.hover_class = None;
@@ -524,6 +610,12 @@ impl AppState {
                     self.info(format!("preset {name}: {size} positions."));
                 }
             },
+            Action::Import { name, bytes } if interop::is_npy(&bytes) => match interop::read_npy(&bytes) {
+                Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
+                Ok(mask) => {
+                    self.load_file(MaskFile::new(mask), &format!("imported {name}"));
+                }
+            },
             Action::Import { name, bytes } => match parse_mask_file(&bytes) {
                 Err(e) => self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e))),
                 Ok(file) => {
@@ -574,6 +666,41 @@ impl AppState {
             Action::SetOrderView(v) => self.order_view = v,
             Action::Notify(level, text) => self.message = Some(Message { level, text }),
             Action::Dismiss => self.message = None,
+            Action::SetView(v) => self.view = v,
+            Action::Derive(spec) => {
+                let what = spec.describe();
+                match Design::compute(spec, self.clock) {
+                    Err(e) => self.error(format!("could not derive {what}: {e}. Nothing was changed.")),
+                    Ok(design) => {
+                        let r = design.derivation.report();
+                        self.info(format!(
+                            "derived {what}: {} nodes -> {}, {} positions.",
+                            r.nodes_before, r.nodes_after, r.positions
+                        ));
+                        self.design = Some(Rc::new(design));
+                        self.design_hover = None;
+                        self.design_seq += 1;
+                    }
+                }
+            }
+            Action::HoverMerged(c) => {
+                self.design_hover = c.filter(|&c| self.design.as_ref().is_some_and(|d| c < d.members.len()));
+            }
+            Action::OpenDerived => {
+                let Some(design) = self.design.clone() else {
+                    self.error("derive a family first.".into());
+                    return;
+                };
+                let file = MaskFile { labels: Some(design.editor_labels()), ..MaskFile::new(design.dense().clone()) };
+                if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
+                    self.view = View::Editor;
+                }
+            }
+            Action::SetShowBlocks(on) => self.show_blocks = on,
+            Action::SetBlockSize(b) => {
+                self.block_size = Some(b.clamp(1, self.n().max(1)));
+                self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+            }
         }
     }
 

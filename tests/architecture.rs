@@ -100,7 +100,7 @@ fn render_crate_has_no_web_or_ui_dependencies() {
 
 #[test]
 fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
-    for file in ["src/state.rs", "src/state/tests.rs", "src/share.rs"] {
+    for file in ["src/state.rs", "src/state/tests.rs", "src/state/designer.rs", "src/share.rs"] {
         let text = read(file);
         for banned in ["use yew", "yew::", "web_sys", "wasm_bindgen", "js_sys"] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store must build and test natively");

@@ -206,3 +206,127 @@ fn restore_does_not_add_an_undo_step_and_hover_path_follows_the_order() {
     s.apply(Action::Resize(2));
     assert_eq!(s.hover_cell, None, "hover outside the new size is dropped");
 }
+
+#[test]
+fn npy_import_loads_and_bad_npy_changes_nothing() {
+    let causal = BitMatrix::from_fn(5, |q, k| k <= q);
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(Action::Import { name: "m.npy".into(), bytes: interop::write_npy(&causal) });
+    assert_eq!(*s.doc.mask, causal);
+    assert!(s.can_undo());
+    let (rev, doc) = (s.revision, s.doc.clone());
+    let mut bad = interop::write_npy(&causal);
+    bad.truncate(bad.len() - 3);
+    s.apply(Action::Import { name: "bad.npy".into(), bytes: bad });
+    assert_eq!((s.revision, &s.doc), (rev, &doc));
+    let m = s.message.clone().unwrap();
+    assert_eq!(m.level, Level::Error);
+    assert!(m.text.contains("bad.npy") && m.text.contains("Nothing was changed"), "{}", m.text);
+    s.apply(Action::Undo);
+    assert_eq!(s.n(), 3);
+}
+
+#[test]
+fn exports_come_from_the_core_for_every_kind() {
+    let s = state(BitMatrix::from_fn(8, |q, k| k <= q));
+    for kind in ExportKind::ALL {
+        let bytes = s.export_bytes(kind).unwrap();
+        assert_eq!(bytes, interop::export(&s.doc.to_file(), kind, 1).unwrap(), "{}", kind.name());
+    }
+    assert!(s.export_bytes(ExportKind::Npy).unwrap().starts_with(interop::NPY_MAGIC));
+    assert!(String::from_utf8(s.export_bytes(ExportKind::Flex).unwrap()).unwrap().contains("def mask_mod"));
+    assert!(s.derived.flash.starts_with("yes: flash_attn_func(q, k, v, causal=True"), "{}", s.derived.flash);
+    assert!(s.derived.flashmask.starts_with("yes"), "{}", s.derived.flashmask);
+}
+
+#[test]
+fn block_size_defaults_by_n_and_follows_the_user() {
+    assert_eq!((default_block_size(4), default_block_size(64), default_block_size(4096)), (1, 8, 128));
+    let mut s = state(BitMatrix::from_fn(16, |q, k| k <= q));
+    assert_eq!(s.effective_block_size(), 2);
+    s.apply(Action::SetBlockSize(8));
+    assert_eq!(s.effective_block_size(), 8);
+    assert_eq!((s.blocks.total.full, s.blocks.total.partial, s.blocks.total.empty), (1, 2, 1));
+    s.apply(Action::SetBlockSize(1000));
+    assert_eq!(s.effective_block_size(), 16);
+    s.apply(Action::SetShowBlocks(true));
+    assert!(s.show_blocks);
+    s.apply(Action::Invert);
+    assert_eq!(s.blocks.block_size, 16);
+    assert!(s.derived.flash.starts_with("no"), "{}", s.derived.flash);
+}
+
+fn derived(s: &mut AppState, spec: FamilySpec) -> Rc<Design> {
+    s.apply(Action::Derive(spec));
+    s.design.clone().unwrap_or_else(|| panic!("no design: {:?}", s.message))
+}
+
+#[test]
+fn designer_derives_the_three_case_studies() {
+    let mut s = state(BitMatrix::zeros(2));
+    s.apply(Action::SetView(View::Designer));
+    assert_eq!(s.view, View::Designer);
+    let d = derived(&mut s, FamilySpec::Autoregressive { n: 5, bidirectional: false, pad: false });
+    let r = d.derivation.report();
+    assert_eq!((r.nodes_before, r.nodes_after), (10, 4));
+    assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
+    // The first node serves every task; the last only the longest.
+    assert_eq!(d.served[0], [0, 1, 2, 3]);
+    assert_eq!(d.served[3], [3]);
+    assert_eq!(d.served_text(0), "all 4 tasks");
+    assert_eq!(d.served_text(3), d.task_short(3));
+    let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
+    let block = build_preset("block-two-stream", 6, &params, MAX_EDIT_N).unwrap();
+    let d = derived(&mut s, FamilySpec::Block { n: 6, block: 2, prompt: 0, minimal: false });
+    assert_eq!(*d.dense(), block);
+    let bf = build_preset("butterfly", 4, &BTreeMap::new(), MAX_EDIT_N).unwrap();
+    let d = derived(&mut s, FamilySpec::Butterfly { n: 4, minimal: false, mask_token: false });
+    assert_eq!(*d.dense(), bf);
+    let r = d.derivation.report();
+    assert_eq!((r.nodes_before, r.nodes_after), (16, 10));
+    assert!(r.leaks.is_empty());
+    assert!(d.to_json().contains("\"sparse_mask\""));
+    assert_eq!(s.design_seq, 3);
+    // Hover: only merged nodes that exist.
+    s.apply(Action::HoverMerged(Some(3)));
+    assert_eq!(s.design_hover, Some(3));
+    s.apply(Action::HoverMerged(Some(999)));
+    assert_eq!(s.design_hover, None);
+}
+
+#[test]
+fn opening_the_derived_mask_is_one_undo_step_with_labels() {
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(Action::OpenDerived);
+    assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Error));
+    assert!(!s.can_undo());
+    s.apply(Action::SetView(View::Designer));
+    let d = derived(&mut s, FamilySpec::Butterfly { n: 3, minimal: false, mask_token: false });
+    s.apply(Action::OpenDerived);
+    assert_eq!(s.view, View::Editor);
+    assert_eq!(*s.doc.mask, *d.dense());
+    assert_eq!(s.doc.labels.as_deref().map(Vec::len), Some(9));
+    assert_eq!(s.doc.labels.as_ref().unwrap()[0], d.positions[0]);
+    s.apply(Action::Undo);
+    assert_eq!(s.n(), 3);
+    assert!(s.doc.labels.is_none());
+}
+
+#[test]
+fn family_files_derive_and_bad_ones_change_nothing() {
+    let mut s = state(BitMatrix::zeros(3));
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/family_example.json")).unwrap();
+    let d = derived(&mut s, FamilySpec::File { name: "family_example.json".into(), bytes: bytes.clone() });
+    let family = hasseflow_core::derive::parse_family(&bytes).unwrap();
+    let expected = hasseflow_core::derive::derive(&family).unwrap();
+    assert_eq!(d.dense(), expected.dense());
+    let (rev, doc) = (s.revision, s.doc.clone());
+    s.apply(Action::Derive(FamilySpec::File { name: "bad.json".into(), bytes: b"{\"format\": 1".to_vec() }));
+    let m = s.message.clone().unwrap();
+    assert_eq!(m.level, Level::Error);
+    assert!(m.text.starts_with("could not derive family file bad.json") && m.text.ends_with("Nothing was changed."));
+    assert!(Rc::ptr_eq(s.design.as_ref().unwrap(), &d), "the last design stays");
+    assert_eq!((s.revision, &s.doc), (rev, &doc));
+    s.apply(Action::Derive(FamilySpec::Butterfly { n: MAX_DESIGN_N + 1, minimal: false, mask_token: false }));
+    assert!(s.message.unwrap().text.contains("handles n up to"));
+}

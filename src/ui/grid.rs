@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
+use hasseflow_core::interop::BlockStats;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
@@ -48,6 +49,9 @@ pub struct GridProps {
     pub on_hover: Callback<Option<(usize, usize)>>,
     /// Where the canvas element is (the shell exports it as PNG).
     pub canvas_ref: NodeRef,
+    /// Block statistics to overlay as tiles (`None`: no overlay).
+    #[prop_or_default]
+    pub blocks: Option<Rc<BlockStats>>,
 }
 
 impl PartialEq for GridProps {
@@ -59,6 +63,11 @@ impl PartialEq for GridProps {
             && self.hover_class == o.hover_class
             && self.theme == o.theme
             && self.canvas_ref == o.canvas_ref
+            && match (&self.blocks, &o.blocks) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+                _ => false,
+            }
     }
 }
 
@@ -340,6 +349,36 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<(CellsKey, HtmlCanva
             ctx.line_to(ox + t, oy + s * n as f64);
             ctx.move_to(ox, oy + t);
             ctx.line_to(ox + s * n as f64, oy + t);
+        }
+        ctx.stroke();
+    }
+
+    // Block-sparsity tiles: full tiles shaded, partial ones lighter, empty ones left clear.
+    if let Some(b) = p.blocks.as_ref().filter(|b| b.block_size > 0) {
+        let t = b.block_size as f64 * s;
+        for (bq, row) in b.grid.iter().enumerate() {
+            for (bk, ch) in row.chars().enumerate() {
+                let alpha = match ch {
+                    '#' => 0.35,
+                    '+' => 0.15,
+                    _ => continue,
+                };
+                ctx.set_global_alpha(alpha);
+                ctx.set_fill_style_str(pal.accent_css);
+                let (x, y) = (ox + bk as f64 * t, oy + bq as f64 * t);
+                ctx.fill_rect(x, y, t.min(s * n as f64 - bk as f64 * t), t.min(s * n as f64 - bq as f64 * t));
+            }
+        }
+        ctx.set_global_alpha(1.0);
+        ctx.set_stroke_style_str(pal.accent_css);
+        ctx.set_line_width(1.5);
+        ctx.begin_path();
+        for i in 0..=b.blocks {
+            let d = (i as f64 * t).min(s * n as f64);
+            ctx.move_to(ox + d, oy);
+            ctx.line_to(ox + d, oy + s * n as f64);
+            ctx.move_to(ox, oy + d);
+            ctx.line_to(ox + s * n as f64, oy + d);
         }
         ctx.stroke();
     }

@@ -70,6 +70,16 @@ pub fn download_text(text: &str, name: &str, mime: &str) -> Result<(), String> {
     download_blob(&blob, name)
 }
 
+/// Offers `bytes` as a download (binary exports such as `.npy`).
+pub fn download_bytes(bytes: &[u8], name: &str, mime: &str) -> Result<(), String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array.buffer());
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let blob = web_sys::Blob::new_with_buffer_source_sequence_and_options(&parts, &opts).map_err(js_err)?;
+    download_blob(&blob, name)
+}
+
 /// Copies `text` to the clipboard.
 pub async fn copy_text(text: String) -> Result<(), String> {
     let w = web_sys::window().ok_or("no window")?;

@@ -3,6 +3,7 @@
 //! animation timer, files), memoises heavy derived data per revision (the Hasse layout), and
 //! lays out small presentational components.
 
+mod designer;
 mod grid;
 mod io;
 mod order;
@@ -12,16 +13,18 @@ mod panels;
 use std::rc::Rc;
 
 use hasseflow_core::format::{Encoding, write_json};
+use hasseflow_core::interop::ExportKind;
 use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, SvgTheme, layout, to_svg};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use yew::prelude::*;
 
-use crate::state::{Action, AppState, Level, OrderView};
+use crate::state::{Action, AppState, Level, OrderView, View};
+use designer::DesignerView;
 use grid::Grid;
 use order::OrderDiagram;
 use palette::Theme;
-use panels::{LayerControl, PresetPicker, Stats, Tools};
+use panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
 
 impl Reducible for AppState {
     type Action = Action;
@@ -366,6 +369,32 @@ pub fn app() -> Html {
             }
         })
     };
+    let export_kind = |kind: ExportKind| {
+        let (s, d) = (state.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            let name = format!("hasseflow-mask.{}", kind.extension());
+            let r = s.export_bytes(kind).and_then(|bytes| {
+                if kind.is_binary() {
+                    io::download_bytes(&bytes, &name, "application/octet-stream")
+                } else {
+                    io::download_text(&String::from_utf8_lossy(&bytes), &name, "text/plain")
+                }
+            });
+            if let Err(e) = r {
+                d.emit(Action::Notify(Level::Error, format!("export failed: {e}")));
+            }
+        })
+    };
+    // Choosing an item closes the menu (the click bubbles up from the item).
+    let close_menu = Callback::from(|e: MouseEvent| {
+        let details = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("details").ok().flatten());
+        if let Some(d) = details {
+            let _ = d.remove_attribute("open");
+        }
+    });
     let toggle_theme = {
         let theme = theme.clone();
         Callback::from(move |_: MouseEvent| theme.set(if *theme == Theme::Dark { Theme::Light } else { Theme::Dark }))
@@ -373,6 +402,10 @@ pub fn app() -> Html {
     let set_view = |v: OrderView| {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetOrderView(v)))
+    };
+    let set_tab = |v: View| {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::SetView(v)))
     };
     let dismiss = {
         let d = dispatch.clone();
@@ -394,10 +427,19 @@ pub fn app() -> Html {
             <header>
                 <h1>{"hasseflow"}</h1>
                 <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
+                <div class="segmented views" role="tablist" aria-label="View">
+                    <button type="button" id="tab-editor" role="tab" aria-selected={(state.view == View::Editor).to_string()}
+                        aria-pressed={(state.view == View::Editor).to_string()} onclick={set_tab(View::Editor)}>{"Editor"}</button>
+                    <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
+                        aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
+                </div>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
                     aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>
             { for message }
+            if state.view == View::Designer {
+                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme} dispatch={dispatch.clone()} />
+            } else {
             <div class="columns">
                 <aside class="left">
                     <Tools tool={state.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
@@ -405,30 +447,48 @@ pub fn app() -> Html {
                     <PresetPicker dispatch={dispatch.clone()} />
                     <section class="panel files" aria-label="Files and sharing">
                         <div class="toolrow">
-                            <button type="button" id="export-json" onclick={export_json}>{"Export JSON"}</button>
+                            <details class="menu" id="export-menu">
+                                <summary class="button">{"Export ▾"}</summary>
+                                <div class="menu-items" role="menu" onclick={close_menu}>
+                                    <button type="button" id="export-json" role="menuitem" onclick={export_json}
+                                        title="the mask file (JSON v1)">{"Mask JSON (.json)"}</button>
+                                    <button type="button" id="export-svg" role="menuitem" onclick={export_svg}
+                                        title="the order view as SVG">{"Diagram SVG (.svg)"}</button>
+                                    <button type="button" id="export-png" role="menuitem" onclick={export_png}
+                                        title="the grid as PNG">{"Grid PNG (.png)"}</button>
+                                    { for ExportKind::ALL.into_iter().map(|k| html! {
+                                        <button type="button" id={format!("export-{}", k.name())} role="menuitem"
+                                            title={k.summary()} onclick={export_kind(k)}>
+                                            { format!("{} (.{})", k.name(), k.extension()) }
+                                            <span class="menu-note">{ k.summary() }</span>
+                                        </button>
+                                    }) }
+                                </div>
+                            </details>
                             <button type="button" id="copy-json" onclick={copy_json}>{"Copy JSON"}</button>
                             <label class="button" for="import">{"Import…"}</label>
-                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,application/json,text/plain" onchange={on_file} />
+                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,application/json,text/plain" onchange={on_file} />
                         </div>
                         <div class="toolrow">
                             <button type="button" id="share" onclick={share}>{"Share link"}</button>
-                            <button type="button" id="export-svg" onclick={export_svg}>{"Diagram SVG"}</button>
-                            <button type="button" id="export-png" onclick={export_png}>{"Grid PNG"}</button>
                         </div>
                         if let Some(url) = (*share_url).clone() {
                             <label class="share">{"Link "}<input id="share-url" type="text" readonly=true value={url} /></label>
                         }
-                        <p class="hint">{"Drop a mask file anywhere to import it. Your work is saved in this browser."}</p>
+                        <p class="hint">{"Drop a mask file (JSON, text grid or .npy) anywhere to import it. Your work is saved in this browser."}</p>
                     </section>
                 </aside>
                 <section class="center" aria-label="Mask">
                     <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} labels={state.doc.labels.clone()} revision={state.revision}
                         layer={state.layer} hover={state.hover_cell} hover_class={state.hover_class} theme={*theme}
-                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()} />
+                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()}
+                        blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
                 </section>
                 <aside class="right">
                     <Stats rows={stats} />
+                    <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
+                        flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
                     <LayerControl layer={state.layer} depth={a.depth()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <section class="panel order" aria-label="Order view">
@@ -446,6 +506,7 @@ pub fn app() -> Html {
                     </section>
                 </aside>
             </div>
+            }
             <footer><span id="timing" class="timing">{ timing }</span></footer>
         </main>
     }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use hasseflow_core::interop::BlockStats;
 use hasseflow_core::presets::{CATALOG, ParamKind, preset_spec};
 use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
 use yew::prelude::*;
@@ -343,5 +344,60 @@ pub fn stats(p: &StatsProps) -> Html {
                 <div class="stat"><dt>{ *label }</dt><dd id={format!("stat-{id}")}>{ value.clone() }</dd></div>
             }) }
         </dl>
+    }
+}
+
+/// Block panel properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct BlocksProps {
+    /// Statistics at the current block size.
+    pub stats: Rc<BlockStats>,
+    /// Whether the overlay is on.
+    pub show: bool,
+    /// FlashAttention verdict in words.
+    pub flash: String,
+    /// FlashMask verdict in words.
+    pub flashmask: String,
+    /// Dispatch.
+    pub dispatch: Callback<Action>,
+}
+
+/// Block sparsity (FlexAttention-style tiles) and the kernel verdicts.
+#[function_component(BlocksPanel)]
+pub fn blocks_panel(p: &BlocksProps) -> Html {
+    let on_toggle = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+            d.emit(Action::SetShowBlocks(t.checked()));
+        })
+    };
+    let on_size = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(v) = input_value(&e).trim().parse::<usize>() {
+                d.emit(Action::SetBlockSize(v));
+            }
+        })
+    };
+    let s = &p.stats;
+    let t = s.total;
+    html! {
+        <section class="panel blocks" aria-label="Block sparsity">
+            <div class="toolrow">
+                <label><input id="show-blocks" type="checkbox" checked={p.show} onchange={on_toggle} />{" Block overlay"}</label>
+                <label>{"block "}<input id="block-size" type="number" min="1" max={s.n.to_string()}
+                    value={s.block_size.to_string()} onchange={on_size} /></label>
+            </div>
+            <dl class="stats" id="block-stats">
+                <div class="stat"><dt>{"full tiles"}</dt><dd id="blocks-full">{ t.full }</dd></div>
+                <div class="stat"><dt>{"partial"}</dt><dd id="blocks-partial">{ t.partial }</dd></div>
+                <div class="stat"><dt>{"empty"}</dt><dd id="blocks-empty">{ t.empty }</dd></div>
+                <div class="stat"><dt>{"sparsity"}</dt><dd id="blocks-sparsity">{ format!("{:.1}%", 100.0 * s.sparsity) }</dd></div>
+                <div class="stat"><dt>{"FLOPs vs dense"}</dt><dd id="blocks-flops">{ format!("{:.1}%", 100.0 * s.computed_fraction) }</dd></div>
+            </dl>
+            <p class="verdict" id="verdict-flash"><strong>{"FlashAttention: "}</strong>{ p.flash.clone() }</p>
+            <p class="verdict" id="verdict-flashmask"><strong>{"FlashMask: "}</strong>{ p.flashmask.clone() }</p>
+        </section>
     }
 }

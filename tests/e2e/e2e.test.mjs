@@ -3,7 +3,7 @@
 // step waits for a DOM condition. Screenshots and measurements go to target/e2e-artifacts/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -155,8 +155,16 @@ async function paintCausal(page, n) {
   }
 }
 
+/** Opens the Export menu and clicks one of its items. */
+async function clickExport(page, id) {
+  await page.locator('#export-menu').evaluate((d) => {
+    d.open = true;
+  });
+  await page.click(id);
+}
+
 async function exportJson(page) {
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-json')]);
   const file = path.join(ART, `download-${Date.now()}.json`);
   await download.saveAs(file);
   return readFileSync(file, 'utf8');
@@ -303,11 +311,11 @@ test('import a file by the picker; labels stay text', async () => {
   await page.waitForFunction(() => document.querySelector('#hover').textContent.startsWith('class 2 (position 3) sees 4 positions'));
   await shot(page, 'import-labels-node-hover');
   // SVG export escapes labels.
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-svg')]);
   const svg = readFileSync(await download.path(), 'utf8');
   assert.ok(svg.includes('&lt;img src=x onerror=alert(1)&gt;'));
   assert.ok(!svg.includes('<img'));
-  const [png] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+  const [png] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-png')]);
   const bytes = readFileSync(await png.path());
   assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
   await page.close();
@@ -457,4 +465,247 @@ test('analysis and layout times at N = 64, 256, 512 (measured in wasm)', async (
     measurements[`layout-rs forced: ${name} n=${n}`] = await p.locator('#timing').innerText();
   }
   await p.close();
+});
+
+test('Export menu: every interop format downloads what the core writes', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 8);
+  const got = {};
+  for (const [name, ext] of [
+    ['flex', 'py'],
+    ['npy', 'npy'],
+    ['dot', 'dot'],
+    ['blocks', 'txt'],
+    ['blocks-json', 'json'],
+    ['flash', 'json'],
+    ['flashmask', 'json'],
+  ]) {
+    const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, `#export-${name}`)]);
+    assert.equal(download.suggestedFilename(), `hasseflow-mask.${ext}`);
+    got[name] = readFileSync(await download.path());
+    assert.equal(await page.locator('#export-menu[open]').count(), 0, 'choosing an item closes the menu');
+  }
+  // .npy v1.0: magic, version, little-endian header length, a bool (8, 8) array, 64 data bytes.
+  const npy = got.npy;
+  assert.equal(npy.subarray(0, 6).toString('latin1'), '\x93NUMPY');
+  assert.deepEqual([npy[6], npy[7]], [1, 0]);
+  const headerLen = npy.readUInt16LE(8);
+  const header = npy.subarray(10, 10 + headerLen).toString('latin1');
+  assert.match(header, /'descr': '\|b1'/);
+  assert.match(header, /'shape': \(8, 8\)/);
+  assert.equal(npy.length, 10 + headerLen + 64);
+  assert.equal((10 + headerLen) % 64, 0);
+  const data = [...npy.subarray(10 + headerLen)];
+  assert.deepEqual(data, Array.from({ length: 64 }, (_, i) => (i % 8 <= Math.floor(i / 8) ? 1 : 0)));
+  assert.match(got.flex.toString(), /def mask_mod\(b, h, q_idx, kv_idx\)/);
+  assert.match(got.dot.toString(), /^digraph hasse \{$/m);
+  assert.match(got.dot.toString(), /c6 -> c7;/);
+  assert.match(got.blocks.toString(), /full/);
+  const blocks = JSON.parse(got['blocks-json'].toString());
+  assert.equal(blocks.n, 8);
+  assert.equal(blocks.block_size, 1);
+  const flash = JSON.parse(got.flash.toString());
+  assert.ok(JSON.stringify(flash).includes('true'), JSON.stringify(flash));
+  JSON.parse(got.flashmask.toString());
+  for (const [name, bytes] of Object.entries(got)) writeFileSync(path.join(ART, `export-causal8-${name}`), bytes);
+  await page.close();
+});
+
+test('import .npy by the picker and by drag and drop; a malformed .npy changes nothing', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 8);
+  const [download] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-npy')]);
+  const npy = readFileSync(await download.path());
+  await loadPreset(page, 'sliding-window', 5, { w: 2 });
+  await page.setInputFiles('#import', { name: 'causal8.npy', mimeType: 'application/octet-stream', buffer: npy });
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('imported causal8.npy'));
+  await waitStat(page, 'n', 8);
+  assert.equal(await stat(page, 'entries'), '36');
+  // Undoable like any load.
+  await page.keyboard.press('Control+z');
+  await waitStat(page, 'n', 5);
+  // Drag and drop.
+  const dt = await page.evaluateHandle((bytes) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], 'dropped.npy'));
+    return dt;
+  }, [...npy]);
+  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('imported dropped.npy'));
+  await waitStat(page, 'n', 8);
+  const before = await exportJson(page);
+  // Truncated data and a wrong dtype: a message, the mask unchanged.
+  const bad = npy.subarray(0, npy.length - 5);
+  await page.setInputFiles('#import', { name: 'bad.npy', mimeType: 'application/octet-stream', buffer: bad });
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('bad.npy'));
+  assert.match(await page.locator('#message').innerText(), /could not import bad\.npy: .*Nothing was changed/);
+  assert.equal(await exportJson(page), before);
+  await shot(page, 'bad-npy-message');
+  await page.close();
+});
+
+test('block-sparsity overlay, block statistics and kernel verdicts', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 16);
+  assert.equal(await page.inputValue('#block-size'), '2');
+  await page.check('#show-blocks');
+  await page.fill('#block-size', '8');
+  await page.locator('#block-size').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#blocks-full')?.textContent === '1');
+  assert.equal(await page.locator('#blocks-partial').innerText(), '2');
+  assert.equal(await page.locator('#blocks-empty').innerText(), '1');
+  assert.equal(await page.locator('#blocks-sparsity').innerText(), '25.0%');
+  assert.equal(await page.locator('#blocks-flops').innerText(), '75.0%');
+  assert.match(await page.locator('#verdict-flash').innerText(), /FlashAttention: yes: flash_attn_func\(q, k, v, causal=True/);
+  assert.match(await page.locator('#verdict-flashmask').innerText(), /FlashMask: yes/);
+  await page.fill('#block-size', '4');
+  await page.locator('#block-size').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#blocks-full')?.textContent === '6');
+  await shot(page, 'block-overlay-causal16');
+  await loadPreset(page, 'butterfly', 4);
+  await page.waitForFunction(() => document.querySelector('#verdict-flash')?.textContent.includes('no:'));
+  await shot(page, 'block-overlay-butterfly');
+  await page.close();
+});
+
+// The CLI built by ./scripts/test.sh (cargo build -p hasseflow-cli) is the oracle for the designer.
+const CLI = path.join(ROOT, 'target', 'debug', 'hasseflow');
+const cliDerive = (args) => JSON.parse(execFileSync(CLI, ['derive', ...args, '--json'], { encoding: 'utf8' }));
+
+async function openDesigner(page) {
+  await page.click('#tab-designer');
+  await page.waitForSelector('#designer');
+}
+
+/** Chooses a family and its parameters, presses Derive, and returns ms from the click to the first frame after the report appeared. */
+async function deriveFamily(page, family, params = {}) {
+  await page.selectOption('#family', family);
+  for (const [k, v] of Object.entries(params)) {
+    const el = page.locator(`#family-${k}`);
+    if (typeof v === 'boolean') await el.setChecked(v);
+    else {
+      await el.fill(String(v));
+      await el.dispatchEvent('change');
+    }
+  }
+  const seq = await page.evaluate(() => Number(document.querySelector('#design-time')?.dataset.seq ?? 0));
+  const ms = await page.evaluate(async (seq) => {
+    const start = performance.now();
+    document.querySelector('#derive').click();
+    await new Promise((resolve, reject) => {
+      const check = () => {
+        const t = document.querySelector('#design-time');
+        if (t && Number(t.dataset.seq) > seq && document.querySelector('#derived-dense')) resolve();
+        else if (performance.now() - start > 20000) reject(new Error('no new derivation after 20 s'));
+        else requestAnimationFrame(check);
+      };
+      check();
+    });
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return performance.now() - start;
+  }, seq);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('derived'));
+  return ms;
+}
+
+const derivedRows = (page) => page.locator('#derived-dense').evaluate((c) => c.dataset.rows.split(','));
+const sparseRows = (page) => page.locator('#derived-sparse').evaluate((c) => c.dataset.rows.split(','));
+
+test('designer: the three case studies and MAE equal hasseflow derive --json', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  const cases = [
+    ['autoregressive', { n: 6 }, ['autoregressive', '--n', '6'], 'designer-autoregressive'],
+    ['block', { n: 6, block: 2 }, ['block', '--n', '6', '--block', '2'], 'designer-block-two-stream'],
+    ['butterfly', { n: 4 }, ['butterfly', '--n', '4'], 'designer-butterfly'],
+    ['mae', { n: 6, span: 2 }, ['mae', '--n', '6', '--span', '2'], 'designer-mae'],
+  ];
+  for (const [family, params, args, name] of cases) {
+    await deriveFamily(page, family, params);
+    const want = cliDerive(args);
+    assert.deepEqual(await derivedRows(page), want.mask, family);
+    assert.deepEqual(await sparseRows(page), want.sparse_mask, family);
+    assert.equal(await page.locator('#design-nodes').innerText(), `${want.nodes_before} → ${want.nodes_after}`);
+    assert.equal(await page.locator('#design-depth').innerText(), `${want.depth_dense} / ${want.depth_sparse}`);
+    assert.equal(await page.locator('#design-leaks').innerText(), want.leaks.length ? String(want.leaks.length) : 'none');
+    const inputs = await page.locator('#derived-io tr.inputs td').allInnerTexts();
+    assert.deepEqual(inputs, want.positions);
+    assert.equal(await page.locator('#merged-hasse .node').count(), want.nodes.length, 'merged nodes, padding included');
+    // The drawn tasks include the family's padding tasks, which the report does not count.
+    const drawn = await page.locator('#tasks .task').count();
+    assert.ok(drawn >= Math.min(24, want.tasks) && drawn <= 24, `${drawn} tasks drawn`);
+    await shot(page, name);
+  }
+  // Butterfly n=4: 16 -> 10 nodes, the forward chain, the backward chain, the predictors between.
+  await deriveFamily(page, 'butterfly', { n: 4 });
+  assert.equal(await page.locator('#design-nodes').innerText(), '16 → 10');
+  // Equivalent nodes share a colour; hovering one lights up its equivalents in every task.
+  const first = page.locator('#tasks .task').nth(1).locator('.node').first();
+  const merged = await first.getAttribute('data-merged');
+  const fill = await first.locator('rect').getAttribute('fill');
+  await first.hover();
+  await page.waitForFunction((m) => document.querySelectorAll(`#tasks .node.equiv[data-merged="${m}"]`).length >= 2, merged);
+  for (const el of await page.locator(`#tasks .node[data-merged="${merged}"] rect`).all()) {
+    assert.equal(await el.getAttribute('fill'), fill);
+  }
+  assert.equal(await page.locator(`#merged-hasse .node.equiv[data-merged="${merged}"]`).count(), 1);
+  await shot(page, 'designer-butterfly-hover');
+  // Export the derived task: the derive --json object.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-derived')]);
+  assert.equal(download.suggestedFilename(), 'hasseflow-derived.json');
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  const want = cliDerive(['butterfly', '--n', '4']);
+  assert.deepEqual(exported.mask, want.mask);
+  assert.deepEqual(exported.positions, want.positions);
+  assert.deepEqual(exported.labels, want.labels);
+  // Open in editor: the mask with its position labels, undoable.
+  await page.click('#open-derived');
+  await page.waitForSelector('#grid');
+  await waitStat(page, 'n', 12);
+  assert.equal(await stat(page, 'depth'), '1');
+  // Position labels came along (the inputs), shown as text in the order view.
+  assert.ok((await page.locator('#hasse .node', { hasText: 'w_0' }).count()) >= 1);
+  await shot(page, 'designer-butterfly-in-editor');
+  // The layer view works on it.
+  await page.click('#layer-prev');
+  await page.waitForFunction(() => document.querySelector('#layer-value').textContent === '0');
+  await page.keyboard.press('Control+z');
+  await waitStat(page, 'n', 8);
+  await page.close();
+});
+
+test('designer: a user family file, and a bad one changes nothing', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  await page.setInputFiles('#family-file', path.join(ROOT, 'tests', 'data', 'family_example.json'));
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('derived family file family_example.json'));
+  const want = cliDerive([path.join(ROOT, 'tests', 'data', 'family_example.json')]);
+  assert.deepEqual(await derivedRows(page), want.mask);
+  assert.equal(await page.locator('#design-nodes').innerText(), `${want.nodes_before} → ${want.nodes_after}`);
+  await shot(page, 'designer-family-file');
+  await page.setInputFiles('#family-file', { name: 'bad-family.json', mimeType: 'application/json', buffer: Buffer.from('{"format": "hasseflow-family", "version": 1, "tasks": [') });
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('bad-family.json'));
+  assert.match(await page.locator('#message').innerText(), /could not derive family file bad-family\.json: .*Nothing was changed\./);
+  assert.deepEqual(await derivedRows(page), want.mask, 'the previous derivation stays');
+  await shot(page, 'designer-bad-family');
+  await page.click('#tab-editor');
+  await waitStat(page, 'n', 8);
+  await page.close();
+});
+
+test('designer: time to derive and draw butterfly n=32 and block generation n=64 s=8', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  for (const [family, params, args, key] of [
+    ['butterfly', { n: 32 }, ['butterfly', '--n', '32'], 'designer_butterfly_n32'],
+    ['block', { n: 64, block: 8 }, ['block', '--n', '64', '--block', '8'], 'designer_block_n64_s8'],
+  ]) {
+    const total = await deriveFamily(page, family, params);
+    const derive = Number(await page.locator('#design-time').getAttribute('data-ms'));
+    assert.deepEqual(await derivedRows(page), cliDerive(args).mask);
+    measurements[key] = { derive_ms: derive, click_to_painted_ms: Math.round(total * 10) / 10 };
+    if (family === 'butterfly') assert.match(await page.locator('#tasks-note').innerText(), /first 24 of 3[2-9] tasks/);
+    await shot(page, key.replaceAll('_', '-'));
+  }
+  await page.close();
 });

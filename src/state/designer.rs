@@ -1,0 +1,254 @@
+//! The designer's part of the store: which task family to derive ([`FamilySpec`]), the result
+//! of the derivation pipeline ([`Design`], computed once per request by the reducer), and the
+//! derived task as JSON. Plain Rust, tested natively with the rest of the store.
+
+use hasseflow_core::BitMatrix;
+use hasseflow_core::derive::{
+    self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Derivation, Family, FamilyError, MaeOptions,
+};
+use hasseflow_core::format::MAX_LABEL_CHARS;
+
+/// Largest `n` the designer accepts for a built-in family (the merged task of butterfly `n`
+/// has `3n` positions; block generation `2n`).
+pub const MAX_DESIGN_N: usize = 256;
+/// Most tasks drawn as small multiples; the rest are counted in a note.
+pub const MAX_TASKS_DRAWN: usize = 24;
+
+/// Which view the app shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The mask editor (grid, layers, order view).
+    Editor,
+    /// The designer: from a task family to its merged mask.
+    Designer,
+}
+
+/// A family to derive: a built-in family with its options, or a user family file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FamilySpec {
+    /// [`derive::autoregressive`].
+    Autoregressive {
+        /// Tokens.
+        n: usize,
+        /// Each task one bidirectional block.
+        bidirectional: bool,
+        /// Keep the unread last token as padding.
+        pad: bool,
+    },
+    /// [`derive::block_generation`] (full attention inside blocks, grouped layout).
+    Block {
+        /// Tokens.
+        n: usize,
+        /// Block size `s`.
+        block: usize,
+        /// Clean prompt tokens.
+        prompt: usize,
+        /// Drop the last clean block (read by no task).
+        minimal: bool,
+    },
+    /// [`derive::butterfly`] (bidirectional fully supervised).
+    Butterfly {
+        /// Tokens.
+        n: usize,
+        /// Leave out `F_{n-1}` and `B_0`.
+        minimal: bool,
+        /// `P_k` holds a mask token `m@k` instead of the neighbours' aggregate.
+        mask_token: bool,
+    },
+    /// [`derive::masked_autoencoding`].
+    Mae {
+        /// Tokens.
+        n: usize,
+        /// Masked span length.
+        span: usize,
+        /// Distance between span starts (0: the span).
+        stride: usize,
+        /// Causal encoder instead of bidirectional.
+        causal_encoder: bool,
+    },
+    /// A `hasseflow-family` JSON file (docs/FAMILY_FORMAT.md).
+    File {
+        /// File name, for messages.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+}
+
+impl FamilySpec {
+    /// The family in a few words (`butterfly n=4`).
+    pub fn describe(&self) -> String {
+        match self {
+            FamilySpec::Autoregressive { n, .. } => format!("autoregressive n={n}"),
+            FamilySpec::Block { n, block, .. } => format!("block generation n={n} s={block}"),
+            FamilySpec::Butterfly { n, .. } => format!("butterfly n={n}"),
+            FamilySpec::Mae { n, span, .. } => format!("MAE n={n} span={span}"),
+            FamilySpec::File { name, .. } => format!("family file {name}"),
+        }
+    }
+
+    /// Builds the family with the core's constructors or parser.
+    ///
+    /// # Errors
+    /// The core's [`FamilyError`], or `n` above [`MAX_DESIGN_N`].
+    pub fn build(&self) -> Result<Family, FamilyError> {
+        let n = match self {
+            FamilySpec::Autoregressive { n, .. }
+            | FamilySpec::Block { n, .. }
+            | FamilySpec::Butterfly { n, .. }
+            | FamilySpec::Mae { n, .. } => *n,
+            FamilySpec::File { .. } => 0,
+        };
+        if n > MAX_DESIGN_N {
+            return Err(FamilyError::Invalid {
+                at: self.describe(),
+                what: format!("the designer handles n up to {MAX_DESIGN_N} (the CLI has no such limit)"),
+            });
+        }
+        match self {
+            FamilySpec::Autoregressive { n, bidirectional, pad } => {
+                derive::autoregressive(AutoregressiveOptions { n: *n, bidirectional: *bidirectional, pad: *pad })
+            }
+            FamilySpec::Block { n, block, prompt, minimal } => derive::block_generation(BlockOptions {
+                prompt: *prompt,
+                minimal: *minimal,
+                ..BlockOptions::new(*n, *block)
+            }),
+            FamilySpec::Butterfly { n, minimal, mask_token } => derive::butterfly(ButterflyOptions {
+                n: *n,
+                minimal: *minimal,
+                aggregate: if *mask_token { Aggregate::Mask } else { Aggregate::Neighbours(1) },
+            }),
+            FamilySpec::Mae { n, span, stride, causal_encoder } => derive::masked_autoencoding(MaeOptions {
+                n: *n,
+                span: *span,
+                stride: *stride,
+                causal_encoder: *causal_encoder,
+            }),
+            FamilySpec::File { bytes, .. } => derive::parse_family(bytes),
+        }
+    }
+}
+
+/// One derivation and what the views draw from it, computed once by the reducer.
+#[derive(Debug)]
+pub struct Design {
+    /// What was derived.
+    pub spec: FamilySpec,
+    /// The pipeline's result (per-task diagrams, merged task, masks, report).
+    pub derivation: Derivation,
+    /// Input text of every position of every task.
+    pub task_inputs: Vec<Vec<String>>,
+    /// Label text of every position of every task (`None`: unlabelled).
+    pub task_labels: Vec<Vec<Option<String>>>,
+    /// The tasks each merged node serves (has a node in).
+    pub served: Vec<Vec<usize>>,
+    /// Input text of each merged position (the position labels in the editor).
+    pub positions: Vec<String>,
+    /// Label text of each merged position.
+    pub labels: Vec<Option<String>>,
+    /// Members (positions) of each merged node.
+    pub members: Vec<Vec<usize>>,
+    /// `L*` of the dense and of the sparse mask.
+    pub depth: (usize, usize),
+    /// Milliseconds building the family and deriving took (injected clock).
+    pub millis: f64,
+}
+
+impl Design {
+    /// Builds and derives `spec`, timing it with `clock`.
+    ///
+    /// # Errors
+    /// The family's or the pipeline's error, in words.
+    pub fn compute(spec: FamilySpec, clock: fn() -> f64) -> Result<Design, String> {
+        let start = clock();
+        let family = spec.build().map_err(|e| e.to_string())?;
+        let d = derive::derive(&family).map_err(|e| e.to_string())?;
+        let f = d.family();
+        let text = |i| f.input(i).to_string();
+        let task_inputs = f.tasks().iter().map(|t| t.inputs.iter().map(|&i| text(i)).collect()).collect();
+        let task_labels = f.tasks().iter().map(|t| t.labels.iter().map(|l| l.map(text)).collect()).collect();
+        let mut served = vec![Vec::new(); d.nodes().len()];
+        for (t, classes) in d.node_class().iter().enumerate() {
+            for &c in classes {
+                if served[c].last() != Some(&t) {
+                    served[c].push(t);
+                }
+            }
+        }
+        let mut members = vec![Vec::new(); d.nodes().len()];
+        for (p, &c) in d.position_node().iter().enumerate() {
+            members[c].push(p);
+        }
+        let depth = (d.report().depth_dense, d.report().depth_sparse);
+        Ok(Design {
+            spec,
+            positions: d.position_texts(),
+            labels: d.label_texts(),
+            task_inputs,
+            task_labels,
+            served,
+            members,
+            depth,
+            derivation: d,
+            millis: clock() - start,
+        })
+    }
+
+    /// The dense mask `M*`.
+    pub fn dense(&self) -> &BitMatrix {
+        self.derivation.dense()
+    }
+
+    /// A short name of task `t`: its name when at most 8 characters, else `#t`.
+    pub fn task_short(&self, t: usize) -> String {
+        let name = &self.derivation.family().tasks()[t].name;
+        if name.chars().count() <= 8 { name.clone() } else { format!("#{t}") }
+    }
+
+    /// The merged node's tasks in words (short task names, at most four, then a count).
+    pub fn served_text(&self, node: usize) -> String {
+        let s = &self.served[node];
+        let total = self.derivation.family().tasks().len();
+        if s.len() == total && total > 1 {
+            return format!("all {total} tasks");
+        }
+        let mut parts: Vec<String> = s.iter().take(4).map(|&t| self.task_short(t)).collect();
+        if s.len() > 4 {
+            parts.push(format!("+{}", s.len() - 4));
+        }
+        parts.join(",")
+    }
+
+    /// Position labels for the editor: the inputs, shortened to the mask file's label limit.
+    pub fn editor_labels(&self) -> Vec<String> {
+        self.positions
+            .iter()
+            .map(|l| {
+                if l.chars().count() > MAX_LABEL_CHARS {
+                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
+                } else {
+                    l.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// The derived task as one JSON object: the same object `hasseflow derive --json` prints (the
+    /// report's fields plus `mask`, `sparse_mask`, `positions` (inputs), `labels`, `n`, `nodes`,
+    /// `edges`).
+    pub fn to_json(&self) -> String {
+        let d = &self.derivation;
+        let mut v = serde_json::to_value(d.report()).unwrap_or_else(|_| serde_json::json!({}));
+        v["mask"] = serde_json::json!(d.dense().to_row_strings());
+        v["sparse_mask"] = serde_json::json!(d.sparse().to_row_strings());
+        v["positions"] = serde_json::json!(self.positions);
+        v["labels"] = serde_json::json!(self.labels);
+        v["n"] = serde_json::json!(d.dense().n());
+        v["nodes"] = serde_json::json!((0..d.nodes().len()).map(|c| d.node_text(c)).collect::<Vec<_>>());
+        v["edges"] = serde_json::json!(d.edges());
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
