@@ -318,6 +318,19 @@ impl Analysis {
     }
 }
 
+/// Sorted positions as maximal runs of consecutive values, `(first, last)`: `[0, 1, 2, 5]` gives
+/// `[(0, 2), (5, 5)]`. Captions of classes (DOT, SVG, the app) are written from these.
+pub fn position_runs(members: &[usize]) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &p in members {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == p => *last = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    runs
+}
+
 /// Kuhn's augmenting path search from left vertex `root`, iterative, over bitset adjacency.
 fn augment(
     root: usize,

@@ -25,7 +25,7 @@ pub mod presets;
 pub mod rng;
 pub mod stack;
 
-pub use analysis::{Analysis, FirstReach, reach_after};
+pub use analysis::{Analysis, FirstReach, position_runs, reach_after};
 pub use bits::BitMatrix;
 pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
 pub use stack::{Layer, LayerStack, StackAnalysis, StackMode};

@@ -95,25 +95,14 @@ pub struct SceneEdge {
 pub fn node_caption(members: &[usize], labels: Option<&[String]>, max_chars: usize) -> (String, String) {
     let full = match labels {
         Some(l) => members.iter().map(|&p| l.get(p).cloned().unwrap_or_else(|| p.to_string())).collect::<Vec<_>>(),
-        None => {
-            let mut parts = Vec::new();
-            let mut i = 0;
-            while i < members.len() {
-                let mut j = i;
-                while j + 1 < members.len() && members[j + 1] == members[j] + 1 {
-                    j += 1;
-                }
-                parts.push(if j > i + 1 {
-                    format!("{}–{}", members[i], members[j])
-                } else if j == i + 1 {
-                    format!("{}, {}", members[i], members[j])
-                } else {
-                    members[i].to_string()
-                });
-                i = j + 1;
-            }
-            parts
-        }
+        None => hasseflow_core::position_runs(members)
+            .into_iter()
+            .map(|(a, b)| match b - a {
+                0 => a.to_string(),
+                1 => format!("{a}, {b}"),
+                _ => format!("{a}–{b}"),
+            })
+            .collect(),
     }
     .join(", ");
     let caption = if full.chars().count() > max_chars {

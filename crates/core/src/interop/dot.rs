@@ -33,16 +33,10 @@ fn escape(text: &str) -> String {
 
 /// Sorted positions as ranges: `[0, 1, 2, 5]` → `0-2, 5`.
 fn ranges(members: &[usize]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < members.len() {
-        let mut j = i;
-        while j + 1 < members.len() && members[j + 1] == members[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j { members[i].to_string() } else { format!("{}-{}", members[i], members[j]) });
-        i = j + 1;
-    }
+    let parts: Vec<String> = crate::analysis::position_runs(members)
+        .into_iter()
+        .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+        .collect();
     parts.join(", ")
 }
 
