@@ -7,6 +7,7 @@ use hasseflow_core::derive::{
     self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Derivation, Family, FamilyError, MaeOptions,
 };
 use hasseflow_core::format::MAX_LABEL_CHARS;
+use hasseflow_core::presets::{Inner, TwoStreamOrder};
 
 /// Largest `n` the designer accepts for a built-in family (the merged task of butterfly `n`
 /// has `3n` positions; block generation `2n`).
@@ -35,7 +36,7 @@ pub enum FamilySpec {
         /// Keep the unread last token as padding.
         pad: bool,
     },
-    /// [`derive::block_generation`] (full attention inside blocks, grouped layout).
+    /// [`derive::block_generation`] with the options of THEORY §6.
     Block {
         /// Tokens.
         n: usize,
@@ -45,6 +46,12 @@ pub enum FamilySpec {
         prompt: usize,
         /// Drop the last clean block (read by no task).
         minimal: bool,
+        /// Causal attention inside clean blocks (and the prompt) instead of full.
+        clean_causal: bool,
+        /// Causal attention inside mask blocks instead of full.
+        query_causal: bool,
+        /// Interleaved order `[K_0 Q_0 K_1 Q_1 ...]` instead of grouped `[w | m]`.
+        interleaved: bool,
     },
     /// [`derive::butterfly`] (bidirectional fully supervised).
     Butterfly {
@@ -54,6 +61,8 @@ pub enum FamilySpec {
         minimal: bool,
         /// `P_k` holds a mask token `m@k` instead of the neighbours' aggregate.
         mask_token: bool,
+        /// The aggregate `w'_k` is built from the neighbours within this distance (≥ 1).
+        radius: usize,
     },
     /// [`derive::masked_autoencoding`].
     Mae {
@@ -109,15 +118,21 @@ impl FamilySpec {
             FamilySpec::Autoregressive { n, bidirectional, pad } => {
                 derive::autoregressive(AutoregressiveOptions { n: *n, bidirectional: *bidirectional, pad: *pad })
             }
-            FamilySpec::Block { n, block, prompt, minimal } => derive::block_generation(BlockOptions {
-                prompt: *prompt,
-                minimal: *minimal,
-                ..BlockOptions::new(*n, *block)
-            }),
-            FamilySpec::Butterfly { n, minimal, mask_token } => derive::butterfly(ButterflyOptions {
+            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => {
+                let inner = |causal: bool| if causal { Inner::Causal } else { Inner::Full };
+                derive::block_generation(BlockOptions {
+                    prompt: *prompt,
+                    minimal: *minimal,
+                    clean: inner(*clean_causal),
+                    query: inner(*query_causal),
+                    order: if *interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
+                    ..BlockOptions::new(*n, *block)
+                })
+            }
+            FamilySpec::Butterfly { n, minimal, mask_token, radius } => derive::butterfly(ButterflyOptions {
                 n: *n,
                 minimal: *minimal,
-                aggregate: if *mask_token { Aggregate::Mask } else { Aggregate::Neighbours(1) },
+                aggregate: if *mask_token { Aggregate::Mask } else { Aggregate::Neighbours(*radius) },
             }),
             FamilySpec::Mae { n, span, stride, causal_encoder } => derive::masked_autoencoding(MaeOptions {
                 n: *n,

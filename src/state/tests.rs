@@ -277,16 +277,63 @@ fn designer_derives_the_three_case_studies() {
     assert_eq!(d.served_text(3), d.task_short(3));
     let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
     let block = build_preset("block-two-stream", 6, &params, MAX_EDIT_N).unwrap();
-    let d = derived(&mut s, FamilySpec::Block { n: 6, block: 2, prompt: 0, minimal: false });
+    let d = derived(
+        &mut s,
+        FamilySpec::Block {
+            n: 6,
+            block: 2,
+            prompt: 0,
+            minimal: false,
+            clean_causal: false,
+            query_causal: false,
+            interleaved: false,
+        },
+    );
     assert_eq!(*d.dense(), block);
     let bf = build_preset("butterfly", 4, &BTreeMap::new(), MAX_EDIT_N).unwrap();
-    let d = derived(&mut s, FamilySpec::Butterfly { n: 4, minimal: false, mask_token: false });
+    let d = derived(&mut s, FamilySpec::Butterfly { n: 4, minimal: false, mask_token: false, radius: 1 });
     assert_eq!(*d.dense(), bf);
     let r = d.derivation.report();
     assert_eq!((r.nodes_before, r.nodes_after), (16, 10));
     assert!(r.leaks.is_empty());
     assert!(d.to_json().contains("\"sparse_mask\""));
     assert_eq!(s.design_seq, 3);
+    // Every option of THEORY §6 reaches the core: the derived mask equals the preset built with it.
+    let mut options = BTreeMap::from([
+        ("s".to_string(), "2".to_string()),
+        ("clean".to_string(), "causal".to_string()),
+        ("query".to_string(), "causal".to_string()),
+        ("order".to_string(), "interleaved".to_string()),
+        ("prompt".to_string(), "1".to_string()),
+    ]);
+    let spec = FamilySpec::Block {
+        n: 6,
+        block: 2,
+        prompt: 1,
+        minimal: false,
+        clean_causal: true,
+        query_causal: true,
+        interleaved: true,
+    };
+    let d = derived(&mut s, spec);
+    assert_eq!(*d.dense(), build_preset("block-two-stream", 6, &options, MAX_EDIT_N).unwrap());
+    options.insert("drop_last".to_string(), "true".to_string());
+    options.insert("order".to_string(), "grouped".to_string());
+    let spec = FamilySpec::Block {
+        n: 6,
+        block: 2,
+        prompt: 1,
+        minimal: true,
+        clean_causal: true,
+        query_causal: true,
+        interleaved: false,
+    };
+    assert_eq!(*derived(&mut s, spec).dense(), build_preset("block-two-stream", 6, &options, MAX_EDIT_N).unwrap());
+    // A wider aggregate still derives the butterfly mask, leak-free.
+    let d = derived(&mut s, FamilySpec::Butterfly { n: 5, minimal: false, mask_token: false, radius: 2 });
+    assert_eq!(*d.dense(), build_preset("butterfly", 5, &BTreeMap::new(), MAX_EDIT_N).unwrap());
+    assert!(d.derivation.report().leaks.is_empty());
+    assert_eq!(s.design_seq, 6);
     // Hover: only merged nodes that exist.
     s.apply(Action::HoverMerged(Some(3)));
     assert_eq!(s.design_hover, Some(3));
@@ -301,7 +348,7 @@ fn opening_the_derived_mask_is_one_undo_step_with_labels() {
     assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Error));
     assert!(!s.can_undo());
     s.apply(Action::SetView(View::Designer));
-    let d = derived(&mut s, FamilySpec::Butterfly { n: 3, minimal: false, mask_token: false });
+    let d = derived(&mut s, FamilySpec::Butterfly { n: 3, minimal: false, mask_token: false, radius: 1 });
     s.apply(Action::OpenDerived);
     assert_eq!(s.view, View::Editor);
     assert_eq!(*s.doc.mask, *d.dense());
@@ -327,6 +374,11 @@ fn family_files_derive_and_bad_ones_change_nothing() {
     assert!(m.text.starts_with("could not derive family file bad.json") && m.text.ends_with("Nothing was changed."));
     assert!(Rc::ptr_eq(s.design.as_ref().unwrap(), &d), "the last design stays");
     assert_eq!((s.revision, &s.doc), (rev, &doc));
-    s.apply(Action::Derive(FamilySpec::Butterfly { n: MAX_DESIGN_N + 1, minimal: false, mask_token: false }));
+    s.apply(Action::Derive(FamilySpec::Butterfly {
+        n: MAX_DESIGN_N + 1,
+        minimal: false,
+        mask_token: false,
+        radius: 1,
+    }));
     assert!(s.message.unwrap().text.contains("handles n up to"));
 }

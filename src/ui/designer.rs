@@ -46,13 +46,30 @@ struct Draft {
     minimal: bool,
     mask_token: bool,
     causal_encoder: bool,
+    clean_causal: bool,
+    query_causal: bool,
+    interleaved: bool,
+    radius: usize,
 }
 
 impl Draft {
     fn spec(&self) -> FamilySpec {
         match self.family.as_str() {
-            "block" => FamilySpec::Block { n: self.n, block: self.block, prompt: self.prompt, minimal: self.minimal },
-            "butterfly" => FamilySpec::Butterfly { n: self.n, minimal: self.minimal, mask_token: self.mask_token },
+            "block" => FamilySpec::Block {
+                n: self.n,
+                block: self.block,
+                prompt: self.prompt,
+                minimal: self.minimal,
+                clean_causal: self.clean_causal,
+                query_causal: self.query_causal,
+                interleaved: self.interleaved,
+            },
+            "butterfly" => FamilySpec::Butterfly {
+                n: self.n,
+                minimal: self.minimal,
+                mask_token: self.mask_token,
+                radius: self.radius,
+            },
             "mae" => {
                 FamilySpec::Mae { n: self.n, span: self.span, stride: self.stride, causal_encoder: self.causal_encoder }
             }
@@ -108,6 +125,10 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         minimal: false,
         mask_token: false,
         causal_encoder: false,
+        clean_causal: false,
+        query_causal: false,
+        interleaved: false,
+        radius: 1,
     });
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
@@ -198,6 +219,12 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                         onchange={set(|d, e| d.block = input_value(e).trim().parse().unwrap_or(d.block))} /></label>
                     <label>{"prompt "}<input id="family-prompt" type="number" min="0" value={dr.prompt.to_string()}
                         onchange={set(|d, e| d.prompt = input_value(e).trim().parse().unwrap_or(d.prompt))} /></label>
+                    <label><input id="family-clean-causal" type="checkbox" checked={dr.clean_causal}
+                        onchange={set(|d, e| d.clean_causal = checked(e))} />{" causal inside clean blocks"}</label>
+                    <label><input id="family-query-causal" type="checkbox" checked={dr.query_causal}
+                        onchange={set(|d, e| d.query_causal = checked(e))} />{" causal inside mask blocks"}</label>
+                    <label><input id="family-interleaved" type="checkbox" checked={dr.interleaved}
+                        onchange={set(|d, e| d.interleaved = checked(e))} />{" interleaved order"}</label>
                 }
                 if fam == "mae" {
                     <label>{"span "}<input id="family-span" type="number" min="1" value={dr.span.to_string()}
@@ -220,6 +247,10 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                 if fam == "butterfly" {
                     <label><input id="family-mask-token" type="checkbox" checked={dr.mask_token}
                         onchange={set(|d, e| d.mask_token = checked(e))} />{" P_k holds m@k"}</label>
+                    if !dr.mask_token {
+                        <label>{"aggregate radius "}<input id="family-radius" type="number" min="1" value={dr.radius.to_string()}
+                            onchange={set(|d, e| d.radius = input_value(e).trim().parse().unwrap_or(d.radius).max(1))} /></label>
+                    }
                 }
                 <button type="button" id="derive" class="primary" onclick={on_derive}>{"Derive"}</button>
                 <label class="button" for="family-file">{"Family file…"}</label>
