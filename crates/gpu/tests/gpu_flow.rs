@@ -6,13 +6,16 @@
 //! Tolerance: final states (unit scale after LayerNorm) and influences within `1e-3` absolute
 //! (influences relative to the layer's largest), attention probabilities within `1e-4`.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
-use hasseflow_core::presets::build_preset;
 use hasseflow_core::{BitMatrix, Layer, LayerStack};
 use hasseflow_gpu::GpuFlow;
+
+#[path = "../../core/tests/support/flow_masks.rs"]
+mod flow_masks;
+
+use flow_masks::{assert_exact, catalog_masks, preset};
 
 const STATE_TOLERANCE: f32 = 1e-3;
 const INFLUENCE_TOLERANCE: f32 = 1e-3;
@@ -28,11 +31,6 @@ fn gpu() -> &'static GpuFlow {
             )
         })
     })
-}
-
-fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> BitMatrix {
-    let params: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    build_preset(name, n, &params, 1 << 12).expect("test preset builds")
 }
 
 fn run_both(mask_or_stack: &FlowMasks, config: FlowConfig) -> (FlowRaw, FlowRaw) {
@@ -60,28 +58,6 @@ fn assert_close(name: &str, c: &FlowRaw, g: &FlowRaw) {
         let diff = max_abs_diff(ca, ga);
         assert!(diff <= ATTENTION_TOLERANCE, "{name}: layer {} attention differs by {diff}", l + 1);
     }
-}
-
-fn assert_exact(name: &str, r: &FlowReport) {
-    for l in &r.layers {
-        assert!(
-            l.false_positives == 0 && l.false_negatives == 0 && l.rollout_agreement == 1.0,
-            "{name}: layer {} disagrees with R(L): {l:?}",
-            l.layer
-        );
-    }
-}
-
-fn catalog_masks() -> Vec<(String, BitMatrix)> {
-    vec![
-        ("causal".into(), preset("causal", 24, &[])),
-        ("sliding-window w=3".into(), preset("sliding-window", 24, &[("w", "3")])),
-        ("bidirectional-window r=1".into(), preset("bidirectional-window", 20, &[("r", "1")])),
-        ("block-causal s=4".into(), preset("block-causal", 24, &[("s", "4")])),
-        ("butterfly n=6".into(), preset("butterfly", 6, &[])),
-        ("block-two-stream n=8 s=2".into(), preset("block-two-stream", 8, &[("s", "2")])),
-        ("random p=0.1".into(), preset("random", 24, &[("p", "0.1"), ("seed", "3")])),
-    ]
 }
 
 #[test]

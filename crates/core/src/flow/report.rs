@@ -51,6 +51,13 @@ pub struct FlowReport {
     pub layers: Vec<LayerAgreement>,
 }
 
+impl LayerAgreement {
+    /// Whether this layer's influence support and rollout support both equal `R(L)`.
+    pub fn exact(&self) -> bool {
+        self.false_positives == 0 && self.false_negatives == 0 && self.rollout_agreement == 1.0
+    }
+}
+
 impl FlowReport {
     /// Compares `raw` with `R(L)` of `masks`.
     ///
@@ -72,7 +79,7 @@ impl FlowReport {
 
     /// Whether every layer agrees exactly, for both views.
     pub fn exact(&self) -> bool {
-        self.layers.iter().all(|l| l.false_positives == 0 && l.false_negatives == 0 && l.rollout_agreement == 1.0)
+        self.layers.iter().all(LayerAgreement::exact)
     }
 }
 
