@@ -257,26 +257,6 @@ impl BitMatrix {
         (0..self.n).map(|q| (0..self.n).map(|k| if self.get(q, k) { '1' } else { '.' }).collect()).collect()
     }
 
-    /// Copy with rows and columns reordered: `out[i][j] = self[order[i]][order[j]]`.
-    ///
-    /// # Panics
-    /// If `order` is not a permutation of `0..n`.
-    pub fn permuted(&self, order: &[usize]) -> BitMatrix {
-        assert_eq!(order.len(), self.n, "permutation of the wrong length");
-        let mut inverse = vec![usize::MAX; self.n];
-        for (i, &p) in order.iter().enumerate() {
-            assert!(p < self.n && inverse[p] == usize::MAX, "not a permutation");
-            inverse[p] = i;
-        }
-        let mut out = BitMatrix::zeros(self.n);
-        for (i, &p) in order.iter().enumerate() {
-            for k in self.row_ones(p) {
-                out.set(i, inverse[k], true);
-            }
-        }
-        out
-    }
-
     /// A copy resized to `m x m`: the top-left corner is kept, new cells are zero.
     pub fn resized(&self, m: usize) -> BitMatrix {
         let keep = self.n.min(m);
