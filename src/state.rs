@@ -113,8 +113,9 @@ impl Derived {
     /// Analyses `mask`, timing it with `clock`.
     pub fn compute(mask: &BitMatrix, clock: fn() -> f64) -> Derived {
         let start = clock();
-        let analysis = Analysis::new(mask);
+        // One layer sweep serves both: the analysis takes L* and growth from the first-reach matrix.
         let first_reach = FirstReach::new(mask);
+        let analysis = Analysis::new(mask).with_first_reach(&first_reach);
         let width = analysis.width();
         let millis = clock() - start;
         let flash = match interop::flash_window(mask) {

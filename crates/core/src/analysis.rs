@@ -214,6 +214,20 @@ impl Analysis {
         })
     }
 
+    /// Takes `L*` and the growth curve from the first-reach matrix of the same mask, so that a
+    /// caller who needs both (the app, on every edit) runs the layer sweep once, not twice.
+    ///
+    /// # Panics
+    /// If `first_reach` is for a mask of another size, or (checked cheaply) reaches a different
+    /// limit.
+    pub fn with_first_reach(self, first_reach: &FirstReach) -> Analysis {
+        assert_eq!(first_reach.n(), self.n(), "first-reach matrix of another mask");
+        let growth = first_reach.growth();
+        assert_eq!(growth.last().copied(), Some(self.closure.count_ones()), "first-reach matrix of another mask");
+        let _ = self.layers.set((first_reach.depth(), growth));
+        self
+    }
+
     /// Side length `n` of the mask.
     pub fn n(&self) -> usize {
         self.closure.n()
@@ -604,6 +618,22 @@ impl FirstReach {
     /// `L* = max finite D`.
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// `|R(L)|` for `L = 0..=L*`, counted from the matrix (the same curve as
+    /// [`Analysis::growth`]).
+    pub fn growth(&self) -> Vec<usize> {
+        let mut per_layer = vec![0usize; self.depth + 1];
+        for &d in self.layers.iter().filter(|&&d| d != NEVER) {
+            per_layer[d as usize] += 1;
+        }
+        per_layer
+            .iter()
+            .scan(0, |acc, &c| {
+                *acc += c;
+                Some(*acc)
+            })
+            .collect()
     }
 
     /// `R(L)` as a bit matrix.

@@ -162,6 +162,9 @@ fn depth_matches_power_iteration_and_first_reach_matches_bfs() {
             assert_eq!(&d.row(q).collect::<Vec<_>>(), expected, "first-reach row {q} of {m:?}");
         }
         assert_eq!(d.depth(), l);
+        assert_eq!(d.growth(), a.growth(), "first-reach growth of {m:?}");
+        let adopted = Analysis::new(&m).with_first_reach(&d);
+        assert_eq!((adopted.depth(), adopted.growth()), (a.depth(), a.growth()));
         assert_eq!(a.is_dense(), l <= 1 && &m.with_diagonal() == a.closure());
     }
 }
