@@ -102,3 +102,47 @@ fn bad_configs_are_typed_errors() {
     assert_eq!(FlowModel::new(ok, 513).err(), Some(FlowError::Positions(513)));
     assert_eq!(FlowModel::new(ok, 0).err(), Some(FlowError::Positions(0)));
 }
+
+#[test]
+fn stepped_job_equals_the_one_shot_run_whatever_the_step() {
+    let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 4 };
+    let mask = preset("sliding-window", 11, &[("w", "3")]);
+    let model = FlowModel::new(config, 11).expect("valid");
+    let masks = FlowMasks::uniform(&mask, &config);
+    let whole = cpu::run_flow(&model, &masks);
+    for step in [1, 3, 5, 11, 100] {
+        let mut job = cpu::CpuFlowJob::new(&model, &masks);
+        let mut last = job.progress();
+        assert!(last > 0.0 && last < 1.0, "the unperturbed pass counts as progress");
+        let mut steps = 0;
+        while !job.step(&model, &masks, step) {
+            assert!(job.progress() > last, "progress grows");
+            last = job.progress();
+            steps += 1;
+        }
+        assert_eq!(steps, 11usize.div_ceil(step) - 1, "step {step}");
+        assert_eq!(job.progress(), 1.0);
+        assert_eq!(job.finish(), whole, "step {step}");
+    }
+}
+
+#[test]
+fn a_higher_threshold_misses_faint_paths_but_never_invents_one() {
+    // Window w=2 over 8 layers: the far end of the chain is faint.
+    let config = FlowConfig { d_model: 16, heads: 1, layers: 8, seed: 3 };
+    let mask = preset("sliding-window", 16, &[("w", "2")]);
+    let model = FlowModel::new(config, 16).expect("valid");
+    let masks = FlowMasks::uniform(&mask, &config);
+    let raw = cpu::run_flow(&model, &masks);
+    let exact = FlowReport::new(&raw, &masks);
+    assert_exact("default threshold", &exact);
+    let strict = FlowReport::with_threshold(&raw, &masks, 1e-2);
+    assert_eq!(strict.threshold, 1e-2);
+    let last = &strict.layers[7];
+    assert!(last.false_negatives > 0, "8 hops at w=2 fall below 1e-2: {last:?}");
+    assert!(strict.layers.iter().all(|l| l.false_positives == 0), "outside R(L) the change is exactly 0");
+    assert!(last.agreement < 1.0);
+    // Rethresholding reuses the rollout and gives the same report as computing afresh.
+    assert_eq!(exact.rethreshold(&raw, &masks, 1e-2), strict);
+    assert_eq!(strict.rethreshold(&raw, &masks, hasseflow_core::flow::INFLUENCE_THRESHOLD), exact);
+}

@@ -24,46 +24,121 @@ use crate::bits::Ones;
 /// assert!(report.layers.iter().all(|l| l.agreement == 1.0));
 /// ```
 pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
-    let cfg = *model.config();
-    let n = model.n();
-    assert_eq!(masks.n(), n, "masks and model differ in size");
-    assert_eq!(masks.layers(), cfg.layers, "masks and model differ in layers");
-    let d = cfg.d_model;
-    let mut scratch = Scratch::new(model);
-    // The unperturbed pass, keeping every layer's states and attention.
-    let mut base_states = Vec::with_capacity(cfg.layers);
-    let mut attention = Vec::with_capacity(cfg.layers);
-    let mut h = model.inputs().to_vec();
-    for l in 0..cfg.layers {
-        let mut probs = vec![0f32; n * n];
-        layer_forward(model, masks, l, &mut h, &mut scratch, Some(&mut probs));
-        let scale = 1.0 / cfg.heads as f32;
-        probs.iter_mut().for_each(|p| *p *= scale);
-        attention.push(probs);
-        base_states.push(h.clone());
-    }
-    let output = h;
-    let mut influence = vec![vec![0f32; n * n]; cfg.layers];
-    for k in 0..n {
+    let mut job = CpuFlowJob::new(model, masks);
+    job.step(model, masks, usize::MAX);
+    job.finish()
+}
+
+/// [`run_flow`] in steps, so a caller without threads (the browser's main thread) can yield
+/// between perturbed copies and drop a run whose mask has changed. The result is identical to
+/// [`run_flow`]'s whatever the step sizes.
+///
+/// ```
+/// use hasseflow_core::BitMatrix;
+/// use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, cpu};
+/// let config = FlowConfig { layers: 2, ..FlowConfig::default() };
+/// let mask = BitMatrix::from_fn(5, |q, k| k <= q);
+/// let (model, masks) = (FlowModel::new(config, 5).unwrap(), FlowMasks::uniform(&mask, &config));
+/// let mut job = cpu::CpuFlowJob::new(&model, &masks);
+/// while !job.step(&model, &masks, 2) {
+///     assert!(job.progress() < 1.0);
+/// }
+/// assert_eq!(job.finish(), cpu::run_flow(&model, &masks));
+/// ```
+#[derive(Debug)]
+pub struct CpuFlowJob {
+    n: usize,
+    next: usize,
+    base_states: Vec<Vec<f32>>,
+    attention: Vec<Vec<f32>>,
+    output: Vec<f32>,
+    influence: Vec<Vec<f32>>,
+    scratch: Scratch,
+}
+
+impl CpuFlowJob {
+    /// Runs the unperturbed pass (one copy's worth of work), keeping every layer's states and
+    /// attention.
+    ///
+    /// # Panics
+    /// If `masks` has a different size or layer count than `model` (build both from one config).
+    pub fn new(model: &FlowModel, masks: &FlowMasks) -> CpuFlowJob {
+        let cfg = *model.config();
+        let n = model.n();
+        assert_eq!(masks.n(), n, "masks and model differ in size");
+        assert_eq!(masks.layers(), cfg.layers, "masks and model differ in layers");
+        let mut scratch = Scratch::new(model);
+        let mut base_states = Vec::with_capacity(cfg.layers);
+        let mut attention = Vec::with_capacity(cfg.layers);
         let mut h = model.inputs().to_vec();
-        for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
-            *x += p;
-        }
         for l in 0..cfg.layers {
-            layer_forward(model, masks, l, &mut h, &mut scratch, None);
-            let base = &base_states[l];
-            for q in 0..n {
-                let a = &h[q * d..(q + 1) * d];
-                let b = &base[q * d..(q + 1) * d];
-                let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-                influence[l][q * n + k] = sq.sqrt();
+            let mut probs = vec![0f32; n * n];
+            layer_forward(model, masks, l, &mut h, &mut scratch, Some(&mut probs));
+            let scale = 1.0 / cfg.heads as f32;
+            probs.iter_mut().for_each(|p| *p *= scale);
+            attention.push(probs);
+            base_states.push(h.clone());
+        }
+        CpuFlowJob {
+            n,
+            next: 0,
+            base_states,
+            attention,
+            output: h,
+            influence: vec![vec![0f32; n * n]; cfg.layers],
+            scratch,
+        }
+    }
+
+    /// Runs up to `copies` more perturbed copies; returns whether all `n` are done. `model` and
+    /// `masks` must be the ones given to [`CpuFlowJob::new`].
+    pub fn step(&mut self, model: &FlowModel, masks: &FlowMasks, copies: usize) -> bool {
+        let d = model.config().d_model;
+        let n = self.n;
+        let end = self.next.saturating_add(copies).min(n);
+        for k in self.next..end {
+            let mut h = model.inputs().to_vec();
+            for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
+                *x += p;
+            }
+            for (l, base) in self.base_states.iter().enumerate() {
+                layer_forward(model, masks, l, &mut h, &mut self.scratch, None);
+                for q in 0..n {
+                    let a = &h[q * d..(q + 1) * d];
+                    let b = &base[q * d..(q + 1) * d];
+                    let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+                    self.influence[l][q * n + k] = sq.sqrt();
+                }
             }
         }
+        self.next = end;
+        self.is_done()
     }
-    FlowRaw { n, backend: BackendInfo::cpu(), influence, attention, output }
+
+    /// Whether every perturbed copy has run.
+    pub fn is_done(&self) -> bool {
+        self.next == self.n
+    }
+
+    /// Fraction of the `n + 1` copies done (the unperturbed one counts).
+    pub fn progress(&self) -> f64 {
+        (self.next + 1) as f64 / (self.n + 1) as f64
+    }
+
+    /// The measurements (copies not yet run show no influence).
+    pub fn finish(self) -> FlowRaw {
+        FlowRaw {
+            n: self.n,
+            backend: BackendInfo::cpu(),
+            influence: self.influence,
+            attention: self.attention,
+            output: self.output,
+        }
+    }
 }
 
 /// Buffers reused across layers and copies.
+#[derive(Debug)]
 struct Scratch {
     qkv: Vec<f32>,
     heads_out: Vec<f32>,

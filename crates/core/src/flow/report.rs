@@ -45,7 +45,7 @@ pub struct LayerAgreement {
 pub struct FlowReport {
     /// Positions.
     pub n: usize,
-    /// The relative threshold used ([`INFLUENCE_THRESHOLD`]).
+    /// The relative threshold used ([`INFLUENCE_THRESHOLD`] unless chosen otherwise).
     pub threshold: f64,
     /// One entry per layer, `L = 1..=layers`.
     pub layers: Vec<LayerAgreement>,
@@ -59,22 +59,45 @@ impl LayerAgreement {
 }
 
 impl FlowReport {
-    /// Compares `raw` with `R(L)` of `masks`.
+    /// Compares `raw` with `R(L)` of `masks` at the default [`INFLUENCE_THRESHOLD`].
     ///
     /// Complexity: `O(layers · n²)` for the influence, plus rollout `O(layers · ones(A) · n)`.
     pub fn new(raw: &FlowRaw, masks: &FlowMasks) -> FlowReport {
+        FlowReport::with_threshold(raw, masks, INFLUENCE_THRESHOLD)
+    }
+
+    /// Compares `raw` with `R(L)` of `masks`, counting `q` as influenced by `k` when its relative
+    /// influence exceeds `threshold` (a choice: THEORY §7 fixes no level; higher levels ask for
+    /// a visible change and call faint long-chain paths uninfluenced).
+    pub fn with_threshold(raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> FlowReport {
         let n = raw.n;
-        let reach = masks.reach();
         let rollouts = rollout(&raw.attention, n);
+        let reach = masks.reach();
         let layers = raw
             .influence
             .iter()
             .zip(&reach)
             .zip(&rollouts)
             .enumerate()
-            .map(|(l, ((infl, r), roll))| compare(l + 1, n, infl, r, roll))
+            .map(|(l, ((infl, r), roll))| {
+                let roll_ok = (0..n * n).filter(|&i| (roll[i] > 0.0) == r.get(i / n, i % n)).count();
+                compare(l + 1, n, infl, r, threshold, roll_ok as f64 / (n * n).max(1) as f64)
+            })
             .collect();
-        FlowReport { n, threshold: INFLUENCE_THRESHOLD, layers }
+        FlowReport { n, threshold, layers }
+    }
+
+    /// This report at another threshold: the influence columns are recomputed (`O(layers · n²)`),
+    /// the rollout agreement (independent of the threshold) is kept.
+    pub fn rethreshold(&self, raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> FlowReport {
+        let layers = raw
+            .influence
+            .iter()
+            .zip(masks.reach())
+            .zip(&self.layers)
+            .map(|((infl, r), old)| compare(old.layer, raw.n, infl, &r, threshold, old.rollout_agreement))
+            .collect();
+        FlowReport { n: raw.n, threshold, layers }
     }
 
     /// Whether every layer agrees exactly, for both views.
@@ -83,17 +106,17 @@ impl FlowReport {
     }
 }
 
-fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, roll: &[f64]) -> LayerAgreement {
+fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, threshold: f64, rollout: f64) -> LayerAgreement {
     let max = infl.iter().fold(0f32, |m, &x| m.max(x)) as f64;
     let norm = if max > 0.0 { 1.0 / max } else { 0.0 };
-    let (mut support, mut fp, mut fneg, mut roll_ok) = (0, 0, 0, 0);
+    let (mut support, mut fp, mut fneg) = (0, 0, 0);
     let mut min_inside = f64::INFINITY;
     let mut max_outside = 0f64;
     for q in 0..n {
         for k in 0..n {
             let rel = infl[q * n + k] as f64 * norm;
             let inside = r.get(q, k);
-            let above = rel > INFLUENCE_THRESHOLD;
+            let above = rel > threshold;
             support += usize::from(above);
             if inside {
                 min_inside = min_inside.min(rel);
@@ -102,7 +125,6 @@ fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, roll: &[f64]) ->
                 max_outside = max_outside.max(rel);
                 fp += usize::from(above);
             }
-            roll_ok += usize::from((roll[q * n + k] > 0.0) == inside);
         }
     }
     let cells = (n * n).max(1) as f64;
@@ -115,7 +137,7 @@ fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, roll: &[f64]) ->
         false_negatives: fneg,
         min_inside: if min_inside.is_finite() { min_inside } else { 0.0 },
         max_outside,
-        rollout_agreement: roll_ok as f64 / cells,
+        rollout_agreement: rollout,
     }
 }
 
