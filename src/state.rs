@@ -16,7 +16,12 @@ use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, 
 use crate::share;
 
 mod designer;
+mod flow;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
+pub use flow::{
+    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowState, FlowStatus, MAX_FLOW_N,
+    SideView, THRESHOLDS, check_threshold, relative,
+};
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
 pub const MAX_EDIT_N: usize = 512;
@@ -208,6 +213,10 @@ pub struct AppState {
     pub design_hover: Option<usize>,
     /// Successful derivations so far (tells one result from the next, even an identical one).
     pub design_seq: u64,
+    /// The order view or the Flow view beside the grid.
+    pub side: SideView,
+    /// The Flow view's settings and latest run.
+    pub flow: FlowState,
     clock: fn() -> f64,
 }
 
@@ -311,6 +320,33 @@ pub enum Action {
     HoverMerged(Option<usize>),
     /// Load the derived dense mask, with its position labels, into the editor (one undo step).
     OpenDerived,
+    /// Show the order view or the Flow view beside the grid.
+    SetSideView(SideView),
+    /// Change the flow model's settings (refused with a message when out of range).
+    SetFlowSettings(FlowSettings),
+    /// A running flow computation's progress (dropped when `key` is no longer current).
+    FlowProgress {
+        /// What the run computes.
+        key: FlowKey,
+        /// Fraction done.
+        progress: f64,
+    },
+    /// A flow computation finished (dropped when `key` is no longer current).
+    FlowFinished {
+        /// What the run computed.
+        key: FlowKey,
+        /// Its result.
+        run: FlowRun,
+    },
+    /// A flow computation failed (dropped when `key` is no longer current).
+    FlowFailed {
+        /// What the run was computing.
+        key: FlowKey,
+        /// Why it failed, in words.
+        error: String,
+    },
+    /// Try the failed flow run again.
+    RetryFlow,
 }
 
 impl AppState {
@@ -339,6 +375,8 @@ impl AppState {
             design: None,
             design_hover: None,
             design_seq: 0,
+            side: SideView::Order,
+            flow: FlowState::default(),
             clock,
         }
     }
@@ -355,9 +393,35 @@ impl AppState {
         self.doc.mask.n()
     }
 
-    /// Largest layer the control offers: `L* + 1` (one past convergence shows nothing new).
+    /// Largest layer the control offers: `L* + 1` (one past convergence shows nothing new), and
+    /// in the Flow view at least the model's last layer.
     pub fn max_layer(&self) -> usize {
-        self.derived.analysis.depth() + 1
+        let theory = self.derived.analysis.depth() + 1;
+        if self.side == SideView::Flow { theory.max(self.flow.settings.config.layers) } else { theory }
+    }
+
+    /// The key of the flow run the current mask and settings need (`None` when the mask is too
+    /// large for the model).
+    pub fn flow_key(&self) -> Option<FlowKey> {
+        self.flow.key(self.revision, self.n())
+    }
+
+    /// The flow run the shell should start now: the Flow view is shown, no stroke is in progress,
+    /// and the current key has neither an outcome nor a failure.
+    pub fn flow_request(&self) -> Option<FlowRequest> {
+        let key = self.flow_key()?;
+        let wanted = self.view == View::Editor
+            && self.side == SideView::Flow
+            && self.stroke.is_none()
+            && self.flow.current(Some(key)).is_none()
+            && !matches!(self.flow.status_for(Some(key)), FlowStatus::Failed(_));
+        wanted.then(|| FlowRequest { key, mask: self.doc.mask.clone() })
+    }
+
+    /// The model layer the Flow view shows for the shared layer `L` (`None` at `L = 0`, the
+    /// inputs; layers past the model's last show its last).
+    pub fn flow_layer(&self) -> Option<usize> {
+        (self.layer >= 1).then(|| self.layer.min(self.flow.settings.config.layers))
     }
 
     /// Whether the shown layer has reached the limit.
@@ -696,6 +760,41 @@ impl AppState {
                 if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
                     self.view = View::Editor;
                 }
+            }
+            Action::SetSideView(v) => {
+                self.side = v;
+                self.layer = self.layer.min(self.max_layer());
+            }
+            Action::SetFlowSettings(settings) => {
+                if let Err(e) = settings.config.validate() {
+                    self.error(format!("flow model: {e}. The settings were not changed."));
+                    return;
+                }
+                if let Err(e) = check_threshold(settings.threshold) {
+                    self.error(format!("flow model: {e}. The settings were not changed."));
+                    return;
+                }
+                self.flow.settings.config = settings.config;
+                self.flow.settings.backend = settings.backend;
+                self.flow.set_threshold(settings.threshold);
+                self.layer = self.layer.min(self.max_layer());
+            }
+            Action::FlowProgress { key, progress } => {
+                let current = self.flow_key();
+                self.flow.report_status(key, current, FlowStatus::Running(progress.clamp(0.0, 1.0)));
+            }
+            Action::FlowFinished { key, run } => {
+                let current = self.flow_key();
+                let mask = self.doc.mask.clone();
+                self.flow.finish(key, current, &mask, run);
+            }
+            Action::FlowFailed { key, error } => {
+                let current = self.flow_key();
+                self.flow.report_status(key, current, FlowStatus::Failed(error));
+            }
+            Action::RetryFlow => {
+                self.flow.status_key = None;
+                self.flow.status = FlowStatus::Idle;
             }
             Action::SetShowBlocks(on) => self.show_blocks = on,
             Action::SetBlockSize(b) => {

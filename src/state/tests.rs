@@ -382,3 +382,138 @@ fn family_files_derive_and_bad_ones_change_nothing() {
     }));
     assert!(s.message.unwrap().text.contains("handles n up to"));
 }
+
+/// What the shell would send back for `req`: the CPU path's run, timed at 1 ms.
+fn run_for(req: &FlowRequest) -> FlowRun {
+    use hasseflow_core::flow::{FlowMasks, FlowModel, FlowReport, cpu};
+    let model = FlowModel::new(req.key.config, req.mask.n()).expect("valid settings");
+    let masks = FlowMasks::uniform(&req.mask, &req.key.config);
+    let raw = cpu::run_flow(&model, &masks);
+    let report = FlowReport::new(&raw, &masks);
+    FlowRun { raw: Rc::new(raw), report, millis: 1.0, fallback: Some("no WebGPU adapter".into()) }
+}
+
+fn small_flow() -> FlowSettings {
+    FlowSettings {
+        config: hasseflow_core::flow::FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 5 },
+        ..FlowSettings::default()
+    }
+}
+
+#[test]
+fn flow_runs_are_requested_only_in_the_flow_view_and_not_mid_stroke() {
+    let mut s = state(BitMatrix::from_fn(6, |q, k| k <= q));
+    assert_eq!(s.flow_request(), None, "the order view is shown");
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("the Flow view asks for a run");
+    assert_eq!(req.key.revision, s.revision);
+    assert_eq!(*req.mask, *s.doc.mask);
+    s.apply(Action::StrokeStart(0, 5));
+    assert_eq!(s.flow_request(), None, "no run while painting");
+    s.apply(Action::StrokeEnd);
+    let after = s.flow_request().expect("the stroke's end asks again");
+    assert_ne!(after.key, req.key, "a new revision is a new key");
+    s.apply(Action::SetView(View::Designer));
+    assert_eq!(s.flow_request(), None, "the designer hides the Flow view");
+    s.apply(Action::SetView(View::Editor));
+    // Every mask the editor holds fits the model; past the model's limit no key exists.
+    assert!(MAX_EDIT_N <= MAX_FLOW_N);
+    assert_eq!(s.flow.key(s.revision, MAX_FLOW_N + 1), None);
+    assert!(s.flow.key(s.revision, MAX_FLOW_N).is_some());
+}
+
+#[test]
+fn a_finished_flow_run_is_shown_and_a_stale_one_is_dropped() {
+    let mut s = state(BitMatrix::from_fn(6, |q, k| q >= k && q - k < 2));
+    s.apply(Action::SetFlowSettings(small_flow()));
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("a run is wanted");
+    s.apply(Action::FlowProgress { key: req.key, progress: 0.5 });
+    assert_eq!(s.flow.status_for(s.flow_key()), FlowStatus::Running(0.5));
+    // The mask changes while the run is in flight: its report must not be shown.
+    paint(&mut s, &[(5, 0)]);
+    s.apply(Action::FlowFinished { key: req.key, run: run_for(&req) });
+    assert_eq!(s.flow.dropped, 1);
+    assert!(s.flow.current(s.flow_key()).is_none(), "the stale run is not current");
+    s.apply(Action::FlowProgress { key: req.key, progress: 0.9 });
+    assert_eq!(s.flow.dropped, 2, "late progress of the stale run is dropped too");
+    assert_eq!(s.flow.status_for(s.flow_key()), FlowStatus::Idle);
+    // The run for the new mask is kept, and no further run is asked for.
+    let fresh = s.flow_request().expect("the new mask needs a run");
+    s.apply(Action::FlowFinished { key: fresh.key, run: run_for(&fresh) });
+    let outcome = s.flow.current(s.flow_key()).expect("shown").clone();
+    assert_eq!(outcome.run.report.layers.len(), 3);
+    assert!(outcome.run.report.exact(), "generic weights: support equals R(L)");
+    assert_eq!(outcome.reach.len(), 3);
+    assert!(outcome.reach[0].get(5, 0), "the painted cell is in R(1)");
+    assert_eq!(s.flow_request(), None);
+    // Undo goes back to a revision with no run: a new one is requested (revisions only grow).
+    s.apply(Action::Undo);
+    assert!(s.flow.current(s.flow_key()).is_none());
+    assert!(s.flow_request().is_some());
+}
+
+#[test]
+fn flow_settings_are_checked_and_the_threshold_needs_no_new_run() {
+    let mut s = state(BitMatrix::from_fn(12, |q, k| q >= k && q - k < 2));
+    let mut settings = small_flow();
+    settings.config.layers = 8;
+    s.apply(Action::SetFlowSettings(settings));
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("a run is wanted");
+    s.apply(Action::FlowFinished { key: req.key, run: run_for(&req) });
+    assert!(s.flow.current(s.flow_key()).expect("shown").run.report.exact());
+    // A stricter threshold re-reads the same run: faint 8-hop paths now count as misses.
+    s.apply(Action::SetFlowSettings(FlowSettings { threshold: 1e-2, ..settings }));
+    assert_eq!(s.flow_request(), None, "no new run for a threshold");
+    let strict = s.flow.current(s.flow_key()).expect("still shown").clone();
+    assert_eq!(strict.run.report.threshold, 1e-2);
+    assert!(strict.run.report.layers[7].false_negatives > 0);
+    // Bad settings are refused with a message and change nothing.
+    for bad in [
+        FlowSettings { config: hasseflow_core::flow::FlowConfig { heads: 3, ..settings.config }, ..settings },
+        FlowSettings { config: hasseflow_core::flow::FlowConfig { layers: 17, ..settings.config }, ..settings },
+        FlowSettings { threshold: 0.0, ..settings },
+        FlowSettings { threshold: f64::NAN, ..settings },
+    ] {
+        s.apply(Action::SetFlowSettings(bad));
+        assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Error), "{bad:?}");
+        assert_eq!(s.flow.settings.config, settings.config);
+        assert_eq!(s.flow.settings.threshold, 1e-2);
+        assert!(s.flow.current(s.flow_key()).is_some(), "the shown run stays");
+    }
+    // A new seed is a new key: the old run is no longer current.
+    let seed = FlowSettings { config: hasseflow_core::flow::FlowConfig { seed: 6, ..settings.config }, ..settings };
+    s.apply(Action::SetFlowSettings(seed));
+    assert!(s.flow.current(s.flow_key()).is_none());
+    assert_eq!(s.flow_request().map(|r| r.key.config.seed), Some(6));
+}
+
+#[test]
+fn a_failed_flow_run_waits_for_retry() {
+    let mut s = state(BitMatrix::from_fn(4, |q, k| k <= q));
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("a run is wanted");
+    s.apply(Action::FlowFailed { key: req.key, error: "no WebGPU adapter".into() });
+    assert_eq!(s.flow.status_for(s.flow_key()), FlowStatus::Failed("no WebGPU adapter".into()));
+    assert_eq!(s.flow_request(), None, "no retry loop");
+    s.apply(Action::RetryFlow);
+    assert_eq!(s.flow_request().map(|r| r.key), Some(req.key));
+}
+
+#[test]
+fn the_flow_view_shares_the_layer_control_up_to_the_model_depth() {
+    let mut s = state(BitMatrix::from_fn(5, |q, k| k <= q));
+    assert_eq!(s.max_layer(), 2, "causal: L* = 1");
+    s.apply(Action::SetSideView(SideView::Flow));
+    assert_eq!(s.max_layer(), 4, "the default model has 4 layers");
+    s.apply(Action::SetLayer(4));
+    assert_eq!(s.flow_layer(), Some(4));
+    s.apply(Action::SetFlowSettings(small_flow()));
+    assert_eq!(s.layer, 3, "clamped to the new model's depth");
+    s.apply(Action::SetLayer(0));
+    assert_eq!(s.flow_layer(), None, "layer 0 is the inputs");
+    s.apply(Action::SetSideView(SideView::Order));
+    s.apply(Action::SetLayer(9));
+    assert_eq!(s.layer, 2);
+}

@@ -1,0 +1,225 @@
+//! The Flow view's part of the store: the model settings, which run the current mask needs
+//! ([`FlowKey`]), and the outcome of the latest run. The runs themselves happen in the shell
+//! (`ui::flow`), asynchronously; they report back through actions carrying the key they were
+//! started for, and the reducer drops every report whose key is no longer the current one (the
+//! mask or the settings changed meanwhile). Plain Rust, tested natively with the rest of the store.
+
+use std::rc::Rc;
+
+use hasseflow_core::BitMatrix;
+use hasseflow_core::flow::{self, FlowConfig, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD};
+
+/// Largest mask the Flow view runs (the model's limit).
+pub const MAX_FLOW_N: usize = flow::MAX_N;
+
+/// Which view sits beside the grid, under the shared layer control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideView {
+    /// The order of the limit (Hasse diagram or full order).
+    Order,
+    /// Measured information flow of a random Transformer.
+    Flow,
+}
+
+/// Where the forward passes run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendChoice {
+    /// WebGPU when the browser offers an adapter, else the CPU path (and the view says why).
+    Auto,
+    /// WebGPU only: no adapter is an error, not a silent fallback.
+    WebGpu,
+    /// The core's CPU path, compiled to wasm.
+    Cpu,
+}
+
+impl BackendChoice {
+    /// All choices, with their names in the UI.
+    pub const ALL: [(BackendChoice, &'static str, &'static str); 3] = [
+        (BackendChoice::Auto, "auto", "Auto (WebGPU, else CPU)"),
+        (BackendChoice::WebGpu, "webgpu", "WebGPU"),
+        (BackendChoice::Cpu, "cpu", "CPU (wasm)"),
+    ];
+
+    /// The choice named `name` (`auto`, `webgpu`, `cpu`).
+    pub fn from_name(name: &str) -> Option<BackendChoice> {
+        BackendChoice::ALL.iter().find(|(_, n, _)| *n == name).map(|(c, _, _)| *c)
+    }
+
+    /// Its name (`auto`, `webgpu`, `cpu`).
+    pub fn name(self) -> &'static str {
+        BackendChoice::ALL.iter().find(|(c, _, _)| *c == self).map_or("auto", |(_, n, _)| n)
+    }
+}
+
+/// The relative influence thresholds the view offers (the first is the core's default).
+pub const THRESHOLDS: [f64; 4] = [INFLUENCE_THRESHOLD, 1e-6, 1e-4, 1e-2];
+
+/// What the user chose for the flow model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSettings {
+    /// Model shape and seed.
+    pub config: FlowConfig,
+    /// Where to run.
+    pub backend: BackendChoice,
+    /// Relative influence threshold of the support (changing it needs no new run).
+    pub threshold: f64,
+}
+
+impl Default for FlowSettings {
+    fn default() -> Self {
+        FlowSettings { config: FlowConfig::default(), backend: BackendChoice::Auto, threshold: INFLUENCE_THRESHOLD }
+    }
+}
+
+/// What one run computes: the mask (by revision) and the settings that change the numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    /// Revision of the document the run reads.
+    pub revision: u64,
+    /// Model shape and seed.
+    pub config: FlowConfig,
+    /// Backend asked for.
+    pub backend: BackendChoice,
+}
+
+/// A run to start: its key and the mask it reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRequest {
+    /// What the run computes.
+    pub key: FlowKey,
+    /// The mask (the document's at `key.revision`).
+    pub mask: Rc<BitMatrix>,
+}
+
+/// What a finished run sends back to the store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRun {
+    /// The measurements (with the backend that produced them).
+    pub raw: Rc<FlowRaw>,
+    /// The comparison with `R(L)` at the threshold current when the run started.
+    pub report: FlowReport,
+    /// Wall-clock milliseconds of the computation (forward passes, readback and report).
+    pub millis: f64,
+    /// Why the run is not on the backend asked for (e.g. no WebGPU adapter), if it is not.
+    pub fallback: Option<String>,
+}
+
+/// The latest run that matches the current mask and settings, ready to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowOutcome {
+    /// What it computed.
+    pub key: FlowKey,
+    /// The run.
+    pub run: FlowRun,
+    /// The masks the model used (for re-thresholding).
+    pub masks: Rc<FlowMasks>,
+    /// The theory's `R(L)`, `L = 1..=layers` (index `L - 1`).
+    pub reach: Rc<Vec<BitMatrix>>,
+}
+
+/// Progress of the run for the current key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowStatus {
+    /// Nothing started (or the view is hidden).
+    Idle,
+    /// Running; fraction done.
+    Running(f64),
+    /// The run failed; the message says why.
+    Failed(String),
+}
+
+/// The Flow view's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowState {
+    /// The user's settings.
+    pub settings: FlowSettings,
+    /// The run for the current key, if finished.
+    pub outcome: Option<Rc<FlowOutcome>>,
+    /// The key `status` belongs to.
+    pub status_key: Option<FlowKey>,
+    /// Progress or failure of the run for `status_key`.
+    pub status: FlowStatus,
+    /// Reports dropped because the mask or the settings had changed (shown, and tested).
+    pub dropped: u64,
+}
+
+impl Default for FlowState {
+    fn default() -> Self {
+        FlowState { settings: FlowSettings::default(), outcome: None, status_key: None, status: FlowStatus::Idle, dropped: 0 }
+    }
+}
+
+impl FlowState {
+    /// The key of the run the current mask needs, when one can run.
+    pub fn key(&self, revision: u64, n: usize) -> Option<FlowKey> {
+        (n >= 1 && n <= MAX_FLOW_N && self.settings.config.validate().is_ok()).then_some(FlowKey {
+            revision,
+            config: self.settings.config,
+            backend: self.settings.backend,
+        })
+    }
+
+    /// The outcome, when it matches `key` (older outcomes are never shown as current).
+    pub fn current(&self, key: Option<FlowKey>) -> Option<&Rc<FlowOutcome>> {
+        self.outcome.as_ref().filter(|o| Some(o.key) == key)
+    }
+
+    /// The status of the run for `key` (`Idle` for any other key).
+    pub fn status_for(&self, key: Option<FlowKey>) -> FlowStatus {
+        if key.is_some() && self.status_key == key { self.status.clone() } else { FlowStatus::Idle }
+    }
+
+    /// Stores a finished run for `key` when `key` is `current`; otherwise counts it as dropped.
+    pub(super) fn finish(&mut self, key: FlowKey, current: Option<FlowKey>, mask: &BitMatrix, run: FlowRun) {
+        if Some(key) != current || run.raw.n != mask.n() || run.raw.influence.len() != key.config.layers {
+            self.dropped += 1;
+            return;
+        }
+        let masks = FlowMasks::uniform(mask, &key.config);
+        let reach = masks.reach();
+        let mut run = run;
+        if run.report.threshold != self.settings.threshold {
+            run.report = run.report.rethreshold(&run.raw, &masks, self.settings.threshold);
+        }
+        self.outcome = Some(Rc::new(FlowOutcome { key, run, masks: Rc::new(masks), reach: Rc::new(reach) }));
+        self.status_key = Some(key);
+        self.status = FlowStatus::Idle;
+    }
+
+    /// Records progress or failure for `key` when it is `current`; otherwise counts it as dropped.
+    pub(super) fn report_status(&mut self, key: FlowKey, current: Option<FlowKey>, status: FlowStatus) {
+        if Some(key) != current {
+            self.dropped += 1;
+            return;
+        }
+        self.status_key = Some(key);
+        self.status = status;
+    }
+
+    /// Changes the threshold: the shown outcome is re-thresholded in place (no new run).
+    pub(super) fn set_threshold(&mut self, threshold: f64) {
+        self.settings.threshold = threshold;
+        if let Some(o) = &mut self.outcome
+            && o.run.report.threshold != threshold
+        {
+            let o = Rc::make_mut(o);
+            o.run.report = o.run.report.rethreshold(&o.run.raw, &o.masks, threshold);
+        }
+    }
+}
+
+/// Why `threshold` is not usable, if it is not (it must lie strictly between 0 and 1).
+pub fn check_threshold(threshold: f64) -> Result<(), String> {
+    if threshold.is_finite() && threshold > 0.0 && threshold < 1.0 {
+        Ok(())
+    } else {
+        Err(format!("the influence threshold must lie strictly between 0 and 1, got {threshold}"))
+    }
+}
+
+/// The relative influence of every cell of one layer (`influence / max over the layer`, 0 when
+/// the layer shows no influence at all), for drawing.
+pub fn relative(influence: &[f32]) -> Vec<f32> {
+    let max = influence.iter().fold(0f32, |m, &x| m.max(x));
+    if max > 0.0 { influence.iter().map(|&x| x / max).collect() } else { vec![0.0; influence.len()] }
+}
