@@ -19,8 +19,8 @@ mod designer;
 mod flow;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
 pub use flow::{
-    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowState, FlowStatus, MAX_FLOW_N,
-    SideView, THRESHOLDS, check_threshold, relative,
+    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowState, FlowStatus, LayerPicture,
+    MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
 };
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).

@@ -223,3 +223,49 @@ pub fn relative(influence: &[f32]) -> Vec<f32> {
     let max = influence.iter().fold(0f32, |m, &x| m.max(x));
     if max > 0.0 { influence.iter().map(|&x| x / max).collect() } else { vec![0.0; influence.len()] }
 }
+
+/// One layer of an outcome, ready to paint: the log-scaled influence, the support and the cells
+/// where the measurement and the theory disagree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerPicture {
+    /// Positions.
+    pub n: usize,
+    /// Layer `L`, 1-based.
+    pub layer: usize,
+    /// The colour scale spans `10^lo_decade ..= 1` (relative influence; the decade of the
+    /// smallest non-zero value, at least `-12`).
+    pub lo_decade: i32,
+    /// Per cell: `None` for exactly zero influence, else the position on the log scale in `[0, 1]`.
+    pub shade: Vec<Option<f32>>,
+    /// Relative influence per cell (`influence / layer maximum`).
+    pub relative: Vec<f32>,
+    /// Cells above the threshold.
+    pub support: BitMatrix,
+    /// The theory's `R(L)`.
+    pub reach: BitMatrix,
+    /// Cells where `support` and `reach` differ.
+    pub disagree: BitMatrix,
+}
+
+impl FlowOutcome {
+    /// Layer `layer` (1-based, at most the model's layers) as a picture.
+    ///
+    /// # Panics
+    /// If `layer` is 0 or past the model's last layer.
+    pub fn picture(&self, layer: usize) -> LayerPicture {
+        let n = self.run.raw.n;
+        let rel = relative(&self.run.raw.influence[layer - 1]);
+        let threshold = self.run.report.threshold;
+        let min_pos = rel.iter().copied().filter(|&x| x > 0.0).fold(1f32, f32::min);
+        let lo_decade = (f64::from(min_pos).log10().floor() as i32).clamp(-12, -1);
+        let span = -f64::from(lo_decade);
+        let shade = rel
+            .iter()
+            .map(|&x| (x > 0.0).then(|| ((f64::from(x).log10() + span) / span).clamp(0.0, 1.0) as f32))
+            .collect();
+        let reach = self.reach[layer - 1].clone();
+        let support = BitMatrix::from_fn(n, |q, k| f64::from(rel[q * n + k]) > threshold);
+        let disagree = BitMatrix::from_fn(n, |q, k| support.get(q, k) != reach.get(q, k));
+        LayerPicture { n, layer, lo_decade, shade, relative: rel, support, reach, disagree }
+    }
+}

@@ -517,3 +517,32 @@ fn the_flow_view_shares_the_layer_control_up_to_the_model_depth() {
     s.apply(Action::SetLayer(9));
     assert_eq!(s.layer, 2);
 }
+
+#[test]
+fn a_flow_picture_marks_exactly_the_cells_where_support_and_reach_differ() {
+    let mut s = state(BitMatrix::from_fn(12, |q, k| q >= k && q - k < 2));
+    let settings = FlowSettings {
+        config: hasseflow_core::flow::FlowConfig { layers: 8, ..small_flow().config },
+        ..FlowSettings::default()
+    };
+    s.apply(Action::SetFlowSettings(settings));
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("a run is wanted");
+    s.apply(Action::FlowFinished { key: req.key, run: run_for(&req) });
+    let exact = s.flow.current(s.flow_key()).expect("shown").picture(8);
+    assert_eq!(exact.disagree.count_ones(), 0);
+    assert_eq!(exact.support, exact.reach);
+    assert!(exact.lo_decade < -1 && exact.lo_decade >= -12);
+    for i in 0..144 {
+        // Zero exactly outside R(L); the top of the scale is the layer's maximum.
+        assert_eq!(exact.shade[i].is_none(), !exact.reach.get(i / 12, i % 12), "cell {i}");
+    }
+    assert!(exact.shade.iter().flatten().any(|&t| t == 1.0));
+    s.apply(Action::SetFlowSettings(FlowSettings { threshold: 1e-2, ..settings }));
+    let o = s.flow.current(s.flow_key()).expect("shown").clone();
+    let strict = o.picture(8);
+    let misses = o.run.report.layers[7].false_negatives;
+    assert!(misses > 0);
+    assert_eq!(strict.disagree.count_ones(), misses, "the marks are the report's misses");
+    assert_eq!(strict.disagree, strict.reach.and(&strict.support.not()), "all of them inside R(L)");
+}

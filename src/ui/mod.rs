@@ -4,6 +4,7 @@
 //! lays out small presentational components.
 
 mod designer;
+mod flow;
 mod grid;
 mod io;
 mod order;
@@ -19,8 +20,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use yew::prelude::*;
 
-use crate::state::{Action, AppState, Level, OrderView, View};
+use crate::state::{Action, AppState, Level, OrderView, SideView, View};
 use designer::DesignerView;
+use flow::FlowPanel;
 use grid::Grid;
 use order::OrderDiagram;
 use palette::Theme;
@@ -157,6 +159,20 @@ pub fn app() -> Html {
             move || drop(timer)
         });
     }
+    // Flow runs: one per key, started when the Flow view needs it and cancelled (its reports then
+    // dropped by the reducer) as soon as the mask or the settings change.
+    let gpu_slot = use_mut_ref(|| flow::GpuSlot::Untried);
+    {
+        let request = state.flow_request();
+        let (d, slot, threshold) = (dispatch.clone(), gpu_slot.clone(), state.flow.settings.threshold);
+        use_effect_with(request.as_ref().map(|r| r.key), move |_| {
+            let cancel = std::rc::Rc::new(std::cell::Cell::new(false));
+            if let Some(req) = request {
+                wasm_bindgen_futures::spawn_local(flow::run(req, threshold, slot, cancel.clone(), d));
+            }
+            move || cancel.set(true)
+        });
+    }
     // Theme on the document element, so CSS variables follow it.
     use_effect_with(*theme, |t| {
         if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
@@ -243,6 +259,9 @@ pub fn app() -> Html {
         laid.scene.nodes.len()
     );
     let hover_text = hover_sentence(&state);
+    let flow_key = state.flow_key();
+    let flow_pending = state.flow.current(flow_key).is_none()
+        && !matches!(state.flow.status_for(flow_key), crate::state::FlowStatus::Failed(_));
     let growth = Rc::new(a.growth().to_vec());
 
     // Callbacks.
@@ -403,6 +422,10 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetOrderView(v)))
     };
+    let set_side = |v: SideView| {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::SetSideView(v)))
+    };
     let set_tab = |v: View| {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetView(v)))
@@ -423,7 +446,7 @@ pub fn app() -> Html {
     });
 
     html! {
-        <main {ondragover} {ondrop}>
+        <main {ondragover} {ondrop} data-revision={state.revision.to_string()}>
             <header>
                 <h1>{"hasseflow"}</h1>
                 <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
@@ -491,19 +514,32 @@ pub fn app() -> Html {
                         flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
                     <LayerControl layer={state.layer} depth={a.depth()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
-                    <section class="panel order" aria-label="Order view">
-                        <div class="toolrow">
-                            <span class="title">{"Order of the limit"}</span>
-                            <div class="segmented" role="group" aria-label="Relation drawn">
-                                <button type="button" id="view-hasse" aria-pressed={(state.order_view == OrderView::Hasse).to_string()}
-                                    onclick={set_view(OrderView::Hasse)}>{"Hasse"}</button>
-                                <button type="button" id="view-full" aria-pressed={(state.order_view == OrderView::Full).to_string()}
-                                    onclick={set_view(OrderView::Full)}>{"Full order"}</button>
+                    <div class="segmented side" role="tablist" aria-label="Beside the grid">
+                        <button type="button" id="side-order" role="tab" aria-selected={(state.side == SideView::Order).to_string()}
+                            aria-pressed={(state.side == SideView::Order).to_string()} onclick={set_side(SideView::Order)}>{"Order"}</button>
+                        <button type="button" id="side-flow" role="tab" aria-selected={(state.side == SideView::Flow).to_string()}
+                            aria-pressed={(state.side == SideView::Flow).to_string()} onclick={set_side(SideView::Flow)}
+                            title="masked-attention forward passes of a random Transformer: measured influence beside R(L)">{"Flow"}</button>
+                    </div>
+                    if state.side == SideView::Flow {
+                        <FlowPanel settings={state.flow.settings} outcome={state.flow.current(flow_key).cloned()}
+                            status={state.flow.status_for(flow_key)} pending={flow_pending} layer={state.flow_layer()} n={n}
+                            hover={state.hover_cell} theme={*theme} dropped={state.flow.dropped} dispatch={dispatch.clone()} />
+                    } else {
+                        <section class="panel order" aria-label="Order view">
+                            <div class="toolrow">
+                                <span class="title">{"Order of the limit"}</span>
+                                <div class="segmented" role="group" aria-label="Relation drawn">
+                                    <button type="button" id="view-hasse" aria-pressed={(state.order_view == OrderView::Hasse).to_string()}
+                                        onclick={set_view(OrderView::Hasse)}>{"Hasse"}</button>
+                                    <button type="button" id="view-full" aria-pressed={(state.order_view == OrderView::Full).to_string()}
+                                        onclick={set_view(OrderView::Full)}>{"Full order"}</button>
+                                </div>
                             </div>
-                        </div>
-                        <OrderDiagram scene={laid.scene.clone()} full_edges={full.0.clone()} full_truncated={full.1}
-                            view={state.order_view} lit={(*lit).clone()} hover_class={state.hover_class} {on_hover_class} />
-                    </section>
+                            <OrderDiagram scene={laid.scene.clone()} full_edges={full.0.clone()} full_truncated={full.1}
+                                view={state.order_view} lit={(*lit).clone()} hover_class={state.hover_class} {on_hover_class} />
+                        </section>
+                    }
                 </aside>
             </div>
             }
