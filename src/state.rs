@@ -25,6 +25,8 @@ pub use flow::{
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
 pub const MAX_EDIT_N: usize = 512;
+// Every mask the editor holds can run in the Flow view.
+const _: () = assert!(MAX_EDIT_N <= MAX_FLOW_N);
 /// Undo steps kept.
 pub const UNDO_LIMIT: usize = 200;
 

@@ -70,3 +70,41 @@ async fn app_component_mounts_and_shows_the_analysis() {
     // The initial causal mask: a chain, so the diagram has at least one node per position.
     assert!(svg.query_selector_all("g, rect").map(|l| l.length()).unwrap_or(0) > 0);
 }
+
+/// The WGSL kernels through the browser's WebGPU (Chromium's SwiftShader adapter under
+/// `--enable-unsafe-webgpu`, which webdriver.json passes): the same numbers as the CPU path, and
+/// influence support equal to R(L). No adapter is a failure, never a skip.
+#[wasm_bindgen_test]
+async fn webgpu_kernels_match_the_cpu_path_in_chromium() {
+    use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowReport, cpu};
+    let gpu = match hasseflow_gpu::GpuFlow::new().await {
+        Ok(g) => g,
+        Err(e) => panic!(
+            "NO WEBGPU ADAPTER in this Chromium ({e}). The browser tests need `--enable-unsafe-webgpu` \
+             (webdriver.json) so that Chromium offers its SwiftShader adapter."
+        ),
+    };
+    let info = gpu.backend_info();
+    assert_eq!(info.kind, "gpu");
+    assert!(info.api.as_deref().is_some_and(|a| a.to_lowercase().contains("webgpu")), "{info:?}");
+    let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 7 };
+    // A sliding window (2 hops to converge on 9 positions in 3 layers) with an empty row.
+    let mut mask = BitMatrix::from_fn(9, |q, k| q >= k && q - k < 3);
+    for k in 0..9 {
+        mask.set(4, k, false);
+    }
+    let model = FlowModel::new(config, 9).expect("valid");
+    let masks = FlowMasks::uniform(&mask, &config);
+    let g = gpu.run(&model, &masks).await.expect("the kernels run on WebGPU");
+    let c = cpu::run_flow(&model, &masks);
+    let max_diff = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+    assert!(g.output.iter().all(|x| x.is_finite()), "the empty row stays finite");
+    assert!(max_diff(&g.output, &c.output) <= 1e-3, "final states differ by {}", max_diff(&g.output, &c.output));
+    for (l, (gi, ci)) in g.influence.iter().zip(&c.influence).enumerate() {
+        let scale = ci.iter().fold(0f32, |m, &x| m.max(x)).max(f32::MIN_POSITIVE);
+        let d = max_diff(gi, ci) / scale;
+        assert!(d <= 1e-3, "layer {}: influence differs by {d} (relative)", l + 1);
+    }
+    let report = FlowReport::new(&g, &masks);
+    assert!(report.exact(), "{:?}", report.layers);
+}

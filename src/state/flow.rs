@@ -145,14 +145,20 @@ pub struct FlowState {
 
 impl Default for FlowState {
     fn default() -> Self {
-        FlowState { settings: FlowSettings::default(), outcome: None, status_key: None, status: FlowStatus::Idle, dropped: 0 }
+        FlowState {
+            settings: FlowSettings::default(),
+            outcome: None,
+            status_key: None,
+            status: FlowStatus::Idle,
+            dropped: 0,
+        }
     }
 }
 
 impl FlowState {
     /// The key of the run the current mask needs, when one can run.
     pub fn key(&self, revision: u64, n: usize) -> Option<FlowKey> {
-        (n >= 1 && n <= MAX_FLOW_N && self.settings.config.validate().is_ok()).then_some(FlowKey {
+        ((1..=MAX_FLOW_N).contains(&n) && self.settings.config.validate().is_ok()).then_some(FlowKey {
             revision,
             config: self.settings.config,
             backend: self.settings.backend,

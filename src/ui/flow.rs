@@ -276,13 +276,14 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         (FlowStatus::Failed(e), _) => (
             "failed",
             html! { <p class="flow-error" id="flow-error" role="alert">{ e.clone() }
-                {" "}<button type="button" id="flow-retry" onclick={retry}>{"Retry"}</button></p> },
+            {" "}<button type="button" id="flow-retry" onclick={retry}>{"Retry"}</button></p> },
         ),
         (_, Some(o)) if !p.pending => {
             let b = &o.run.raw.backend;
             let (badge, kind) = if b.kind == "gpu" {
                 let soft = if b.software_adapter { ", software adapter" } else { "" };
-                let name = b.adapter.clone().filter(|a| !a.trim().is_empty()).unwrap_or_else(|| "browser adapter".into());
+                let name =
+                    b.adapter.clone().filter(|a| !a.trim().is_empty()).unwrap_or_else(|| "browser adapter".into());
                 (format!("WebGPU · {name}{soft}"), "gpu")
             } else {
                 ("CPU · wasm".to_string(), "cpu")
@@ -299,12 +300,11 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         (FlowStatus::Running(f), _) if *f > 0.0 => (
             "running",
             html! { <p class="flow-status"><progress id="flow-progress" max="1" value={f.to_string()} />
-                { format!(" running on the CPU… {:.0}%", 100.0 * f) }</p> },
+            { format!(" running on the CPU… {:.0}%", 100.0 * f) }</p> },
         ),
-        _ if p.pending => (
-            "running",
-            html! { <p class="flow-status"><progress id="flow-progress" />{" running…"}</p> },
-        ),
+        _ if p.pending => {
+            ("running", html! { <p class="flow-status"><progress id="flow-progress" />{" running…"}</p> })
+        }
         _ => ("idle", html! { <p class="flow-status hint">{"No run yet."}</p> }),
     };
 
@@ -327,7 +327,9 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                 </div>
             }
         }
-        (_, None, _) => html! { <p class="hint" id="flow-agreement">{"L = 0 is the input: each position holds only itself. Step to L ≥ 1."}</p> },
+        (_, None, _) => {
+            html! { <p class="hint" id="flow-agreement">{"L = 0 is the input: each position holds only itself. Step to L ≥ 1."}</p> }
+        }
         _ => html! {},
     };
     let hover = match (p.hover, &*picture) {
@@ -446,11 +448,7 @@ fn draw_maps(pic: &LayerPicture, heat: &NodeRef, reach: &NodeRef, theme: Theme) 
         }
     };
     paint(heat, &|q, k| {
-        if pic.disagree.get(q, k) {
-            MARK
-        } else {
-            pic.shade[q * n + k].map_or(pal.empty, |t| viridis(f64::from(t)))
-        }
+        if pic.disagree.get(q, k) { MARK } else { pic.shade[q * n + k].map_or(pal.empty, |t| viridis(f64::from(t))) }
     });
     let inside = reach_colour(theme);
     paint(reach, &|q, k| {

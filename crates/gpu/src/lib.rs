@@ -35,7 +35,11 @@ const WORKGROUP: u32 = 64;
 pub enum GpuError {
     /// No adapter: no GPU, no Vulkan driver (install mesa-vulkan-drivers for lavapipe), or a
     /// browser without WebGPU.
-    #[error("no GPU adapter found ({0}); on Linux install mesa-vulkan-drivers for lavapipe")]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        error("no GPU adapter found ({0}); on Linux install mesa-vulkan-drivers for lavapipe")
+    )]
+    #[cfg_attr(target_arch = "wasm32", error("the browser offers no WebGPU adapter ({0})"))]
     NoAdapter(String),
     /// The adapter refused to create a device.
     #[error("cannot create a GPU device: {0}")]

@@ -5,6 +5,10 @@
 //!
 //! Tolerance: final states (unit scale after LayerNorm) and influences within `1e-3` absolute
 //! (influences relative to the layer's largest), attention probabilities within `1e-4`.
+//!
+//! Native only (they block on the device); in the browser, tests/browser.rs of the app runs the
+//! kernels through WebGPU.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::sync::OnceLock;
 
