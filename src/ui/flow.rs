@@ -195,7 +195,8 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     {
         let (heat, reach, theme) = (heat_ref.clone(), reach_ref.clone(), p.theme);
         let pic = (*picture).clone();
-        use_effect_with((pic.clone().map(|p| (p.layer, p.lo_decade, Rc::as_ptr(&p) as usize)), theme), move |_| {
+        let shown = p.outcome.as_ref().map(|o| (o.key, o.run.report.threshold.to_bits()));
+        use_effect_with((shown, pic.as_ref().map(|p| p.layer), theme), move |_| {
             if let Some(pic) = pic {
                 draw_maps(&pic, &heat, &reach, theme);
             }
@@ -261,9 +262,11 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                 .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
                 .map_or(MAP_PX as f64, |el| f64::from(el.client_width()));
             let cell = side / n as f64;
-            let (k, q) = ((f64::from(e.offset_x()) / cell).floor(), (f64::from(e.offset_y()) / cell).floor());
-            let inside = k >= 0.0 && q >= 0.0 && (k as usize) < n && (q as usize) < n;
-            d.emit(Action::HoverCell(inside.then_some((q as usize, k as usize))));
+            // offsetX is a whole pixel: on maps with sub-pixel cells the last one rounds past the edge.
+            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            let inside = (0.0..=side).contains(&x) && (0.0..=side).contains(&y);
+            let at = |v: f64| ((v / cell).floor() as usize).min(n - 1);
+            d.emit(Action::HoverCell(inside.then(|| (at(y), at(x)))));
         })
     };
     let on_leave = {

@@ -106,8 +106,16 @@ struct Drag {
     last: Option<(usize, usize)>,
 }
 
+/// The pointer in the grid's own coordinates (`0..CANVAS_PX`): the canvas' content box is
+/// narrower than `CANVAS_PX` by its border, and the browser scales the drawing into it.
 fn offset(e: &MouseEvent) -> (f64, f64) {
-    (f64::from(e.offset_x()), f64::from(e.offset_y()))
+    let scale = e
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map(|el| el.client_width())
+        .filter(|&w| w > 0)
+        .map_or(1.0, |w| CANVAS_PX / f64::from(w));
+    (f64::from(e.offset_x()) * scale, f64::from(e.offset_y()) * scale)
 }
 
 /// The grid component.

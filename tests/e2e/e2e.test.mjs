@@ -1,158 +1,47 @@
 // End-to-end tests of the trunk-built app (dist/) in headless Chromium via playwright-core.
 // Serves dist/ with python3's http.server on 127.0.0.1 (stopped by PID), never sleeps: every
 // step waits for a DOM condition. Screenshots and measurements go to target/e2e-artifacts/.
+// The Flow view's tests, with and without WebGPU, are in flow.test.mjs; support.mjs is shared.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '../..');
-const DIST = path.join(ROOT, 'dist');
-const ART = path.join(ROOT, 'target', 'e2e-artifacts');
-const FIX = path.join(HERE, 'fixtures');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+import {
+  ART,
+  FIX,
+  ROOT,
+  cellCentre,
+  launch,
+  loadPreset,
+  openFresh,
+  paintCausal,
+  setSize,
+  shot,
+  startServer,
+  stat,
+  waitStat,
+} from './support.mjs';
 
 let server;
 let context;
 let base;
-let profile;
 const measurements = {};
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForServer(url) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      const r = await fetch(url);
-      if (r.ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 50)); // polling the server's readiness, not a test sleep
-  }
-  throw new Error(`server at ${url} did not start`);
-}
-
 before(async () => {
-  mkdirSync(ART, { recursive: true });
-  const port = await freePort();
-  server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', DIST], {
-    stdio: 'ignore',
-  });
-  base = `http://127.0.0.1:${port}/`;
-  await waitForServer(base);
-  profile = mkdtempSync(path.join(tmpdir(), 'hasseflow-e2e-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1280, height: 800 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  server = await startServer();
+  base = server.base;
+  context = await launch();
 });
 
 after(async () => {
   writeFileSync(path.join(ART, 'measurements.json'), JSON.stringify(measurements, null, 2) + '\n');
-  if (context) await context.close();
-  if (server) process.kill(server.pid);
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (context) await context.closeAll();
+  if (server) server.stop();
 });
 
-/** A page on a fresh app: empty localStorage, no dialogs allowed (an alert would mean injected markup). */
 async function fresh(query = '') {
-  const page = await context.newPage();
-  page.on('dialog', (d) => {
-    d.dismiss();
-    throw new Error(`unexpected dialog: ${d.message()}`);
-  });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.errors = errors;
-  await page.goto(base + query);
-  await page.evaluate(() => localStorage.clear());
-  await page.goto(base + query);
-  await page.waitForSelector('#grid');
-  return page;
-}
-
-const stat = (page, id) => page.locator(`#stat-${id}`).innerText();
-
-async function waitStat(page, id, value) {
-  await page.waitForFunction(
-    ([id, value]) => document.querySelector(`#stat-${id}`)?.textContent === value,
-    [id, String(value)],
-  );
-}
-
-/** Canvas coordinates (page pixels) of the centre of cell (q, k) at zoom 1. */
-async function cellCentre(page, q, k) {
-  const box = await page.locator('#grid').boundingBox();
-  const n = Number(await stat(page, 'n'));
-  const ruler = 30;
-  const s = (520 - ruler) / n;
-  return { x: box.x + 1 + ruler + (k + 0.5) * s, y: box.y + 1 + ruler + (q + 0.5) * s };
-}
-
-async function loadPreset(page, name, n, params = {}) {
-  await page.selectOption('#preset', name);
-  await page.fill('#preset-n', String(n));
-  await page.locator('#preset-n').dispatchEvent('change');
-  for (const [k, v] of Object.entries(params)) {
-    const el = page.locator(`#param-${k}`);
-    const tag = await el.evaluate((e) => e.tagName + (e.type ? ':' + e.type : ''));
-    if (tag.startsWith('SELECT')) await el.selectOption(String(v));
-    else if (tag === 'INPUT:checkbox') await el.setChecked(Boolean(v));
-    else {
-      await el.fill(String(v));
-      await el.dispatchEvent('change');
-    }
-  }
-  await page.click('#preset-load');
-  await page.waitForFunction((name) => document.querySelector('#message')?.textContent.includes(`preset ${name}`), name);
-}
-
-async function setSize(page, n) {
-  await page.fill('#size', String(n));
-  await page.locator('#size').dispatchEvent('change');
-  await waitStat(page, 'n', n);
-}
-
-async function paintCausal(page, n) {
-  await page.click('#op-clear');
-  await waitStat(page, 'entries', 0);
-  await page.click('#tool-draw');
-  for (let q = 0; q < n; q++) {
-    const a = await cellCentre(page, q, 0);
-    const b = await cellCentre(page, q, q);
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: Math.max(1, q * 2) });
-    await page.mouse.up();
-  }
+  return openFresh(context, base + query);
 }
 
 /** Opens the Export menu and clicks one of its items. */
@@ -168,10 +57,6 @@ async function exportJson(page) {
   const file = path.join(ART, `download-${Date.now()}.json`);
   await download.saveAs(file);
   return readFileSync(file, 'utf8');
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(ART, `${name}.png`) });
 }
 
 test('paint a 4x4 causal mask and see L* = 1', async () => {

@@ -1,0 +1,243 @@
+// End-to-end tests of the Flow view, in two headless Chromiums: one with WebGPU
+// (`--enable-unsafe-webgpu`: Chromium's SwiftShader adapter) and one without (the CPU fallback
+// must be named). Timings go to target/e2e-artifacts/flow-measurements.json.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ART, cellCentre, launch, loadPreset, openFresh, shot, startServer, waitStat } from './support.mjs';
+
+let server;
+let withGpu;
+let withoutGpu;
+const measurements = {};
+
+before(async () => {
+  server = await startServer();
+  withGpu = await launch(['--enable-unsafe-webgpu']);
+  withoutGpu = await launch();
+});
+
+after(async () => {
+  writeFileSync(path.join(ART, 'flow-measurements.json'), JSON.stringify(measurements, null, 2) + '\n');
+  console.log('flow timings (ms):', JSON.stringify(measurements));
+  if (withGpu) await withGpu.closeAll();
+  if (withoutGpu) await withoutGpu.closeAll();
+  if (server) server.stop();
+});
+
+/** Opens the Flow view and waits for the run of the current mask to finish. */
+async function openFlow(page) {
+  await page.click('#side-flow');
+  await finished(page);
+}
+
+/** Waits until the Flow panel shows a finished run of the current revision. */
+async function finished(page, timeout = 60000) {
+  await page.waitForFunction(
+    () => {
+      const p = document.querySelector('#flow-panel');
+      const rev = document.querySelector('main')?.dataset.revision;
+      return p?.dataset.state === 'done' && p.dataset.revision === rev;
+    },
+    null,
+    { timeout },
+  );
+}
+
+async function setFlowField(page, id, value) {
+  const el = page.locator(id);
+  if ((await el.evaluate((e) => e.tagName)) === 'SELECT') await el.selectOption(String(value));
+  else {
+    await el.fill(String(value));
+    await el.dispatchEvent('change');
+  }
+}
+
+async function setLayer(page, l) {
+  await page.locator('#layer').fill(String(l));
+  await page.waitForFunction((l) => document.querySelector('#flow-agreement')?.dataset.layer === String(l), l);
+}
+
+/** The on-screen box of a map (scrolled into view first: the Flow panel sits below the fold). */
+async function mapBox(page, id) {
+  await page.locator(id).scrollIntoViewIfNeeded();
+  return page.locator(id).boundingBox();
+}
+
+/** Page coordinates of the centre of cell (q, k) of an n x n map (inside its 1 px border). */
+function mapPoint(box, n, q, k) {
+  const s = (box.width - 2) / n;
+  return { x: box.x + 1 + (k + 0.5) * s, y: box.y + 1 + (q + 0.5) * s };
+}
+
+const agreement = (page) =>
+  page.locator('#flow-agreement').evaluate((e) => ({
+    agreement: Number(e.dataset.agreement),
+    disagree: Number(e.dataset.disagree),
+    layer: Number(e.dataset.layer),
+  }));
+
+/**
+ * Counts the cells of a map canvas by colour class: the marker magenta, the theory's blue, the
+ * empty white, and anything else (the heat ramp). One sample per cell, at its centre.
+ */
+async function mapCells(page, id, n) {
+  return page.locator(id).evaluate((c, n) => {
+    const ctx = c.getContext('2d');
+    const px = ctx.getImageData(0, 0, c.width, c.height).data;
+    const s = c.width / n;
+    const out = { mark: 0, reach: 0, empty: 0, heat: 0 };
+    for (let q = 0; q < n; q++) {
+      for (let k = 0; k < n; k++) {
+        const i = (Math.floor((q + 0.5) * s) * c.width + Math.floor((k + 0.5) * s)) * 4;
+        const [r, g, b] = [px[i], px[i + 1], px[i + 2]];
+        if (r === 230 && g === 0 && b === 126) out.mark++;
+        else if (r === 0 && g === 114 && b === 178) out.reach++;
+        else if (r === 255 && g === 255 && b === 255) out.empty++;
+        else out.heat++;
+      }
+    }
+    return out;
+  }, n);
+}
+
+/** |R(L)| as the layer panel's growth plot states it. */
+async function reachedCells(page) {
+  const text = await page.locator('.growth figcaption').innerText();
+  return Number(/= (\d+) reached/.exec(text)[1]);
+}
+
+test('with WebGPU: the kernels run in the browser and the influence support equals R(L) at every layer', async () => {
+  const page = await openFresh(withGpu, server.base);
+  await loadPreset(page, 'sliding-window', 16, { w: 3 });
+  await openFlow(page);
+  const badge = page.locator('#flow-backend');
+  assert.equal(await badge.getAttribute('data-kind'), 'gpu');
+  assert.match(await badge.innerText(), /^WebGPU · .*software adapter/);
+  assert.equal(await page.locator('#flow-fallback').count(), 0, 'no fallback note when WebGPU ran');
+  measurements['webgpu (SwiftShader) n=16 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
+  for (let l = 1; l <= 4; l++) {
+    await setLayer(page, l);
+    assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: l });
+    const heat = await mapCells(page, '#flow-heat', 16);
+    const reach = await mapCells(page, '#flow-reach', 16);
+    const r = await reachedCells(page);
+    assert.equal(reach.reach, r, `the theory map shows |R(${l})| = ${r} cells`);
+    assert.equal(reach.mark + heat.mark, 0);
+    assert.equal(heat.empty, 256 - r, 'exactly the cells outside R(L) show no influence');
+    assert.match(await page.locator('#flow-agreement').innerText(), new RegExp(`Agreement with R\\(${l}\\): 100\\.00%`));
+  }
+  await shot(page, 'flow-webgpu-window16');
+  // The grid's hover and the maps' hover are one: hovering the heat map names the cell.
+  const box = await mapBox(page, '#flow-heat');
+  const at = mapPoint(box, 16, 9, 2);
+  await page.mouse.move(at.x, at.y);
+  await page.waitForFunction(() => document.querySelector('#flow-hover').textContent.startsWith('q = 9, k = 2'));
+  assert.match(await page.locator('#hover').innerText(), /position 9/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a visible-influence threshold marks the faint paths as disagreements without a new run', async () => {
+  const page = await openFresh(withGpu, server.base);
+  await loadPreset(page, 'sliding-window', 24, { w: 2 });
+  await page.click('#side-flow');
+  await setFlowField(page, '#flow-layers', 8);
+  await finished(page);
+  await setLayer(page, 8);
+  assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 8 });
+  const ms = await page.locator('#flow-time').getAttribute('data-ms');
+  await setFlowField(page, '#flow-threshold', '0.01');
+  await page.waitForFunction(() => Number(document.querySelector('#flow-agreement').dataset.disagree) > 0);
+  const a = await agreement(page);
+  assert.ok(a.agreement < 1, `agreement ${a.agreement}`);
+  assert.equal(await page.locator('#flow-time').getAttribute('data-ms'), ms, 'the same run, re-read');
+  const heat = await mapCells(page, '#flow-heat', 24);
+  const reach = await mapCells(page, '#flow-reach', 24);
+  assert.equal(heat.mark, a.disagree, 'every disagreement is marked on the heat map');
+  assert.equal(reach.mark, a.disagree, 'and on the theory map');
+  assert.match(await page.locator('#flow-agreement').innerText(), /false negative/);
+  await shot(page, 'flow-threshold-disagreements');
+  // Hover a marked cell: the far end of the 8-hop chain, q = 16 reading k = 0... find one.
+  const cell = await page.locator('#flow-heat').evaluate((c) => {
+    const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const s = c.width / 24;
+    for (let q = 0; q < 24; q++)
+      for (let k = 0; k < 24; k++) {
+        const i = (Math.floor((q + 0.5) * s) * c.width + Math.floor((k + 0.5) * s)) * 4;
+        if (px[i] === 230 && px[i + 1] === 0 && px[i + 2] === 126) return { q, k };
+      }
+    return null;
+  });
+  assert.ok(cell, 'a marked cell exists');
+  const box = await mapBox(page, '#flow-heat');
+  const at = mapPoint(box, 24, cell.q, cell.k);
+  await page.mouse.move(at.x, at.y);
+  await page.waitForFunction(() => document.querySelector('#flow-hover').textContent.includes('disagrees with the theory'));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('without WebGPU: the CPU fallback runs and is named; asking for WebGPU fails with a message', async () => {
+  const page = await openFresh(withoutGpu, server.base);
+  await loadPreset(page, 'causal', 64);
+  await openFlow(page);
+  assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'cpu');
+  assert.equal(await page.locator('#flow-backend').innerText(), 'CPU · wasm');
+  assert.match(await page.locator('#flow-fallback').innerText(), /CPU fallback: .*WebGPU/);
+  assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 1 });
+  measurements['cpu (wasm) n=64 d32 h4 L4, auto after no adapter'] = Number(
+    await page.locator('#flow-time').getAttribute('data-ms'),
+  );
+  await shot(page, 'flow-cpu-fallback-causal64');
+  await setFlowField(page, '#flow-backend-choice', 'webgpu');
+  await page.waitForSelector('#flow-panel[data-state="failed"]');
+  assert.match(await page.locator('#flow-error').innerText(), /WebGPU is not available/);
+  await page.click('#flow-retry');
+  await page.waitForSelector('#flow-panel[data-state="failed"]');
+  await setFlowField(page, '#flow-backend-choice', 'cpu');
+  await finished(page);
+  assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'cpu');
+  assert.equal(await page.locator('#flow-fallback').count(), 0, 'CPU chosen: no fallback note');
+  measurements['cpu (wasm) n=64 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
+  // Out-of-range settings are refused with a message; the shown run stays.
+  await setFlowField(page, '#flow-d', 200);
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('d_model'));
+  assert.equal(await page.locator('#flow-panel').getAttribute('data-state'), 'done');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('painting goes on while a CPU run is in flight, and only the latest mask is shown', async () => {
+  const page = await openFresh(withoutGpu, server.base);
+  await loadPreset(page, 'causal', 256);
+  await page.click('#side-flow');
+  await setFlowField(page, '#flow-backend-choice', 'cpu');
+  // Wait until the run has done part of its work.
+  await page.waitForFunction(() => Number(document.querySelector('#flow-progress')?.value) > 0.05, null, {
+    timeout: 60000,
+  });
+  const entries = await page.locator('#stat-entries').innerText();
+  await page.locator('#grid').scrollIntoViewIfNeeded();
+  const c = await cellCentre(page, 0, 255);
+  const t0 = await page.evaluate(() => performance.now());
+  await page.mouse.click(c.x, c.y);
+  await page.waitForFunction((e) => document.querySelector('#stat-entries').textContent !== e, entries);
+  const latency = (await page.evaluate(() => performance.now())) - t0;
+  measurements['n=256 stroke while the CPU run is in flight: click to analysis shown'] = Math.round(latency);
+  assert.equal(await page.locator('#flow-panel').getAttribute('data-state'), 'running', 'the stroke did not wait for the run');
+  await waitStat(page, 'entries', Number(entries) + 1);
+  await finished(page, 120000);
+  measurements['cpu (wasm) n=256 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
+  // The shown run is the painted mask's: (0, 255) is now in R(1).
+  const box = await mapBox(page, '#flow-reach');
+  await setLayer(page, 1);
+  const at = mapPoint(box, 256, 0, 255);
+  await page.mouse.move(at.x, at.y);
+  await page.waitForFunction(() => document.querySelector('#flow-hover').textContent.includes('q = 0, k = 255'));
+  assert.match(await page.locator('#flow-hover').innerText(), /; in R\(1\)/);
+  assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 1 });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
