@@ -10,7 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
+use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw, ReportBuilder, cpu};
 use hasseflow_gpu::GpuFlow;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -146,7 +146,15 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     if cancel.get() {
         return;
     }
-    let report = FlowReport::with_threshold(&raw, &masks, threshold);
+    // The comparison, one layer per slice (rollout is `O(ones(A) · n)` a layer).
+    let mut builder = ReportBuilder::new(&raw, &masks, threshold);
+    while !builder.step(&raw) {
+        pause(0).await;
+        if cancel.get() {
+            return;
+        }
+    }
+    let report = builder.finish();
     let millis = io::now() - start;
     d.emit(Action::FlowFinished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } });
 }

@@ -146,3 +146,27 @@ fn a_higher_threshold_misses_faint_paths_but_never_invents_one() {
     assert_eq!(exact.rethreshold(&raw, &masks, 1e-2), strict);
     assert_eq!(strict.rethreshold(&raw, &masks, hasseflow_core::flow::INFLUENCE_THRESHOLD), exact);
 }
+
+#[test]
+fn the_report_builder_gives_the_report_layer_by_layer() {
+    let config = FlowConfig { d_model: 16, heads: 2, layers: 4, seed: 8 };
+    let mask = preset("dilated-window", 14, &[("w", "3"), ("d", "2")]);
+    let model = FlowModel::new(config, 14).expect("valid");
+    let masks = FlowMasks::uniform(&mask, &config);
+    let raw = cpu::run_flow(&model, &masks);
+    let mut b = hasseflow_core::flow::ReportBuilder::new(&raw, &masks, 1e-6);
+    let mut steps = 1;
+    while !b.step(&raw) {
+        steps += 1;
+    }
+    assert_eq!(steps, 4);
+    let built = b.finish();
+    assert_eq!(built, FlowReport::with_threshold(&raw, &masks, 1e-6));
+    // The rollout agreement matches the stand-alone rollout's support.
+    let rollouts = hasseflow_core::flow::rollout(&raw.attention, 14);
+    for (l, (layer, roll)) in built.layers.iter().zip(&rollouts).enumerate() {
+        let r = &masks.reach()[l];
+        let ok = (0..196).filter(|&i| (roll[i] > 0.0) == r.get(i / 14, i % 14)).count();
+        assert_eq!(layer.rollout_agreement, ok as f64 / 196.0);
+    }
+}

@@ -70,21 +70,9 @@ impl FlowReport {
     /// influence exceeds `threshold` (a choice: THEORY §7 fixes no level; higher levels ask for
     /// a visible change and call faint long-chain paths uninfluenced).
     pub fn with_threshold(raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> FlowReport {
-        let n = raw.n;
-        let rollouts = rollout(&raw.attention, n);
-        let reach = masks.reach();
-        let layers = raw
-            .influence
-            .iter()
-            .zip(&reach)
-            .zip(&rollouts)
-            .enumerate()
-            .map(|(l, ((infl, r), roll))| {
-                let roll_ok = (0..n * n).filter(|&i| (roll[i] > 0.0) == r.get(i / n, i % n)).count();
-                compare(l + 1, n, infl, r, threshold, roll_ok as f64 / (n * n).max(1) as f64)
-            })
-            .collect();
-        FlowReport { n, threshold, layers }
+        let mut builder = ReportBuilder::new(raw, masks, threshold);
+        while !builder.step(raw) {}
+        builder.finish()
     }
 
     /// This report at another threshold: the influence columns are recomputed (`O(layers · n²)`),
@@ -141,6 +129,70 @@ fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, threshold: f64, 
     }
 }
 
+/// A [`FlowReport`] one layer at a time (a caller on the browser's main thread yields between
+/// layers: rollout costs `O(ones(A) · n)` per layer). Holds one rollout matrix, not all of them.
+#[derive(Clone, Debug)]
+pub struct ReportBuilder {
+    n: usize,
+    threshold: f64,
+    reach: Vec<BitMatrix>,
+    rollout: Vec<f64>,
+    layers: Vec<LayerAgreement>,
+}
+
+impl ReportBuilder {
+    /// A builder for `raw` against `R(L)` of `masks` at `threshold`.
+    pub fn new(raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> ReportBuilder {
+        let n = raw.n;
+        let mut rollout = vec![0f64; n * n];
+        for q in 0..n {
+            rollout[q * n + q] = 1.0;
+        }
+        ReportBuilder { n, threshold, reach: masks.reach(), rollout, layers: Vec::new() }
+    }
+
+    /// Compares the next layer of `raw` (the one given to [`ReportBuilder::new`]); returns whether
+    /// every layer is done.
+    pub fn step(&mut self, raw: &FlowRaw) -> bool {
+        let l = self.layers.len();
+        if l < raw.attention.len().min(self.reach.len()) {
+            let n = self.n;
+            self.rollout = rollout_layer(&self.rollout, &raw.attention[l], n);
+            let r = &self.reach[l];
+            let ok = (0..n * n).filter(|&i| (self.rollout[i] > 0.0) == r.get(i / n, i % n)).count();
+            let roll = ok as f64 / (n * n).max(1) as f64;
+            self.layers.push(compare(l + 1, n, &raw.influence[l], r, self.threshold, roll));
+        }
+        self.layers.len() >= raw.attention.len().min(self.reach.len())
+    }
+
+    /// The report (layers not stepped through are missing).
+    pub fn finish(self) -> FlowReport {
+        FlowReport { n: self.n, threshold: self.threshold, layers: self.layers }
+    }
+}
+
+/// One rollout step: `½ A · current + ½ current`.
+fn rollout_layer(current: &[f64], a: &[f32], n: usize) -> Vec<f64> {
+    let mut next = vec![0f64; n * n];
+    for q in 0..n {
+        let dst = &mut next[q * n..(q + 1) * n];
+        for (d, s) in dst.iter_mut().zip(&current[q * n..(q + 1) * n]) {
+            *d = 0.5 * s;
+        }
+        for j in 0..n {
+            let w = a[q * n + j] as f64;
+            if w > 0.0 {
+                let w = 0.5 * w;
+                for (d, s) in dst.iter_mut().zip(&current[j * n..(j + 1) * n]) {
+                    *d += w * s;
+                }
+            }
+        }
+    }
+    next
+}
+
 /// Attention rollout (Abnar & Zuidema 2020): `Â_l = ½ A_l + ½ I` with `A_l` the head-averaged
 /// attention of layer `l`, and `rollout(L) = Â_L ··· Â_1`, in `f64`, row-major `n x n` per layer.
 /// Its non-zero pattern is `R(L)` whenever every allowed key gets a positive weight (softmax does).
@@ -151,26 +203,11 @@ pub fn rollout(attention: &[Vec<f32>], n: usize) -> Vec<Vec<f64>> {
     for q in 0..n {
         current[q * n + q] = 1.0;
     }
-    let mut out = Vec::with_capacity(attention.len());
-    for a in attention {
-        let mut next = vec![0f64; n * n];
-        for q in 0..n {
-            let dst = &mut next[q * n..(q + 1) * n];
-            for (d, s) in dst.iter_mut().zip(&current[q * n..(q + 1) * n]) {
-                *d = 0.5 * s;
-            }
-            for j in 0..n {
-                let w = a[q * n + j] as f64;
-                if w > 0.0 {
-                    let w = 0.5 * w;
-                    for (d, s) in dst.iter_mut().zip(&current[j * n..(j + 1) * n]) {
-                        *d += w * s;
-                    }
-                }
-            }
-        }
-        out.push(next.clone());
-        current = next;
-    }
-    out
+    attention
+        .iter()
+        .map(|a| {
+            current = rollout_layer(&current, a, n);
+            current.clone()
+        })
+        .collect()
 }
