@@ -24,7 +24,8 @@ pub enum SideView {
 /// Where the forward passes run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BackendChoice {
-    /// WebGPU when the browser offers an adapter, else the CPU path (and the view says why).
+    /// WebGPU on a hardware adapter, else the CPU path (and the view says why): a software
+    /// adapter such as SwiftShader is slower than the CPU path.
     Auto,
     /// WebGPU only: no adapter is an error, not a silent fallback.
     WebGpu,
@@ -35,7 +36,7 @@ pub enum BackendChoice {
 impl BackendChoice {
     /// All choices, with their names in the UI.
     pub const ALL: [(BackendChoice, &'static str, &'static str); 3] = [
-        (BackendChoice::Auto, "auto", "Auto (WebGPU, else CPU)"),
+        (BackendChoice::Auto, "auto", "Auto (GPU if hardware, else CPU)"),
         (BackendChoice::WebGpu, "webgpu", "WebGPU"),
         (BackendChoice::Cpu, "cpu", "CPU (wasm)"),
     ];

@@ -130,6 +130,16 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
             Ok(raw) => (Some(raw), None),
             Err(e) => return fail(format!("the WebGPU run failed: {e}")),
         },
+        // A software adapter (SwiftShader) measured 12-16x slower than the CPU path in the same
+        // browser (docs/BENCHMARKS.md): auto takes the faster one and says so.
+        (BackendChoice::Auto, Ok(g)) if g.adapter().software => {
+            let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;
+            let name = Some(g.adapter().name.trim()).filter(|n| !n.is_empty()).unwrap_or("a fallback adapter");
+            let note = format!(
+                "CPU chosen: the only WebGPU adapter is software ({name}), slower than this CPU path; choose WebGPU to use it anyway"
+            );
+            (raw, Some(note))
+        }
         (BackendChoice::Auto, Ok(g)) => match g.run(&model, &masks).await {
             Ok(raw) => (Some(raw), None),
             Err(e) => {

@@ -112,6 +112,11 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
   const page = await openFresh(withGpu, server.base);
   await loadPreset(page, 'sliding-window', 16, { w: 3 });
   await openFlow(page);
+  // Auto passes over the software adapter (slower than the CPU path) and says so.
+  assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'cpu');
+  assert.match(await page.locator('#flow-fallback').innerText(), /only WebGPU adapter is software/);
+  await setFlowField(page, '#flow-backend-choice', 'webgpu');
+  await finished(page);
   const badge = page.locator('#flow-backend');
   assert.equal(await badge.getAttribute('data-kind'), 'gpu');
   assert.match(await badge.innerText(), /^WebGPU · .*software adapter/);
@@ -143,8 +148,10 @@ test('a visible-influence threshold marks the faint paths as disagreements witho
   const page = await openFresh(withGpu, server.base);
   await loadPreset(page, 'sliding-window', 24, { w: 2 });
   await page.click('#side-flow');
+  await setFlowField(page, '#flow-backend-choice', 'webgpu');
   await setFlowField(page, '#flow-layers', 8);
   await finished(page);
+  assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'gpu');
   await setLayer(page, 8);
   assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 8 });
   const ms = await page.locator('#flow-time').getAttribute('data-ms');
