@@ -100,7 +100,7 @@ fn render_crate_has_no_web_or_ui_dependencies() {
 
 #[test]
 fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
-    for file in ["src/state.rs", "src/state/tests.rs", "src/state/designer.rs", "src/share.rs"] {
+    for file in ["src/state.rs", "src/state/tests.rs", "src/state/designer.rs", "src/state/flow.rs", "src/share.rs"] {
         let text = read(file);
         for banned in ["use yew", "yew::", "web_sys", "wasm_bindgen", "js_sys"] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store must build and test natively");
@@ -119,6 +119,18 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
             path.display()
         );
         assert!(text.starts_with("//!"), "{} must start with a //! line", path.display());
+        // Flow runs are effects, like IO: one module starts them, and the store keys and keeps them.
+        if path.file_name().is_some_and(|f| f != "flow.rs") {
+            for banned in ["GpuFlow", "CpuFlowJob", "run_flow", "ReportBuilder"] {
+                assert!(!text.contains(banned), "{} mentions {banned}: flow runs live in ui/flow.rs", path.display());
+            }
+        }
+    }
+    for file in ["src/state.rs", "src/state/flow.rs"] {
+        let text = read(file);
+        for banned in ["GpuFlow", "hasseflow_gpu", "CpuFlowJob", "run_flow("] {
+            assert!(!text.contains(banned), "{file} mentions {banned}: the store never runs the flow model");
+        }
     }
     let index = read("index.html");
     assert!(index.contains("Content-Security-Policy") && !index.contains("unsafe-inline"), "keep the CSP strict");

@@ -302,10 +302,14 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         (_, Some(o)) if !p.pending => {
             let b = &o.run.raw.backend;
             let (badge, kind) = if b.kind == "gpu" {
-                let soft = if b.software_adapter { ", software adapter" } else { "" };
-                let name =
-                    b.adapter.clone().filter(|a| !a.trim().is_empty()).unwrap_or_else(|| "browser adapter".into());
-                (format!("WebGPU · {name}{soft}"), "gpu")
+                let name = b.adapter.as_deref().map(str::trim).filter(|a| !a.is_empty());
+                let what = match (name, b.software_adapter) {
+                    (Some(a), true) => format!("{a} (software)"),
+                    (Some(a), false) => a.to_string(),
+                    (None, true) => "software adapter".into(),
+                    (None, false) => "browser adapter".into(),
+                };
+                (format!("WebGPU · {what}"), "gpu")
             } else {
                 ("CPU · wasm".to_string(), "cpu")
             };

@@ -512,7 +512,7 @@ pub fn app() -> Html {
                     <Stats rows={stats} />
                     <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
                         flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
-                    <LayerControl layer={state.layer} depth={a.depth()} growth={growth} playing={state.playing}
+                    <LayerControl layer={state.layer} depth={a.depth()} max={state.max_layer()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <div class="segmented side" role="tablist" aria-label="Beside the grid">
                         <button type="button" id="side-order" role="tab" aria-selected={(state.side == SideView::Order).to_string()}

@@ -225,6 +225,8 @@ pub struct LayerProps {
     pub layer: usize,
     /// `L*`.
     pub depth: usize,
+    /// Largest layer offered (`L* + 1`, or the flow model's depth when larger).
+    pub max: usize,
     /// `|R(L)|` for `L = 0..=L*`.
     pub growth: Rc<Vec<usize>>,
     /// Animation running.
@@ -238,7 +240,7 @@ pub struct LayerProps {
 /// `L = 0..L*+1` with step buttons, play/pause, the convergence line, the legend and the plot.
 #[function_component(LayerControl)]
 pub fn layer_control(p: &LayerProps) -> Html {
-    let max = p.depth + 1;
+    let max = p.max;
     let act = |a: Action| {
         let d = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(a.clone()))

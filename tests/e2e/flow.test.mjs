@@ -119,7 +119,7 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
   await finished(page);
   const badge = page.locator('#flow-backend');
   assert.equal(await badge.getAttribute('data-kind'), 'gpu');
-  assert.match(await badge.innerText(), /^WebGPU · .*software adapter/);
+  assert.match(await badge.innerText(), /^WebGPU · .*software/);
   assert.equal(await page.locator('#flow-fallback').count(), 0, 'no fallback note when WebGPU ran');
   measurements['webgpu (SwiftShader) n=16 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
   for (let l = 1; l <= 4; l++) {
@@ -133,7 +133,7 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
     assert.equal(heat.empty, 256 - r, 'exactly the cells outside R(L) show no influence');
     assert.match(await page.locator('#flow-agreement').innerText(), new RegExp(`Agreement with R\\(${l}\\): 100\\.00%`));
   }
-  await shot(page, 'flow-webgpu-window16');
+  await shot(page, 'flow-webgpu-window16', { fullPage: true });
   // The grid's hover and the maps' hover are one: hovering the heat map names the cell.
   const box = await mapBox(page, '#flow-heat');
   const at = mapPoint(box, 16, 9, 2);
@@ -165,7 +165,7 @@ test('a visible-influence threshold marks the faint paths as disagreements witho
   assert.equal(heat.mark, a.disagree, 'every disagreement is marked on the heat map');
   assert.equal(reach.mark, a.disagree, 'and on the theory map');
   assert.match(await page.locator('#flow-agreement').innerText(), /false negative/);
-  await shot(page, 'flow-threshold-disagreements');
+  await shot(page, 'flow-threshold-disagreements', { fullPage: true });
   // Hover a marked cell: the far end of the 8-hop chain, q = 16 reading k = 0... find one.
   const cell = await page.locator('#flow-heat').evaluate((c) => {
     const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -197,7 +197,7 @@ test('without WebGPU: the CPU fallback runs and is named; asking for WebGPU fail
   measurements['cpu (wasm) n=64 d32 h4 L4, auto after no adapter'] = Number(
     await page.locator('#flow-time').getAttribute('data-ms'),
   );
-  await shot(page, 'flow-cpu-fallback-causal64');
+  await shot(page, 'flow-cpu-fallback-causal64', { fullPage: true });
   await setFlowField(page, '#flow-backend-choice', 'webgpu');
   await page.waitForSelector('#flow-panel[data-state="failed"]');
   assert.match(await page.locator('#flow-error').innerText(), /WebGPU is not available/);
@@ -245,6 +245,37 @@ test('painting goes on while a CPU run is in flight, and only the latest mask is
   await page.waitForFunction(() => document.querySelector('#flow-hover').textContent.includes('q = 0, k = 255'));
   assert.match(await page.locator('#flow-hover').innerText(), /; in R\(1\)/);
   assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 1 });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('in-browser flow time: WebGPU (SwiftShader) against the CPU path, same page, N = 16 and 64', async () => {
+  const page = await openFresh(withGpu, server.base);
+  await page.click('#side-flow');
+  const table = [];
+  for (const n of [16, 64]) {
+    await loadPreset(page, 'causal', n);
+    for (const [choice, kind] of [
+      ['webgpu', 'gpu'],
+      ['cpu', 'cpu'],
+    ]) {
+      await setFlowField(page, '#flow-backend-choice', choice);
+      await finished(page, 120000);
+      assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), kind);
+      await setLayer(page, 4);
+      assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 4 });
+      await setLayer(page, 1);
+      table.push({ n, backend: choice, ms: Number(await page.locator('#flow-time').getAttribute('data-ms')) });
+    }
+  }
+  for (const n of [16, 64]) {
+    const [g, c] = ['webgpu', 'cpu'].map((b) => table.find((r) => r.n === n && r.backend === b).ms);
+    measurements[`same page n=${n} d32 h4 L4: webgpu (SwiftShader) / cpu (wasm)`] = {
+      webgpu_ms: g,
+      cpu_ms: c,
+      ratio: Math.round((g / c) * 10) / 10,
+    };
+  }
   assert.deepEqual(page.errors, []);
   await page.close();
 });

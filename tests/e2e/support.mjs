@@ -156,6 +156,6 @@ export async function paintCausal(page, n) {
   }
 }
 
-export async function shot(page, name) {
-  await page.screenshot({ path: path.join(ART, `${name}.png`) });
+export async function shot(page, name, options = {}) {
+  await page.screenshot({ path: path.join(ART, `${name}.png`), ...options });
 }
