@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, parse_mask_file};
 use hasseflow_core::interop::{self, BlockStats, ExportKind};
-use hasseflow_core::presets::build_preset;
+use hasseflow_core::presets::{build_preset, preset_labels};
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, sparsify};
 
 use crate::share;
@@ -454,9 +454,9 @@ impl AppState {
         !self.history.redo.is_empty()
     }
 
-    /// The share-link fragment of the current mask.
+    /// The share-link fragment of the current mask and its labels.
     pub fn share_fragment(&self) -> String {
-        share::encode(&self.doc.mask)
+        share::encode(&self.doc.mask, self.doc.labels.as_deref().map(Vec::as_slice))
     }
 
     /// Classes on some path from the hovered cell's key class up to its query class (the
@@ -668,10 +668,12 @@ impl AppState {
                 Err(e) => self.error(format!("{e}. Nothing was changed.")),
                 Ok(mask) => {
                     let size = mask.n();
+                    // Two-stream, Butterfly and XLNet name their positions (w/m, F/B/P, h/g).
+                    let labels = preset_labels(&name, n, &params, MAX_EDIT_N).ok().flatten().map(Rc::new);
                     let params = params.into_iter().map(|(k, v)| (k, serde_json_value(&v))).collect();
                     self.commit(Document {
                         mask: Rc::new(mask),
-                        labels: None,
+                        labels,
                         provenance: Some(Provenance { preset: name.clone(), n, params }),
                     });
                     self.info(format!("preset {name}: {size} positions."));
@@ -691,8 +693,8 @@ impl AppState {
             },
             Action::LoadShared(fragment) => match share::decode(&fragment) {
                 Err(e) => self.error(format!("the share link is damaged: {e}. Nothing was changed.")),
-                Ok(mask) => {
-                    self.load_file(MaskFile::new(mask), "share link");
+                Ok(shared) => {
+                    self.load_file(MaskFile { labels: shared.labels, ..MaskFile::new(shared.mask) }, "share link");
                 }
             },
             Action::Restore(json) => match parse_mask_file(json.as_bytes()) {

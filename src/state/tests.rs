@@ -136,10 +136,18 @@ fn every_catalog_preset_loads_with_its_defaults() {
     s.apply(Action::LoadPreset { name: "butterfly".into(), n: 4, params: BTreeMap::new() });
     assert_eq!(s.n(), 12);
     assert_eq!(s.derived.analysis.hasse_edges().len(), 12);
+    let labels =
+        |s: &AppState| s.doc.labels.as_ref().map(|l| l.iter().map(String::as_str).collect::<Vec<_>>().join(" "));
+    assert_eq!(labels(&s).as_deref(), Some("F_0 F_1 F_2 F_3 B_0 B_1 B_2 B_3 P_0 P_1 P_2 P_3"), "positions are named");
     let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
     s.apply(Action::LoadPreset { name: "block-two-stream".into(), n: 6, params });
     assert_eq!(s.n(), 12);
     assert_eq!(s.derived.analysis.classes().len(), 6);
+    assert_eq!(labels(&s).as_deref(), Some("w_0 w_1 w_2 w_3 w_4 w_5 m@0 m@1 m@2 m@3 m@4 m@5"));
+    s.apply(Action::LoadPreset { name: "causal".into(), n: 5, params: BTreeMap::new() });
+    assert_eq!(s.doc.labels, None, "one token per position: no labels");
+    s.apply(Action::Undo);
+    assert_eq!(s.doc.labels.as_ref().map(|l| l.len()), Some(12), "undo brings the labels back");
 }
 
 #[test]
@@ -182,8 +190,14 @@ fn import_keeps_labels_as_plain_text_and_share_round_trips() {
     assert_eq!(parse_mask_file(exported.as_bytes()).expect("re-import").mask, *s.doc.mask);
     let link = s.share_fragment();
     let mut t = state(BitMatrix::zeros(5));
-    t.apply(Action::LoadShared(link));
+    t.apply(Action::LoadShared(link.clone()));
     assert_eq!(t.doc.mask, s.doc.mask);
+    assert_eq!(t.doc.labels, s.doc.labels, "the link carries the labels, as text");
+    // A link whose labels were tampered with changes nothing.
+    let before = t.doc.clone();
+    t.apply(Action::LoadShared(format!("{}&l=W10", link.split("&l=").next().unwrap_or_default())));
+    assert!(t.message.as_ref().is_some_and(|m| m.text.contains("expected 2 labels")), "{:?}", t.message);
+    assert_eq!(t.doc, before);
     // Resizing keeps labels in step with positions.
     s.apply(Action::Resize(3));
     assert_eq!(s.doc.labels.as_ref().map(|l| l.len()), Some(3));

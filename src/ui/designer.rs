@@ -275,6 +275,8 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         let dsp = p.dispatch.clone();
         Callback::from(move |c| dsp.emit(Action::HoverMerged(c)))
     };
+    // The hovered merged node's positions light up in the derived masks and the inputs row.
+    let lit = p.hover.and_then(|h| design.members.get(h)).map(|m| Rc::new(m.clone()));
     let open = {
         let dsp = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| dsp.emit(Action::OpenDerived))
@@ -358,14 +360,14 @@ pub fn designer_view(p: &DesignerProps) -> Html {
             </div>
             <section class="panel derived" aria-label="Derived mask">
                 <span class="title">{"Derived mask: inputs and labels above, dense M* and sparse side by side"}</span>
-                <IoRow inputs={design.positions.clone()} labels={design.labels.clone()} id={Some(AttrValue::from("derived-io"))} />
+                <IoRow inputs={design.positions.clone()} labels={design.labels.clone()} id={Some(AttrValue::from("derived-io"))} lit={lit.clone()} />
                 <div class="derived-masks">
                     <figure>
-                        <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} />
+                        <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} lit={lit.clone()} />
                         <figcaption id="derived-dense-caption">{ format!("dense: {} entries, L* = {}", r.entries_dense, design.depth.0) }</figcaption>
                     </figure>
                     <figure>
-                        <MaskCanvas mask={sparse} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-sparse"))} />
+                        <MaskCanvas mask={sparse} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-sparse"))} lit={lit} />
                         <figcaption id="derived-sparse-caption">{ format!("sparse: {} entries, L* = {}", r.entries_sparse, design.depth.1) }</figcaption>
                     </figure>
                 </div>
@@ -391,17 +393,22 @@ pub struct IoRowProps {
     /// Element id.
     #[prop_or_default]
     pub id: Option<AttrValue>,
+    /// Positions to highlight (the hovered merged node's members).
+    #[prop_or_default]
+    pub lit: Option<Rc<Vec<usize>>>,
 }
 
 /// One column per position: its input above its label (text only).
 #[function_component(IoRow)]
 pub fn io_row(p: &IoRowProps) -> Html {
+    let lit = |i: usize| p.lit.as_ref().is_some_and(|l| l.contains(&i)).then_some("lit");
     html! {
         <div class="io-row" id={p.id.clone()}>
             <table>
-                <tr class="inputs"><th>{"in"}</th>{ for p.inputs.iter().map(|i| html! { <td>{ i.clone() }</td> }) }</tr>
-                <tr class="labels"><th>{"label"}</th>{ for p.labels.iter().map(|l| html! {
-                    <td>{ l.clone().unwrap_or_else(|| "·".into()) }</td>
+                <tr class="inputs"><th>{"in"}</th>{ for p.inputs.iter().enumerate().map(|(i, t)| html! {
+                    <td class={classes!(lit(i))}>{ t.clone() }</td> }) }</tr>
+                <tr class="labels"><th>{"label"}</th>{ for p.labels.iter().enumerate().map(|(i, l)| html! {
+                    <td class={classes!(lit(i))}>{ l.clone().unwrap_or_else(|| "·".into()) }</td>
                 }) }</tr>
             </table>
         </div>
@@ -420,11 +427,14 @@ pub struct MaskCanvasProps {
     /// Element id (the canvas also carries its rows in `data-rows`, for tests).
     #[prop_or_default]
     pub id: Option<AttrValue>,
+    /// Positions whose rows and columns are highlighted (listed in `data-lit`).
+    #[prop_or_default]
+    pub lit: Option<Rc<Vec<usize>>>,
 }
 
 impl PartialEq for MaskCanvasProps {
     fn eq(&self, o: &Self) -> bool {
-        *self.mask == *o.mask && self.px == o.px && self.theme == o.theme && self.id == o.id
+        *self.mask == *o.mask && self.px == o.px && self.theme == o.theme && self.id == o.id && self.lit == o.lit
     }
 }
 
@@ -454,6 +464,14 @@ pub fn mask_canvas(p: &MaskCanvasProps) -> Html {
                     ctx.fill_rect(k as f64 * s, q as f64 * s, s.max(0.5), s.max(0.5));
                 }
             }
+            if let Some(lit) = &p.lit {
+                // The hovered node's rows (what it reads) and columns (who reads it).
+                ctx.set_fill_style_str(pal.highlight_css);
+                for &i in lit.iter().filter(|&&i| i < n) {
+                    ctx.fill_rect(0.0, i as f64 * s, p.px, s.max(0.5));
+                    ctx.fill_rect(i as f64 * s, 0.0, s.max(0.5), p.px);
+                }
+            }
             if s >= 6.0 {
                 ctx.set_stroke_style_str(pal.gridline_css);
                 ctx.set_line_width(0.5);
@@ -472,8 +490,9 @@ pub fn mask_canvas(p: &MaskCanvasProps) -> Html {
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
     let px = (p.px * dpr).round() as u32;
     let rows = p.id.as_ref().map(|_| p.mask.to_row_strings().join(","));
+    let lit = p.lit.as_ref().map(|l| l.iter().map(usize::to_string).collect::<Vec<_>>().join(","));
     html! {
-        <canvas ref={node} id={p.id.clone()} class="mask-canvas" data-rows={rows} width={px.to_string()} height={px.to_string()}
+        <canvas ref={node} id={p.id.clone()} class="mask-canvas" data-rows={rows} data-lit={lit} width={px.to_string()} height={px.to_string()}
             data-px={p.px.to_string()} role="img"
             aria-label={format!("{} x {} mask", p.mask.n(), p.mask.n())} />
     }

@@ -260,6 +260,21 @@ test('share link round trip, and a tampered link is refused', async () => {
   assert.deepEqual(JSON.parse(await exportJson(other)).rows, json.rows);
   await other.goto(url.replace('n=10', 'n=99999'));
   await other.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('out of range'));
+  // Labels travel in the link (as text): a labelled file, shared and reopened.
+  await page.setInputFiles('#import', path.join(FIX, 'prefix5-labels.json'));
+  await waitStat(page, 'n', 5);
+  await page.click('#share');
+  await page.waitForFunction(() => document.querySelector('#share-url')?.value.includes('&l='));
+  const labelled = await page.locator('#share-url').inputValue();
+  await other.goto(labelled);
+  await waitStat(other, 'n', 5);
+  assert.equal(await other.locator('#hasse .node', { hasText: '<img' }).count(), 1);
+  assert.equal(await other.locator('img').count(), 0, 'a label is never markup');
+  assert.deepEqual(JSON.parse(await exportJson(other)).labels, JSON.parse(readFileSync(path.join(FIX, 'prefix5-labels.json'), 'utf8')).labels);
+  // Tampered labels: refused, the mask stays.
+  await other.goto(labelled.replace(/&l=.*/, '&l=WyJhIl0'));
+  await other.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('expected 5 labels'));
+  await waitStat(other, 'n', 5);
   await other.close();
   await page.close();
 });
@@ -534,6 +549,13 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
     assert.equal(await el.getAttribute('fill'), fill);
   }
   assert.equal(await page.locator(`#merged-hasse .node.equiv[data-merged="${merged}"]`).count(), 1);
+  // Its positions light up in the derived masks and in the inputs/labels row.
+  await page.waitForFunction(() => document.querySelector('#derived-dense')?.dataset.lit);
+  const lit = (await page.locator('#derived-dense').getAttribute('data-lit')).split(',').map(Number);
+  const positions = (await page.locator('#derived-dense').getAttribute('data-rows')).split(',').length;
+  assert.ok(lit.length >= 1 && lit.every((i) => i >= 0 && i < positions), `lit positions ${lit}`);
+  assert.equal(await page.locator('#derived-sparse').getAttribute('data-lit'), lit.join(','));
+  assert.equal(await page.locator('#derived-io tr.inputs td.lit').count(), lit.length);
   await shot(page, 'designer-butterfly-hover');
   // Export the derived task: the derive --json object.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-derived')]);

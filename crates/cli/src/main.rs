@@ -13,7 +13,7 @@ use hasseflow_core::derive::{
 };
 use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_LABEL_CHARS, MAX_N, MaskFile, Provenance};
 use hasseflow_core::interop;
-use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_spec};
+use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_labels, preset_spec};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
 
@@ -301,9 +301,10 @@ fn run(cli: Cli) -> Result<()> {
             let n = n.context("give the size with --n N")?;
             let params = parse_params(&params)?;
             let mask = build_preset(&name, n, &params, MAX_N)?;
+            let labels = preset_labels(&name, n, &params, MAX_N)?;
             let spec = preset_spec(&name).context("preset exists")?;
             let provenance = Provenance { preset: name, n, params: typed_params(spec.params, &params) };
-            let file = MaskFile { provenance: Some(provenance), ..MaskFile::new(mask) };
+            let file = MaskFile { provenance: Some(provenance), labels, ..MaskFile::new(mask) };
             print_out(&render(&file, format, encoding.into()));
             Ok(())
         }

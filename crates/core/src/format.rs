@@ -261,6 +261,23 @@ struct RawFile {
     stack: Option<RawStack>,
 }
 
+/// Checks position labels for a mask of `n` positions: exactly `n`, each at most
+/// [`MAX_LABEL_CHARS`] characters. Any text is allowed (labels are shown as text, never markup).
+///
+/// # Errors
+/// [`FormatError::Labels`] saying which rule failed.
+pub fn check_labels(labels: &[String], n: usize) -> Result<(), FormatError> {
+    if labels.len() != n {
+        return Err(FormatError::Labels { reason: format!("expected {n} labels, found {}", labels.len()) });
+    }
+    if let Some((i, l)) = labels.iter().enumerate().find(|(_, l)| l.chars().count() > MAX_LABEL_CHARS) {
+        return Err(FormatError::Labels {
+            reason: format!("label {i} has {} characters; the limit is {MAX_LABEL_CHARS}", l.chars().count()),
+        });
+    }
+    Ok(())
+}
+
 /// Parses a mask file: JSON when the first non-blank character is `{`, else a text grid.
 ///
 /// # Errors
@@ -304,14 +321,7 @@ fn parse_json(text: &str) -> Result<MaskFile, FormatError> {
     }
     let mask = decode_mask(&RawMask { rows: raw.rows, packed: raw.packed }, n, "mask")?;
     if let Some(labels) = &raw.labels {
-        if labels.len() != n {
-            return Err(FormatError::Labels { reason: format!("expected {n} labels, found {}", labels.len()) });
-        }
-        if let Some((i, l)) = labels.iter().enumerate().find(|(_, l)| l.chars().count() > MAX_LABEL_CHARS) {
-            return Err(FormatError::Labels {
-                reason: format!("label {i} has {} characters; the limit is {MAX_LABEL_CHARS}", l.chars().count()),
-            });
-        }
+        check_labels(labels, n)?;
     }
     let stack = match raw.stack {
         None => None,

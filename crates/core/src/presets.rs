@@ -6,6 +6,7 @@
 //! they produce.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use crate::bits::BitMatrix;
 use crate::rng::SplitMix64;
@@ -377,6 +378,18 @@ pub enum TwoStreamSlot {
     Query(usize),
 }
 
+impl fmt::Display for TwoStreamSlot {
+    /// `p_3` (prompt), `w_3` (clean token), `m@3` (mask token predicting `w_3`), as the designer
+    /// writes its inputs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TwoStreamSlot::Prompt(i) => write!(f, "p_{i}"),
+            TwoStreamSlot::Content(t) => write!(f, "w_{t}"),
+            TwoStreamSlot::Query(t) => write!(f, "m@{t}"),
+        }
+    }
+}
+
 /// Block Two-Stream Attention (THEORY §6) with its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockTwoStream {
@@ -470,6 +483,17 @@ pub enum ButterflySlot {
     Backward(usize),
     /// Predictor `P_i`, holding the aggregated token `w'_i` and predicting `w_i`.
     Predictor(usize),
+}
+
+impl fmt::Display for ButterflySlot {
+    /// `F_3`, `B_3`, `P_3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ButterflySlot::Forward(i) => write!(f, "F_{i}"),
+            ButterflySlot::Backward(i) => write!(f, "B_{i}"),
+            ButterflySlot::Predictor(i) => write!(f, "P_{i}"),
+        }
+    }
 }
 
 /// Butterfly Attention (THEORY §6).
@@ -697,6 +721,40 @@ pub fn build_preset(
     };
     debug_assert_eq!(m.n(), positions, "preset {name} size formula");
     Ok(m)
+}
+
+/// Position labels of the presets whose positions are not one per token: Block Two-Stream
+/// (`p_0.., w_0.., m@0..`), Butterfly (`F_0.., B_0.., P_0..`) and XLNet (`h_0.., g_0..`: content
+/// and query stream). `None` for the others (position `i` is token `i`). Same arguments and errors as
+/// [`build_preset`]; the labels follow its layout.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use hasseflow_core::presets::preset_labels;
+/// let labels = preset_labels("butterfly", 2, &BTreeMap::new(), 64).unwrap().unwrap();
+/// assert_eq!(labels, ["F_0", "F_1", "B_0", "B_1", "P_0", "P_1"]);
+/// assert_eq!(preset_labels("causal", 4, &BTreeMap::new(), 64).unwrap(), None);
+/// ```
+pub fn preset_labels(
+    name: &str,
+    n: usize,
+    params: &BTreeMap<String, String>,
+    max_positions: usize,
+) -> Result<Option<Vec<String>>, PresetError> {
+    // Validates the name, the parameters and the size exactly as the mask does.
+    build_preset(name, n, params, max_positions)?;
+    let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
+    let a = Args { spec, given: params };
+    let strings = |v: Vec<String>| Ok(Some(v));
+    match name {
+        "xlnet" => strings((0..n).map(|i| format!("h_{i}")).chain((0..n).map(|i| format!("g_{i}"))).collect()),
+        "block-two-stream" => strings(two_stream_from(&a, n)?.slots().iter().map(ToString::to_string).collect()),
+        "butterfly" => {
+            strings(Butterfly { n, minimal: a.flag("minimal")? }.slots().iter().map(ToString::to_string).collect())
+        }
+        _ => Ok(None),
+    }
 }
 
 #[cfg(test)]

@@ -194,3 +194,42 @@ fn size_limits_are_enforced_with_clear_errors() {
     let a = Analysis::new(&m);
     assert_eq!(a.depth(), 9); // ceil(8191 / 1023)
 }
+
+#[test]
+fn multi_stream_presets_name_their_positions_and_the_rest_do_not() {
+    use hasseflow_core::presets::{CATALOG, preset_labels};
+    let none = BTreeMap::new();
+    for spec in CATALOG {
+        let mask = build_preset(spec.name, 6, &none, 64).expect("defaults build");
+        let labels = preset_labels(spec.name, 6, &none, 64).expect("same arguments");
+        match spec.name {
+            "xlnet" | "block-two-stream" | "butterfly" => {
+                let labels = labels.expect("named positions");
+                assert_eq!(labels.len(), mask.n(), "{}", spec.name);
+                let mut unique = labels.clone();
+                unique.sort();
+                unique.dedup();
+                assert_eq!(unique.len(), labels.len(), "{}: labels are distinct", spec.name);
+            }
+            _ => assert_eq!(labels, None, "{}", spec.name),
+        }
+    }
+    // The layouts of THEORY §6, position by position.
+    let params = BTreeMap::from([("s".to_string(), "2".to_string()), ("drop_last".to_string(), "true".to_string())]);
+    assert_eq!(
+        preset_labels("block-two-stream", 4, &params, 64).expect("valid"),
+        Some(["w_0", "w_1", "m@0", "m@1", "m@2", "m@3"].map(String::from).to_vec())
+    );
+    let minimal = BTreeMap::from([("minimal".to_string(), "true".to_string())]);
+    assert_eq!(
+        preset_labels("butterfly", 3, &minimal, 64).expect("valid"),
+        Some(["F_0", "F_1", "B_1", "B_2", "P_0", "P_1", "P_2"].map(String::from).to_vec())
+    );
+    assert_eq!(
+        preset_labels("xlnet", 2, &none, 64).expect("valid"),
+        Some(["h_0", "h_1", "g_0", "g_1"].map(String::from).to_vec())
+    );
+    // Bad arguments fail as build_preset fails.
+    assert!(preset_labels("butterfly", 300, &none, 512).is_err());
+    assert!(preset_labels("nope", 3, &none, 64).is_err());
+}
