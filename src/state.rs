@@ -11,7 +11,7 @@ use std::rc::Rc;
 use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, parse_mask_file};
 use hasseflow_core::interop::{self, BlockStats, ExportKind};
 use hasseflow_core::presets::{build_preset, preset_labels};
-use hasseflow_core::{Analysis, BitMatrix, FirstReach, SparsifyOptions, densify, sparsify};
+use hasseflow_core::{Analysis, BitMatrix, FirstReach, LayerStack, SparsifyOptions, StackMode, densify, sparsify};
 
 use crate::share;
 
@@ -19,8 +19,8 @@ mod designer;
 mod flow;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
 pub use flow::{
-    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowState, FlowStatus, LayerPicture,
-    MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
+    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState, FlowStatus,
+    LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
 };
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
@@ -80,12 +80,31 @@ pub struct Document {
     pub labels: Option<Rc<Vec<String>>>,
     /// The preset that made it, until the first edit.
     pub provenance: Option<Provenance>,
+    /// A per-layer stack from the file, kept (and exported) as it came: edits of the grid change
+    /// the mask, not the stack; the Flow view can run it.
+    pub stack: Option<Rc<(LayerStack, StackMode)>>,
 }
 
 impl Document {
     /// A document holding `mask` only.
     pub fn new(mask: BitMatrix) -> Self {
-        Document { mask: Rc::new(mask), labels: None, provenance: None }
+        Document { mask: Rc::new(mask), labels: None, provenance: None, stack: None }
+    }
+
+    /// A document holding everything `file` has.
+    pub fn from_file(file: MaskFile) -> Self {
+        Document {
+            mask: Rc::new(file.mask),
+            labels: file.labels.map(Rc::new),
+            provenance: file.provenance,
+            stack: file.stack.map(Rc::new),
+        }
+    }
+
+    /// This document with its mask replaced by an edit: labels and stack stay, the provenance
+    /// goes (the mask is no longer the preset's).
+    pub fn edited(&self, mask: BitMatrix) -> Self {
+        Document { mask: Rc::new(mask), labels: self.labels.clone(), provenance: None, stack: self.stack.clone() }
     }
 
     /// The mask file to export.
@@ -94,7 +113,7 @@ impl Document {
             mask: (*self.mask).clone(),
             labels: self.labels.as_ref().map(|l| (**l).clone()),
             provenance: self.provenance.clone(),
-            stack: None,
+            stack: self.stack.as_deref().cloned(),
         }
     }
 }
@@ -405,7 +424,15 @@ impl AppState {
     /// The key of the flow run the current mask and settings need (`None` when the mask is too
     /// large for the model).
     pub fn flow_key(&self) -> Option<FlowKey> {
-        self.flow.key(self.revision, self.n())
+        self.flow.key(self.revision, self.n(), self.doc.stack.is_some())
+    }
+
+    /// What the flow model reads for `key`: the document's stack or its mask.
+    fn flow_source(&self, key: &FlowKey) -> FlowSource {
+        match (&self.doc.stack, key.stack) {
+            (Some(stack), true) => FlowSource::Stack(stack.clone()),
+            _ => FlowSource::Mask(self.doc.mask.clone()),
+        }
     }
 
     /// The flow run the shell should start now: the Flow view is shown, no stroke is in progress,
@@ -417,7 +444,7 @@ impl AppState {
             && self.stroke.is_none()
             && self.flow.current(Some(key)).is_none()
             && !matches!(self.flow.status_for(Some(key)), FlowStatus::Failed(_));
-        wanted.then(|| FlowRequest { key, mask: self.doc.mask.clone() })
+        wanted.then(|| FlowRequest { key, source: self.flow_source(&key) })
     }
 
     /// The model layer the Flow view shows for the shared layer `L` (`None` at `L = 0`, the
@@ -573,7 +600,7 @@ impl AppState {
         };
         shape(&mut m);
         if m != *self.doc.mask {
-            let doc = Document { mask: Rc::new(m), labels: self.doc.labels.clone(), provenance: None };
+            let doc = self.doc.edited(m);
             self.set_live(doc);
         }
     }
@@ -586,13 +613,14 @@ impl AppState {
             ));
             return false;
         }
-        let ignored = if file.stack.is_some() { " (its layer stack is not shown here)" } else { "" };
-        self.commit(Document {
-            mask: Rc::new(file.mask),
-            labels: file.labels.map(Rc::new),
-            provenance: file.provenance,
-        });
-        self.info(format!("{what}: loaded a {n} x {n} mask{ignored}."));
+        let stack = match &file.stack {
+            Some((st, _)) => {
+                format!(" with a {}-layer stack (kept in exports; the Flow view can run it)", st.layers().len())
+            }
+            None => String::new(),
+        };
+        self.commit(Document::from_file(file));
+        self.info(format!("{what}: loaded a {n} x {n} mask{stack}."));
         true
     }
 
@@ -653,7 +681,15 @@ impl AppState {
                 let labels = self.doc.labels.as_ref().map(|l| {
                     Rc::new((0..m).map(|i| l.get(i).cloned().unwrap_or_else(|| i.to_string())).collect::<Vec<_>>())
                 });
-                self.commit(Document { mask: Rc::new(self.doc.mask.resized(m)), labels, provenance: None });
+                let old_n = self.n();
+                let dropped = self.doc.stack.is_some() && m != old_n;
+                let stack = if dropped { None } else { self.doc.stack.clone() };
+                self.commit(Document { mask: Rc::new(self.doc.mask.resized(m)), labels, provenance: None, stack });
+                if dropped {
+                    self.info(format!(
+                        "the layer stack has {old_n} x {old_n} masks, so resizing to {m} dropped it (undo brings it back)."
+                    ));
+                }
             }
             Action::Transpose => self.edit(|m| m.transpose()),
             Action::Invert => self.edit(|m| m.not()),
@@ -675,6 +711,7 @@ impl AppState {
                         mask: Rc::new(mask),
                         labels,
                         provenance: Some(Provenance { preset: name.clone(), n, params }),
+                        stack: None,
                     });
                     self.info(format!("preset {name}: {size} positions."));
                 }
@@ -699,11 +736,7 @@ impl AppState {
             },
             Action::Restore(json) => match parse_mask_file(json.as_bytes()) {
                 Ok(file) if file.mask.n() <= MAX_EDIT_N => {
-                    self.set_live(Document {
-                        mask: Rc::new(file.mask),
-                        labels: file.labels.map(Rc::new),
-                        provenance: file.provenance,
-                    });
+                    self.set_live(Document::from_file(file));
                     self.info("restored your autosaved mask.".into());
                 }
                 Ok(_) => self.error("the autosaved mask is too large for the editor; it was ignored.".into()),
@@ -780,6 +813,7 @@ impl AppState {
                 }
                 self.flow.settings.config = settings.config;
                 self.flow.settings.backend = settings.backend;
+                self.flow.settings.use_stack = settings.use_stack;
                 self.flow.set_threshold(settings.threshold);
                 self.layer = self.layer.min(self.max_layer());
             }
@@ -789,8 +823,8 @@ impl AppState {
             }
             Action::FlowFinished { key, run } => {
                 let current = self.flow_key();
-                let mask = self.doc.mask.clone();
-                self.flow.finish(key, current, &mask, run);
+                let source = self.flow_source(&key);
+                self.flow.finish(key, current, &source, run);
             }
             Action::FlowFailed { key, error } => {
                 let current = self.flow_key();
@@ -810,7 +844,7 @@ impl AppState {
 
     fn edit(&mut self, f: impl FnOnce(&BitMatrix) -> BitMatrix) {
         let mask = f(&self.doc.mask);
-        self.commit(Document { mask: Rc::new(mask), labels: self.doc.labels.clone(), provenance: None });
+        self.commit(self.doc.edited(mask));
     }
 }
 

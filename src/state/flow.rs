@@ -6,8 +6,8 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::BitMatrix;
-use hasseflow_core::flow::{self, FlowConfig, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD};
+use hasseflow_core::flow::{self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD};
+use hasseflow_core::{BitMatrix, LayerStack, StackMode};
 
 /// Largest mask the Flow view runs (the model's limit).
 pub const MAX_FLOW_N: usize = flow::MAX_N;
@@ -64,11 +64,18 @@ pub struct FlowSettings {
     pub backend: BackendChoice,
     /// Relative influence threshold of the support (changing it needs no new run).
     pub threshold: f64,
+    /// Run the document's layer stack, when it has one, instead of its mask in every layer.
+    pub use_stack: bool,
 }
 
 impl Default for FlowSettings {
     fn default() -> Self {
-        FlowSettings { config: FlowConfig::default(), backend: BackendChoice::Auto, threshold: INFLUENCE_THRESHOLD }
+        FlowSettings {
+            config: FlowConfig::default(),
+            backend: BackendChoice::Auto,
+            threshold: INFLUENCE_THRESHOLD,
+            use_stack: true,
+        }
     }
 }
 
@@ -81,15 +88,48 @@ pub struct FlowKey {
     pub config: FlowConfig,
     /// Backend asked for.
     pub backend: BackendChoice,
+    /// Whether the run uses the document's layer stack (else its mask in every layer).
+    pub stack: bool,
 }
 
-/// A run to start: its key and the mask it reads.
+/// What the model's attention reads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowSource {
+    /// The editor's mask, in every head of every layer.
+    Mask(Rc<BitMatrix>),
+    /// The file's layer stack: model layer `l` uses stack layer `(l - 1) mod K` (periodically,
+    /// as `hasseflow flow` does), head `h` its mask `h mod m`.
+    Stack(Rc<(LayerStack, StackMode)>),
+}
+
+impl FlowSource {
+    /// The masks of every head of every layer of a model with `config`.
+    ///
+    /// # Errors
+    /// A stack layer with more head masks than the model has heads.
+    pub fn masks(&self, config: &FlowConfig) -> Result<FlowMasks, FlowError> {
+        match self {
+            FlowSource::Mask(m) => Ok(FlowMasks::uniform(m, config)),
+            FlowSource::Stack(s) => FlowMasks::from_stack(&s.0, config),
+        }
+    }
+
+    /// Positions.
+    pub fn n(&self) -> usize {
+        match self {
+            FlowSource::Mask(m) => m.n(),
+            FlowSource::Stack(s) => s.0.n(),
+        }
+    }
+}
+
+/// A run to start: its key and what it reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowRequest {
     /// What the run computes.
     pub key: FlowKey,
-    /// The mask (the document's at `key.revision`).
-    pub mask: Rc<BitMatrix>,
+    /// The document's mask or stack at `key.revision`.
+    pub source: FlowSource,
 }
 
 /// What a finished run sends back to the store.
@@ -157,12 +197,14 @@ impl Default for FlowState {
 }
 
 impl FlowState {
-    /// The key of the run the current mask needs, when one can run.
-    pub fn key(&self, revision: u64, n: usize) -> Option<FlowKey> {
+    /// The key of the run the current mask needs, when one can run (`has_stack`: the document
+    /// has a layer stack).
+    pub fn key(&self, revision: u64, n: usize, has_stack: bool) -> Option<FlowKey> {
         ((1..=MAX_FLOW_N).contains(&n) && self.settings.config.validate().is_ok()).then_some(FlowKey {
             revision,
             config: self.settings.config,
             backend: self.settings.backend,
+            stack: has_stack && self.settings.use_stack,
         })
     }
 
@@ -176,13 +218,16 @@ impl FlowState {
         if key.is_some() && self.status_key == key { self.status.clone() } else { FlowStatus::Idle }
     }
 
-    /// Stores a finished run for `key` when `key` is `current`; otherwise counts it as dropped.
-    pub(super) fn finish(&mut self, key: FlowKey, current: Option<FlowKey>, mask: &BitMatrix, run: FlowRun) {
-        if Some(key) != current || run.raw.n != mask.n() || run.raw.influence.len() != key.config.layers {
-            self.dropped += 1;
-            return;
-        }
-        let masks = FlowMasks::uniform(mask, &key.config);
+    /// Stores a finished run for `key` when `key` is `current` (`source`: what the current
+    /// document gives the model); otherwise counts it as dropped.
+    pub(super) fn finish(&mut self, key: FlowKey, current: Option<FlowKey>, source: &FlowSource, run: FlowRun) {
+        let masks = match source.masks(&key.config) {
+            Ok(m) if Some(key) == current && run.raw.n == m.n() && run.raw.influence.len() == m.layers() => m,
+            _ => {
+                self.dropped += 1;
+                return;
+            }
+        };
         let reach = masks.reach();
         let mut run = run;
         if run.report.threshold != self.settings.threshold {

@@ -399,9 +399,9 @@ fn family_files_derive_and_bad_ones_change_nothing() {
 
 /// What the shell would send back for `req`: the CPU path's run, timed at 1 ms.
 fn run_for(req: &FlowRequest) -> FlowRun {
-    use hasseflow_core::flow::{FlowMasks, FlowModel, FlowReport, cpu};
-    let model = FlowModel::new(req.key.config, req.mask.n()).expect("valid settings");
-    let masks = FlowMasks::uniform(&req.mask, &req.key.config);
+    use hasseflow_core::flow::{FlowModel, FlowReport, cpu};
+    let model = FlowModel::new(req.key.config, req.source.n()).expect("valid settings");
+    let masks = req.source.masks(&req.key.config).expect("masks fit the model");
     let raw = cpu::run_flow(&model, &masks);
     let report = FlowReport::new(&raw, &masks);
     FlowRun { raw: Rc::new(raw), report, millis: 1.0, fallback: Some("no WebGPU adapter".into()) }
@@ -421,7 +421,7 @@ fn flow_runs_are_requested_only_in_the_flow_view_and_not_mid_stroke() {
     s.apply(Action::SetSideView(SideView::Flow));
     let req = s.flow_request().expect("the Flow view asks for a run");
     assert_eq!(req.key.revision, s.revision);
-    assert_eq!(*req.mask, *s.doc.mask);
+    assert_eq!(req.source, FlowSource::Mask(s.doc.mask.clone()));
     s.apply(Action::StrokeStart(0, 5));
     assert_eq!(s.flow_request(), None, "no run while painting");
     s.apply(Action::StrokeEnd);
@@ -432,8 +432,8 @@ fn flow_runs_are_requested_only_in_the_flow_view_and_not_mid_stroke() {
     s.apply(Action::SetView(View::Editor));
     // Every mask the editor holds fits the model (a compile-time check in state.rs); past the
     // model's limit no key exists.
-    assert_eq!(s.flow.key(s.revision, MAX_FLOW_N + 1), None);
-    assert!(s.flow.key(s.revision, MAX_FLOW_N).is_some());
+    assert_eq!(s.flow.key(s.revision, MAX_FLOW_N + 1, false), None);
+    assert!(s.flow.key(s.revision, MAX_FLOW_N, false).is_some());
 }
 
 #[test]
@@ -559,4 +559,43 @@ fn a_flow_picture_marks_exactly_the_cells_where_support_and_reach_differ() {
     assert!(misses > 0);
     assert_eq!(strict.disagree.count_ones(), misses, "the marks are the report's misses");
     assert_eq!(strict.disagree, strict.reach.and(&strict.support.not()), "all of them inside R(L)");
+}
+
+#[test]
+fn a_layer_stack_from_a_file_is_kept_exported_and_run_by_the_flow_view() {
+    let mut s = state(BitMatrix::zeros(2));
+    // Causal then anti-causal: everyone sees everyone after two layers; the mask alone is causal.
+    let json = br#"{"format":"hasseflow-mask","version":1,"n":4,"rows":["1...","11..","111.","1111"],
+        "stack":{"mode":"once","layers":[{"heads":[{"rows":["1...","11..","111.","1111"]}]},
+                                          {"heads":[{"rows":["1111",".111","..11","...1"]}]}]}}"#;
+    s.apply(Action::Import { name: "stack.json".into(), bytes: json.to_vec() });
+    assert!(s.message.as_ref().is_some_and(|m| m.text.contains("2-layer stack")), "{:?}", s.message);
+    let json = hasseflow_core::format::write_json(&s.doc.to_file(), hasseflow_core::format::Encoding::Auto);
+    let stack = parse_mask_file(json.as_bytes()).map(|f| f.stack).unwrap_or_else(|e| panic!("export re-imports: {e}"));
+    assert_eq!(stack.map(|(st, _)| st.layers().len()), Some(2), "the stack survives export");
+    // Editing the grid keeps the stack; the Flow view runs it (and R(L) is the stack's).
+    paint(&mut s, &[(1, 2)]);
+    assert!(s.doc.stack.is_some());
+    s.apply(Action::SetFlowSettings(small_flow()));
+    s.apply(Action::SetSideView(SideView::Flow));
+    let req = s.flow_request().expect("a run is wanted");
+    assert!(req.key.stack);
+    assert!(matches!(req.source, FlowSource::Stack(_)));
+    s.apply(Action::FlowFinished { key: req.key, run: run_for(&req) });
+    let o = s.flow.current(s.flow_key()).expect("shown").clone();
+    assert!(o.run.report.exact());
+    assert_eq!(o.reach[1].count_ones(), 16, "R(2) of causal then anti-causal is full");
+    assert_eq!(o.reach[2].count_ones(), 16, "layer 3 is stack layer 1 again (periodic)");
+    assert!(s.derived.analysis.closure().count_ones() < 16, "the grid's analysis is the mask's, not the stack's");
+    // Unticking the stack is a new key: the mask in every layer.
+    s.apply(Action::SetFlowSettings(FlowSettings { use_stack: false, ..small_flow() }));
+    let req = s.flow_request().expect("a run for the mask");
+    assert!(!req.key.stack);
+    assert_eq!(req.source, FlowSource::Mask(s.doc.mask.clone()));
+    // Resizing drops the stack (its masks no longer fit), undo brings it back.
+    s.apply(Action::Resize(5));
+    assert!(s.doc.stack.is_none());
+    assert!(s.message.as_ref().is_some_and(|m| m.text.contains("dropped")));
+    s.apply(Action::Undo);
+    assert!(s.doc.stack.is_some());
 }

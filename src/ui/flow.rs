@@ -109,11 +109,11 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     }
     let key = req.key;
     let fail = |error: String| d.emit(Action::FlowFailed { key, error });
-    let model = match FlowModel::new(key.config, req.mask.n()) {
-        Ok(m) => m,
+    let built = FlowModel::new(key.config, req.source.n()).and_then(|m| Ok((m, req.source.masks(&key.config)?)));
+    let (model, masks) = match built {
+        Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
-    let masks = FlowMasks::uniform(&req.mask, &key.config);
     d.emit(Action::FlowProgress { key, progress: 0.0 });
     let gpu = match key.backend {
         BackendChoice::Cpu => Err("CPU chosen".to_string()),
@@ -190,6 +190,8 @@ pub struct FlowProps {
     pub theme: Theme,
     /// Reports dropped as stale so far.
     pub dropped: u64,
+    /// Layers of the document's stack, if it has one.
+    pub stack_layers: Option<usize>,
     /// Dispatch.
     pub dispatch: Callback<Action>,
 }
@@ -266,6 +268,13 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             if let Ok(v) = t.value().parse::<f64>() {
                 d.emit(Action::SetFlowSettings(FlowSettings { threshold: v, ..s }));
             }
+        })
+    };
+    let on_stack = {
+        let d = p.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+            d.emit(Action::SetFlowSettings(FlowSettings { use_stack: t.checked(), ..s }));
         })
     };
     let retry = {
@@ -373,6 +382,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let pal = Palette::of(p.theme);
     let lo = (*picture).as_ref().map_or(-9, |p| p.lo_decade);
     let l = p.layer.map_or("L".to_string(), |l| l.to_string());
+    let of_stack = p.outcome.as_ref().is_some_and(|o| o.key.stack);
 
     html! {
         <section class="panel flow" id="flow-panel" aria-label="Flow" data-state={state} data-dropped={p.dropped.to_string()}
@@ -391,6 +401,12 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                     { for THRESHOLDS.iter().map(|t| html! { <option value={t.to_string()} selected={*t == s.threshold}>{ format!("{t:.0e}") }</option> }) }
                 </select></label>
             </div>
+            if let Some(k) = p.stack_layers {
+                <label class="flow-stack" title="model layer l uses stack layer (l - 1) mod K, as hasseflow flow does; edits of the grid do not change the stack">
+                    <input id="flow-use-stack" type="checkbox" checked={s.use_stack} onchange={on_stack} />
+                    { format!(" run the file's {k}-layer stack (else the grid's mask in every layer)") }
+                </label>
+            }
             { status }
             <div class={classes!("flow-maps", hidden.then_some("stale"))} onmouseleave={on_leave.clone()}>
                 <figure>
@@ -401,7 +417,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                 <figure>
                     <canvas id="flow-reach" ref={reach_ref} width="256" height="256" onmousemove={on_move} onmouseleave={on_leave}
                         aria-label="theory R(L)" />
-                    <figcaption>{ format!("theory: R({l})") }</figcaption>
+                    <figcaption>{ format!("theory: R({l}){}", if of_stack { " of the stack" } else { "" }) }</figcaption>
                 </figure>
             </div>
             <div class="legend flow-legend" aria-label="Flow legend">

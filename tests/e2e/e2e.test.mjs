@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   ART,
+  CLI,
   FIX,
   ROOT,
   cellCentre,
@@ -468,8 +469,7 @@ test('block-sparsity overlay, block statistics and kernel verdicts', async () =>
   await page.close();
 });
 
-// The CLI built by ./scripts/test.sh (cargo build -p hasseflow-cli) is the oracle for the designer.
-const CLI = path.join(ROOT, 'target', 'debug', 'hasseflow');
+// The CLI (support.mjs) is the oracle for the designer.
 const cliDerive = (args) => JSON.parse(execFileSync(CLI, ['derive', ...args, '--json'], { encoding: 'utf8' }));
 
 async function openDesigner(page) {

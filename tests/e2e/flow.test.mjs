@@ -3,9 +3,10 @@
 // must be named). Timings go to target/e2e-artifacts/flow-measurements.json.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ART, cellCentre, launch, loadPreset, openFresh, shot, startServer, waitStat } from './support.mjs';
+import { ART, CLI, FIX, cellCentre, launch, loadPreset, openFresh, shot, startServer, waitStat } from './support.mjs';
 
 let server;
 let withGpu;
@@ -276,6 +277,44 @@ test('in-browser flow time: WebGPU (SwiftShader) against the CPU path, same page
       ratio: Math.round((g / c) * 10) / 10,
     };
   }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("a file's layer stack runs in the Flow view, R(L) as hasseflow flow computes it", async () => {
+  const page = await openFresh(withoutGpu, server.base);
+  const file = path.join(FIX, 'stack-window-anti.json');
+  await page.setInputFiles('#import', file);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('2-layer stack'));
+  await waitStat(page, 'n', 8);
+  await page.click('#side-flow');
+  assert.equal(await page.locator('#flow-use-stack').isChecked(), true);
+  await finished(page);
+  const cli = JSON.parse(
+    execFileSync(CLI, ['flow', file, '--backend', 'cpu', '--json', '--layers', '4', '--d-model', '32', '--heads', '4', '--seed', '0'], {
+      encoding: 'utf8',
+    }),
+  );
+  for (let l = 1; l <= 4; l++) {
+    await setLayer(page, l);
+    assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: l });
+    const reach = await mapCells(page, '#flow-reach', 8);
+    assert.equal(reach.reach, cli.layers[l - 1].reach, `|R(${l})| of the stack, as the CLI says`);
+    assert.match(await page.locator('#flow-reach + figcaption').innerText(), /of the stack/);
+  }
+  await shot(page, 'flow-stack', { fullPage: true });
+  // The grid's mask in every layer instead: the causal mask reaches everything below the diagonal at once.
+  await page.locator('#flow-use-stack').setChecked(false);
+  await finished(page);
+  await setLayer(page, 1);
+  assert.equal((await mapCells(page, '#flow-reach', 8)).reach, 36);
+  // The stack is kept in exports.
+  await page.locator('#export-menu').evaluate((d) => {
+    d.open = true;
+  });
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  assert.deepEqual(exported.stack, JSON.parse(readFileSync(file, 'utf8')).stack);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
