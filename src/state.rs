@@ -722,6 +722,26 @@ impl AppState {
                     self.load_file(MaskFile::new(mask), &format!("imported {name}"));
                 }
             },
+            Action::Import { name, bytes } if interop::is_kernel_json(&bytes) => {
+                // FlashMask records its size; a FlashAttention window takes the editor's.
+                let (result, sized) = match interop::parse_kernel_json(&bytes, None) {
+                    Err(interop::KernelImportError::NeedsSize) => {
+                        (interop::parse_kernel_json(&bytes, Some(self.n())), true)
+                    }
+                    r => (r, false),
+                };
+                match result {
+                    Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
+                    Ok(mask) => {
+                        let what = if sized {
+                            format!("imported the FlashAttention window {name} at the editor's size")
+                        } else {
+                            format!("imported the kernel parameters {name}")
+                        };
+                        self.load_file(MaskFile::new(mask), &what);
+                    }
+                }
+            }
             Action::Import { name, bytes } => match parse_mask_file(&bytes) {
                 Err(e) => self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e))),
                 Ok(file) => {

@@ -599,3 +599,25 @@ fn a_layer_stack_from_a_file_is_kept_exported_and_run_by_the_flow_view() {
     s.apply(Action::Undo);
     assert!(s.doc.stack.is_some());
 }
+
+#[test]
+fn kernel_parameter_files_import_as_masks() {
+    use hasseflow_core::interop::{flash_json, flashmask_json};
+    let prefix = BitMatrix::from_fn(6, |q, k| k <= q || k < 2);
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(Action::Import { name: "fm.json".into(), bytes: flashmask_json(&prefix).into_bytes() });
+    assert_eq!(*s.doc.mask, prefix);
+    assert!(s.message.as_ref().is_some_and(|m| m.text.contains("kernel parameters")));
+    // A FlashAttention window takes the editor's size (6 now).
+    let window = BitMatrix::from_fn(6, |q, k| k <= q && q - k < 3);
+    s.apply(Action::Import { name: "fa.json".into(), bytes: flash_json(&window).into_bytes() });
+    assert_eq!(*s.doc.mask, window);
+    assert!(s.message.as_ref().is_some_and(|m| m.text.contains("at the editor's size")));
+    // A refused verdict changes nothing.
+    let before = s.doc.clone();
+    s.apply(Action::Import { name: "no.json".into(), bytes: flash_json(&BitMatrix::zeros(4)).into_bytes() });
+    assert_eq!(s.doc, before);
+    assert!(s.message.as_ref().is_some_and(|m| m.level == Level::Error && m.text.contains("cannot represent")));
+    s.apply(Action::Undo);
+    assert_eq!(*s.doc.mask, prefix, "each import is one undo step");
+}

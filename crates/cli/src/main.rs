@@ -61,10 +61,14 @@ enum Command {
         #[arg(value_name = "KEY=VALUE")]
         params: Vec<String>,
     },
-    /// Convert a mask between the JSON format and text grids.
+    /// Convert a mask between the JSON format and text grids; also imports kernel parameters
+    /// (the JSON that `export --to flash` / `--to flashmask` writes) back into a mask.
     Convert {
-        /// Input file (JSON or text grid), or - for standard input.
+        /// Input file (JSON, text grid, .npy or kernel parameters), or - for standard input.
         file: String,
+        /// Size of a FlashAttention window file, which does not record one.
+        #[arg(long)]
+        n: Option<usize>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutFormat::Json)]
         to: OutFormat,
@@ -308,8 +312,8 @@ fn run(cli: Cli) -> Result<()> {
             print_out(&render(&file, format, encoding.into()));
             Ok(())
         }
-        Command::Convert { file, to, encoding, output } => {
-            let mask_file = read_mask(&file)?;
+        Command::Convert { file, n, to, encoding, output } => {
+            let mask_file = read_mask_sized(&file, n)?;
             let text = render(&mask_file, to, encoding.into());
             write_output(output.as_ref(), text.as_bytes())
         }
@@ -406,10 +410,25 @@ fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
 /// Reads a mask file (JSON, text grid, or `.npy` when it starts with the NumPy magic) from a path
 /// or `-`, refusing oversized input before reading it all.
 fn read_mask(path: &str) -> Result<MaskFile> {
+    read_mask_sized(path, None)
+}
+
+/// Reads a mask file, a text grid, a `.npy` or kernel parameters (`n`: the size a FlashAttention
+/// window file lacks).
+fn read_mask_sized(path: &str, n: Option<usize>) -> Result<MaskFile> {
     let bytes = read_limited(path)?;
     let name = if path == "-" { "<stdin>" } else { path };
     if interop::is_npy(&bytes) {
         let mask = interop::read_npy(&bytes).with_context(|| format!("{name}: invalid .npy mask"))?;
+        return Ok(MaskFile::new(mask));
+    }
+    if interop::is_kernel_json(&bytes) {
+        let mask = interop::parse_kernel_json(&bytes, n).with_context(|| match n {
+            None => format!(
+                "{name}: invalid kernel parameters (for a FlashAttention window: hasseflow convert {name} --n N)"
+            ),
+            Some(_) => format!("{name}: invalid kernel parameters"),
+        })?;
         return Ok(MaskFile::new(mask));
     }
     format::parse_mask_file(&bytes).with_context(|| format!("{name}: invalid mask"))

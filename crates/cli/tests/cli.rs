@@ -302,6 +302,29 @@ fn export_dot_blocks_and_kernels() {
 }
 
 #[test]
+fn kernel_parameters_import_back_into_the_same_mask() {
+    // FlashMask columns of a document mask, and a FlashAttention window: export, import, compare.
+    let doc = ok(&["preset", "document", "--n", "9", "segments=4,5", "causal=true"], "");
+    let rows = |file: &str| ok(&["convert", "-", "--to", "text"], file);
+    let columns = ok(&["export", "-", "--to", "flashmask"], &doc);
+    assert_eq!(rows(&columns), rows(&doc), "flashmask export -> import is the identity");
+    let window = ok(&["preset", "sliding-window", "--n", "7", "w=3"], "");
+    let flash = ok(&["export", "-", "--to", "flash"], &window);
+    assert_eq!(ok(&["convert", "-", "--n", "7", "--to", "text"], &flash), rows(&window));
+    // Other commands read kernel files too (FlashMask records its size).
+    let v = json(&["analyze", "-", "--json"], &columns);
+    assert_eq!(v["n"], 9);
+    // A FlashAttention window without a size, and a refused verdict, fail with one clear line.
+    let out = hasseflow(&["convert", "-"], &flash);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--n N"), "{}", String::from_utf8_lossy(&out.stderr));
+    let strided = ok(&["preset", "dilated-window", "--n", "8", "w=3", "d=2"], "");
+    let refused = ok(&["export", "-", "--to", "flash"], &strided);
+    let out = hasseflow(&["convert", "-", "--n", "8"], &refused);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot represent"));
+}
+
+#[test]
 fn flow_json_on_the_cpu_agrees_with_reach() {
     let mask = ok(&["preset", "sliding-window", "--n", "12", "w=3"], "");
     let v =

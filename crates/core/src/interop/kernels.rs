@@ -256,6 +256,160 @@ fn report<T: Serialize>(kernel: &'static str, err: Option<&NotRepresentable>, pa
     s
 }
 
+/// Why a kernel parameter file (what `export --to flash` / `--to flashmask` writes, or the same
+/// fields written by hand) does not give a mask.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KernelImportError {
+    /// Not JSON, or not an object with a known `kernel`.
+    #[error("not a kernel parameter file: {0}")]
+    NotKernel(String),
+    /// The file itself says the mask was not representable.
+    #[error("the file records a mask {kernel} cannot represent ({reason}); there are no parameters to import")]
+    NotRepresentable {
+        /// Kernel named in the file.
+        kernel: String,
+        /// The recorded reason.
+        reason: String,
+    },
+    /// A FlashAttention window carries no size: give one.
+    #[error("a FlashAttention window does not say how many positions it covers: give the size (n)")]
+    NeedsSize,
+    /// A field is missing, of the wrong type or out of range.
+    #[error("{field}: {reason}")]
+    Field {
+        /// The field.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Whether `bytes` look like a kernel parameter file: a JSON object with a `"kernel"` field
+/// (cheap check on the text; [`parse_kernel_json`] does the real parsing).
+pub fn is_kernel_json(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(4096)];
+    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') && head.windows(8).any(|w| w == b"\"kernel\"")
+}
+
+/// The mask a kernel parameter file means: FlashAttention `{"kernel": "flash-attention",
+/// "causal": .., "window_size": [left, right]}` (`-1` unbounded; `n` from the file's `"n"` or
+/// `n`), or FlashMask `{"kernel": "flashmask", "n": .., "lts": [..], "lte": [..], "uts": [..],
+/// "ute": [..]}` in this module's convention (`lte` defaults to `n` per column; `uts`/`ute`, when
+/// absent, to the causal upper triangle if `"causal": true`, else to empty intervals). Exactly
+/// the inverse of [`flash_json`] and [`flashmask_json`] for representable masks.
+///
+/// # Errors
+/// [`KernelImportError`] naming the offending field.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::BitMatrix;
+/// use hasseflow_core::interop::kernels::{flashmask_json, parse_kernel_json};
+/// let prefix = BitMatrix::from_fn(5, |q, k| k <= q || k < 2);
+/// assert_eq!(parse_kernel_json(flashmask_json(&prefix).as_bytes(), None).unwrap(), prefix);
+/// let w = br#"{"kernel": "flash-attention", "causal": true, "window_size": [1, 0]}"#;
+/// assert_eq!(parse_kernel_json(w, Some(3)).unwrap().to_row_strings(), ["1..", "11.", ".11"]);
+/// ```
+pub fn parse_kernel_json(bytes: &[u8], n: Option<usize>) -> Result<BitMatrix, KernelImportError> {
+    use serde_json::Value;
+    let field = |field: &str, reason: String| KernelImportError::Field { field: field.into(), reason };
+    if bytes.len() > crate::format::MAX_INPUT_BYTES {
+        return Err(KernelImportError::NotKernel(format!(
+            "{} bytes is over the {} byte limit",
+            bytes.len(),
+            crate::format::MAX_INPUT_BYTES
+        )));
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| KernelImportError::NotKernel(e.to_string()))?;
+    let kernel = v.get("kernel").and_then(Value::as_str).ok_or_else(|| {
+        KernelImportError::NotKernel("no \"kernel\" field (\"flash-attention\" or \"flashmask\")".into())
+    })?;
+    if v.get("representable") == Some(&Value::Bool(false)) {
+        let reason = v.get("reason").and_then(Value::as_str).unwrap_or("no reason given");
+        return Err(KernelImportError::NotRepresentable { kernel: kernel.into(), reason: reason.into() });
+    }
+    let size = |v: &Value| -> Result<Option<usize>, KernelImportError> {
+        match v.get("n") {
+            None => Ok(None),
+            Some(x) => match x.as_u64() {
+                Some(s) if (1..=crate::format::MAX_N as u64).contains(&s) => Ok(Some(s as usize)),
+                _ => Err(field("n", format!("must be a whole number from 1 to {}, got {x}", crate::format::MAX_N))),
+            },
+        }
+    };
+    let causal = match v.get("causal") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(x) => return Err(field("causal", format!("must be true or false, got {x}"))),
+    };
+    match kernel {
+        "flash-attention" => {
+            let n = match (size(&v)?, n) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(field("n", format!("the file says {a}, the size given is {b}")));
+                }
+                (Some(a), _) | (None, Some(a)) => a,
+                (None, None) => return Err(KernelImportError::NeedsSize),
+            };
+            let bad = || field("window_size", "must be [left, right], whole numbers >= -1 (-1: unbounded)".into());
+            let w = v.get("window_size").and_then(Value::as_array).ok_or_else(bad)?;
+            let side = |x: &Value| match x.as_i64() {
+                Some(-1) => Ok(None),
+                Some(s) if s >= 0 => Ok(Some(s as usize)),
+                _ => Err(bad()),
+            };
+            let (left, right) = match &w[..] {
+                [l, r] => (side(l)?, side(r)?),
+                _ => return Err(bad()),
+            };
+            let right = if causal { Some(0) } else { right };
+            if n == 0 || n > crate::format::MAX_N {
+                return Err(field("n", format!("must be from 1 to {}, got {n}", crate::format::MAX_N)));
+            }
+            Ok(FlashWindow { causal, left, right }.mask(n))
+        }
+        "flashmask" => {
+            let n = size(&v)?.or(n).ok_or_else(|| field("n", "missing: FlashMask files give the size".into()))?;
+            let column = |name: &str, default: &dyn Fn(usize) -> usize| -> Result<Vec<usize>, KernelImportError> {
+                match v.get(name) {
+                    None => Ok((0..n).map(default).collect()),
+                    Some(Value::Array(a)) if a.len() == n => a
+                        .iter()
+                        .map(|x| match x.as_u64() {
+                            Some(s) if s as usize <= n => Ok(s as usize),
+                            _ => Err(field(name, format!("entries must be whole numbers from 0 to n = {n}, got {x}"))),
+                        })
+                        .collect(),
+                    Some(Value::Array(a)) => Err(field(name, format!("has {} entries, expected n = {n}", a.len()))),
+                    Some(x) => Err(field(name, format!("must be a list, got {x}"))),
+                }
+            };
+            let lts = v.get("lts").map(|_| column("lts", &|_| n)).ok_or_else(|| field("lts", "missing".into()))??;
+            let lte = column("lte", &|_| n)?;
+            let uts = column("uts", &|_| 0)?;
+            let ute = column("ute", &|k| if causal { k } else { 0 })?;
+            for k in 0..n {
+                if !(k <= lts[k] && lts[k] <= lte[k]) && lts[k] != lte[k] {
+                    return Err(field(
+                        "lts",
+                        format!("column {k}: the lower interval [{}, {}) must lie in rows {k}..{n}", lts[k], lte[k]),
+                    ));
+                }
+                if !(uts[k] <= ute[k] && ute[k] <= k) && uts[k] != ute[k] {
+                    return Err(field(
+                        "uts",
+                        format!("column {k}: the upper interval [{}, {}) must lie in rows 0..{k}", uts[k], ute[k]),
+                    ));
+                }
+            }
+            Ok(FlashMaskColumns { n, lts, lte, uts, ute }.mask())
+        }
+        other => Err(KernelImportError::NotKernel(format!(
+            "unknown kernel {other:?} (expected \"flash-attention\" or \"flashmask\")"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +485,66 @@ mod tests {
         assert!(err.contains("key column 0") && err.contains("lower"), "{err}");
         assert!(flashmask_json(&strided).contains("\"representable\":false"));
         assert!(flashmask_json(&BitMatrix::ones(3)).contains("\"columns_needed\":2"));
+    }
+
+    #[test]
+    fn kernel_files_import_back_to_the_mask_they_were_exported_from() {
+        let mut rng = SplitMix64::new(21);
+        let (mut windows, mut columns) = (0, 0);
+        for _ in 0..400 {
+            let n = 1 + rng.below(14);
+            let m = match rng.below(3) {
+                0 => FlashWindow {
+                    causal: false,
+                    left: [None, Some(rng.below(4))][rng.below(2)],
+                    right: [None, Some(rng.below(4))][rng.below(2)],
+                }
+                .mask(n),
+                1 => BitMatrix::from_fn(n, |q, k| k <= q && q - k < 1 + rng.below(n)),
+                _ => BitMatrix::from_fn(n, |_, _| rng.below(4) > 0),
+            };
+            if flash_window(&m).is_ok() {
+                windows += 1;
+                assert_eq!(parse_kernel_json(flash_json(&m).as_bytes(), Some(n)), Ok(m.clone()));
+            }
+            if flashmask_columns(&m).is_ok() {
+                columns += 1;
+                assert_eq!(parse_kernel_json(flashmask_json(&m).as_bytes(), None), Ok(m.clone()));
+            }
+        }
+        assert!(windows > 100 && columns > 150, "{windows} windows, {columns} column sets");
+        // Hand-written minimal files: causal FlashMask with only LTS (a window of 2).
+        let lts_only = br#"{"kernel":"flashmask","n":4,"causal":true,"lts":[2,3,4,4]}"#;
+        assert_eq!(
+            parse_kernel_json(lts_only, None).map(|m| m.to_row_strings()),
+            Ok(vec!["1...".to_string(), "11..".into(), ".11.".into(), "..11".into()])
+        );
+        assert!(is_kernel_json(lts_only) && is_kernel_json(flash_json(&BitMatrix::ones(3)).as_bytes()));
+        assert!(!is_kernel_json(br#"{"format":"hasseflow-mask"}"#) && !is_kernel_json(b"1.\n11\n"));
+    }
+
+    #[test]
+    fn bad_kernel_files_name_what_is_wrong() {
+        let err = |bytes: &[u8], n: Option<usize>| parse_kernel_json(bytes, n).unwrap_err().to_string();
+        assert!(err(b"not json", None).contains("not a kernel parameter file"));
+        assert!(err(br#"{"kernel":"xformers"}"#, None).contains("unknown kernel"));
+        let refused = flash_json(&BitMatrix::from_fn(4, |q, k| k < q));
+        assert!(err(refused.as_bytes(), Some(4)).contains("cannot represent (query 0"));
+        let w = br#"{"kernel":"flash-attention","window_size":[1,0]}"#;
+        assert!(err(w, None).contains("give the size"));
+        assert!(err(br#"{"kernel":"flash-attention","window_size":[1]}"#, Some(3)).contains("window_size"));
+        assert!(err(br#"{"kernel":"flash-attention","window_size":[-2,0]}"#, Some(3)).contains("window_size"));
+        assert!(err(br#"{"kernel":"flash-attention","n":3,"window_size":[1,0]}"#, Some(4)).contains("the file says 3"));
+        assert!(err(br#"{"kernel":"flash-attention","n":0,"window_size":[1,0]}"#, None).contains("n: must be"));
+        assert!(err(br#"{"kernel":"flashmask","lts":[1]}"#, None).contains("n: missing"));
+        assert!(err(br#"{"kernel":"flashmask","n":2}"#, None).contains("lts: missing"));
+        assert!(err(br#"{"kernel":"flashmask","n":2,"lts":[1]}"#, None).contains("has 1 entries"));
+        assert!(err(br#"{"kernel":"flashmask","n":2,"lts":[1,9]}"#, None).contains("from 0 to n = 2"));
+        assert!(err(br#"{"kernel":"flashmask","n":3,"lts":[3,0,3],"lte":[3,2,3]}"#, None).contains("column 1"));
+        assert!(
+            err(br#"{"kernel":"flashmask","n":3,"lts":[3,3,3],"uts":[0,0,1],"ute":[0,2,2]}"#, None)
+                .contains("column 1: the upper interval")
+        );
+        assert!(err(br#"{"kernel":"flashmask","n":2,"causal":"yes","lts":[2,2]}"#, None).contains("causal"));
     }
 }

@@ -29,7 +29,8 @@ pub use blocks::{BlockError, BlockRow, BlockStats, block_stats};
 pub use dot::hasse_dot;
 pub use flex::{DEFAULT_BLOCK_SIZE, FlexError, FlexExport, FlexForm, flex_python, provenance_if_matches};
 pub use kernels::{
-    FlashMaskColumns, FlashWindow, NotRepresentable, flash_json, flash_window, flashmask_columns, flashmask_json,
+    FlashMaskColumns, FlashWindow, KernelImportError, NotRepresentable, flash_json, flash_window, flashmask_columns,
+    flashmask_json, is_kernel_json, parse_kernel_json,
 };
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
 
