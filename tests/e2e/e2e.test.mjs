@@ -240,6 +240,33 @@ test('bad files show a message and leave the mask unchanged', async () => {
   await page.close();
 });
 
+test('kernel parameters (FlashMask, FlashAttention) import as the mask the CLI exported them from', async () => {
+  const page = await fresh();
+  const kernelFile = (name, preset, kind) => {
+    const mask = execFileSync(CLI, ['preset', ...preset], { encoding: 'utf8' });
+    const out = execFileSync(CLI, ['export', '-', '--to', kind], { input: mask, encoding: 'utf8' });
+    const file = path.join(ART, name);
+    writeFileSync(file, out);
+    return { file, rows: JSON.parse(execFileSync(CLI, ['convert', '-'], { input: mask, encoding: 'utf8' })).rows };
+  };
+  const doc = kernelFile('document9.flashmask.json', ['document', '--n', '9', 'segments=4,5', 'causal=true'], 'flashmask');
+  await page.setInputFiles('#import', doc.file);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('kernel parameters'));
+  await waitStat(page, 'n', 9);
+  assert.deepEqual(JSON.parse(await exportJson(page)).rows, doc.rows);
+  // A FlashAttention window takes the editor's size (9), and says so.
+  const win = kernelFile('window9.flash.json', ['sliding-window', '--n', '9', 'w=3'], 'flash');
+  await page.setInputFiles('#import', win.file);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes("at the editor's size"));
+  assert.deepEqual(JSON.parse(await exportJson(page)).rows, win.rows);
+  // A refused verdict changes nothing.
+  const no = kernelFile('dilated.flash.json', ['dilated-window', '--n', '9', 'w=3', 'd=2'], 'flash');
+  await page.setInputFiles('#import', no.file);
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('cannot represent'));
+  assert.deepEqual(JSON.parse(await exportJson(page)).rows, win.rows);
+  await page.close();
+});
+
 test('share link round trip, and a tampered link is refused', async () => {
   const page = await fresh();
   await loadPreset(page, 'dilated-window', 10, { w: 3, d: 2 });
