@@ -17,7 +17,7 @@ use crate::share;
 
 mod designer;
 mod flow;
-pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_TASKS_DRAWN, View};
+pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
 pub use flow::{
     BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState, FlowStatus,
     LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
@@ -234,6 +234,8 @@ pub struct AppState {
     pub design_hover: Option<usize>,
     /// Successful derivations so far (tells one result from the next, even an identical one).
     pub design_seq: u64,
+    /// An autosaved family, derived when the designer is first opened.
+    pub pending_design: Option<FamilySpec>,
     /// The order view or the Flow view beside the grid.
     pub side: SideView,
     /// The Flow view's settings and latest run.
@@ -337,6 +339,9 @@ pub enum Action {
     SetView(View),
     /// Derive a family's minimal merged task (a refused family leaves the last design as it was).
     Derive(FamilySpec),
+    /// Restore the designer's autosaved family (JSON of [`FamilySpec::to_json`]); it is derived
+    /// when the designer opens. A broken save is reported and ignored.
+    RestoreDesign(String),
     /// Hover a merged node in the designer (or leave it).
     HoverMerged(Option<usize>),
     /// Load the derived dense mask, with its position labels, into the editor (one undo step).
@@ -396,6 +401,7 @@ impl AppState {
             design: None,
             design_hover: None,
             design_seq: 0,
+            pending_design: None,
             side: SideView::Order,
             flow: FlowState::default(),
             clock,
@@ -788,7 +794,19 @@ impl AppState {
             Action::SetOrderView(v) => self.order_view = v,
             Action::Notify(level, text) => self.message = Some(Message { level, text }),
             Action::Dismiss => self.message = None,
-            Action::SetView(v) => self.view = v,
+            Action::SetView(v) => {
+                self.view = v;
+                if v == View::Designer
+                    && self.design.is_none()
+                    && let Some(spec) = self.pending_design.take()
+                {
+                    self.apply(Action::Derive(spec));
+                }
+            }
+            Action::RestoreDesign(json) => match FamilySpec::from_json(&json) {
+                Ok(spec) => self.pending_design = Some(spec),
+                Err(e) => self.error(format!("the autosaved design is unreadable ({e}); it was ignored.")),
+            },
             Action::Derive(spec) => {
                 let what = spec.describe();
                 match Design::compute(spec, self.clock) {

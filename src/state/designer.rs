@@ -145,6 +145,80 @@ impl FamilySpec {
     }
 }
 
+/// Largest family file whose text the designer's autosave keeps.
+pub const MAX_SAVED_FAMILY_BYTES: usize = 512 * 1024;
+
+impl FamilySpec {
+    /// The spec as a small JSON object, for the designer's autosave (`None` for a family file
+    /// that is not UTF-8 or is over [`MAX_SAVED_FAMILY_BYTES`]).
+    pub fn to_json(&self) -> Option<String> {
+        use serde_json::json;
+        let v = match self {
+            FamilySpec::Autoregressive { n, bidirectional, pad } => {
+                json!({"family": "autoregressive", "n": n, "bidirectional": bidirectional, "pad": pad})
+            }
+            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => json!({
+                "family": "block", "n": n, "block": block, "prompt": prompt, "minimal": minimal,
+                "clean_causal": clean_causal, "query_causal": query_causal, "interleaved": interleaved
+            }),
+            FamilySpec::Butterfly { n, minimal, mask_token, radius } => json!({
+                "family": "butterfly", "n": n, "minimal": minimal, "mask_token": mask_token, "radius": radius
+            }),
+            FamilySpec::Mae { n, span, stride, causal_encoder } => json!({
+                "family": "mae", "n": n, "span": span, "stride": stride, "causal_encoder": causal_encoder
+            }),
+            FamilySpec::File { name, bytes } => {
+                let text = std::str::from_utf8(bytes).ok().filter(|_| bytes.len() <= MAX_SAVED_FAMILY_BYTES)?;
+                json!({"family": "file", "name": name, "text": text})
+            }
+        };
+        Some(v.to_string())
+    }
+
+    /// Reads what [`FamilySpec::to_json`] wrote.
+    ///
+    /// # Errors
+    /// A sentence naming the missing or mistyped field.
+    pub fn from_json(text: &str) -> Result<FamilySpec, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+        let num = |k: &str| {
+            v.get(k).and_then(serde_json::Value::as_u64).map(|x| x as usize).ok_or_else(|| format!("{k} is missing"))
+        };
+        let flag = |k: &str| v.get(k).and_then(serde_json::Value::as_bool).ok_or_else(|| format!("{k} is missing"));
+        let text_of = |k: &str| v.get(k).and_then(serde_json::Value::as_str).ok_or_else(|| format!("{k} is missing"));
+        Ok(match text_of("family")? {
+            "autoregressive" => {
+                FamilySpec::Autoregressive { n: num("n")?, bidirectional: flag("bidirectional")?, pad: flag("pad")? }
+            }
+            "block" => FamilySpec::Block {
+                n: num("n")?,
+                block: num("block")?,
+                prompt: num("prompt")?,
+                minimal: flag("minimal")?,
+                clean_causal: flag("clean_causal")?,
+                query_causal: flag("query_causal")?,
+                interleaved: flag("interleaved")?,
+            },
+            "butterfly" => FamilySpec::Butterfly {
+                n: num("n")?,
+                minimal: flag("minimal")?,
+                mask_token: flag("mask_token")?,
+                radius: num("radius")?,
+            },
+            "mae" => FamilySpec::Mae {
+                n: num("n")?,
+                span: num("span")?,
+                stride: num("stride")?,
+                causal_encoder: flag("causal_encoder")?,
+            },
+            "file" => {
+                FamilySpec::File { name: text_of("name")?.to_string(), bytes: text_of("text")?.as_bytes().to_vec() }
+            }
+            other => return Err(format!("unknown family {other:?}")),
+        })
+    }
+}
+
 /// One derivation and what the views draw from it, computed once by the reducer.
 #[derive(Debug)]
 pub struct Design {

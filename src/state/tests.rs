@@ -621,3 +621,39 @@ fn kernel_parameter_files_import_as_masks() {
     s.apply(Action::Undo);
     assert_eq!(*s.doc.mask, prefix, "each import is one undo step");
 }
+
+#[test]
+fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() {
+    let specs = [
+        FamilySpec::Autoregressive { n: 5, bidirectional: true, pad: false },
+        FamilySpec::Block {
+            n: 6,
+            block: 2,
+            prompt: 1,
+            minimal: true,
+            clean_causal: false,
+            query_causal: true,
+            interleaved: true,
+        },
+        FamilySpec::Butterfly { n: 4, minimal: false, mask_token: true, radius: 2 },
+        FamilySpec::Mae { n: 8, span: 2, stride: 3, causal_encoder: true },
+        FamilySpec::File { name: "f.json".into(), bytes: b"{\"tasks\": []}".to_vec() },
+    ];
+    for spec in &specs {
+        let json = spec.to_json().expect("savable");
+        assert_eq!(FamilySpec::from_json(&json).as_ref(), Ok(spec), "{json}");
+    }
+    assert_eq!(FamilySpec::File { name: "b".into(), bytes: vec![0xff, 0xfe] }.to_json(), None, "not UTF-8: not saved");
+    let mut s = state(BitMatrix::zeros(2));
+    s.apply(Action::RestoreDesign(specs[2].to_json().expect("savable")));
+    assert!(s.design.is_none(), "nothing is derived before the designer opens");
+    s.apply(Action::SetView(View::Designer));
+    let d = s.design.clone().expect("derived on opening");
+    assert_eq!(d.spec, specs[2]);
+    assert_eq!(s.pending_design, None);
+    // A broken save is reported and changes nothing.
+    s.apply(Action::RestoreDesign("{\"family\": \"block\", \"n\": 3}".into()));
+    assert!(s.message.as_ref().is_some_and(|m| m.level == Level::Error && m.text.contains("block is missing")));
+    assert!(s.design.as_ref().is_some_and(|x| Rc::ptr_eq(x, &d)));
+    assert_eq!(s.pending_design, None);
+}

@@ -52,7 +52,57 @@ struct Draft {
     radius: usize,
 }
 
+impl Default for Draft {
+    fn default() -> Self {
+        Draft {
+            family: "butterfly".into(),
+            n: 4,
+            block: 2,
+            prompt: 0,
+            span: 2,
+            stride: 0,
+            bidirectional: false,
+            pad: false,
+            minimal: false,
+            mask_token: false,
+            causal_encoder: false,
+            clean_causal: false,
+            query_causal: false,
+            interleaved: false,
+            radius: 1,
+        }
+    }
+}
+
 impl Draft {
+    /// The form showing `spec` (a family file leaves the built-in fields at their defaults).
+    fn from_spec(spec: &FamilySpec) -> Draft {
+        let d = Draft::default();
+        match spec.clone() {
+            FamilySpec::Autoregressive { n, bidirectional, pad } => {
+                Draft { family: "autoregressive".into(), n, bidirectional, pad, ..d }
+            }
+            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => Draft {
+                family: "block".into(),
+                n,
+                block,
+                prompt,
+                minimal,
+                clean_causal,
+                query_causal,
+                interleaved,
+                ..d
+            },
+            FamilySpec::Butterfly { n, minimal, mask_token, radius } => {
+                Draft { family: "butterfly".into(), n, minimal, mask_token, radius, ..d }
+            }
+            FamilySpec::Mae { n, span, stride, causal_encoder } => {
+                Draft { family: "mae".into(), n, span, stride, causal_encoder, ..d }
+            }
+            FamilySpec::File { .. } => d,
+        }
+    }
+
     fn spec(&self) -> FamilySpec {
         match self.family.as_str() {
             "block" => FamilySpec::Block {
@@ -113,27 +163,12 @@ struct Scenes {
 /// The designer view.
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
-    let draft = use_state(|| Draft {
-        family: "butterfly".into(),
-        n: 4,
-        block: 2,
-        prompt: 0,
-        span: 2,
-        stride: 0,
-        bidirectional: false,
-        pad: false,
-        minimal: false,
-        mask_token: false,
-        causal_encoder: false,
-        clean_causal: false,
-        query_causal: false,
-        interleaved: false,
-        radius: 1,
-    });
+    // The form starts from the design shown (a restored one included), else butterfly n=4.
+    let draft = use_state(|| p.design.as_ref().map_or_else(Draft::default, |d| Draft::from_spec(&d.spec)));
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
         let design = p.design.clone();
-        use_memo(p.design.as_ref().map(|d| Rc::as_ptr(d) as usize), move |_| {
+        use_memo(p.seq, move |_| {
             design.map(|d| {
                 let merged = layout(
                     &HasseInput { classes: &d.members, edges: d.derivation.edges(), labels: Some(&d.positions) },

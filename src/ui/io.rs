@@ -26,6 +26,20 @@ pub fn save_autosave(json: &str) -> Result<(), String> {
     s.set_item(AUTOSAVE_KEY, json).map_err(|_| "local storage is full; autosave failed".to_string())
 }
 
+/// localStorage key of the designer's last family.
+pub const DESIGN_KEY: &str = "hasseflow.design.v1";
+
+/// Reads the designer's saved family.
+pub fn load_design() -> Option<String> {
+    storage()?.get_item(DESIGN_KEY).ok().flatten()
+}
+
+/// Saves the designer's family; a full or missing storage is reported.
+pub fn save_design(json: &str) -> Result<(), String> {
+    let s = storage().ok_or("local storage is not available; the design is not saved")?;
+    s.set_item(DESIGN_KEY, json).map_err(|_| "local storage is full; the design was not saved".to_string())
+}
+
 /// The URL fragment without `#`.
 pub fn fragment() -> String {
     web_sys::window()

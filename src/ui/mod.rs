@@ -83,6 +83,9 @@ pub fn app() -> Html {
             if let Some(json) = io::load_autosave() {
                 d.emit(Action::Restore(json));
             }
+            if let Some(json) = io::load_design() {
+                d.emit(Action::RestoreDesign(json));
+            }
             let fragment = io::fragment();
             if !fragment.is_empty() {
                 d.emit(Action::LoadShared(fragment));
@@ -118,6 +121,17 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         use_effect_with((state.revision, state.stroke.is_some()), move |&(_, stroking)| {
             if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), Encoding::Auto)) {
+                d.emit(Action::Notify(Level::Error, e));
+            }
+        });
+    }
+    // The designer's family, after every successful derivation.
+    {
+        let (design, d) = (state.design.clone(), dispatch.clone());
+        use_effect_with(state.design_seq, move |_| {
+            if let Some(json) = design.and_then(|x| x.spec.to_json())
+                && let Err(e) = io::save_design(&json)
+            {
                 d.emit(Action::Notify(Level::Error, e));
             }
         });

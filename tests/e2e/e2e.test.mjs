@@ -608,6 +608,23 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
   await page.close();
 });
 
+test('designer: the last family is saved and derived again after a reload', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  await deriveFamily(page, 'block', { n: 6, block: 2, interleaved: true });
+  const nodes = await page.locator('#design-nodes').innerText();
+  const rows = await derivedRows(page);
+  await page.reload();
+  await page.waitForSelector('#grid');
+  await page.click('#tab-designer');
+  await page.waitForSelector('#derived-dense');
+  assert.equal(await page.locator('#design-nodes').innerText(), nodes);
+  assert.deepEqual(await derivedRows(page), rows);
+  assert.equal(await page.locator('#family').inputValue(), 'block');
+  assert.equal(await page.locator('#family-interleaved').isChecked(), true);
+  await page.close();
+});
+
 test('designer: a user family file, and a bad one changes nothing', async () => {
   const page = await fresh();
   await openDesigner(page);
