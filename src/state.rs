@@ -273,6 +273,9 @@ pub enum Action {
     StrokeMove(usize, usize),
     /// Pointer up or cancelled.
     StrokeEnd,
+    /// Abandon the stroke: the document goes back to what it was before it, with no undo step
+    /// (a second finger turned the touch into a pinch).
+    StrokeCancel,
     /// Choose a tool.
     SetTool(Tool),
     /// Undo the last change.
@@ -660,6 +663,11 @@ impl AppState {
                         h.undo.remove(0);
                     }
                     h.redo.clear();
+                }
+            }
+            Action::StrokeCancel => {
+                if let Some(stroke) = self.stroke.take() {
+                    self.set_live(stroke.before);
                 }
             }
             Action::SetTool(t) => self.tool = t,

@@ -657,3 +657,19 @@ fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() 
     assert!(s.design.as_ref().is_some_and(|x| Rc::ptr_eq(x, &d)));
     assert_eq!(s.pending_design, None);
 }
+
+#[test]
+fn a_cancelled_stroke_leaves_no_trace() {
+    let mut s = state(BitMatrix::from_fn(4, |q, k| k <= q));
+    let (before, rev) = (s.doc.clone(), s.revision);
+    s.apply(Action::StrokeStart(0, 3));
+    s.apply(Action::StrokeMove(1, 3));
+    assert_eq!(s.doc.mask.count_ones(), 12, "painted while the finger moved");
+    s.apply(Action::StrokeCancel);
+    assert_eq!(s.doc, before);
+    assert!(s.stroke.is_none());
+    assert!(!s.can_undo(), "no undo step for a stroke that never happened");
+    assert!(s.revision > rev, "the views follow the restored mask");
+    s.apply(Action::StrokeCancel);
+    assert_eq!(s.doc, before, "cancelling without a stroke does nothing");
+}

@@ -45,6 +45,8 @@ pub struct GridProps {
     pub on_stroke_move: Callback<(usize, usize)>,
     /// Pointer released.
     pub on_stroke_end: Callback<()>,
+    /// The stroke is abandoned (a second finger came down to pinch).
+    pub on_stroke_cancel: Callback<()>,
     /// Hover changed.
     pub on_hover: Callback<Option<(usize, usize)>>,
     /// Where the canvas element is (the shell exports it as PNG).
@@ -104,6 +106,32 @@ struct Drag {
     painting: bool,
     panning: Option<(f64, f64, View)>,
     last: Option<(usize, usize)>,
+    /// Touch points down on the grid: pointer id and position.
+    touches: Vec<(i32, f64, f64)>,
+    /// A two-finger pinch: the fingers' distance and midpoint when it began, and the view then.
+    pinch: Option<(f64, (f64, f64), View)>,
+}
+
+impl Drag {
+    /// Distance and midpoint of the first two touch points.
+    fn spread(&self) -> Option<(f64, (f64, f64))> {
+        let [(_, x0, y0), (_, x1, y1), ..] = self.touches[..] else { return None };
+        Some(((x1 - x0).hypot(y1 - y0).max(1.0), ((x0 + x1) / 2.0, (y0 + y1) / 2.0)))
+    }
+}
+
+impl View {
+    /// The view after a pinch from `(d0, mid0)` at `start` to `(d, mid)`: zoom by `d / d0`, and
+    /// the grid point that was under `mid0` follows the fingers to `mid`.
+    fn pinched(start: View, (d0, mid0): (f64, (f64, f64)), (d, mid): (f64, (f64, f64)), n: usize) -> View {
+        let zoom = start.zoom * d / d0;
+        let z = View { zoom, pan: (0.0, 0.0) }.clamped(n).zoom;
+        let follow = |m0: f64, m: f64, pan0: f64| {
+            let u = (m0 - RULER - pan0) / start.zoom;
+            m - RULER - u * z
+        };
+        View { zoom: z, pan: (follow(mid0.0, mid.0, start.pan.0), follow(mid0.1, mid.1, start.pan.1)) }.clamped(n)
+    }
 }
 
 /// The pointer in the grid's own coordinates (`0..CANVAS_PX`): the canvas' content box is
@@ -155,6 +183,21 @@ pub fn grid(props: &GridProps) -> Html {
                 let _ = t.set_pointer_capture(e.pointer_id());
             }
             let mut d = drag.borrow_mut();
+            if e.pointer_type() == "touch" {
+                d.touches.retain(|t| t.0 != e.pointer_id());
+                d.touches.push((e.pointer_id(), x, y));
+                if let Some(spread) = d.spread() {
+                    // A second finger: pinch-zoom, and the first finger's stroke never happened.
+                    e.prevent_default();
+                    if d.painting {
+                        d.painting = false;
+                        d.last = None;
+                        p.on_stroke_cancel.emit(());
+                    }
+                    d.pinch = Some((spread.0, spread.1, *view));
+                    return;
+                }
+            }
             if e.button() == 1 || (e.button() == 0 && (e.alt_key() || e.shift_key())) {
                 e.prevent_default();
                 d.panning = Some((x, y, *view));
@@ -173,6 +216,15 @@ pub fn grid(props: &GridProps) -> Html {
         Callback::from(move |e: PointerEvent| {
             let (x, y) = offset(&e);
             let mut d = drag.borrow_mut();
+            if let Some(t) = d.touches.iter_mut().find(|t| t.0 == e.pointer_id()) {
+                (t.1, t.2) = (x, y);
+            }
+            if let Some((d0, mid0, v0)) = d.pinch {
+                if let Some(now) = d.spread() {
+                    view.set(View::pinched(v0, (d0, mid0), now, n));
+                }
+                return;
+            }
             if let Some((x0, y0, v0)) = d.panning {
                 view.set(View { zoom: v0.zoom, pan: (v0.pan.0 + x - x0, v0.pan.1 + y - y0) }.clamped(n));
                 return;
@@ -192,8 +244,16 @@ pub fn grid(props: &GridProps) -> Html {
     };
     let end = {
         let (drag, p) = (drag.clone(), props.clone());
-        Callback::from(move |_: PointerEvent| {
+        Callback::from(move |e: PointerEvent| {
             let mut d = drag.borrow_mut();
+            d.touches.retain(|t| t.0 != e.pointer_id());
+            if d.pinch.is_some() {
+                // The pinch ends when a finger lifts; the other finger does not start painting.
+                if d.touches.is_empty() {
+                    d.pinch = None;
+                }
+                return;
+            }
             d.panning = None;
             if d.painting {
                 d.painting = false;
@@ -263,8 +323,9 @@ pub fn grid(props: &GridProps) -> Html {
     html! {
         <div class="grid-wrap">
             <canvas id="grid" ref={props.canvas_ref.clone()} width={px.to_string()} height={px.to_string()}
+                data-zoom={format!("{:.3}", view.zoom)}
                 tabindex="0" role="img"
-                aria-label="Mask grid: row q reads column k. Drag to paint; arrow keys move the cursor, Space paints; wheel zooms, Shift+drag pans."
+                aria-label="Mask grid: row q reads column k. Drag to paint; arrow keys move the cursor, Space paints; wheel or two-finger pinch zooms, Shift+drag pans."
                 {onpointerdown} {onpointermove} onpointerup={end.clone()} onpointercancel={end}
                 {onpointerleave} {onwheel} {onkeydown} />
             <div class="zoom" role="group" aria-label="Zoom">

@@ -289,6 +289,10 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         Callback::from(move |()| d.emit(Action::StrokeEnd))
     };
+    let on_stroke_cancel = {
+        let d = dispatch.clone();
+        Callback::from(move |()| d.emit(Action::StrokeCancel))
+    };
     let on_hover = {
         let d = dispatch.clone();
         Callback::from(move |c| d.emit(Action::HoverCell(c)))
@@ -518,7 +522,7 @@ pub fn app() -> Html {
                 <section class="center" aria-label="Mask">
                     <Grid mask={state.doc.mask.clone()} derived={state.derived.clone()} labels={state.doc.labels.clone()} revision={state.revision}
                         layer={state.layer} hover={state.hover_cell} hover_class={state.hover_class} theme={*theme}
-                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_hover} canvas_ref={canvas_ref.clone()}
+                        {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_stroke_cancel} {on_hover} canvas_ref={canvas_ref.clone()}
                         blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
                 </section>

@@ -83,6 +83,45 @@ test('paint a 4x4 causal mask and see L* = 1', async () => {
   await page.close();
 });
 
+test('two-finger pinch zooms the grid and cancels the first finger\'s stroke', async () => {
+  const page = await fresh();
+  await setSize(page, 16);
+  const entries = await stat(page, 'entries');
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
+  // Above the diagonal, where the grid is empty.
+  const a = await cellCentre(page, 3, 9);
+  const b = await cellCentre(page, 6, 12);
+  const touch = (type, points) =>
+    cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points.map(([x, y], id) => ({ x, y, id })) });
+  // One finger paints...
+  await touch('touchStart', [[a.x, a.y]]);
+  await waitStat(page, 'entries', Number(entries) + 1);
+  // ...until a second finger comes down: the stroke is undone and the fingers zoom.
+  await touch('touchStart', [
+    [a.x, a.y],
+    [b.x, b.y],
+  ]);
+  await waitStat(page, 'entries', entries);
+  for (let i = 1; i <= 5; i++) {
+    await touch('touchMove', [
+      [a.x - 12 * i, a.y - 12 * i],
+      [b.x + 12 * i, b.y + 12 * i],
+    ]);
+  }
+  await page.waitForFunction(() => Number(document.querySelector('#grid').dataset.zoom) > 1.5);
+  await touch('touchEnd', []);
+  assert.equal(await stat(page, 'entries'), entries, 'the pinch painted nothing');
+  // ...and left no undo step: one undo goes back past the resize.
+  const zoom = Number(await page.locator('#grid').getAttribute('data-zoom'));
+  measurements['pinch: zoom after spreading two fingers by 120 px'] = zoom;
+  await page.click('text=fit');
+  await page.waitForFunction(() => document.querySelector('#grid').dataset.zoom === '1.000');
+  await page.click('#undo');
+  await waitStat(page, 'n', 8);
+  await page.close();
+});
+
 test('undo and redo with the keyboard', async () => {
   const page = await fresh();
   await setSize(page, 4);
