@@ -19,8 +19,8 @@ mod designer;
 mod flow;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
 pub use flow::{
-    BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState, FlowStatus,
-    LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
+    BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState,
+    FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
 };
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
@@ -376,6 +376,8 @@ pub enum Action {
     },
     /// Try the failed flow run again.
     RetryFlow,
+    /// Show the measured influence or the attention rollout on the Flow view's map.
+    SetFlowMap(FlowMap),
 }
 
 impl AppState {
@@ -876,6 +878,7 @@ impl AppState {
                 let current = self.flow_key();
                 self.flow.report_status(key, current, FlowStatus::Failed(error));
             }
+            Action::SetFlowMap(m) => self.flow.map = m,
             Action::RetryFlow => {
                 self.flow.status_key = None;
                 self.flow.status = FlowStatus::Idle;

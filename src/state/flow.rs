@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::flow::{self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD};
+use hasseflow_core::flow::{self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD, rollout};
 use hasseflow_core::{BitMatrix, LayerStack, StackMode};
 
 /// Largest mask the Flow view runs (the model's limit).
@@ -182,6 +182,8 @@ pub struct FlowState {
     pub status: FlowStatus,
     /// Reports dropped because the mask or the settings had changed (shown, and tested).
     pub dropped: u64,
+    /// Influence or rollout on the left map.
+    pub map: FlowMap,
 }
 
 impl Default for FlowState {
@@ -192,6 +194,7 @@ impl Default for FlowState {
             status_key: None,
             status: FlowStatus::Idle,
             dropped: 0,
+            map: FlowMap::Influence,
         }
     }
 }
@@ -276,6 +279,16 @@ pub fn relative(influence: &[f32]) -> Vec<f32> {
     if max > 0.0 { influence.iter().map(|&x| x / max).collect() } else { vec![0.0; influence.len()] }
 }
 
+/// What the Flow view's left map shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowMap {
+    /// The measured influence of perturbing each input.
+    #[default]
+    Influence,
+    /// Attention rollout (Abnar & Zuidema): the cheaper view from the attention weights alone.
+    Rollout,
+}
+
 /// One layer of an outcome, ready to paint: the log-scaled influence, the support and the cells
 /// where the measurement and the theory disagree.
 #[derive(Clone, Debug, PartialEq)]
@@ -304,10 +317,16 @@ impl FlowOutcome {
     ///
     /// # Panics
     /// If `layer` is 0 or past the model's last layer.
-    pub fn picture(&self, layer: usize) -> LayerPicture {
+    pub fn picture(&self, layer: usize, map: FlowMap) -> LayerPicture {
         let n = self.run.raw.n;
-        let rel = relative(&self.run.raw.influence[layer - 1]);
-        let threshold = self.run.report.threshold;
+        let (rel, threshold) = match map {
+            FlowMap::Influence => (relative(&self.run.raw.influence[layer - 1]), self.run.report.threshold),
+            // Rollout rows are probability distributions: its support is every positive entry.
+            FlowMap::Rollout => {
+                let roll = rollout(&self.run.raw.attention[..layer], n).pop().unwrap_or_default();
+                (relative(&roll.iter().map(|&x| x as f32).collect::<Vec<_>>()), 0.0)
+            }
+        };
         let min_pos = rel.iter().copied().filter(|&x| x > 0.0).fold(1f32, f32::min);
         let lo_decade = (f64::from(min_pos).log10().floor() as i32).clamp(-12, -1);
         let span = -f64::from(lo_decade);

@@ -543,7 +543,7 @@ fn a_flow_picture_marks_exactly_the_cells_where_support_and_reach_differ() {
     s.apply(Action::SetSideView(SideView::Flow));
     let req = s.flow_request().expect("a run is wanted");
     s.apply(Action::FlowFinished { key: req.key, run: run_for(&req) });
-    let exact = s.flow.current(s.flow_key()).expect("shown").picture(8);
+    let exact = s.flow.current(s.flow_key()).expect("shown").picture(8, FlowMap::Influence);
     assert_eq!(exact.disagree.count_ones(), 0);
     assert_eq!(exact.support, exact.reach);
     assert!(exact.lo_decade < -1 && exact.lo_decade >= -12);
@@ -554,11 +554,20 @@ fn a_flow_picture_marks_exactly_the_cells_where_support_and_reach_differ() {
     assert!(exact.shade.iter().flatten().any(|&t| t == 1.0));
     s.apply(Action::SetFlowSettings(FlowSettings { threshold: 1e-2, ..settings }));
     let o = s.flow.current(s.flow_key()).expect("shown").clone();
-    let strict = o.picture(8);
+    let strict = o.picture(8, FlowMap::Influence);
     let misses = o.run.report.layers[7].false_negatives;
     assert!(misses > 0);
     assert_eq!(strict.disagree.count_ones(), misses, "the marks are the report's misses");
     assert_eq!(strict.disagree, strict.reach.and(&strict.support.not()), "all of them inside R(L)");
+    // The rollout view: its support is R(L) exactly, whatever the influence threshold.
+    s.apply(Action::SetFlowMap(FlowMap::Rollout));
+    assert_eq!(s.flow.map, FlowMap::Rollout);
+    for l in 1..=8 {
+        let roll = o.picture(l, FlowMap::Rollout);
+        assert_eq!(roll.support, roll.reach, "layer {l}");
+        assert_eq!(roll.disagree.count_ones(), 0);
+        assert!(roll.shade.iter().flatten().all(|t| (0.0..=1.0).contains(t)));
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@ use yew::prelude::*;
 use super::io;
 use super::palette::{Palette, Rgb, Theme, css, viridis};
 use crate::state::{
-    Action, BackendChoice, FlowKey, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowStatus, LayerPicture,
+    Action, BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowStatus, LayerPicture,
     THRESHOLDS,
 };
 
@@ -190,6 +190,8 @@ pub struct FlowProps {
     pub theme: Theme,
     /// Reports dropped as stale so far.
     pub dropped: u64,
+    /// Influence or rollout on the left map.
+    pub map: FlowMap,
     /// Layers of the document's stack, if it has one.
     pub stack_layers: Option<usize>,
     /// Dispatch.
@@ -207,16 +209,16 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let heat_ref = use_node_ref();
     let reach_ref = use_node_ref();
     let picture = {
-        let (o, layer) = (p.outcome.clone(), p.layer);
-        use_memo((o.as_ref().map(|o| (o.key, o.run.report.threshold)), layer), move |_| {
-            o.zip(layer).map(|(o, l)| Rc::new(o.picture(l.min(o.key.config.layers))))
+        let (o, layer, map) = (p.outcome.clone(), p.layer, p.map);
+        use_memo((o.as_ref().map(|o| (o.key, o.run.report.threshold.to_bits())), layer, map), move |_| {
+            o.zip(layer).map(|(o, l)| Rc::new(o.picture(l.min(o.key.config.layers), map)))
         })
     };
     {
         let (heat, reach, theme) = (heat_ref.clone(), reach_ref.clone(), p.theme);
         let pic = (*picture).clone();
         let shown = p.outcome.as_ref().map(|o| (o.key, o.run.report.threshold.to_bits()));
-        use_effect_with((shown, pic.as_ref().map(|p| p.layer), theme), move |_| {
+        use_effect_with((shown, pic.as_ref().map(|p| p.layer), p.map, theme), move |_| {
             if let Some(pic) = pic {
                 draw_maps(&pic, &heat, &reach, theme);
             }
@@ -276,6 +278,10 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             let t: web_sys::HtmlInputElement = e.target_unchecked_into();
             d.emit(Action::SetFlowSettings(FlowSettings { use_stack: t.checked(), ..s }));
         })
+    };
+    let set_map = |m: FlowMap| {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::SetFlowMap(m)))
     };
     let retry = {
         let d = p.dispatch.clone();
@@ -350,7 +356,11 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             html! {
                 <div class="flow-agreement" id="flow-agreement" data-agreement={a.agreement.to_string()}
                     data-disagree={pic.disagree.count_ones().to_string()} data-layer={pic.layer.to_string()}>
-                    <p><strong>{ format!("Agreement with R({}): {:.2}%", pic.layer, 100.0 * a.agreement) }</strong>
+                    if p.map == FlowMap::Rollout {
+                        <p><strong>{ format!("Rollout support agrees with R({}) on {:.2}% of cells", pic.layer, 100.0 * a.rollout_agreement) }</strong>
+                            {" (every positive rollout weight counts; the influence figures follow)."}</p>
+                    }
+                    <p><strong>{ format!("Influence agreement with R({}): {:.2}%", pic.layer, 100.0 * a.agreement) }</strong>
                         { format!(" — {} false positive{}, {} false negative{} (threshold {:.0e} of the layer's maximum).",
                             a.false_positives, if a.false_positives == 1 { "" } else { "s" },
                             a.false_negatives, if a.false_negatives == 1 { "" } else { "s" }, o.run.report.threshold) }</p>
@@ -370,8 +380,9 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         (Some((q, k)), Some(pic)) if q < pic.n && k < pic.n && !p.pending => {
             let rel = pic.relative[q * pic.n + k];
             let verdict = if pic.disagree.get(q, k) { " — disagrees with the theory" } else { "" };
+            let what = if p.map == FlowMap::Rollout { "rollout weight" } else { "influence" };
             format!(
-                "q = {q}, k = {k}: influence {rel:.2e} of the layer's maximum; {} R({}){verdict}.",
+                "q = {q}, k = {k}: {what} {rel:.2e} of the layer's maximum; {} R({}){verdict}.",
                 if pic.reach.get(q, k) { "in" } else { "not in" },
                 pic.layer
             )
@@ -408,11 +419,21 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                 </label>
             }
             { status }
+            <div class="segmented" role="group" aria-label="Left map">
+                <button type="button" id="flow-map-influence" aria-pressed={(p.map == FlowMap::Influence).to_string()}
+                    onclick={set_map(FlowMap::Influence)} title="perturb each input, measure every state">{"Influence"}</button>
+                <button type="button" id="flow-map-rollout" aria-pressed={(p.map == FlowMap::Rollout).to_string()}
+                    onclick={set_map(FlowMap::Rollout)} title="products of the head-averaged attention (Abnar & Zuidema): cheaper, from the unperturbed pass">{"Attention rollout"}</button>
+            </div>
             <div class={classes!("flow-maps", hidden.then_some("stale"))} onmouseleave={on_leave.clone()}>
                 <figure>
                     <canvas id="flow-heat" ref={heat_ref} width="256" height="256" onmousemove={on_move.clone()} onmouseleave={on_leave.clone()}
                         aria-label="measured influence heatmap" />
-                    <figcaption>{ format!("measured influence after layer {l}") }</figcaption>
+                    <figcaption>{ if p.map == FlowMap::Rollout {
+                        format!("attention rollout after layer {l}")
+                    } else {
+                        format!("measured influence after layer {l}")
+                    } }</figcaption>
                 </figure>
                 <figure>
                     <canvas id="flow-reach" ref={reach_ref} width="256" height="256" onmousemove={on_move} onmouseleave={on_leave}

@@ -542,7 +542,7 @@ pub fn app() -> Html {
                     if state.side == SideView::Flow {
                         <FlowPanel settings={state.flow.settings} outcome={state.flow.current(flow_key).cloned()}
                             status={state.flow.status_for(flow_key)} pending={flow_pending} layer={state.flow_layer()} n={n}
-                            hover={state.hover_cell} theme={*theme} dropped={state.flow.dropped}
+                            hover={state.hover_cell} theme={*theme} dropped={state.flow.dropped} map={state.flow.map}
                             stack_layers={state.doc.stack.as_ref().map(|st| st.0.layers().len())} dispatch={dispatch.clone()} />
                     } else {
                         <section class="panel order" aria-label="Order view">

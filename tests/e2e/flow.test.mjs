@@ -132,7 +132,7 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
     assert.equal(reach.reach, r, `the theory map shows |R(${l})| = ${r} cells`);
     assert.equal(reach.mark + heat.mark, 0);
     assert.equal(heat.empty, 256 - r, 'exactly the cells outside R(L) show no influence');
-    assert.match(await page.locator('#flow-agreement').innerText(), new RegExp(`Agreement with R\\(${l}\\): 100\\.00%`));
+    assert.match(await page.locator('#flow-agreement').innerText(), new RegExp(`Influence agreement with R\\(${l}\\): 100\\.00%`));
   }
   await shot(page, 'flow-webgpu-window16', { fullPage: true });
   // The grid's hover and the maps' hover are one: hovering the heat map names the cell.
@@ -167,6 +167,15 @@ test('a visible-influence threshold marks the faint paths as disagreements witho
   assert.equal(reach.mark, a.disagree, 'and on the theory map');
   assert.match(await page.locator('#flow-agreement').innerText(), /false negative/);
   await shot(page, 'flow-threshold-disagreements', { fullPage: true });
+  // The attention-rollout map needs no threshold: its support is R(L) at every layer.
+  await page.click('#flow-map-rollout');
+  await page.waitForFunction(() => document.querySelector('#flow-agreement').dataset.disagree === '0');
+  const rolled = await mapCells(page, '#flow-heat', 24);
+  assert.equal(rolled.mark, 0);
+  assert.equal(rolled.empty, 24 * 24 - (await mapCells(page, '#flow-reach', 24)).reach);
+  assert.match(await page.locator('#flow-heat + figcaption').innerText(), /attention rollout after layer 8/);
+  await page.click('#flow-map-influence');
+  await page.waitForFunction((d) => document.querySelector('#flow-agreement').dataset.disagree === String(d), a.disagree);
   // Hover a marked cell: the far end of the 8-hop chain, q = 16 reading k = 0... find one.
   const cell = await page.locator('#flow-heat').evaluate((c) => {
     const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
