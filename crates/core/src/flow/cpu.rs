@@ -2,7 +2,7 @@
 //! when no GPU adapter exists. Plain `f32` loops in the same order of operations as the kernels.
 
 use super::{BackendInfo, FlowMasks, FlowModel, FlowRaw, LN_EPS};
-use crate::bits::Ones;
+use crate::bits::{BitMatrix, Ones};
 
 /// Runs the unperturbed pass and the `n` perturbed passes (copy `k` adds
 /// [`FlowModel::perturbation`] to input `k`) and measures every layer's influence.
@@ -49,7 +49,12 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
 pub struct CpuFlowJob {
     n: usize,
     next: usize,
+    /// Unperturbed states after each layer.
     base_states: Vec<Vec<f32>>,
+    /// Unperturbed `[Q | K | V]` of each layer (`n x 3d`).
+    base_qkv: Vec<Vec<f32>>,
+    /// `R(l + 1)` transposed: row `k` lists the positions input `k` can reach after layer `l + 1`.
+    reach_t: Vec<BitMatrix>,
     attention: Vec<Vec<f32>>,
     output: Vec<f32>,
     influence: Vec<Vec<f32>>,
@@ -69,6 +74,7 @@ impl CpuFlowJob {
         assert_eq!(masks.layers(), cfg.layers, "masks and model differ in layers");
         let mut scratch = Scratch::new(model);
         let mut base_states = Vec::with_capacity(cfg.layers);
+        let mut base_qkv = Vec::with_capacity(cfg.layers);
         let mut attention = Vec::with_capacity(cfg.layers);
         let mut h = model.inputs().to_vec();
         for l in 0..cfg.layers {
@@ -78,11 +84,14 @@ impl CpuFlowJob {
             probs.iter_mut().for_each(|p| *p *= scale);
             attention.push(probs);
             base_states.push(h.clone());
+            base_qkv.push(scratch.qkv.clone());
         }
         CpuFlowJob {
             n,
             next: 0,
             base_states,
+            base_qkv,
+            reach_t: masks.reach().iter().map(BitMatrix::transpose).collect(),
             attention,
             output: h,
             influence: vec![vec![0f32; n * n]; cfg.layers],
@@ -93,26 +102,81 @@ impl CpuFlowJob {
     /// Runs up to `copies` more perturbed copies; returns whether all `n` are done. `model` and
     /// `masks` must be the ones given to [`CpuFlowJob::new`].
     pub fn step(&mut self, model: &FlowModel, masks: &FlowMasks, copies: usize) -> bool {
-        let d = model.config().d_model;
-        let n = self.n;
-        let end = self.next.saturating_add(copies).min(n);
+        let end = self.next.saturating_add(copies).min(self.n);
         for k in self.next..end {
-            let mut h = model.inputs().to_vec();
-            for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
-                *x += p;
-            }
-            for (l, base) in self.base_states.iter().enumerate() {
-                layer_forward(model, masks, l, &mut h, &mut self.scratch, None);
-                for q in 0..n {
-                    let a = &h[q * d..(q + 1) * d];
-                    let b = &base[q * d..(q + 1) * d];
-                    let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-                    self.influence[l][q * n + k] = sq.sqrt();
-                }
-            }
+            self.copy(model, masks, k);
         }
         self.next = end;
         self.is_done()
+    }
+
+    /// Copy `k`: input `k` perturbed. Only positions in `R(L)` of `k` can differ from the
+    /// unperturbed pass after layer `L` (that is the theory; the tests check it bit for bit), so
+    /// only those rows are recomputed, from the perturbed rows and the cached unperturbed
+    /// `[Q | K | V]` and states of the others, with exactly the operations the dense pass does
+    /// on them. The rest keep influence 0. A causal mask recomputes about half the rows, a
+    /// window of `w` about `w · L` per layer; a mask whose `R(1)` is full gains nothing.
+    fn copy(&mut self, model: &FlowModel, masks: &FlowMasks, k: usize) {
+        let cfg = model.config();
+        let (n, d, dh) = (self.n, cfg.d_model, cfg.head_dim());
+        let scale = 1.0 / (dh as f32).sqrt();
+        let s = &mut self.scratch;
+        // `h` holds the perturbed rows (those in `affected`); the others are read from the base.
+        let mut h = model.inputs().to_vec();
+        for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
+            *x += p;
+        }
+        let mut affected = vec![k];
+        let mut in_a = vec![false; n];
+        in_a[k] = true;
+        for l in 0..cfg.layers {
+            let before = if l == 0 { model.inputs() } else { &self.base_states[l - 1][..] };
+            let next: Vec<usize> = Ones::new(self.reach_t[l].row(k)).collect();
+            if next.len() * 4 >= n * 3 {
+                // Most rows move: the dense layer (same operations) is faster than row by row.
+                for q in (0..n).filter(|&q| !in_a[q]) {
+                    h[q * d..(q + 1) * d].copy_from_slice(&before[q * d..(q + 1) * d]);
+                }
+                layer_forward(model, masks, l, &mut h, s, None);
+            } else {
+                let w = LayerWeights::of(model, l);
+                // [Q | K | V] of every row: the cached unperturbed ones, the moved rows recomputed.
+                s.qkv.copy_from_slice(&self.base_qkv[l]);
+                for &j in &affected {
+                    matmul(&h[j * d..(j + 1) * d], w.qkv, w.qkv_bias, &mut s.qkv[j * 3 * d..(j + 1) * 3 * d], d, false);
+                }
+                let qkv = &s.qkv;
+                for &q in &next {
+                    for head in 0..cfg.heads {
+                        let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
+                        let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
+                        let kv = |j: usize| {
+                            (&qkv[j * 3 * d + ko..j * 3 * d + ko + dh], &qkv[j * 3 * d + vo..j * 3 * d + vo + dh])
+                        };
+                        let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
+                        attend(query, masks.mask(l, head).row(q), kv, scale, out, &mut s.scores);
+                    }
+                }
+                let f = cfg.hidden();
+                for &q in &next {
+                    let x = &mut s.rows[q * d..(q + 1) * d];
+                    x.copy_from_slice(if in_a[q] { &h[q * d..(q + 1) * d] } else { &before[q * d..(q + 1) * d] });
+                    finish_rows(&w, x, &s.heads_out[q * d..(q + 1) * d], &mut s.hidden[q * f..(q + 1) * f], d);
+                }
+                for &q in &next {
+                    h[q * d..(q + 1) * d].copy_from_slice(&s.rows[q * d..(q + 1) * d]);
+                }
+            }
+            let base = &self.base_states[l];
+            for &q in &next {
+                let a = &h[q * d..(q + 1) * d];
+                let b = &base[q * d..(q + 1) * d];
+                let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+                self.influence[l][q * n + k] = sq.sqrt();
+                in_a[q] = true;
+            }
+            affected = next;
+        }
     }
 
     /// Whether every perturbed copy has run.
@@ -144,6 +208,8 @@ struct Scratch {
     heads_out: Vec<f32>,
     hidden: Vec<f32>,
     scores: Vec<f32>,
+    /// Rows of a perturbed copy being finished (`n x d`).
+    rows: Vec<f32>,
 }
 
 impl Scratch {
@@ -155,6 +221,7 @@ impl Scratch {
             heads_out: vec![0.0; n * d],
             hidden: vec![0.0; n * model.config().hidden()],
             scores: vec![0.0; n],
+            rows: vec![0.0; n * d],
         }
     }
 }
@@ -196,8 +263,91 @@ pub fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + (C * (x + 0.044_715 * x * x * x)).tanh())
 }
 
-/// One layer in place on `h` (`n x d`). `probs`, when given, receives the sum over heads of the
-/// attention probabilities (`n x n`).
+/// The parameters of one layer, sliced out of [`FlowModel::weights`].
+struct LayerWeights<'a> {
+    qkv: &'a [f32],
+    qkv_bias: &'a [f32],
+    out: &'a [f32],
+    out_bias: &'a [f32],
+    ln1: (&'a [f32], &'a [f32]),
+    mlp1: &'a [f32],
+    mlp1_bias: &'a [f32],
+    mlp2: &'a [f32],
+    mlp2_bias: &'a [f32],
+    ln2: (&'a [f32], &'a [f32]),
+}
+
+impl<'a> LayerWeights<'a> {
+    fn of(model: &'a FlowModel, layer: usize) -> LayerWeights<'a> {
+        let cfg = model.config();
+        let (d, f) = (cfg.d_model, cfg.hidden());
+        let o = model.offsets();
+        let w = &model.weights()[layer * o.stride..(layer + 1) * o.stride];
+        LayerWeights {
+            qkv: &w[o.qkv..o.qkv + 3 * d * d],
+            qkv_bias: &w[o.qkv_bias..o.qkv_bias + 3 * d],
+            out: &w[o.out..o.out + d * d],
+            out_bias: &w[o.out_bias..o.out_bias + d],
+            ln1: (&w[o.ln1_gain..o.ln1_gain + d], &w[o.ln1_bias..o.ln1_bias + d]),
+            mlp1: &w[o.mlp1..o.mlp1 + d * f],
+            mlp1_bias: &w[o.mlp1_bias..o.mlp1_bias + f],
+            mlp2: &w[o.mlp2..o.mlp2 + f * d],
+            mlp2_bias: &w[o.mlp2_bias..o.mlp2_bias + d],
+            ln2: (&w[o.ln2_gain..o.ln2_gain + d], &w[o.ln2_bias..o.ln2_bias + d]),
+        }
+    }
+}
+
+/// One head's attention for one query: a softmax over the keys `allowed` lets it read (`kv`
+/// gives a key's key and value vectors), the weighted values written to `out`. Returns `1 / Σ`
+/// with the normalised weights' numerators left in `scores` (for recording), or `None` for a
+/// fully masked row, whose output is 0 (FlexAttention's convention, no 0/0).
+fn attend<'a>(
+    query: &[f32],
+    allowed: &[u64],
+    kv: impl Fn(usize) -> (&'a [f32], &'a [f32]),
+    scale: f32,
+    out: &mut [f32],
+    scores: &mut [f32],
+) -> Option<f32> {
+    out.fill(0.0);
+    let mut max = f32::NEG_INFINITY;
+    let mut count = 0;
+    for k in Ones::new(allowed) {
+        let score = query.iter().zip(kv(k).0).map(|(a, b)| a * b).sum::<f32>() * scale;
+        scores[count] = score;
+        count += 1;
+        max = max.max(score);
+    }
+    if count == 0 {
+        return None;
+    }
+    let mut sum = 0.0;
+    for (i, k) in Ones::new(allowed).enumerate() {
+        let e = (scores[i] - max).exp();
+        scores[i] = e;
+        sum += e;
+        out.iter_mut().zip(kv(k).1).for_each(|(a, v)| *a += e * v);
+    }
+    let inv = 1.0 / sum;
+    out.iter_mut().for_each(|a| *a *= inv);
+    Some(inv)
+}
+
+/// Everything after attention, in place on rows `x` (the residual input, `d` wide) given their
+/// heads' outputs: output projection + residual, LayerNorm 1, MLP + residual, LayerNorm 2.
+/// `hidden` is scratch of `rows x hidden` floats.
+fn finish_rows(w: &LayerWeights<'_>, x: &mut [f32], heads_out: &[f32], hidden: &mut [f32], d: usize) {
+    matmul(heads_out, w.out, w.out_bias, x, d, true);
+    layer_norm(x, w.ln1.0, w.ln1.1);
+    matmul(x, w.mlp1, w.mlp1_bias, hidden, d, false);
+    hidden.iter_mut().for_each(|v| *v = gelu(*v));
+    matmul(hidden, w.mlp2, w.mlp2_bias, x, w.mlp1_bias.len(), true);
+    layer_norm(x, w.ln2.0, w.ln2.1);
+}
+
+/// One layer in place on `h` (`n x d`), every row. `probs`, when given, receives the sum over
+/// heads of the attention probabilities (`n x n`).
 fn layer_forward(
     model: &FlowModel,
     masks: &FlowMasks,
@@ -210,41 +360,18 @@ fn layer_forward(
     let n = model.n();
     let d = cfg.d_model;
     let dh = cfg.head_dim();
-    let f = cfg.hidden();
-    let o = model.offsets();
-    let w = &model.weights()[layer * o.stride..(layer + 1) * o.stride];
-    matmul(h, &w[o.qkv..o.qkv + 3 * d * d], &w[o.qkv_bias..o.qkv_bias + 3 * d], &mut s.qkv, d, false);
+    let w = LayerWeights::of(model, layer);
+    matmul(h, w.qkv, w.qkv_bias, &mut s.qkv, d, false);
     let scale = 1.0 / (dh as f32).sqrt();
     for head in 0..cfg.heads {
         let mask = masks.mask(layer, head);
         let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
+        let qkv = &s.qkv;
         for q in 0..n {
             let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
-            out.fill(0.0);
-            let query = &s.qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
-            let mut max = f32::NEG_INFINITY;
-            let mut count = 0;
-            for k in Ones::new(mask.row(q)) {
-                let key = &s.qkv[k * 3 * d + ko..k * 3 * d + ko + dh];
-                let score = query.iter().zip(key).map(|(a, b)| a * b).sum::<f32>() * scale;
-                s.scores[count] = score;
-                count += 1;
-                max = max.max(score);
-            }
-            if count == 0 {
-                // Fully masked row: zero output (FlexAttention), no 0/0.
-                continue;
-            }
-            let mut sum = 0.0;
-            for (i, k) in Ones::new(mask.row(q)).enumerate() {
-                let e = (s.scores[i] - max).exp();
-                s.scores[i] = e;
-                sum += e;
-                let value = &s.qkv[k * 3 * d + vo..k * 3 * d + vo + dh];
-                out.iter_mut().zip(value).for_each(|(a, v)| *a += e * v);
-            }
-            let inv = 1.0 / sum;
-            out.iter_mut().for_each(|a| *a *= inv);
+            let kv = |k: usize| (&qkv[k * 3 * d + ko..k * 3 * d + ko + dh], &qkv[k * 3 * d + vo..k * 3 * d + vo + dh]);
+            let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
+            let Some(inv) = attend(query, mask.row(q), kv, scale, out, &mut s.scores) else { continue };
             if let Some(probs) = probs.as_deref_mut() {
                 for (i, k) in Ones::new(mask.row(q)).enumerate() {
                     probs[q * n + k] += s.scores[i] * inv;
@@ -252,10 +379,71 @@ fn layer_forward(
             }
         }
     }
-    matmul(&s.heads_out, &w[o.out..o.out + d * d], &w[o.out_bias..o.out_bias + d], h, d, true);
-    layer_norm(h, &w[o.ln1_gain..o.ln1_gain + d], &w[o.ln1_bias..o.ln1_bias + d]);
-    matmul(h, &w[o.mlp1..o.mlp1 + d * f], &w[o.mlp1_bias..o.mlp1_bias + f], &mut s.hidden, d, false);
-    s.hidden.iter_mut().for_each(|x| *x = gelu(*x));
-    matmul(&s.hidden, &w[o.mlp2..o.mlp2 + f * d], &w[o.mlp2_bias..o.mlp2_bias + d], h, f, true);
-    layer_norm(h, &w[o.ln2_gain..o.ln2_gain + d], &w[o.ln2_bias..o.ln2_bias + d]);
+    finish_rows(&w, h, &s.heads_out, &mut s.hidden, d);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::FlowConfig;
+    use crate::rng::SplitMix64;
+    use crate::stack::{Layer, LayerStack};
+
+    /// The dense reference: every row of every perturbed copy recomputed.
+    fn dense(model: &FlowModel, masks: &FlowMasks) -> Vec<Vec<f32>> {
+        let cfg = model.config();
+        let (n, d) = (model.n(), cfg.d_model);
+        let base = CpuFlowJob::new(model, masks);
+        let mut s = Scratch::new(model);
+        let mut influence = vec![vec![0f32; n * n]; cfg.layers];
+        for k in 0..n {
+            let mut h = model.inputs().to_vec();
+            for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
+                *x += p;
+            }
+            for (l, b) in base.base_states.iter().enumerate() {
+                layer_forward(model, masks, l, &mut h, &mut s, None);
+                for q in 0..n {
+                    let sq: f32 =
+                        h[q * d..(q + 1) * d].iter().zip(&b[q * d..(q + 1) * d]).map(|(x, y)| (x - y) * (x - y)).sum();
+                    influence[l][q * n + k] = sq.sqrt();
+                }
+            }
+        }
+        influence
+    }
+
+    #[test]
+    fn recomputing_only_the_reached_rows_is_bit_identical_to_the_dense_pass() {
+        let mut rng = SplitMix64::new(77);
+        for case in 0..24 {
+            let n = 1 + rng.below(14);
+            let heads = [1, 2, 4][rng.below(3)];
+            let config = FlowConfig { d_model: 16, heads, layers: 1 + rng.below(4), seed: case };
+            let density = rng.below(4);
+            let mut random = |rng: &mut SplitMix64| BitMatrix::from_fn(n, |_, _| rng.below(8) < density);
+            let masks = if rng.below(2) == 0 {
+                FlowMasks::uniform(&random(&mut rng), &config)
+            } else {
+                // A stack whose layers have different masks per head (and empty rows).
+                let layers = (0..1 + rng.below(3))
+                    .map(|_| Layer { heads: (0..1 + rng.below(heads)).map(|_| random(&mut rng)).collect() })
+                    .collect();
+                FlowMasks::from_stack(&LayerStack::new(layers).expect("valid stack"), &config).expect("fits")
+            };
+            // Every third case a full or a window mask: the dense and the row-by-row layers.
+            let masks = match case % 3 {
+                0 => FlowMasks::uniform(&BitMatrix::ones(n), &config),
+                1 => FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| q >= k && q - k < 2), &config),
+                _ => masks,
+            };
+            let model = FlowModel::new(config, n).expect("valid");
+            let sparse = run_flow(&model, &masks);
+            let want = dense(&model, &masks);
+            for (l, (a, b)) in sparse.influence.iter().zip(&want).enumerate() {
+                let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "case {case}, layer {}: sparse and dense influence differ", l + 1);
+            }
+        }
+    }
 }
