@@ -421,7 +421,7 @@ mod tests {
             let heads = [1, 2, 4][rng.below(3)];
             let config = FlowConfig { d_model: 16, heads, layers: 1 + rng.below(4), seed: case };
             let density = rng.below(4);
-            let mut random = |rng: &mut SplitMix64| BitMatrix::from_fn(n, |_, _| rng.below(8) < density);
+            let random = |rng: &mut SplitMix64| BitMatrix::from_fn(n, |_, _| rng.below(8) < density);
             let masks = if rng.below(2) == 0 {
                 FlowMasks::uniform(&random(&mut rng), &config)
             } else {
