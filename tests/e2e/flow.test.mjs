@@ -246,7 +246,7 @@ test('painting goes on while a CPU run is in flight, and only the latest mask is
   assert.equal(await page.locator('#flow-panel').getAttribute('data-state'), 'running', 'the stroke did not wait for the run');
   await waitStat(page, 'entries', Number(entries) + 1);
   await finished(page, 120000);
-  measurements['cpu (wasm) n=256 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
+  measurements['cpu (wasm) n=256 d32 h4 L4, causal plus cell (0, 255)'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
   // The shown run is the painted mask's: (0, 255) is now in R(1).
   const box = await mapBox(page, '#flow-reach');
   await setLayer(page, 1);
