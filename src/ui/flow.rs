@@ -3,7 +3,7 @@
 //! the theory's `R(L)`, disagreements marked.
 //!
 //! Runs are asynchronous and never block painting: the GPU path awaits the device, the CPU path
-//! runs one perturbed copy at a time and yields to the browser every [`SLICE_MS`]. Each run is
+//! runs one layer of one pass at a time and yields to the browser every [`SLICE_MS`]. Each run is
 //! started for a [`FlowKey`] and cancelled when the key changes (its effect's cleanup); whatever
 //! it still reports is dropped by the reducer, which compares keys.
 
@@ -88,7 +88,7 @@ async fn cpu_sliced(
     loop {
         let start = io::now();
         while io::now() - start < SLICE_MS {
-            if job.step(model, masks, 1) {
+            if job.step_layers(model, masks, 1) {
                 return Some(job.finish());
             }
         }

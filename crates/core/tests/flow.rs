@@ -112,17 +112,31 @@ fn stepped_job_equals_the_one_shot_run_whatever_the_step() {
     let whole = cpu::run_flow(&model, &masks);
     for step in [1, 3, 5, 11, 100] {
         let mut job = cpu::CpuFlowJob::new(&model, &masks);
-        let mut last = job.progress();
-        assert!(last > 0.0 && last < 1.0, "the unperturbed pass counts as progress");
-        let mut steps = 0;
-        while !job.step(&model, &masks, step) {
+        assert_eq!(job.progress(), 0.0, "nothing runs before the first step");
+        let mut last = 0.0;
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            let done = job.step(&model, &masks, step);
             assert!(job.progress() > last, "progress grows");
             last = job.progress();
-            steps += 1;
+            if done {
+                break;
+            }
         }
-        assert_eq!(steps, 11usize.div_ceil(step) - 1, "step {step}");
+        assert_eq!(calls, 11usize.div_ceil(step), "step {step}: the first call also runs the unperturbed pass");
         assert_eq!(job.progress(), 1.0);
         assert_eq!(job.finish(), whole, "step {step}");
+    }
+    // Layer by layer, in uneven strides: the same result.
+    for stride in [1, 2, 7] {
+        let mut job = cpu::CpuFlowJob::new(&model, &masks);
+        let mut calls = 0;
+        while !job.step_layers(&model, &masks, stride) {
+            calls += 1;
+        }
+        assert_eq!(calls + 1, (3 * 12usize).div_ceil(stride), "3 layers x (11 copies + 1)");
+        assert_eq!(job.finish(), whole, "stride {stride}");
     }
 }
 

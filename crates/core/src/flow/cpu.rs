@@ -29,9 +29,10 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
     job.finish()
 }
 
-/// [`run_flow`] in steps, so a caller without threads (the browser's main thread) can yield
-/// between perturbed copies and drop a run whose mask has changed. The result is identical to
-/// [`run_flow`]'s whatever the step sizes.
+/// [`run_flow`] in steps of one layer of one pass (the unperturbed pass first, then copy after
+/// copy), so a caller without threads (the browser's main thread) can yield between steps and
+/// drop a run whose mask has changed. The result is identical to [`run_flow`]'s whatever the
+/// step sizes.
 ///
 /// ```
 /// use hasseflow_core::BitMatrix;
@@ -40,15 +41,22 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
 /// let mask = BitMatrix::from_fn(5, |q, k| k <= q);
 /// let (model, masks) = (FlowModel::new(config, 5).unwrap(), FlowMasks::uniform(&mask, &config));
 /// let mut job = cpu::CpuFlowJob::new(&model, &masks);
-/// while !job.step(&model, &masks, 2) {
+/// let mut steps = 0;
+/// while !job.step_layers(&model, &masks, 1) {
+///     steps += 1;
 ///     assert!(job.progress() < 1.0);
 /// }
+/// assert_eq!(steps + 1, 2 * 6); // 2 layers of 6 passes (the unperturbed one and 5 copies)
 /// assert_eq!(job.finish(), cpu::run_flow(&model, &masks));
 /// ```
 #[derive(Debug)]
 pub struct CpuFlowJob {
     n: usize,
-    next: usize,
+    layers: usize,
+    /// Layer steps done: the first `layers` are the unperturbed pass, then `layers` per copy.
+    done: usize,
+    /// The unperturbed state while its pass runs.
+    base_h: Vec<f32>,
     /// Unperturbed states after each layer.
     base_states: Vec<Vec<f32>>,
     /// Unperturbed `[Q | K | V]` of each layer (`n x 3d`).
@@ -56,14 +64,23 @@ pub struct CpuFlowJob {
     /// `R(l + 1)` transposed: row `k` lists the positions input `k` can reach after layer `l + 1`.
     reach_t: Vec<BitMatrix>,
     attention: Vec<Vec<f32>>,
-    output: Vec<f32>,
     influence: Vec<Vec<f32>>,
+    /// The perturbed copy in flight.
+    copy: Option<Copy>,
     scratch: Scratch,
 }
 
+/// A perturbed copy between layers: its state (only the rows in `affected` are its own; the
+/// others equal the unperturbed pass) and which rows those are.
+#[derive(Debug)]
+struct Copy {
+    h: Vec<f32>,
+    affected: Vec<usize>,
+    in_a: Vec<bool>,
+}
+
 impl CpuFlowJob {
-    /// Runs the unperturbed pass (one copy's worth of work), keeping every layer's states and
-    /// attention.
+    /// A job for `model` and `masks`; nothing is computed yet.
     ///
     /// # Panics
     /// If `masks` has a different size or layer count than `model` (build both from one config).
@@ -72,132 +89,152 @@ impl CpuFlowJob {
         let n = model.n();
         assert_eq!(masks.n(), n, "masks and model differ in size");
         assert_eq!(masks.layers(), cfg.layers, "masks and model differ in layers");
-        let mut scratch = Scratch::new(model);
-        let mut base_states = Vec::with_capacity(cfg.layers);
-        let mut base_qkv = Vec::with_capacity(cfg.layers);
-        let mut attention = Vec::with_capacity(cfg.layers);
-        let mut h = model.inputs().to_vec();
-        for l in 0..cfg.layers {
-            let mut probs = vec![0f32; n * n];
-            layer_forward(model, masks, l, &mut h, &mut scratch, Some(&mut probs));
-            let scale = 1.0 / cfg.heads as f32;
-            probs.iter_mut().for_each(|p| *p *= scale);
-            attention.push(probs);
-            base_states.push(h.clone());
-            base_qkv.push(scratch.qkv.clone());
-        }
         CpuFlowJob {
             n,
-            next: 0,
-            base_states,
-            base_qkv,
+            layers: cfg.layers,
+            done: 0,
+            base_h: model.inputs().to_vec(),
+            base_states: Vec::with_capacity(cfg.layers),
+            base_qkv: Vec::with_capacity(cfg.layers),
             reach_t: masks.reach().iter().map(BitMatrix::transpose).collect(),
-            attention,
-            output: h,
+            attention: Vec::with_capacity(cfg.layers),
             influence: vec![vec![0f32; n * n]; cfg.layers],
-            scratch,
+            copy: None,
+            scratch: Scratch::new(model),
         }
     }
 
-    /// Runs up to `copies` more perturbed copies; returns whether all `n` are done. `model` and
-    /// `masks` must be the ones given to [`CpuFlowJob::new`].
-    pub fn step(&mut self, model: &FlowModel, masks: &FlowMasks, copies: usize) -> bool {
-        let end = self.next.saturating_add(copies).min(self.n);
-        for k in self.next..end {
-            self.copy(model, masks, k);
+    fn total(&self) -> usize {
+        self.layers * (self.n + 1)
+    }
+
+    /// Runs up to `steps` more layer steps; returns whether the job is done. `model` and `masks`
+    /// must be the ones given to [`CpuFlowJob::new`].
+    pub fn step_layers(&mut self, model: &FlowModel, masks: &FlowMasks, steps: usize) -> bool {
+        let end = self.done.saturating_add(steps).min(self.total());
+        while self.done < end {
+            if self.done < self.layers {
+                self.base_layer(model, masks, self.done);
+            } else {
+                let (k, l) = ((self.done - self.layers) / self.layers, (self.done - self.layers) % self.layers);
+                self.copy_layer(model, masks, k, l);
+            }
+            self.done += 1;
         }
-        self.next = end;
         self.is_done()
     }
 
-    /// Copy `k`: input `k` perturbed. Only positions in `R(L)` of `k` can differ from the
-    /// unperturbed pass after layer `L` (that is the theory; the tests check it bit for bit), so
-    /// only those rows are recomputed, from the perturbed rows and the cached unperturbed
-    /// `[Q | K | V]` and states of the others, with exactly the operations the dense pass does
-    /// on them. The rest keep influence 0. A causal mask recomputes about half the rows, a
-    /// window of `w` about `w · L` per layer; a mask whose `R(1)` is full gains nothing.
-    fn copy(&mut self, model: &FlowModel, masks: &FlowMasks, k: usize) {
+    /// Finishes the unperturbed pass if needed, then runs up to `copies` more perturbed copies
+    /// (finishing the one in flight counts as one); returns whether the job is done.
+    pub fn step(&mut self, model: &FlowModel, masks: &FlowMasks, copies: usize) -> bool {
+        let finished = self.done.saturating_sub(self.layers) / self.layers;
+        let target = finished.saturating_add(copies).saturating_mul(self.layers).saturating_add(self.layers);
+        self.step_layers(model, masks, target.saturating_sub(self.done))
+    }
+
+    /// Layer `l` of the unperturbed pass, keeping its states, `[Q | K | V]` and attention.
+    fn base_layer(&mut self, model: &FlowModel, masks: &FlowMasks, l: usize) {
+        let n = self.n;
+        let mut probs = vec![0f32; n * n];
+        layer_forward(model, masks, l, &mut self.base_h, &mut self.scratch, Some(&mut probs));
+        let scale = 1.0 / model.config().heads as f32;
+        probs.iter_mut().for_each(|p| *p *= scale);
+        self.attention.push(probs);
+        self.base_states.push(self.base_h.clone());
+        self.base_qkv.push(self.scratch.qkv.clone());
+    }
+
+    /// Layer `l` of copy `k` (input `k` perturbed). Only positions in `R(L)` of `k` can differ
+    /// from the unperturbed pass after layer `L` (that is the theory; a test checks it bit for
+    /// bit against the dense pass), so only those rows are recomputed, from the perturbed rows
+    /// and the cached unperturbed `[Q | K | V]` and states of the others, with exactly the
+    /// operations the dense pass does on them; once three quarters of the rows move, the dense
+    /// layer runs instead. The rest keep influence 0. A causal mask recomputes about half the
+    /// rows, a window of `w` about `w · L` per layer; a mask whose `R(1)` is full gains nothing.
+    fn copy_layer(&mut self, model: &FlowModel, masks: &FlowMasks, k: usize, l: usize) {
         let cfg = model.config();
         let (n, d, dh) = (self.n, cfg.d_model, cfg.head_dim());
         let scale = 1.0 / (dh as f32).sqrt();
+        if l == 0 {
+            let mut h = model.inputs().to_vec();
+            for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
+                *x += p;
+            }
+            let mut in_a = vec![false; n];
+            in_a[k] = true;
+            self.copy = Some(Copy { h, affected: vec![k], in_a });
+        }
+        let Some(c) = self.copy.as_mut() else { return };
         let s = &mut self.scratch;
-        // `h` holds the perturbed rows (those in `affected`); the others are read from the base.
-        let mut h = model.inputs().to_vec();
-        for (x, p) in h[k * d..(k + 1) * d].iter_mut().zip(model.perturbation()) {
-            *x += p;
-        }
-        let mut affected = vec![k];
-        let mut in_a = vec![false; n];
-        in_a[k] = true;
-        for l in 0..cfg.layers {
-            let before = if l == 0 { model.inputs() } else { &self.base_states[l - 1][..] };
-            let next: Vec<usize> = Ones::new(self.reach_t[l].row(k)).collect();
-            if next.len() * 4 >= n * 3 {
-                // Most rows move: the dense layer (same operations) is faster than row by row.
-                for q in (0..n).filter(|&q| !in_a[q]) {
-                    h[q * d..(q + 1) * d].copy_from_slice(&before[q * d..(q + 1) * d]);
-                }
-                layer_forward(model, masks, l, &mut h, s, None);
-            } else {
-                let w = LayerWeights::of(model, l);
-                // [Q | K | V] of every row: the cached unperturbed ones, the moved rows recomputed.
-                s.qkv.copy_from_slice(&self.base_qkv[l]);
-                for &j in &affected {
-                    matmul(&h[j * d..(j + 1) * d], w.qkv, w.qkv_bias, &mut s.qkv[j * 3 * d..(j + 1) * 3 * d], d, false);
-                }
-                let qkv = &s.qkv;
-                for &q in &next {
-                    for head in 0..cfg.heads {
-                        let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
-                        let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
-                        let kv = |j: usize| {
-                            (&qkv[j * 3 * d + ko..j * 3 * d + ko + dh], &qkv[j * 3 * d + vo..j * 3 * d + vo + dh])
-                        };
-                        let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
-                        attend(query, masks.mask(l, head).row(q), kv, scale, out, &mut s.scores);
-                    }
-                }
-                let f = cfg.hidden();
-                for &q in &next {
-                    let x = &mut s.rows[q * d..(q + 1) * d];
-                    x.copy_from_slice(if in_a[q] { &h[q * d..(q + 1) * d] } else { &before[q * d..(q + 1) * d] });
-                    finish_rows(&w, x, &s.heads_out[q * d..(q + 1) * d], &mut s.hidden[q * f..(q + 1) * f], d);
-                }
-                for &q in &next {
-                    h[q * d..(q + 1) * d].copy_from_slice(&s.rows[q * d..(q + 1) * d]);
-                }
+        let h = &mut c.h;
+        let before = if l == 0 { model.inputs() } else { &self.base_states[l - 1][..] };
+        let next: Vec<usize> = Ones::new(self.reach_t[l].row(k)).collect();
+        if next.len() * 4 >= n * 3 {
+            // Most rows move: the dense layer (same operations) is faster than row by row.
+            for q in (0..n).filter(|&q| !c.in_a[q]) {
+                h[q * d..(q + 1) * d].copy_from_slice(&before[q * d..(q + 1) * d]);
             }
-            let base = &self.base_states[l];
+            layer_forward(model, masks, l, h, s, None);
+        } else {
+            let w = LayerWeights::of(model, l);
+            // [Q | K | V] of every row: the cached unperturbed ones, the moved rows recomputed.
+            s.qkv.copy_from_slice(&self.base_qkv[l]);
+            for &j in &c.affected {
+                matmul(&h[j * d..(j + 1) * d], w.qkv, w.qkv_bias, &mut s.qkv[j * 3 * d..(j + 1) * 3 * d], d, false);
+            }
+            let qkv = &s.qkv;
             for &q in &next {
-                let a = &h[q * d..(q + 1) * d];
-                let b = &base[q * d..(q + 1) * d];
-                let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-                self.influence[l][q * n + k] = sq.sqrt();
-                in_a[q] = true;
+                for head in 0..cfg.heads {
+                    let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
+                    let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
+                    let kv = |j: usize| {
+                        (&qkv[j * 3 * d + ko..j * 3 * d + ko + dh], &qkv[j * 3 * d + vo..j * 3 * d + vo + dh])
+                    };
+                    let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
+                    attend(query, masks.mask(l, head).row(q), kv, scale, out, &mut s.scores);
+                }
             }
-            affected = next;
+            let f = cfg.hidden();
+            for &q in &next {
+                let x = &mut s.rows[q * d..(q + 1) * d];
+                x.copy_from_slice(if c.in_a[q] { &h[q * d..(q + 1) * d] } else { &before[q * d..(q + 1) * d] });
+                finish_rows(&w, x, &s.heads_out[q * d..(q + 1) * d], &mut s.hidden[q * f..(q + 1) * f], d);
+            }
+            for &q in &next {
+                h[q * d..(q + 1) * d].copy_from_slice(&s.rows[q * d..(q + 1) * d]);
+            }
+        }
+        let base = &self.base_states[l];
+        for &q in &next {
+            let a = &h[q * d..(q + 1) * d];
+            let b = &base[q * d..(q + 1) * d];
+            let sq: f32 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+            self.influence[l][q * n + k] = sq.sqrt();
+            c.in_a[q] = true;
+        }
+        c.affected = next;
+        if l + 1 == self.layers {
+            self.copy = None;
         }
     }
 
-    /// Whether every perturbed copy has run.
+    /// Whether every pass has run.
     pub fn is_done(&self) -> bool {
-        self.next == self.n
+        self.done == self.total()
     }
 
-    /// Fraction of the `n + 1` copies done (the unperturbed one counts).
+    /// Fraction of the layer steps done.
     pub fn progress(&self) -> f64 {
-        (self.next + 1) as f64 / (self.n + 1) as f64
+        self.done as f64 / self.total() as f64
     }
 
     /// The measurements (copies not yet run show no influence).
+    ///
+    /// # Panics
+    /// If the unperturbed pass has not run (call [`CpuFlowJob::step`] first).
     pub fn finish(self) -> FlowRaw {
-        FlowRaw {
-            n: self.n,
-            backend: BackendInfo::cpu(),
-            influence: self.influence,
-            attention: self.attention,
-            output: self.output,
-        }
+        let output = self.base_states.last().cloned().expect("the unperturbed pass has run");
+        FlowRaw { n: self.n, backend: BackendInfo::cpu(), influence: self.influence, attention: self.attention, output }
     }
 }
 
@@ -393,7 +430,8 @@ mod tests {
     fn dense(model: &FlowModel, masks: &FlowMasks) -> Vec<Vec<f32>> {
         let cfg = model.config();
         let (n, d) = (model.n(), cfg.d_model);
-        let base = CpuFlowJob::new(model, masks);
+        let mut base = CpuFlowJob::new(model, masks);
+        base.step(model, masks, 0);
         let mut s = Scratch::new(model);
         let mut influence = vec![vec![0f32; n * n]; cfg.layers];
         for k in 0..n {
