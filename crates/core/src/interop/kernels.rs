@@ -520,7 +520,9 @@ mod tests {
             Ok(vec!["1...".to_string(), "11..".into(), ".11.".into(), "..11".into()])
         );
         assert!(is_kernel_json(lts_only) && is_kernel_json(flash_json(&BitMatrix::ones(3)).as_bytes()));
-        assert!(!is_kernel_json(br#"{"format":"hasseflow-mask"}"#) && !is_kernel_json(b"1.\n11\n"));
+        let mask_file =
+            crate::format::write_json(&crate::format::MaskFile::new(BitMatrix::ones(2)), Default::default());
+        assert!(!is_kernel_json(mask_file.as_bytes()) && !is_kernel_json(b"1.\n11\n"));
     }
 
     #[test]
