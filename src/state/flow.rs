@@ -318,15 +318,30 @@ impl FlowOutcome {
     /// # Panics
     /// If `layer` is 0 or past the model's last layer.
     pub fn picture(&self, layer: usize, map: FlowMap) -> LayerPicture {
+        match map {
+            FlowMap::Influence => self.picture_of(layer, &self.run.raw.influence[layer - 1], self.run.report.threshold),
+            FlowMap::Rollout => self.picture_of(layer, &self.rollouts()[layer - 1], 0.0),
+        }
+    }
+
+    /// The attention rollout after every layer, as `f32` (`O(layers · ones(A) · n)`: callers
+    /// that step through layers compute it once).
+    pub fn rollouts(&self) -> Vec<Vec<f32>> {
+        rollout(&self.run.raw.attention, self.run.raw.n)
+            .into_iter()
+            .map(|r| r.into_iter().map(|x| x as f32).collect())
+            .collect()
+    }
+
+    /// Layer `layer` of `values` (influence or rollout, `n x n`) as a picture, counting a cell as
+    /// supported above `threshold` of the layer's maximum (0 for rollout: rollout rows are
+    /// probability distributions, so its support is every positive entry).
+    ///
+    /// # Panics
+    /// If `layer` is 0 or past the model's last layer.
+    pub fn picture_of(&self, layer: usize, values: &[f32], threshold: f64) -> LayerPicture {
         let n = self.run.raw.n;
-        let (rel, threshold) = match map {
-            FlowMap::Influence => (relative(&self.run.raw.influence[layer - 1]), self.run.report.threshold),
-            // Rollout rows are probability distributions: its support is every positive entry.
-            FlowMap::Rollout => {
-                let roll = rollout(&self.run.raw.attention[..layer], n).pop().unwrap_or_default();
-                (relative(&roll.iter().map(|&x| x as f32).collect::<Vec<_>>()), 0.0)
-            }
-        };
+        let rel = relative(values);
         let min_pos = rel.iter().copied().filter(|&x| x > 0.0).fold(1f32, f32::min);
         let lo_decade = (f64::from(min_pos).log10().floor() as i32).clamp(-12, -1);
         let span = -f64::from(lo_decade);

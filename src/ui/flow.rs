@@ -208,10 +208,22 @@ fn parse_field(e: &Event) -> Option<u64> {
 pub fn flow_panel(p: &FlowProps) -> Html {
     let heat_ref = use_node_ref();
     let reach_ref = use_node_ref();
+    // The rollout of every layer, once per outcome and only when shown.
+    let rollouts = {
+        let o = p.outcome.clone();
+        let wanted = p.map == FlowMap::Rollout;
+        use_memo((o.as_ref().map(|o| o.key), wanted), move |_| o.filter(|_| wanted).map(|o| Rc::new(o.rollouts())))
+    };
     let picture = {
-        let (o, layer, map) = (p.outcome.clone(), p.layer, p.map);
+        let (o, layer, map, rollouts) = (p.outcome.clone(), p.layer, p.map, rollouts.clone());
         use_memo((o.as_ref().map(|o| (o.key, o.run.report.threshold.to_bits())), layer, map), move |_| {
-            o.zip(layer).map(|(o, l)| Rc::new(o.picture(l.min(o.key.config.layers), map)))
+            o.zip(layer).map(|(o, l)| {
+                let l = l.min(o.key.config.layers);
+                Rc::new(match (map, (*rollouts).as_ref()) {
+                    (FlowMap::Rollout, Some(r)) => o.picture_of(l, &r[l - 1], 0.0),
+                    _ => o.picture(l, map),
+                })
+            })
         })
     };
     {
