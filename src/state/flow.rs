@@ -6,7 +6,9 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::flow::{self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, INFLUENCE_THRESHOLD, rollout};
+use hasseflow_core::flow::{
+    self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, FlowSummary, INFLUENCE_THRESHOLD, rollout,
+};
 use hasseflow_core::{BitMatrix, LayerStack, StackMode};
 
 /// Largest mask the Flow view runs (the model's limit).
@@ -322,6 +324,18 @@ impl FlowOutcome {
             FlowMap::Influence => self.picture_of(layer, &self.run.raw.influence[layer - 1], self.run.report.threshold),
             FlowMap::Rollout => self.picture_of(layer, &self.rollouts()[layer - 1], 0.0),
         }
+    }
+
+    /// The report as JSON: the object `hasseflow flow --json` prints (backend, adapter, model,
+    /// threshold, exact, per-layer agreement), plus `run_ms`, `fallback` and `stack` (whether the
+    /// file's layer stack ran) instead of the CLI's timings.
+    pub fn report_json(&self) -> String {
+        let summary = FlowSummary::new(&self.run.raw, &self.run.report, self.key.config);
+        let mut v = serde_json::to_value(summary).unwrap_or_default();
+        v["run_ms"] = serde_json::json!(self.run.millis);
+        v["fallback"] = serde_json::json!(self.run.fallback);
+        v["stack"] = serde_json::json!(self.key.stack);
+        v.to_string()
     }
 
     /// The attention rollout after every layer, as `f32` (`O(layers · ones(A) · n)`: callers

@@ -461,6 +461,13 @@ fn a_finished_flow_run_is_shown_and_a_stale_one_is_dropped() {
     assert_eq!(outcome.reach.len(), 3);
     assert!(outcome.reach[0].get(5, 0), "the painted cell is in R(1)");
     assert_eq!(s.flow_request(), None);
+    let report: serde_json::Value = serde_json::from_str(&outcome.report_json()).expect("JSON");
+    assert_eq!(report["backend"], "cpu");
+    assert_eq!(report["exact"], true);
+    assert_eq!(report["config"]["layers"], 3);
+    assert_eq!(report["layers"].as_array().map(Vec::len), Some(3));
+    assert_eq!(report["layers"][0]["reach"], outcome.reach[0].count_ones());
+    assert_eq!(report["fallback"], "no WebGPU adapter");
     // Undo goes back to a revision with no run: a new one is requested (revisions only grow).
     s.apply(Action::Undo);
     assert!(s.flow.current(s.flow_key()).is_none());

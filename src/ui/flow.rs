@@ -295,6 +295,14 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         let d = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetFlowMap(m)))
     };
+    let export_report = |o: Rc<FlowOutcome>| {
+        let d = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Err(e) = io::download_text(&o.report_json(), "hasseflow-flow.json", "application/json") {
+                d.emit(Action::Notify(crate::state::Level::Error, format!("download failed: {e}")));
+            }
+        })
+    };
     let retry = {
         let d = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::RetryFlow))
@@ -346,6 +354,8 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                     <span class={classes!("badge", kind)} id="flow-backend" data-kind={kind}>{ badge }</span>
                     <span id="flow-time" data-ms={format!("{:.1}", o.run.millis)}>{ format!(" {:.0} ms", o.run.millis) }</span>
                     if let Some(f) = &o.run.fallback { <span class="hint" id="flow-fallback">{ format!(" — {f}") }</span> }
+                    {" "}<button type="button" id="flow-export" onclick={export_report(o.clone())}
+                        title="the per-layer report, as hasseflow flow --json writes it">{"Export report (JSON)"}</button>
                 </p> },
             )
         }

@@ -208,6 +208,23 @@ test('without WebGPU: the CPU fallback runs and is named; asking for WebGPU fail
     await page.locator('#flow-time').getAttribute('data-ms'),
   );
   await shot(page, 'flow-cpu-fallback-causal64', { fullPage: true });
+  // The exported report: the same per-layer counts as the native CLI on the same mask and model
+  // (weights are bit-identical in wasm; the floats may differ in the last bits, the counts not).
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#flow-export')]);
+  assert.equal(download.suggestedFilename(), 'hasseflow-flow.json');
+  const report = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  const causal = execFileSync(CLI, ['preset', 'causal', '--n', '64'], { encoding: 'utf8' });
+  const cli = JSON.parse(
+    execFileSync(CLI, ['flow', '-', '--backend', 'cpu', '--json', '--layers', '4', '--d-model', '32', '--heads', '4'], {
+      input: causal,
+      encoding: 'utf8',
+    }),
+  );
+  assert.equal(report.backend, 'cpu');
+  assert.deepEqual(report.config, cli.config);
+  const counts = (r) => r.layers.map((l) => [l.layer, l.reach, l.support, l.false_positives, l.false_negatives]);
+  assert.deepEqual(counts(report), counts(cli));
+  assert.match(report.fallback, /CPU fallback/);
   await setFlowField(page, '#flow-backend-choice', 'webgpu');
   await page.waitForSelector('#flow-panel[data-state="failed"]');
   assert.match(await page.locator('#flow-error').innerText(), /WebGPU is not available/);

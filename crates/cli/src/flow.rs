@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
+use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
 use hasseflow_gpu::GpuFlow;
 use serde_json::json;
 
@@ -52,19 +52,9 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
     }
 
     let text = if a.json {
-        let v = json!({
-            "backend": raw.backend.kind,
-            "adapter": raw.backend.adapter,
-            "api": raw.backend.api,
-            "software_adapter": raw.backend.software_adapter,
-            "gpu_unavailable": gpu_error,
-            "n": report.n,
-            "config": config,
-            "threshold": report.threshold,
-            "exact": report.exact(),
-            "layers": report.layers,
-            "timings_ms": {"setup": setup_ms, "compute": compute_ms, "report": report_ms},
-        });
+        let mut v = serde_json::to_value(FlowSummary::new(&raw, &report, config)).context("serialising the report")?;
+        v["gpu_unavailable"] = json!(gpu_error);
+        v["timings_ms"] = json!({"setup": setup_ms, "compute": compute_ms, "report": report_ms});
         let mut s = serde_json::to_string(&v).context("serialising the report")?;
         s.push('\n');
         s

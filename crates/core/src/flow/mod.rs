@@ -25,7 +25,7 @@
 pub mod cpu;
 mod report;
 
-pub use report::{FlowReport, INFLUENCE_THRESHOLD, LayerAgreement, ReportBuilder, rollout};
+pub use report::{FlowReport, FlowSummary, INFLUENCE_THRESHOLD, LayerAgreement, ReportBuilder, rollout};
 
 use crate::bits::BitMatrix;
 use crate::rng::SplitMix64;

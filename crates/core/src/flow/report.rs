@@ -129,6 +129,47 @@ fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, threshold: f64, 
     }
 }
 
+/// One run's report as the CLI's `flow --json` and the app's report export write it: who ran it,
+/// the model, and the per-layer comparison.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FlowSummary {
+    /// `"cpu"` or `"gpu"`.
+    pub backend: String,
+    /// GPU adapter name.
+    pub adapter: Option<String>,
+    /// GPU API.
+    pub api: Option<String>,
+    /// Whether the adapter is a software one.
+    pub software_adapter: bool,
+    /// Positions.
+    pub n: usize,
+    /// The model.
+    pub config: super::FlowConfig,
+    /// The relative influence threshold.
+    pub threshold: f64,
+    /// Every layer exact, influence and rollout.
+    pub exact: bool,
+    /// Per-layer comparison.
+    pub layers: Vec<LayerAgreement>,
+}
+
+impl FlowSummary {
+    /// The summary of `report`, computed from `raw` for a model with `config`.
+    pub fn new(raw: &FlowRaw, report: &FlowReport, config: super::FlowConfig) -> FlowSummary {
+        FlowSummary {
+            backend: raw.backend.kind.clone(),
+            adapter: raw.backend.adapter.clone(),
+            api: raw.backend.api.clone(),
+            software_adapter: raw.backend.software_adapter,
+            n: report.n,
+            config,
+            threshold: report.threshold,
+            exact: report.exact(),
+            layers: report.layers.clone(),
+        }
+    }
+}
+
 /// A [`FlowReport`] one layer at a time (a caller on the browser's main thread yields between
 /// layers: rollout costs `O(ones(A) · n)` per layer). Holds one rollout matrix, not all of them.
 #[derive(Clone, Debug)]
