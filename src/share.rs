@@ -107,6 +107,26 @@ fn decode_labels(data: &str, n: usize) -> Result<Vec<String>, String> {
     Ok(labels)
 }
 
+/// Fragment prefix of a designer link: `design=<base64url of the family's JSON>`.
+pub const DESIGN_PREFIX: &str = "design=";
+
+/// A designer link's fragment for a family saved as `spec_json` ([`crate::state::FamilySpec::to_json`]).
+pub fn encode_design(spec_json: &str) -> String {
+    format!("{DESIGN_PREFIX}{}", URL_SAFE_NO_PAD.encode(spec_json))
+}
+
+/// The family JSON of a designer link's data (the part after [`DESIGN_PREFIX`]).
+///
+/// # Errors
+/// Data that is too long, not base64url or not UTF-8.
+pub fn decode_design(data: &str) -> Result<String, String> {
+    if data.len() > 64 * 1024 {
+        return Err("the design data is too long".into());
+    }
+    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the design data is not base64url ({e})"))?;
+    String::from_utf8(bytes).map_err(|_| "the design data is not text".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +163,16 @@ mod tests {
         assert!(decode(&with(&long)).unwrap_err().contains("limit"));
         assert!(decode(&format!("{base}&l=%%%")).unwrap_err().contains("base64url"));
         assert!(decode(&format!("{base}&l={}", "A".repeat(1 << 20))).unwrap_err().contains("too long"));
+    }
+
+    #[test]
+    fn design_links_round_trip() {
+        let json = r#"{"family":"butterfly","n":4}"#;
+        let f = encode_design(json);
+        assert!(f.starts_with(DESIGN_PREFIX));
+        assert_eq!(decode_design(&f[DESIGN_PREFIX.len()..]).as_deref(), Ok(json));
+        assert!(decode_design("%%").unwrap_err().contains("base64url"));
+        assert!(decode_design(&URL_SAFE_NO_PAD.encode([0xff, 0xfe])).unwrap_err().contains("not text"));
+        assert!(decode_design(&"A".repeat(70_000)).unwrap_err().contains("too long"));
     }
 }

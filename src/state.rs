@@ -492,6 +492,21 @@ impl AppState {
         !self.history.redo.is_empty()
     }
 
+    /// The designer link's fragment of the shown derivation (built-in families only: a family
+    /// file may be large, and is shared as a file).
+    ///
+    /// # Errors
+    /// No derivation yet, or a family file.
+    pub fn design_fragment(&self) -> Result<String, String> {
+        let design = self.design.as_ref().ok_or("derive a family first")?;
+        match &design.spec {
+            FamilySpec::File { .. } => Err("a family file is shared as the file itself, not by link".into()),
+            spec => {
+                spec.to_json().map(|j| share::encode_design(&j)).ok_or_else(|| "this family cannot be saved".into())
+            }
+        }
+    }
+
     /// The share-link fragment of the current mask and its labels.
     pub fn share_fragment(&self) -> String {
         share::encode(&self.doc.mask, self.doc.labels.as_deref().map(Vec::as_slice))
@@ -764,6 +779,18 @@ impl AppState {
                     self.load_file(file, &format!("imported {name}"));
                 }
             },
+            Action::LoadShared(fragment)
+                if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::DESIGN_PREFIX) =>
+            {
+                let data = fragment.strip_prefix('#').unwrap_or(&fragment)[share::DESIGN_PREFIX.len()..].to_string();
+                match share::decode_design(&data).and_then(|json| FamilySpec::from_json(&json)) {
+                    Err(e) => self.error(format!("the design link is damaged: {e}. Nothing was changed.")),
+                    Ok(spec) => {
+                        self.view = View::Designer;
+                        self.apply(Action::Derive(spec));
+                    }
+                }
+            }
             Action::LoadShared(fragment) => match share::decode(&fragment) {
                 Err(e) => self.error(format!("the share link is damaged: {e}. Nothing was changed.")),
                 Ok(shared) => {

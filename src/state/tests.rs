@@ -689,3 +689,34 @@ fn a_cancelled_stroke_leaves_no_trace() {
     s.apply(Action::StrokeCancel);
     assert_eq!(s.doc, before, "cancelling without a stroke does nothing");
 }
+
+#[test]
+fn designer_links_derive_the_same_family_and_damaged_ones_change_nothing() {
+    let mut s = state(BitMatrix::zeros(2));
+    assert!(s.design_fragment().is_err(), "nothing derived yet");
+    let spec = FamilySpec::Block {
+        n: 6,
+        block: 2,
+        prompt: 0,
+        minimal: false,
+        clean_causal: false,
+        query_causal: false,
+        interleaved: true,
+    };
+    s.apply(Action::Derive(spec.clone()));
+    let fragment = s.design_fragment().expect("a built-in family has a link");
+    let mut t = state(BitMatrix::zeros(3));
+    t.apply(Action::LoadShared(format!("#{fragment}")));
+    assert_eq!(t.view, View::Designer);
+    assert_eq!(t.design.as_ref().map(|d| d.spec.clone()), Some(spec));
+    assert_eq!(t.design.as_ref().map(|d| d.dense().clone()), s.design.as_ref().map(|d| d.dense().clone()));
+    assert_eq!(*t.doc.mask, BitMatrix::zeros(3), "the editor's mask is untouched");
+    let before = t.design.clone();
+    t.apply(Action::LoadShared("design=%%%".into()));
+    assert!(t.message.as_ref().is_some_and(|m| m.level == Level::Error && m.text.contains("design link is damaged")));
+    assert!(t.design.as_ref().zip(before.as_ref()).is_some_and(|(a, b)| Rc::ptr_eq(a, b)));
+    let file = include_bytes!("../../tests/data/family_example.json").to_vec();
+    s.apply(Action::Derive(FamilySpec::File { name: "family_example.json".into(), bytes: file }));
+    assert!(s.design.as_ref().is_some_and(|d| matches!(d.spec, FamilySpec::File { .. })), "{:?}", s.message);
+    assert!(s.design_fragment().unwrap_err().contains("shared as the file"));
+}

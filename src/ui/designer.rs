@@ -139,6 +139,8 @@ pub struct DesignerProps {
     pub seq: u64,
     /// Colour theme.
     pub theme: Theme,
+    /// The share-link fragment of the derivation shown, or why there is none.
+    pub link: Result<String, String>,
     /// Dispatch.
     pub dispatch: Callback<Action>,
 }
@@ -150,7 +152,7 @@ impl PartialEq for DesignerProps {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             _ => false,
         };
-        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq
+        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq && self.link == o.link
     }
 }
 
@@ -163,6 +165,7 @@ struct Scenes {
 /// The designer view.
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
+    let design_url = use_state(|| None::<String>);
     // The form starts from the design shown (a restored one included), else butterfly n=4.
     let draft = use_state(|| p.design.as_ref().map_or_else(Draft::default, |d| Draft::from_spec(&d.spec)));
     // Layouts, once per design (the layout crate, as in the order view).
@@ -316,6 +319,22 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         let dsp = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| dsp.emit(Action::OpenDerived))
     };
+    let share = {
+        let (dsp, link, url) = (p.dispatch.clone(), p.link.clone(), design_url.clone());
+        Callback::from(move |_: MouseEvent| {
+            let Ok(fragment) = link.clone() else { return };
+            let full = io::url_with_fragment(&fragment);
+            url.set(Some(full.clone()));
+            let dsp = dsp.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let text = match io::copy_text(full).await {
+                    Ok(()) => "design link copied to the clipboard.",
+                    Err(_) => "design link ready: copy it from the box.",
+                };
+                dsp.emit(Action::Notify(Level::Info, text.into()));
+            });
+        })
+    };
     let export = {
         let (dsp, design) = (p.dispatch.clone(), design.clone());
         Callback::from(move |_: MouseEvent| {
@@ -383,9 +402,14 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                         { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
                     <div class="toolrow">
                         <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
+                        <button type="button" id="share-design" onclick={share} disabled={p.link.is_err()}
+                            title={p.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
                         <button type="button" id="export-derived" onclick={export}
                             title="the derive --json object: report, mask, sparse_mask, positions (inputs), labels">{"Export derived task (JSON)"}</button>
                     </div>
+                    if let Some(url) = (*design_url).clone() {
+                        <label class="share">{"Link "}<input id="design-url" type="text" readonly=true value={url} /></label>
+                    }
                 </section>
                 <section class="panel merged" aria-label="Minimal merged task">
                     <span class="title">{ format!("Minimal merged task: {} nodes → {}", r.nodes_before, r.nodes_after) }</span>

@@ -130,7 +130,7 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
             Ok(raw) => (Some(raw), None),
             Err(e) => return fail(format!("the WebGPU run failed: {e}")),
         },
-        // A software adapter (SwiftShader) measured 12-16x slower than the CPU path in the same
+        // A software adapter (SwiftShader) measured 14-28x slower than the CPU path in the same
         // browser (docs/BENCHMARKS.md): auto takes the faster one and says so.
         (BackendChoice::Auto, Ok(g)) if g.adapter().software => {
             let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;

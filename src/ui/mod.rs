@@ -479,7 +479,8 @@ pub fn app() -> Html {
             </header>
             { for message }
             if state.view == View::Designer {
-                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme} dispatch={dispatch.clone()} />
+                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
+                    link={state.design_fragment()} dispatch={dispatch.clone()} />
             } else {
             <div class="columns">
                 <aside class="left">

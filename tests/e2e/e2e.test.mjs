@@ -661,6 +661,20 @@ test('designer: the last family is saved and derived again after a reload', asyn
   assert.deepEqual(await derivedRows(page), rows);
   assert.equal(await page.locator('#family').inputValue(), 'block');
   assert.equal(await page.locator('#family-interleaved').isChecked(), true);
+  // A designer link opens the designer on the same derivation, in a fresh browser profile too.
+  await page.click('#share-design');
+  await page.waitForSelector('#design-url');
+  const url = await page.locator('#design-url').inputValue();
+  assert.match(url, /#design=[A-Za-z0-9_-]+$/);
+  const other = await launch();
+  const p2 = await other.newPage();
+  await p2.goto(url);
+  await p2.waitForSelector('#derived-dense');
+  assert.equal(await p2.locator('#design-nodes').innerText(), nodes);
+  assert.deepEqual(await derivedRows(p2), rows);
+  await p2.goto(url.replace(/#design=.*/, '#design=%%%'));
+  await p2.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('design link is damaged'));
+  await other.closeAll();
   await page.close();
 });
 
