@@ -390,6 +390,18 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                         "Weakest influence inside R(L): {}; strongest outside: {}. Attention rollout agrees on {:.2}%. {} of {} layers exact.",
                         sci(a.min_inside), sci(a.max_outside), 100.0 * a.rollout_agreement, exact_layers, o.run.report.layers.len()) }</p>
                     if clipped { <p class="hint">{ format!("The model has {} layers; showing its last.", o.key.config.layers) }</p> }
+                    <table class="flow-layers" id="flow-layers-table" aria-label="Agreement per layer (click a row to show it)">
+                        <tr><th>{"L"}</th><th>{"|R(L)|"}</th><th>{"agreement"}</th><th>{"false +"}</th><th>{"false −"}</th><th>{"rollout"}</th></tr>
+                        { for o.run.report.layers.iter().map(|r| {
+                            let go = { let d = p.dispatch.clone(); let l = r.layer; Callback::from(move |_: MouseEvent| d.emit(Action::SetLayer(l))) };
+                            html! {
+                                <tr class={classes!((r.layer == pic.layer).then_some("current"), (r.agreement < 1.0).then_some("off"))} onclick={go}>
+                                    <td>{ r.layer }</td><td>{ r.reach }</td><td>{ format!("{:.2}%", 100.0 * r.agreement) }</td>
+                                    <td>{ r.false_positives }</td><td>{ r.false_negatives }</td><td>{ format!("{:.2}%", 100.0 * r.rollout_agreement) }</td>
+                                </tr>
+                            }
+                        }) }
+                    </table>
                 </div>
             }
         }

@@ -135,6 +135,11 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
     assert.match(await page.locator('#flow-agreement').innerText(), new RegExp(`Influence agreement with R\\(${l}\\): 100\\.00%`));
   }
   await shot(page, 'flow-webgpu-window16', { fullPage: true });
+  // The per-layer table: one row per model layer; a click shows that layer.
+  assert.equal(await page.locator('#flow-layers-table tr').count(), 1 + 4);
+  await page.locator('#flow-layers-table tr').nth(2).click();
+  await page.waitForFunction(() => document.querySelector('#flow-agreement').dataset.layer === '2');
+  assert.equal(await page.locator('#layer-value').innerText(), '2');
   // The grid's hover and the maps' hover are one: hovering the heat map names the cell.
   const box = await mapBox(page, '#flow-heat');
   const at = mapPoint(box, 16, 9, 2);
