@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
+use super::form::{checked, input_value, select_value};
 use super::io;
 use super::palette::{Palette, Theme};
 use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
@@ -20,16 +21,6 @@ use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
 /// light enough for dark captions. An SVG attribute, not a style (the CSP forbids inline styles).
 fn node_fill(c: usize) -> String {
     format!("hsl({:.0}, 70%, 78%)", (c as f64 * 137.508) % 360.0)
-}
-
-fn input_value(e: &Event) -> String {
-    let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-    t.value()
-}
-
-fn checked(e: &Event) -> bool {
-    let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-    t.checked()
 }
 
 /// What the form holds before "Derive".
@@ -203,10 +194,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
     };
     let on_family = {
         let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            draft.set(Draft { family: t.value(), ..(*draft).clone() });
-        })
+        Callback::from(move |e: Event| draft.set(Draft { family: select_value(&e), ..(*draft).clone() }))
     };
     let on_derive = {
         let (draft, d) = (draft.clone(), p.dispatch.clone());

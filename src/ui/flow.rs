@@ -16,6 +16,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
+use super::form::{checked, input_value, select_value};
 use super::io;
 use super::palette::{Palette, Rgb, Theme, css, viridis};
 use crate::state::{
@@ -198,11 +199,6 @@ pub struct FlowProps {
     pub dispatch: Callback<Action>,
 }
 
-fn parse_field(e: &Event) -> Option<u64> {
-    let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-    t.value().trim().parse().ok()
-}
-
 /// The Flow view.
 #[function_component(FlowPanel)]
 pub fn flow_panel(p: &FlowProps) -> Html {
@@ -240,7 +236,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let s = p.settings;
     let set = |f: fn(&mut FlowSettings, u64)| {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| match parse_field(&e) {
+        Callback::from(move |e: Event| match input_value(&e).trim().parse::<u64>().ok() {
             Some(v) => {
                 let mut next = s;
                 f(&mut next, v);
@@ -258,8 +254,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let on_heads = {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
-            let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if let Ok(h) = t.value().parse::<usize>() {
+            if let Ok(h) = select_value(&e).parse::<usize>() {
                 let mut next = s;
                 next.config.heads = h;
                 d.emit(Action::SetFlowSettings(next));
@@ -269,8 +264,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let on_backend = {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
-            let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if let Some(b) = BackendChoice::from_name(&t.value()) {
+            if let Some(b) = BackendChoice::from_name(&select_value(&e)) {
                 d.emit(Action::SetFlowSettings(FlowSettings { backend: b, ..s }));
             }
         })
@@ -278,18 +272,14 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     let on_threshold = {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
-            let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if let Ok(v) = t.value().parse::<f64>() {
+            if let Ok(v) = select_value(&e).parse::<f64>() {
                 d.emit(Action::SetFlowSettings(FlowSettings { threshold: v, ..s }));
             }
         })
     };
     let on_stack = {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| {
-            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-            d.emit(Action::SetFlowSettings(FlowSettings { use_stack: t.checked(), ..s }));
-        })
+        Callback::from(move |e: Event| d.emit(Action::SetFlowSettings(FlowSettings { use_stack: checked(&e), ..s })))
     };
     let set_map = |m: FlowMap| {
         let d = p.dispatch.clone();

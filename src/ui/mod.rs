@@ -5,6 +5,7 @@
 
 mod designer;
 mod flow;
+mod form;
 mod grid;
 mod io;
 mod order;

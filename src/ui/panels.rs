@@ -9,18 +9,9 @@ use hasseflow_core::presets::{CATALOG, ParamKind, preset_spec};
 use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
 use yew::prelude::*;
 
+use super::form::{checked, input_value, select_value};
 use super::palette::{Palette, Theme, css};
 use crate::state::{Action, MAX_EDIT_N, Tool};
-
-fn input_value(e: &Event) -> String {
-    let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-    t.value()
-}
-
-fn select_value(e: &Event) -> String {
-    let t: web_sys::HtmlSelectElement = e.target_unchecked_into();
-    t.value()
-}
 
 /// Tool bar properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -140,13 +131,7 @@ pub fn preset_picker(p: &PresetProps) -> Html {
     let set_param = |name: &'static str, bool_kind: bool| {
         let draft = draft.clone();
         Callback::from(move |e: Event| {
-            let v = if bool_kind {
-                let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-                t.checked().to_string()
-            } else {
-                let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-                t.value()
-            };
+            let v = if bool_kind { checked(&e).to_string() } else { input_value(&e) };
             let mut d = (*draft).clone();
             d.params.insert(name.to_string(), v);
             draft.set(d);
@@ -248,8 +233,7 @@ pub fn layer_control(p: &LayerProps) -> Html {
     let on_range = {
         let d = p.dispatch.clone();
         Callback::from(move |e: InputEvent| {
-            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-            if let Ok(v) = t.value().parse::<usize>() {
+            if let Ok(v) = input_value(&e).parse::<usize>() {
                 d.emit(Action::SetLayer(v));
             }
         })
@@ -369,10 +353,7 @@ pub struct BlocksProps {
 pub fn blocks_panel(p: &BlocksProps) -> Html {
     let on_toggle = {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| {
-            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
-            d.emit(Action::SetShowBlocks(t.checked()));
-        })
+        Callback::from(move |e: Event| d.emit(Action::SetShowBlocks(checked(&e))))
     };
     let on_size = {
         let d = p.dispatch.clone();
