@@ -87,34 +87,13 @@ pub fn app() -> Html {
             if let Some(json) = io::load_design() {
                 d.emit(Action::RestoreDesign(json));
             }
-            let fragment = io::fragment();
-            if !fragment.is_empty() {
-                d.emit(Action::LoadShared(fragment));
-                io::clear_fragment();
-            }
+            load_fragment(&d);
         });
     }
     // A link pasted into this tab's address bar.
     {
         let d = dispatch.clone();
-        use_effect_with((), move |_| {
-            let cb = Closure::<dyn Fn()>::new(move || {
-                let fragment = io::fragment();
-                if !fragment.is_empty() {
-                    d.emit(Action::LoadShared(fragment));
-                    io::clear_fragment();
-                }
-            });
-            let w = web_sys::window();
-            if let Some(w) = &w {
-                let _ = w.add_event_listener_with_callback("hashchange", cb.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(w) = w {
-                    let _ = w.remove_event_listener_with_callback("hashchange", cb.as_ref().unchecked_ref());
-                }
-            }
-        });
+        use_effect_with((), move |_| listen_window("hashchange", Closure::<dyn Fn()>::new(move || load_fragment(&d))));
     }
     // Autosave after every finished change.
     {
@@ -141,18 +120,8 @@ pub fn app() -> Html {
     {
         let d = dispatch.clone();
         use_effect_with((), move |_| {
-            let cb = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
-                on_key(&e, &d);
-            });
-            let w = web_sys::window();
-            if let Some(w) = &w {
-                let _ = w.add_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(w) = w {
-                    let _ = w.remove_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
-                }
-            }
+            let cb = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| on_key(&e, &d));
+            listen_window("keydown", cb)
         });
     }
     // The layer animation.
@@ -566,6 +535,30 @@ pub fn app() -> Html {
             }
             <footer><span id="timing" class="timing">{ timing }</span></footer>
         </main>
+    }
+}
+
+/// Loads the share link in the URL fragment, if any, then removes the fragment (so a reload
+/// restores the latest autosave rather than the link).
+fn load_fragment(d: &Callback<Action>) {
+    let fragment = io::fragment();
+    if !fragment.is_empty() {
+        d.emit(Action::LoadShared(fragment));
+        io::clear_fragment();
+    }
+}
+
+/// Listens to `event` on the window with `cb`; the returned cleanup (an effect's destructor)
+/// stops listening and drops the closure.
+fn listen_window<T: ?Sized + wasm_bindgen::closure::WasmClosure>(event: &'static str, cb: Closure<T>) -> impl FnOnce() {
+    let w = web_sys::window();
+    if let Some(w) = &w {
+        let _ = w.add_event_listener_with_callback(event, cb.as_ref().unchecked_ref());
+    }
+    move || {
+        if let Some(w) = w {
+            let _ = w.remove_event_listener_with_callback(event, cb.as_ref().unchecked_ref());
+        }
     }
 }
 
