@@ -20,7 +20,7 @@ mod flow;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
 pub use flow::{
     BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState,
-    FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, relative,
+    FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold,
 };
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
@@ -878,11 +878,8 @@ impl AppState {
                 self.layer = self.layer.min(self.max_layer());
             }
             Action::SetFlowSettings(settings) => {
-                if let Err(e) = settings.config.validate() {
-                    self.error(format!("flow model: {e}. The settings were not changed."));
-                    return;
-                }
-                if let Err(e) = check_threshold(settings.threshold) {
+                let checked = settings.config.validate().map_err(|e| e.to_string());
+                if let Err(e) = checked.and_then(|()| check_threshold(settings.threshold)) {
                     self.error(format!("flow model: {e}. The settings were not changed."));
                     return;
                 }

@@ -276,7 +276,7 @@ pub fn check_threshold(threshold: f64) -> Result<(), String> {
 
 /// The relative influence of every cell of one layer (`influence / max over the layer`, 0 when
 /// the layer shows no influence at all), for drawing.
-pub fn relative(influence: &[f32]) -> Vec<f32> {
+fn relative(influence: &[f32]) -> Vec<f32> {
     let max = influence.iter().fold(0f32, |m, &x| m.max(x));
     if max > 0.0 { influence.iter().map(|&x| x / max).collect() } else { vec![0.0; influence.len()] }
 }
