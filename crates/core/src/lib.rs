@@ -12,6 +12,7 @@
 //! - [`presets`]: the catalog of mask families; [`format`]: the file formats.
 //! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
+//! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
@@ -21,6 +22,7 @@ pub mod flow;
 pub mod format;
 pub mod interop;
 pub mod ops;
+pub mod pattern;
 pub mod presets;
 pub mod rng;
 pub mod stack;

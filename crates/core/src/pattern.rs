@@ -1,0 +1,75 @@
+//! Attention patterns of real models, described by rule rather than by cells.
+//!
+//! This is the seam between a model's configuration (`config.json`, the gallery) and the
+//! structured reach engine: a model is a list of [`LayerKind`]s plus a direction, and a run adds
+//! the sequence-level [`Overlays`] (packed documents, sinks, global tokens, a prefix). Every kind
+//! means exactly what the mask functions of `transformers.masking_utils` compute for it on the
+//! eager/SDPA path (docs/MODELS.md cites them).
+
+use serde::{Deserialize, Serialize};
+
+/// What one layer's attention lets a query `q` read, before overlays.
+///
+/// With `causal = true` every kind also requires `k <= q`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LayerKind {
+    /// `full_attention`: every key (causal: `k <= q`).
+    Full,
+    /// `sliding_attention` with window `w >= 1`: causal `q - w < k <= q`; bidirectional
+    /// `q - w < k < q + w` (Transformers' `sliding_window_bidirectional_overlay`).
+    Sliding {
+        /// The window `w` (Transformers' `sliding_window`).
+        window: u64,
+    },
+    /// `chunked_attention` with chunk size `c >= 1`: `k / c == q / c` (and `k <= q` when causal).
+    Chunked {
+        /// The chunk size `c` (Transformers' `attention_chunk_size`).
+        size: u64,
+    },
+    /// `linear_attention` (a recurrent layer: state flows from every earlier position, so the
+    /// flow is that of a causal full layer).
+    Linear,
+}
+
+impl LayerKind {
+    /// The name used in reports, e.g. `sliding_attention(4096)`.
+    pub fn label(&self) -> String {
+        match self {
+            LayerKind::Full => "full_attention".to_string(),
+            LayerKind::Sliding { window } => format!("sliding_attention({window})"),
+            LayerKind::Chunked { size } => format!("chunked_attention({size})"),
+            LayerKind::Linear => "linear_attention".to_string(),
+        }
+    }
+}
+
+/// Sequence-level structure added on top of every layer of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overlays {
+    /// Packed documents: the lengths, in order, summing to `n` (empty: one document). A query
+    /// reads only keys of its own document (Transformers' `packed_sequence_mask_function`).
+    pub docs: Vec<u64>,
+    /// Attention sinks: the first `sinks` positions are readable by every query (within the
+    /// query's document, and only earlier ones when causal).
+    pub sinks: u64,
+    /// Global tokens (Longformer): each reads every key and is read by every query.
+    pub globals: Vec<u64>,
+    /// Prefix-LM: the first `prefix` positions read each other bidirectionally.
+    pub prefix: u64,
+}
+
+/// A model's attention, layer by layer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Display name (gallery name or the config's file name).
+    pub name: String,
+    /// The config's `model_type`.
+    pub model_type: String,
+    /// Decoder (`true`: every layer also requires `k <= q`) or encoder.
+    pub causal: bool,
+    /// One kind per layer, in order (layer 1 first).
+    pub layers: Vec<LayerKind>,
+    /// The config's `max_position_embeddings`, when given.
+    pub max_position_embeddings: Option<u64>,
+}
