@@ -312,6 +312,15 @@ pub enum Action {
         /// Contents.
         bytes: Vec<u8>,
     },
+    /// Import pasted text (a `mask_mod`, mask JSON or a grid); a `mask_mod` is evaluated at `n`.
+    ImportText {
+        /// What it was, for messages.
+        name: String,
+        /// The text.
+        text: String,
+        /// The size to evaluate a `mask_mod` at (or to build a FlashAttention window at).
+        n: usize,
+    },
     /// Load a share link's fragment (without `#`).
     LoadShared(String),
     /// Restore the autosaved JSON (no undo step; a broken save is reported and ignored).
@@ -650,6 +659,29 @@ impl AppState {
         true
     }
 
+    /// Reads any input the core's importer knows; a refused one changes nothing.
+    fn import(&mut self, name: &str, bytes: &[u8], size: interop::SizeHint) {
+        match interop::import_mask(bytes, size) {
+            Err(interop::ImportError::Format(e)) => {
+                self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e)))
+            }
+            Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
+            Ok((file, source)) => {
+                let what = match source {
+                    interop::Source::Kernel { sized: true } => {
+                        format!("imported the FlashAttention window {name} at the editor's size")
+                    }
+                    interop::Source::Kernel { sized: false } => format!("imported the kernel parameters {name}"),
+                    interop::Source::MaskMod { name: f, n } => {
+                        format!("imported mask_mod `{f}` from {name} at n = {n}")
+                    }
+                    interop::Source::Npy | interop::Source::MaskFile => format!("imported {name}"),
+                };
+                self.load_file(file, &what);
+            }
+        }
+    }
+
     /// Applies `action`; pure apart from the injected clock.
     pub fn apply(&mut self, action: Action) {
         match action {
@@ -747,38 +779,10 @@ impl AppState {
                     self.info(format!("preset {name}: {size} positions."));
                 }
             },
-            Action::Import { name, bytes } if interop::is_npy(&bytes) => match interop::read_npy(&bytes) {
-                Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
-                Ok(mask) => {
-                    self.load_file(MaskFile::new(mask), &format!("imported {name}"));
-                }
-            },
-            Action::Import { name, bytes } if interop::is_kernel_json(&bytes) => {
-                // FlashMask records its size; a FlashAttention window takes the editor's.
-                let (result, sized) = match interop::parse_kernel_json(&bytes, None) {
-                    Err(interop::KernelImportError::NeedsSize) => {
-                        (interop::parse_kernel_json(&bytes, Some(self.n())), true)
-                    }
-                    r => (r, false),
-                };
-                match result {
-                    Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
-                    Ok(mask) => {
-                        let what = if sized {
-                            format!("imported the FlashAttention window {name} at the editor's size")
-                        } else {
-                            format!("imported the kernel parameters {name}")
-                        };
-                        self.load_file(MaskFile::new(mask), &what);
-                    }
-                }
-            }
-            Action::Import { name, bytes } => match parse_mask_file(&bytes) {
-                Err(e) => self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e))),
-                Ok(file) => {
-                    self.load_file(file, &format!("imported {name}"));
-                }
-            },
+            // A file: FlashMask files and mask_mods with `N = ...` record their size, a FlashAttention
+            // window or a mask_mod without one takes the editor's. Pasted text: the size typed beside it.
+            Action::Import { name, bytes } => self.import(&name, &bytes, interop::SizeHint::Fallback(self.n())),
+            Action::ImportText { name, text, n } => self.import(&name, text.as_bytes(), interop::SizeHint::Given(n)),
             Action::LoadShared(fragment)
                 if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::DESIGN_PREFIX) =>
             {

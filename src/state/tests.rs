@@ -241,6 +241,33 @@ fn npy_import_loads_and_bad_npy_changes_nothing() {
 }
 
 #[test]
+fn mask_mod_import_by_paste_and_file_and_refusals_change_nothing() {
+    let mut s = state(BitMatrix::zeros(3));
+    let text = "W = 2\ndef mask_mod(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx < W)\n";
+    s.apply(Action::ImportText { name: "the pasted text".into(), text: text.into(), n: 4 });
+    assert_eq!(rows(&s), ["1...", "11..", ".11.", "..11"]);
+    assert!(s.message.clone().unwrap().text.contains("mask_mod `mask_mod`"));
+    // A file without N takes the editor's size; with N, its own.
+    s.apply(Action::Import { name: "m.py".into(), bytes: b"m = lambda b, h, q, k: k == 0".to_vec() });
+    assert_eq!(rows(&s), ["1...", "1...", "1...", "1..."]);
+    s.apply(Action::Import { name: "n.py".into(), bytes: b"N = 2\nm = lambda b, h, q, k: k == q".to_vec() });
+    assert_eq!(rows(&s), ["1.", ".1"]);
+    // Refused texts name the construct and its line, and change nothing.
+    let (rev, doc) = (s.revision, s.doc.clone());
+    for bad in
+        ["def f(b, h, q, k):\n    return MASK[q, k]\n", "def f(b, h, q, k):\n    return torch.where(q > k, 1, 0)\n"]
+    {
+        s.apply(Action::ImportText { name: "the pasted text".into(), text: bad.into(), n: 4 });
+        assert_eq!((s.revision, &s.doc), (rev, &doc));
+        let m = s.message.clone().unwrap();
+        assert_eq!(m.level, Level::Error);
+        assert!(m.text.contains("line 2, column 12") && m.text.contains("Nothing was changed"), "{}", m.text);
+    }
+    s.apply(Action::Undo);
+    assert_eq!(s.n(), 4);
+}
+
+#[test]
 fn exports_come_from_the_core_for_every_kind() {
     let s = state(BitMatrix::from_fn(8, |q, k| k <= q));
     for kind in ExportKind::ALL {

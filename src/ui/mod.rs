@@ -11,6 +11,7 @@ mod io;
 mod order;
 mod palette;
 mod panels;
+mod paste;
 
 use std::rc::Rc;
 
@@ -28,6 +29,7 @@ use grid::Grid;
 use order::OrderDiagram;
 use palette::Theme;
 use panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
+use paste::PasteImport;
 
 impl Reducible for AppState {
     type Action = Action;
@@ -479,15 +481,16 @@ pub fn app() -> Html {
                             </details>
                             <button type="button" id="copy-json" onclick={copy_json}>{"Copy JSON"}</button>
                             <label class="button" for="import">{"Import…"}</label>
-                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,application/json,text/plain" onchange={on_file} />
+                            <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,.py,application/json,text/plain,text/x-python" onchange={on_file} />
                         </div>
+                        <PasteImport n={n} dispatch={dispatch.clone()} />
                         <div class="toolrow">
                             <button type="button" id="share" onclick={share}>{"Share link"}</button>
                         </div>
                         if let Some(url) = (*share_url).clone() {
                             <label class="share">{"Link "}<input id="share-url" type="text" readonly=true value={url} /></label>
                         }
-                        <p class="hint">{"Drop a mask file (JSON, text grid or .npy) anywhere to import it. Your work is saved in this browser."}</p>
+                        <p class="hint">{"Drop a mask file (JSON, text grid, .npy, kernel parameters or a mask_mod .py) anywhere to import it. Your work is saved in this browser."}</p>
                     </section>
                 </aside>
                 <section class="center" aria-label="Mask">

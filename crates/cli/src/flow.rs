@@ -18,7 +18,7 @@ fn ms(t: Instant) -> f64 {
 }
 
 pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
-    let file = read_mask(&a.file)?;
+    let file = read_mask(&a.input)?;
     let stack_layers = file.stack.as_ref().map(|(s, _)| s.layers().len());
     let layers = a.layers.or(stack_layers).unwrap_or(4);
     let config = FlowConfig { d_model: a.d_model, heads: a.heads, layers, seed: a.seed };

@@ -32,8 +32,8 @@ struct Cli {
 enum Command {
     /// Analyse a mask: L*, limit, classes, Hasse diagram, height, width, per-layer growth.
     Analyze {
-        /// Mask file (JSON or text grid), or - for standard input.
-        file: String,
+        #[command(flatten)]
+        input: Input,
         /// Print one JSON object instead of the text summary.
         #[arg(long)]
         json: bool,
@@ -64,11 +64,8 @@ enum Command {
     /// Convert a mask between the JSON format and text grids; also imports kernel parameters
     /// (the JSON that `export --to flash` / `--to flashmask` writes) back into a mask.
     Convert {
-        /// Input file (JSON, text grid, .npy or kernel parameters), or - for standard input.
-        file: String,
-        /// Size of a FlashAttention window file, which does not record one.
-        #[arg(long)]
-        n: Option<usize>,
+        #[command(flatten)]
+        input: Input,
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutFormat::Json)]
         to: OutFormat,
@@ -84,8 +81,8 @@ enum Command {
         /// The operation.
         #[arg(value_enum)]
         op: Op,
-        /// Mask file, or - for standard input.
-        file: String,
+        #[command(flatten)]
+        input: Input,
         /// Second mask for and/or/xor.
         other: Option<String>,
         /// sparsify: wire each class as a directed cycle instead of a clique.
@@ -101,8 +98,8 @@ enum Command {
     /// Export a mask for other tools: FlexAttention Python, NumPy .npy, the Hasse diagram as DOT,
     /// block statistics, FlashAttention or FlashMask parameters (docs/INTEROP.md).
     Export {
-        /// Mask file (JSON, text grid or .npy), or - for standard input.
-        file: String,
+        #[command(flatten)]
+        input: Input,
         /// What to produce.
         #[arg(long, value_parser = export_kinds())]
         to: String,
@@ -122,10 +119,23 @@ enum Command {
     Flow(FlowArgs),
 }
 
+/// A mask input: its path and the size for inputs that record none.
+#[derive(clap::Args)]
+struct Input {
+    /// Mask input, or - for standard input: hasseflow JSON, a text grid, NumPy .npy, kernel
+    /// parameters (`export --to flash` / `flashmask`), or a FlexAttention mask_mod in Python.
+    file: String,
+    /// Size for inputs that record none: a mask_mod (default: its `N = ...` constant) or a
+    /// FlashAttention window.
+    #[arg(long)]
+    n: Option<usize>,
+}
+
 #[derive(clap::Args)]
 struct FlowArgs {
-    /// Mask file (JSON or text grid; a layer stack runs one mask per layer), or - for standard input.
-    file: String,
+    /// The mask (a layer stack in a JSON file runs one mask per layer).
+    #[command(flatten)]
+    input: Input,
     /// Layers (1-16; default: the stack's layer count, or 4).
     #[arg(long)]
     layers: Option<usize>,
@@ -295,7 +305,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Derive(args) => derive_command(&args),
         Command::Flow(args) => flow::flow_command(&args),
-        Command::Analyze { file, json, first_reach } => analyze(&file, json, first_reach),
+        Command::Analyze { input, json, first_reach } => analyze(&input, json, first_reach),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());
             Ok(())
@@ -312,22 +322,23 @@ fn run(cli: Cli) -> Result<()> {
             print_out(&render(&file, format, encoding.into()));
             Ok(())
         }
-        Command::Convert { file, n, to, encoding, output } => {
-            let mask_file = read_mask_sized(&file, n)?;
+        Command::Convert { input, to, encoding, output } => {
+            let mask_file = read_mask(&input)?;
             let text = render(&mask_file, to, encoding.into());
             write_output(output.as_ref(), text.as_bytes())
         }
-        Command::Export { file, to, block_size, output } => {
-            let mask_file = read_mask(&file)?;
+        Command::Export { input, to, block_size, output } => {
+            let mask_file = read_mask(&input)?;
             let bytes = export(&mask_file, &to, block_size)?;
             write_output(output.as_ref(), &bytes)
         }
-        Command::Op { op, file, other, cycle, one_edge, format } => {
-            let input = read_mask(&file)?;
+        Command::Op { op, input, other, cycle, one_edge, format } => {
+            let n = input.n;
+            let input = read_mask(&input)?;
             let m = &input.mask;
             let second = || -> Result<BitMatrix> {
                 let path = other.as_deref().context("this operation needs a second mask file")?;
-                let b = read_mask(path)?.mask;
+                let b = read_mask(&Input { file: path.to_string(), n })?.mask;
                 if b.n() != m.n() {
                     bail!("masks differ in size: {} and {}", m.n(), b.n());
                 }
@@ -407,31 +418,20 @@ fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
     }
 }
 
-/// Reads a mask file (JSON, text grid, or `.npy` when it starts with the NumPy magic) from a path
-/// or `-`, refusing oversized input before reading it all.
-fn read_mask(path: &str) -> Result<MaskFile> {
-    read_mask_sized(path, None)
-}
-
-/// Reads a mask file, a text grid, a `.npy` or kernel parameters (`n`: the size a FlashAttention
-/// window file lacks).
-fn read_mask_sized(path: &str, n: Option<usize>) -> Result<MaskFile> {
-    let bytes = read_limited(path)?;
-    let name = if path == "-" { "<stdin>" } else { path };
-    if interop::is_npy(&bytes) {
-        let mask = interop::read_npy(&bytes).with_context(|| format!("{name}: invalid .npy mask"))?;
-        return Ok(MaskFile::new(mask));
+/// Reads a mask input (any format `core::interop::import_mask` tells apart) from a path or `-`,
+/// refusing oversized input before reading it all.
+fn read_mask(input: &Input) -> Result<MaskFile> {
+    let bytes = read_limited(&input.file)?;
+    let name = if input.file == "-" { "<stdin>" } else { &input.file };
+    let size = input.n.map_or(interop::SizeHint::None, interop::SizeHint::Given);
+    match interop::import_mask(&bytes, size) {
+        Ok((file, _)) => Ok(file),
+        Err(e @ interop::ImportError::Kernel(interop::KernelImportError::NeedsSize)) => {
+            bail!("{name}: {e} (for a FlashAttention window: hasseflow convert {name} --n N)")
+        }
+        Err(e @ interop::ImportError::Format(_)) => bail!("{name}: invalid mask: {e}"),
+        Err(e) => bail!("{name}: {e}"),
     }
-    if interop::is_kernel_json(&bytes) {
-        let mask = interop::parse_kernel_json(&bytes, n).with_context(|| match n {
-            None => format!(
-                "{name}: invalid kernel parameters (for a FlashAttention window: hasseflow convert {name} --n N)"
-            ),
-            Some(_) => format!("{name}: invalid kernel parameters"),
-        })?;
-        return Ok(MaskFile::new(mask));
-    }
-    format::parse_mask_file(&bytes).with_context(|| format!("{name}: invalid mask"))
 }
 
 /// Reads a path or `-`, at most one byte over the input limit (the parser reports the size).
@@ -495,8 +495,8 @@ fn catalog_text() -> String {
     out
 }
 
-fn analyze(path: &str, json_out: bool, with_first_reach: bool) -> Result<()> {
-    let file = read_mask(path)?;
+fn analyze(input: &Input, json_out: bool, with_first_reach: bool) -> Result<()> {
+    let file = read_mask(input)?;
     let analysis = Analysis::new(&file.mask);
     let first_reach = with_first_reach.then(|| FirstReach::new(&file.mask));
     let text = if json_out {

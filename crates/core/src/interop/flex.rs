@@ -13,7 +13,11 @@
 //!   the source (row strings up to 64 positions, base64 bits above), padded with `False` to a
 //!   multiple of `BLOCK_SIZE` so the kernel's last partial block never indexes out of range.
 //!
-//! Everything before the `# ---- PyTorch` line runs with NumPy alone; the rest imports torch.
+//! Every file works imported (`from file import mask_mod, block_mask_for`; the lookup table is
+//! also a CPU tensor that `mask_mod` moves to the device of the indices FlexAttention passes) and
+//! run as a script (the `__main__` block builds and prints the `BlockMask`). `mask_mod` also
+//! evaluates on NumPy index arrays when torch is absent. `tests/python/test_torch.py` checks both
+//! ways under real PyTorch; [`super::mask_mod`] reads closed forms back.
 //!
 //! Complexity: building a preset to check provenance costs what [`build_preset`] costs
 //! (`O(n²)`); the lookup form is `O(n²)` characters of source (`n²/6` above 64 positions).
@@ -449,7 +453,19 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
     if file.stack.is_some() {
         let _ = writeln!(w, "# Note: the file also holds a layer stack; this is its main mask only.");
     }
-    let _ = writeln!(w, "# Everything before the '# ---- PyTorch' line also runs with NumPy arrays.");
+    let _ = writeln!(w, "#");
+    let _ = writeln!(w, "# Import it from a training script (torch >= 2.5):");
+    let _ = writeln!(w, "#     from this_module import mask_mod, block_mask_for, N");
+    let _ = writeln!(
+        w,
+        "#     block_mask = block_mask_for(\"cuda\")  # or create_block_mask(mask_mod, None, None, N, N, ...)"
+    );
+    let _ = writeln!(
+        w,
+        "#     out = flex_attention(q, k, v, block_mask=block_mask)  # q, k, v: (batch, heads, N, head_dim)"
+    );
+    let _ = writeln!(w, "# or run it (python this_file.py) to build and print the BlockMask. mask_mod also evaluates");
+    let _ = writeln!(w, "# on NumPy index arrays, without torch.");
     if !(block_size.is_power_of_two() && block_size >= 16) {
         let _ = writeln!(w, "# Note: FlexAttention's GPU kernels may require BLOCK_SIZE to be a power of two >= 16.");
     }
@@ -458,6 +474,10 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
         let imports =
             if n <= ROW_STRINGS_UP_TO { "import numpy as np\n" } else { "import base64\n\nimport numpy as np\n" };
         let _ = writeln!(w, "{imports}");
+        let _ = writeln!(w, "try:");
+        let _ = writeln!(w, "    import torch");
+        let _ = writeln!(w, "except ImportError:  # NumPy alone: mask_mod still evaluates on index arrays");
+        let _ = writeln!(w, "    torch = None\n");
     }
     let _ = writeln!(w, "N = {n}  # positions (Q_LEN = KV_LEN)");
     let _ = writeln!(w, "BLOCK_SIZE = {block_size}");
@@ -496,22 +516,29 @@ pub fn flex_python(file: &MaskFile, block_size: usize) -> Result<FlexExport, Fle
                 );
                 let _ = writeln!(w, "MASK[:N, :N] = _BITS[: N * N].reshape(N, N).astype(bool)");
             }
+            let _ = writeln!(
+                w,
+                "# The same table as a torch tensor (on the CPU; mask_mod moves it to the indices' device)."
+            );
+            let _ = writeln!(w, "MASK_TENSOR = torch.from_numpy(MASK) if torch is not None else None");
             let _ = writeln!(w, "\n\ndef mask_mod(b, h, q_idx, kv_idx):");
+            let _ = writeln!(w, "    if MASK_TENSOR is not None and isinstance(q_idx, torch.Tensor):");
+            let _ = writeln!(w, "        return MASK_TENSOR.to(q_idx.device)[q_idx, kv_idx]");
             let _ = writeln!(w, "    return MASK[q_idx, kv_idx]");
         }
     }
-    let _ = writeln!(w, "\n\n# ---- PyTorch (FlexAttention needs torch >= 2.5) ----");
-    let _ = writeln!(w, "if __name__ == \"__main__\":");
-    let _ = writeln!(w, "    import torch");
-    let _ = writeln!(w, "    from torch.nn.attention.flex_attention import create_block_mask, flex_attention\n");
-    let _ = writeln!(w, "    DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"");
-    if matches!(form, FlexForm::Lookup(_)) {
-        let _ = writeln!(w, "    MASK = torch.from_numpy(MASK).to(DEVICE)  # the table mask_mod reads, now a tensor");
-    }
+    let _ = writeln!(w, "\n\ndef block_mask_for(device=\"cpu\"):");
+    let _ = writeln!(w, "    \"\"\"FlexAttention's BlockMask of mask_mod, N x N, on `device`.\"\"\"");
+    let _ = writeln!(w, "    from torch.nn.attention.flex_attention import create_block_mask\n");
     let _ = writeln!(
         w,
-        "    block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=N, KV_LEN=N, device=DEVICE, BLOCK_SIZE=BLOCK_SIZE)"
+        "    return create_block_mask(mask_mod, B=None, H=None, Q_LEN=N, KV_LEN=N, device=device, BLOCK_SIZE=BLOCK_SIZE)"
     );
+    let _ = writeln!(w, "\n\nif __name__ == \"__main__\":");
+    let _ = writeln!(w, "    import torch");
+    let _ = writeln!(w, "    from torch.nn.attention.flex_attention import flex_attention\n");
+    let _ = writeln!(w, "    DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"");
+    let _ = writeln!(w, "    block_mask = block_mask_for(DEVICE)");
     let _ = writeln!(w, "    print(block_mask)");
     let _ = writeln!(w, "    # q, k, v: (batch, heads, N, head_dim) on DEVICE; rows that read nothing give 0.");
     let _ = writeln!(w, "    # out = flex_attention(q, k, v, block_mask=block_mask)");
@@ -570,202 +597,15 @@ pub(crate) mod tests {
     use super::*;
     use crate::presets::CATALOG;
 
-    /// A value of the expression language: an integer or a boolean (array element).
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    enum V {
-        I(i64),
-        B(bool),
-    }
+    use crate::interop::mask_mod::MaskMod;
 
-    /// Evaluates an expression with Python's precedence (`|` < `&` < `+ -` < `* // %` < unary, and
-    /// comparisons below `|`), refusing what NumPy arrays would refuse or misread: chained
-    /// comparisons, `and`/`or`/`not`, mixing booleans and integers in `&`/`|`/arithmetic.
-    pub(crate) struct Eval<'a> {
-        toks: Vec<&'a str>,
-        i: usize,
-        q: i64,
-        k: i64,
-    }
-
-    fn tokenize(s: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_ascii_whitespace() {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            if c.is_ascii_alphanumeric() || c == b'_' {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-            } else if i + 1 < b.len() && matches!(&s[i..i + 2], "//" | "<=" | ">=" | "==" | "!=") {
-                i += 2;
-            } else {
-                i += 1;
-            }
-            out.push(&s[start..i]);
-        }
-        out
-    }
-
-    impl<'a> Eval<'a> {
-        pub(crate) fn new(expr: &'a str) -> Self {
-            Eval { toks: tokenize(expr), i: 0, q: 0, k: 0 }
-        }
-
-        pub(crate) fn at(&mut self, q: usize, k: usize) -> Result<bool, String> {
-            self.i = 0;
-            self.q = q as i64;
-            self.k = k as i64;
-            let v = self.comparison()?;
-            if self.i != self.toks.len() {
-                return Err(format!("trailing token {:?}", self.toks[self.i]));
-            }
-            match v {
-                V::B(b) => Ok(b),
-                V::I(_) => Err("expression is an integer, not a boolean".into()),
-            }
-        }
-
-        fn peek(&self) -> Option<&'a str> {
-            self.toks.get(self.i).copied()
-        }
-
-        fn comparison(&mut self) -> Result<V, String> {
-            let a = self.or()?;
-            let Some(op @ ("<" | "<=" | ">" | ">=" | "==" | "!=")) = self.peek() else { return Ok(a) };
-            self.i += 1;
-            let b = self.or()?;
-            if matches!(self.peek(), Some("<" | "<=" | ">" | ">=" | "==" | "!=")) {
-                return Err("chained comparison (Python turns it into `and`)".into());
-            }
-            Ok(V::B(match (a, b) {
-                (V::I(x), V::I(y)) => match op {
-                    "<" => x < y,
-                    "<=" => x <= y,
-                    ">" => x > y,
-                    ">=" => x >= y,
-                    "==" => x == y,
-                    _ => x != y,
-                },
-                (V::B(x), V::B(y)) if op == "==" => x == y,
-                (V::B(x), V::B(y)) if op == "!=" => x != y,
-                _ => return Err(format!("comparison {op} of mixed or boolean operands")),
-            }))
-        }
-
-        fn or(&mut self) -> Result<V, String> {
-            let mut a = self.and()?;
-            while self.peek() == Some("|") {
-                self.i += 1;
-                let b = self.and()?;
-                a = match (a, b) {
-                    (V::B(x), V::B(y)) => V::B(x | y),
-                    _ => return Err("| on integers".into()),
-                };
-            }
-            Ok(a)
-        }
-
-        fn and(&mut self) -> Result<V, String> {
-            let mut a = self.sum()?;
-            while self.peek() == Some("&") {
-                self.i += 1;
-                let b = self.sum()?;
-                a = match (a, b) {
-                    (V::B(x), V::B(y)) => V::B(x & y),
-                    _ => return Err("& on integers".into()),
-                };
-            }
-            Ok(a)
-        }
-
-        fn sum(&mut self) -> Result<V, String> {
-            let mut a = self.product()?;
-            while let Some(op @ ("+" | "-")) = self.peek() {
-                self.i += 1;
-                let b = self.product()?;
-                a = match (a, b) {
-                    (V::I(x), V::I(y)) => V::I(if op == "+" { x + y } else { x - y }),
-                    _ => return Err(format!("{op} on booleans")),
-                };
-            }
-            Ok(a)
-        }
-
-        fn product(&mut self) -> Result<V, String> {
-            let mut a = self.unary()?;
-            while let Some(op @ ("*" | "//" | "%")) = self.peek() {
-                self.i += 1;
-                let b = self.unary()?;
-                a = match (a, b) {
-                    (V::I(x), V::I(y)) if op == "*" => V::I(x * y),
-                    (V::I(_), V::I(0)) => return Err("division by zero".into()),
-                    (V::I(x), V::I(y)) if op == "//" => {
-                        V::I(x.div_euclid(y) - i64::from(y < 0 && x.rem_euclid(y) != 0))
-                    }
-                    (V::I(x), V::I(y)) => V::I(((x % y) + y) % y),
-                    _ => return Err(format!("{op} on booleans")),
-                };
-            }
-            Ok(a)
-        }
-
-        fn unary(&mut self) -> Result<V, String> {
-            match self.peek() {
-                Some("~") => {
-                    self.i += 1;
-                    match self.unary()? {
-                        V::B(b) => Ok(V::B(!b)),
-                        V::I(_) => Err("~ on an integer".into()),
-                    }
-                }
-                Some("-") => {
-                    self.i += 1;
-                    match self.unary()? {
-                        V::I(x) => Ok(V::I(-x)),
-                        V::B(_) => Err("- on a boolean".into()),
-                    }
-                }
-                Some("(") => {
-                    self.i += 1;
-                    let v = self.comparison()?;
-                    if self.peek() != Some(")") {
-                        return Err("missing )".into());
-                    }
-                    self.i += 1;
-                    Ok(v)
-                }
-                Some("q_idx") => {
-                    self.i += 1;
-                    Ok(V::I(self.q))
-                }
-                Some("kv_idx") => {
-                    self.i += 1;
-                    Ok(V::I(self.k))
-                }
-                Some(t) if t.bytes().all(|c| c.is_ascii_digit()) => {
-                    self.i += 1;
-                    t.parse().map(V::I).map_err(|e| format!("{t}: {e}"))
-                }
-                other => Err(format!("unexpected token {other:?}")),
-            }
-        }
-    }
-
-    /// Evaluates `expr` on every cell and compares with `mask`.
+    /// Reads `expr` back as a `mask_mod` (the importer researchers use) and compares every cell
+    /// with `mask`.
     pub(crate) fn check(expr: &str, mask: &BitMatrix, what: &str) {
-        let mut e = Eval::new(expr);
-        for q in 0..mask.n() {
-            for k in 0..mask.n() {
-                let got = e.at(q, k).unwrap_or_else(|err| panic!("{what}: {expr}: {err}"));
-                assert_eq!(got, mask.get(q, k), "{what}: cell ({q}, {k}) of {expr}");
-            }
-        }
+        let code = format!("def mask_mod(b, h, q_idx, kv_idx):\n    return {}\n", wrap(expr));
+        let m = MaskMod::parse(&code).unwrap_or_else(|e| panic!("{what}: {expr}: {e}"));
+        let got = m.to_mask(mask.n()).unwrap_or_else(|e| panic!("{what}: {expr}: {e}"));
+        assert_eq!(&got, mask, "{what}: {expr}");
     }
 
     fn params(list: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -924,11 +764,36 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn evaluator_refuses_what_numpy_would_misread() {
-        assert!(Eval::new("kv_idx <= q_idx & q_idx < 3").at(1, 0).is_err(), "precedence trap");
-        assert!(Eval::new("0 <= q_idx < 3").at(1, 0).is_err());
-        assert!(Eval::new("(kv_idx <= q_idx) and (q_idx < 3)").at(1, 0).is_err());
-        assert_eq!(Eval::new("((q_idx - kv_idx) // 2 == -1)").at(0, 1), Ok(true));
-        assert_eq!(Eval::new("((q_idx - kv_idx) % 3 == 2)").at(0, 1), Ok(true));
+    fn exports_read_back_as_the_same_mask() {
+        // Export -> import is the identity for every closed form of every catalog case: the
+        // whole generated file (constants, helper, __main__ block) goes through the importer.
+        let mut round_trips = 0;
+        for (name, list) in cases() {
+            for n in [1, 2, 5, 12] {
+                let p = params(&list);
+                let n = if name == "butterfly" { n.max(2) } else { n };
+                let Ok(mask) = build_preset(name, n, &p, MAX_N) else { continue };
+                let prov = Provenance {
+                    preset: name.to_string(),
+                    n,
+                    params: p.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect(),
+                };
+                let file = MaskFile { provenance: Some(prov), ..MaskFile::new(mask.clone()) };
+                let out = flex_python(&file, 16).unwrap();
+                match out.form {
+                    FlexForm::ClosedForm(_) => {
+                        let back = MaskMod::parse(&out.code).unwrap_or_else(|e| panic!("{name} n={n}: {e}"));
+                        assert_eq!(back.declared_n(), Some(mask.n()));
+                        assert_eq!(back.to_mask_sized(None).unwrap(), mask, "{name} n={n} {p:?}");
+                        round_trips += 1;
+                    }
+                    FlexForm::Lookup(_) => {
+                        let e = MaskMod::parse(&out.code).unwrap_err().to_string();
+                        assert!(e.starts_with("line ") && e.contains("is not supported"), "{name}: {e}");
+                    }
+                }
+            }
+        }
+        assert!(round_trips > 300, "{round_trips} round trips");
     }
 }

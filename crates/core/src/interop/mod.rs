@@ -9,6 +9,7 @@
 //! - [`npy`]: NumPy `.npy` boolean arrays, read and written.
 //! - [`dot`]: the Hasse diagram as Graphviz DOT.
 //! - [`png`]: the grid as a PNG image (the Hasse diagram as SVG is `hasseflow-render`'s).
+//! - [`mask_mod`]: FlexAttention `mask_mod` Python read back into a mask (a strict subset).
 //! - [`kernels`]: FlashAttention `(causal, window_size)` and FlashMask column intervals, when the
 //!   mask is representable, with the reason when it is not.
 //!
@@ -19,6 +20,7 @@ pub mod blocks;
 pub mod dot;
 pub mod flex;
 pub mod kernels;
+pub mod mask_mod;
 pub mod npy;
 pub mod png;
 
@@ -32,6 +34,7 @@ pub use kernels::{
     FlashMaskColumns, FlashWindow, KernelImportError, NotRepresentable, flash_json, flash_window, flashmask_columns,
     flashmask_json, is_kernel_json, parse_kernel_json,
 };
+pub use mask_mod::{MaskMod, MaskModError, is_mask_mod};
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
 
 /// One export format, for callers that offer a menu (the web app) or a flag (the CLI).
@@ -150,4 +153,98 @@ pub fn export(file: &MaskFile, kind: ExportKind, block_size: usize) -> Result<Ve
         ExportKind::Flash => flash_json(&file.mask).into_bytes(),
         ExportKind::FlashMask => flashmask_json(&file.mask).into_bytes(),
     })
+}
+
+/// What size an import may use when the input does not carry its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeHint {
+    /// No size known: inputs that need one are refused.
+    None,
+    /// A size the user asked for (`--n`): a `mask_mod` is evaluated at it, a FlashAttention window
+    /// built at it, and a kernel file that records another size is refused.
+    Given(usize),
+    /// A size to fall back on (the editor's): used only when the input has none of its own.
+    Fallback(usize),
+}
+
+/// What a byte string was read as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A NumPy `.npy` array.
+    Npy,
+    /// Kernel parameters; `sized` when the size came from the [`SizeHint`].
+    Kernel {
+        /// The size came from the hint (a FlashAttention window records none).
+        sized: bool,
+    },
+    /// A FlexAttention `mask_mod` (the name of the function taken) evaluated at `n`.
+    MaskMod {
+        /// The function taken.
+        name: String,
+        /// The size it was evaluated at.
+        n: usize,
+    },
+    /// A hasseflow mask file (JSON) or a text grid.
+    MaskFile,
+}
+
+/// Why bytes could not be imported as a mask.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    /// A malformed `.npy`.
+    #[error("invalid .npy mask: {0}")]
+    Npy(#[from] NpyError),
+    /// Malformed or unusable kernel parameters.
+    #[error("invalid kernel parameters: {0}")]
+    Kernel(#[from] KernelImportError),
+    /// A `mask_mod` outside the supported subset.
+    #[error("mask_mod not imported: {0}")]
+    MaskMod(#[from] MaskModError),
+    /// A malformed mask file or grid.
+    #[error("{0}")]
+    Format(#[from] crate::format::FormatError),
+}
+
+/// Reads any mask input the project knows, telling them apart by content: `.npy` (its magic),
+/// kernel parameters (JSON with a `"kernel"` field), a FlexAttention `mask_mod` (Python), else a
+/// hasseflow mask file or text grid. The one import path of the CLI and the app.
+///
+/// # Errors
+/// [`ImportError`] naming the format the bytes were taken for and what is wrong.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::interop::{import_mask, SizeHint, Source};
+/// let (file, source) = import_mask(b"def m(b, h, q, k):\n    return k <= q\n", SizeHint::Given(3)).unwrap();
+/// assert_eq!(file.mask.to_row_strings(), ["1..", "11.", "111"]);
+/// assert_eq!(source, Source::MaskMod { name: "m".into(), n: 3 });
+/// ```
+pub fn import_mask(bytes: &[u8], size: SizeHint) -> Result<(MaskFile, Source), ImportError> {
+    if is_npy(bytes) {
+        return Ok((MaskFile::new(read_npy(bytes)?), Source::Npy));
+    }
+    if is_kernel_json(bytes) {
+        let (mask, sized) = match size {
+            SizeHint::Given(n) => (parse_kernel_json(bytes, Some(n))?, true),
+            SizeHint::None => (parse_kernel_json(bytes, None)?, false),
+            SizeHint::Fallback(n) => match parse_kernel_json(bytes, None) {
+                Err(KernelImportError::NeedsSize) => (parse_kernel_json(bytes, Some(n))?, true),
+                other => (other?, false),
+            },
+        };
+        return Ok((MaskFile::new(mask), Source::Kernel { sized }));
+    }
+    if is_mask_mod(bytes) {
+        let text = std::str::from_utf8(bytes).map_err(|e| MaskModError::Text(e.to_string()))?;
+        let m = MaskMod::parse(text)?;
+        let n = match size {
+            SizeHint::Given(n) => Some(n),
+            SizeHint::None => m.declared_n(),
+            SizeHint::Fallback(n) => m.declared_n().or(Some(n)),
+        };
+        let mask = m.to_mask_sized(n)?;
+        let n = mask.n();
+        return Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n }));
+    }
+    Ok((crate::format::parse_mask_file(bytes)?, Source::MaskFile))
 }
