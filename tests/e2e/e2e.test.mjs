@@ -369,6 +369,18 @@ test('themes and the full-order view render', async () => {
   await page.close();
 });
 
+test('the Theory link opens docs/THEORY.md, copied into the build', async () => {
+  const page = await fresh();
+  const link = page.locator('#theory-link');
+  assert.equal(await link.getAttribute('href'), 'THEORY.md');
+  const served = await page.evaluate(async () => {
+    const res = await fetch(document.querySelector('#theory-link').href);
+    return res.ok ? res.text() : `HTTP ${res.status}`;
+  });
+  assert.equal(served, readFileSync(path.join(ROOT, 'docs', 'THEORY.md'), 'utf8'));
+  await page.close();
+});
+
 test('analysis and layout times at N = 64, 256, 512 (measured in wasm)', async () => {
   const page = await fresh();
   const timing = async () => {
