@@ -327,16 +327,8 @@ impl Design {
     /// report's fields plus `mask`, `sparse_mask`, `positions` (inputs), `labels`, `n`, `nodes`,
     /// `edges`).
     pub fn to_json(&self) -> String {
-        let d = &self.derivation;
-        let mut v = serde_json::to_value(d.report()).unwrap_or_else(|_| serde_json::json!({}));
-        v["mask"] = serde_json::json!(d.dense().to_row_strings());
-        v["sparse_mask"] = serde_json::json!(d.sparse().to_row_strings());
-        v["positions"] = serde_json::json!(self.positions);
-        v["labels"] = serde_json::json!(self.labels);
-        v["n"] = serde_json::json!(d.dense().n());
-        v["nodes"] = serde_json::json!((0..d.nodes().len()).map(|c| d.node_text(c)).collect::<Vec<_>>());
-        v["edges"] = serde_json::json!(d.edges());
-        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        // One core function builds the object for both, so they cannot drift apart.
+        let mut s = serde_json::to_string_pretty(&self.derivation.to_json()).unwrap_or_default();
         s.push('\n');
         s
     }

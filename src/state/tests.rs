@@ -311,6 +311,9 @@ fn designer_derives_the_three_case_studies() {
     let r = d.derivation.report();
     assert_eq!((r.nodes_before, r.nodes_after), (10, 4));
     assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
+    // w_1..w_4 of w_0..w_4 are targets; each of the 4 positions predicts the next token.
+    assert_eq!((r.target_tokens, r.sample_tokens, r.supervision_density), (4, 5, 0.8));
+    assert_eq!(r.loss_position_share, 1.0);
     // The first node serves every task; the last only the longest.
     assert_eq!(d.served[0], [0, 1, 2, 3]);
     assert_eq!(d.served[3], [3]);
@@ -338,6 +341,14 @@ fn designer_derives_the_three_case_studies() {
     assert_eq!((r.nodes_before, r.nodes_after), (16, 10));
     assert!(r.leaks.is_empty());
     assert!(d.to_json().contains("\"sparse_mask\""));
+    // The exported object is the core's (the one `hasseflow derive --json` prints), with the
+    // paper's supervision density (4 of 4 tokens) and the loss position share (4 of 12 positions).
+    let v: serde_json::Value = serde_json::from_str(&d.to_json()).expect("JSON");
+    assert_eq!(v, d.derivation.to_json());
+    assert_eq!((v["target_tokens"].as_u64(), v["sample_tokens"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(v["supervision_density"].as_f64(), Some(1.0));
+    assert_eq!(v["labelled_positions"].as_u64(), Some(4));
+    assert_eq!(v["loss_position_share"].as_f64(), Some(4.0 / 12.0));
     assert_eq!(s.design_seq, 3);
     // Every option of THEORY §6 reaches the core: the derived mask equals the preset built with it.
     let mut options = BTreeMap::from([

@@ -338,16 +338,48 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         format!("{} (first: {} at {} sees {} at {})", r.leaks.len(), l.label, l.position, l.via, l.via_position)
     };
     let yes = |b: bool| if b { "yes" } else { "no" };
-    let stats: Vec<(&str, &str, String)> = vec![
-        ("tasks", "tasks", r.tasks.to_string()),
-        ("nodes", "nodes before → after", format!("{} → {}", r.nodes_before, r.nodes_after)),
-        ("positions", "positions", r.positions.to_string()),
-        ("entries", "entries dense / sparse", format!("{} / {}", r.entries_dense, r.entries_sparse)),
-        ("supervision", "supervision density", format!("{:.1}%", 100.0 * r.supervision_density)),
-        ("depth", "L* dense / sparse", format!("{} / {}", design.depth.0, design.depth.1)),
-        ("leaks", "leaks", leaks),
-        ("minimal", "minimal", yes(r.minimal).into()),
-        ("consistent", "training = inference", yes(r.consistent).into()),
+    // (id, label, value, definition shown on hover; docs/THEORY.md §5 for the two densities).
+    let stats: Vec<(&str, &str, String, &str)> = vec![
+        ("tasks", "tasks", r.tasks.to_string(), "tasks of the family (padding tasks excluded)"),
+        (
+            "nodes",
+            "nodes before → after",
+            format!("{} → {}", r.nodes_before, r.nodes_after),
+            "Hasse nodes of all tasks, and of the minimal merged task",
+        ),
+        ("positions", "positions", r.positions.to_string(), "positions of the merged task"),
+        (
+            "entries",
+            "entries dense / sparse",
+            format!("{} / {}", r.entries_dense, r.entries_sparse),
+            "ones of the dense and of the sparse mask",
+        ),
+        (
+            "supervision",
+            "supervision density",
+            format!("{:.1}% ({} / {} tokens)", 100.0 * r.supervision_density, r.target_tokens, r.sample_tokens),
+            "distinct sample tokens that are prediction targets ÷ distinct sample tokens",
+        ),
+        (
+            "loss-share",
+            "loss position share",
+            format!("{:.1}% ({} / {} positions)", 100.0 * r.loss_position_share, r.labelled_positions, r.positions),
+            "positions that carry a loss ÷ positions (a compute measure)",
+        ),
+        (
+            "depth",
+            "L* dense / sparse",
+            format!("{} / {}", design.depth.0, design.depth.1),
+            "layers until the dense and the sparse mask reach their limit",
+        ),
+        ("leaks", "leaks", leaks, "labelled positions that see their own label"),
+        ("minimal", "minimal", yes(r.minimal).into(), "every node from a task, no two equivalent"),
+        (
+            "consistent",
+            "training = inference",
+            yes(r.consistent).into(),
+            "every labelled task node sees in the merged task exactly what it sees in its task",
+        ),
     ];
     let total_tasks = d.family().tasks().len();
     let node_class = d.node_class();
@@ -382,8 +414,8 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                 <section class="panel" aria-label="Derivation report">
                     <span class="title" id="design-family">{ r.family.clone() }</span>
                     <dl class="stats" id="design-report">
-                        { for stats.into_iter().map(|(id, label, value)| html! {
-                            <div class="stat"><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
+                        { for stats.into_iter().map(|(id, label, value, what)| html! {
+                            <div class="stat" title={what}><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
                         }) }
                     </dl>
                     <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}>

@@ -446,6 +446,9 @@ pub fn app() -> Html {
                     <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
                         aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
                 </div>
+                // docs/THEORY.md, copied next to index.html by trunk (index.html's copy-file link).
+                <a id="theory-link" class="doc-link" href="THEORY.md" target="_blank" rel="noopener"
+                    title="The theory behind the app: definitions, results, reconstructed choices">{"Theory"}</a>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
                     aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>

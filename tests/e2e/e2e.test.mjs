@@ -369,6 +369,18 @@ test('themes and the full-order view render', async () => {
   await page.close();
 });
 
+test('the Theory link opens docs/THEORY.md, copied into the build', async () => {
+  const page = await fresh();
+  const link = page.locator('#theory-link');
+  assert.equal(await link.getAttribute('href'), 'THEORY.md');
+  const served = await page.evaluate(async () => {
+    const res = await fetch(document.querySelector('#theory-link').href);
+    return res.ok ? res.text() : `HTTP ${res.status}`;
+  });
+  assert.equal(served, readFileSync(path.join(ROOT, 'docs', 'THEORY.md'), 'utf8'));
+  await page.close();
+});
+
 test('analysis and layout times at N = 64, 256, 512 (measured in wasm)', async () => {
   const page = await fresh();
   const timing = async () => {
@@ -594,6 +606,15 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
     assert.equal(await page.locator('#design-nodes').innerText(), `${want.nodes_before} → ${want.nodes_after}`);
     assert.equal(await page.locator('#design-depth').innerText(), `${want.depth_dense} / ${want.depth_sparse}`);
     assert.equal(await page.locator('#design-leaks').innerText(), want.leaks.length ? String(want.leaks.length) : 'none');
+    // Supervision density (target tokens / sample tokens) and the loss position share, as the CLI reports them.
+    assert.equal(
+      await page.locator('#design-supervision').innerText(),
+      `${(100 * want.supervision_density).toFixed(1)}% (${want.target_tokens} / ${want.sample_tokens} tokens)`,
+    );
+    assert.equal(
+      await page.locator('#design-loss-share').innerText(),
+      `${(100 * want.loss_position_share).toFixed(1)}% (${want.labelled_positions} / ${want.positions.length} positions)`,
+    );
     const inputs = await page.locator('#derived-io tr.inputs td').allInnerTexts();
     assert.deepEqual(inputs, want.positions);
     assert.equal(await page.locator('#merged-hasse .node').count(), want.nodes.length, 'merged nodes, padding included');
@@ -628,9 +649,9 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
   assert.equal(download.suggestedFilename(), 'hasseflow-derived.json');
   const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
   const want = cliDerive(['butterfly', '--n', '4']);
-  assert.deepEqual(exported.mask, want.mask);
-  assert.deepEqual(exported.positions, want.positions);
-  assert.deepEqual(exported.labels, want.labels);
+  // One object, field for field (both come from the core's Derivation::to_json).
+  assert.deepEqual(exported, want);
+  assert.equal(exported.supervision_density, 1);
   // Open in editor: the mask with its position labels, undoable.
   await page.click('#open-derived');
   await page.waitForSelector('#grid');

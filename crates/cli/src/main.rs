@@ -611,14 +611,8 @@ fn derive_command(a: &DeriveArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let text = if a.json {
-        let mut v = serde_json::to_value(d.report()).context("serialising the report")?;
-        v["mask"] = json!(d.dense().to_row_strings());
-        v["sparse_mask"] = json!(d.sparse().to_row_strings());
-        v["positions"] = json!(d.position_texts());
-        v["labels"] = json!(d.label_texts());
-        v["n"] = json!(d.dense().n());
-        v["nodes"] = json!((0..d.nodes().len()).map(|c| d.node_text(c)).collect::<Vec<_>>());
-        v["edges"] = json!(d.edges());
+        // The object the app's Designer exports too (`Derivation::to_json`).
+        let mut v = d.to_json();
         if a.tasks {
             v["task_diagrams"] = task_diagrams_json(&d);
         }

@@ -181,6 +181,81 @@ fn derive_mae_and_a_family_file() {
     assert!(text.contains("m@2 predicts w_2"), "{text}");
 }
 
+/// One `derive` case: the figures of the supervision density and the loss position share.
+struct Supervision {
+    args: &'static [&'static str],
+    targets: u64,
+    sample: u64,
+    density: f64,
+    labelled: u64,
+    positions: usize,
+    share: f64,
+    /// The two text-report lines, after their labels.
+    text: [&'static str; 2],
+}
+
+#[test]
+fn derive_reports_supervision_density_and_the_loss_position_share() {
+    let cases = [
+        Supervision {
+            args: &["autoregressive", "--n", "8"],
+            targets: 7,
+            sample: 8,
+            density: 0.875,
+            labelled: 7,
+            positions: 7,
+            share: 1.0,
+            text: ["0.875 (7 of 8 sample tokens are targets)", "1.000 (7 of 7 positions carry a loss)"],
+        },
+        Supervision {
+            args: &["block", "--n", "8", "--block", "2"],
+            targets: 8,
+            sample: 8,
+            density: 1.0,
+            labelled: 8,
+            positions: 16,
+            share: 0.5,
+            text: ["1.000 (8 of 8 sample tokens are targets)", "0.500 (8 of 16 positions carry a loss)"],
+        },
+        Supervision {
+            args: &["butterfly", "--n", "8"],
+            targets: 8,
+            sample: 8,
+            density: 1.0,
+            labelled: 8,
+            positions: 24,
+            share: 8.0 / 24.0,
+            text: ["1.000 (8 of 8 sample tokens are targets)", "0.333 (8 of 24 positions carry a loss)"],
+        },
+        Supervision {
+            args: &["mae", "--n", "8", "--span", "3"],
+            targets: 6,
+            sample: 8,
+            density: 0.75,
+            labelled: 6,
+            positions: 16,
+            share: 0.375,
+            text: ["0.750 (6 of 8 sample tokens are targets)", "0.375 (6 of 16 positions carry a loss)"],
+        },
+    ];
+    for c in cases {
+        let mut args = vec!["derive"];
+        args.extend_from_slice(c.args);
+        let text = ok(&args, "");
+        assert!(text.contains(&format!("supervision density    {}", c.text[0])), "{args:?}: {text}");
+        assert!(text.contains(&format!("loss position share    {}", c.text[1])), "{args:?}: {text}");
+        args.push("--json");
+        let v = json(&args, "");
+        let counts = (v["target_tokens"].as_u64(), v["sample_tokens"].as_u64());
+        assert_eq!(counts, (Some(c.targets), Some(c.sample)), "{args:?}");
+        assert_eq!(v["supervision_density"].as_f64(), Some(c.density), "{args:?}");
+        // `positions` in the JSON lists what each position holds.
+        let positions = (v["labelled_positions"].as_u64(), v["positions"].as_array().map(Vec::len));
+        assert_eq!(positions, (Some(c.labelled), Some(c.positions)), "{args:?}");
+        assert_eq!(v["loss_position_share"].as_f64(), Some(c.share), "{args:?}");
+    }
+}
+
 #[test]
 fn derive_bad_family_fails_with_one_line() {
     for (args, stdin, needle) in [

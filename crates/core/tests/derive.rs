@@ -64,7 +64,10 @@ fn autoregressive_merges_into_the_causal_mask() {
         let r = d.report();
         assert_eq!((r.nodes_before, r.nodes_after, r.padding_nodes), (n * (n - 1) / 2, n - 1, 0));
         assert_eq!(d.dense(), &BitMatrix::from_fn(n - 1, |q, k| k <= q), "n = {n}");
-        assert_eq!(r.supervision_density, 1.0);
+        // w_1..w_{n-1} are targets, w_0 is not; every position carries a loss.
+        assert_eq!((r.target_tokens, r.sample_tokens), (n - 1, n));
+        assert_eq!(r.supervision_density, (n - 1) as f64 / n as f64);
+        assert_eq!(r.loss_position_share, 1.0);
         assert_eq!((r.depth_dense, r.depth_sparse), (usize::from(n > 2), n - 2));
         let labels: Vec<String> = d.label_texts().into_iter().map(|l| l.unwrap()).collect();
         assert_eq!(labels, (1..n).map(|t| format!("w_{t}")).collect::<Vec<_>>());
@@ -397,6 +400,90 @@ fn the_example_family_file_parses_and_derives() {
     assert_sound(&d);
     let r = d.report();
     assert_eq!((r.tasks, r.nodes_before, r.nodes_after, r.positions), (3, 6, 3, 4));
+    // Sample w_0..w_3, targets w_1..w_3; all four positions are labelled.
+    assert_eq!((r.target_tokens, r.sample_tokens, r.supervision_density), (3, 4, 0.75));
+    assert_eq!((r.labelled_positions, r.loss_position_share), (4, 1.0));
+}
+
+// Supervision density (docs/THEORY.md §5): distinct sample tokens that are targets ÷ distinct
+// sample tokens; the loss position share: labelled positions ÷ positions. One test per built-in
+// family, every figure worked out from the definitions.
+
+/// `(target_tokens, sample_tokens, supervision_density, labelled_positions, positions,
+/// loss_position_share)` of a derivation.
+fn supervision(d: &Derivation) -> (usize, usize, f64, usize, usize, f64) {
+    let r = d.report();
+    (r.target_tokens, r.sample_tokens, r.supervision_density, r.labelled_positions, r.positions, r.loss_position_share)
+}
+
+#[test]
+fn supervision_density_of_the_autoregressive_family_is_n_minus_1_over_n() {
+    // T_k predicts w_k (k = 1..n-1): w_0 is never a target. n = 8: 7 of 8 tokens; the causal
+    // mask over w_0..w_6 has 7 positions, each predicting the next token.
+    let d = derive(&autoregressive(AutoregressiveOptions::new(8)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (7, 8, 0.875, 7, 7, 1.0));
+    let d = derive(&autoregressive(AutoregressiveOptions::new(2)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (1, 2, 0.5, 1, 1, 1.0));
+    // Padding keeps w_7 as a position without a loss; the sample is the same.
+    let d =
+        derive(&autoregressive(AutoregressiveOptions { pad: true, ..AutoregressiveOptions::new(8) }).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (7, 8, 0.875, 7, 8, 0.875));
+    // One bidirectional block per task: 1 + 2 + ... + 7 = 28 positions, one loss per task.
+    let o = AutoregressiveOptions { bidirectional: true, ..AutoregressiveOptions::new(8) };
+    let d = derive(&autoregressive(o).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (7, 8, 0.875, 7, 28, 0.25));
+}
+
+#[test]
+fn supervision_density_of_block_generation_is_full() {
+    // Block Two-Stream n = 8, s = 2: every w_t is predicted by m@t; 8 of 16 positions carry a loss.
+    let d = derive(&block_generation(BlockOptions::new(8, 2)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 16, 0.5));
+    // Minimal layout (2n - s = 14 positions): the same tokens, a larger share of loss positions.
+    let d = derive(&block_generation(BlockOptions { minimal: true, ..BlockOptions::new(8, 2) }).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 14, 8.0 / 14.0));
+    // s = 1 (XLNet two-stream in identity order): still every token, 8 of 16 positions.
+    let d = derive(&block_generation(BlockOptions::new(8, 1)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 16, 0.5));
+    // A clean prompt p_0..p_2 is read by every task and predicted by none: 8 of 11 tokens.
+    let d = derive(&block_generation(BlockOptions { prompt: 3, ..BlockOptions::new(8, 2) }).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 11, 8.0 / 11.0, 8, 19, 8.0 / 19.0));
+}
+
+#[test]
+fn supervision_density_of_butterfly_is_full() {
+    // n = 8, padded [F | B | P]: every w_k is predicted by P_k (100%), 8 of 24 positions.
+    let d = derive(&butterfly(ButterflyOptions::new(8)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 24, 8.0 / 24.0));
+    // Minimal layout, 3n - 2 = 22 positions.
+    let d = derive(&butterfly(ButterflyOptions { minimal: true, ..ButterflyOptions::new(8) }).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 22, 8.0 / 22.0));
+    // P_k holding a mask token instead of w'_k: the streams still hold every w_t.
+    let o = ButterflyOptions { aggregate: Aggregate::Mask, ..ButterflyOptions::new(8) };
+    let d = derive(&butterfly(o).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 24, 8.0 / 24.0));
+    for n in 2..=12usize {
+        let d = derive(&butterfly(ButterflyOptions::new(n)).unwrap()).unwrap();
+        assert_eq!(supervision(&d), (n, n, 1.0, n, 3 * n, n as f64 / (3 * n) as f64), "n = {n}");
+    }
+}
+
+#[test]
+fn supervision_density_of_masked_autoencoding_is_the_masked_fraction() {
+    // Spans tiling the sample (n = 8, span 2: starts 0, 2, 4, 6) mask every token in some task;
+    // 4 tasks x 8 positions, one loss per masked position.
+    let d = derive(&masked_autoencoding(MaeOptions::new(8, 2)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 32, 0.25));
+    // Span 3: starts 0 and 3 (a third span would not fit), w_6 and w_7 are never masked.
+    let d = derive(&masked_autoencoding(MaeOptions::new(8, 3)).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (6, 8, 0.75, 6, 16, 0.375));
+    // Span 2 every 4 tokens: starts 0 and 4, half the tokens are masked.
+    let d = derive(&masked_autoencoding(MaeOptions { stride: 4, ..MaeOptions::new(8, 2) }).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (4, 8, 0.5, 4, 16, 0.25));
+    // Causal encoder: shared prefixes shrink the positions (26), not the targets.
+    let o = MaeOptions { causal_encoder: true, ..MaeOptions::new(8, 2) };
+    let d = derive(&masked_autoencoding(o).unwrap()).unwrap();
+    assert_eq!(supervision(&d), (8, 8, 1.0, 8, 26, 8.0 / 26.0));
 }
 
 /// A random base DAG over distinct tokens; each task is the down-set of one node, labelled at the

@@ -42,11 +42,11 @@
 //! masks plus one [`Analysis`] of each mask. The isomorphism fallback is exponential in the worst
 //! case (bounded by [`ISO_BUDGET`] steps per test) and only runs on ambiguous keys.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::task::{Family, Input, InputId, Task};
+use super::task::{Family, Input, InputId, Task, Token};
 use crate::analysis::Analysis;
 use crate::bits::{BitMatrix, Ones, set_bit, words_for};
 use crate::ops::{SparsifyOptions, sparsify_analysis};
@@ -380,10 +380,21 @@ pub struct DeriveReport {
     pub entries_sparse: usize,
     /// Dense entries over positions².
     pub density_dense: f64,
-    /// Positions that carry at least one label.
-    pub labelled_positions: usize,
-    /// Labelled positions over positions.
+    /// Distinct clean tokens of the sample: every token `name_t` that a (non-padding) task holds,
+    /// builds an aggregated token from, or predicts, counted once however many positions hold it.
+    /// Mask tokens and aggregated tokens are not sample tokens.
+    pub sample_tokens: usize,
+    /// Distinct sample tokens that some task predicts (the label tokens).
+    pub target_tokens: usize,
+    /// Supervision density as the paper means it (docs/THEORY.md §5): `target_tokens` over
+    /// `sample_tokens`, the share of the sample's tokens that are prediction targets. Butterfly and
+    /// Block Two-Stream 1, autoregressive `(n-1)/n`, MAE the share of tokens some span masks.
     pub supervision_density: f64,
+    /// Positions of the merged task that carry at least one label.
+    pub labelled_positions: usize,
+    /// `labelled_positions` over `positions`: the share of positions that carry a loss (a compute
+    /// measure: how much of one forward pass is spent on positions that are trained).
+    pub loss_position_share: f64,
     /// `L*` of the dense mask.
     pub depth_dense: usize,
     /// `L*` of the sparse mask.
@@ -657,7 +668,10 @@ impl Derivation {
         let labels = self.position_labels();
         r.labelled_positions = labels.iter().filter(|l| !l.is_empty()).count();
         r.multi_label_positions = labels.iter().filter(|l| l.len() > 1).count();
-        r.supervision_density = if q == 0 { 0.0 } else { r.labelled_positions as f64 / q as f64 };
+        r.loss_position_share = if q == 0 { 0.0 } else { r.labelled_positions as f64 / q as f64 };
+        (r.sample_tokens, r.target_tokens) = sample_and_targets(family);
+        r.supervision_density =
+            if r.sample_tokens == 0 { 0.0 } else { r.target_tokens as f64 / r.sample_tokens as f64 };
         r.nodes_before =
             self.diagrams.iter().zip(family.tasks()).filter(|(_, t)| !t.padding).map(|(d, _)| d.node_count()).sum();
 
@@ -859,6 +873,24 @@ impl Derivation {
         }
     }
 
+    /// The derived task as one JSON object: the report's fields plus `mask` and `sparse_mask`
+    /// (row strings), `positions` (the input of each position), `labels` (what each predicts,
+    /// `null` if nothing), `n`, `nodes` (merged node texts) and `edges` (the merged diagram).
+    /// `hasseflow derive --json` prints it and the app's Designer exports it, so both are one
+    /// object (docs/FAMILY_FORMAT.md).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let mut v = serde_json::to_value(&self.report).unwrap_or_else(|_| json!({}));
+        v["mask"] = json!(self.dense.to_row_strings());
+        v["sparse_mask"] = json!(self.sparse.to_row_strings());
+        v["positions"] = json!(self.position_texts());
+        v["labels"] = json!(self.label_texts());
+        v["n"] = json!(self.dense.n());
+        v["nodes"] = json!((0..self.nodes.len()).map(|c| self.node_text(c)).collect::<Vec<_>>());
+        v["edges"] = json!(self.edges);
+        v
+    }
+
     /// A human-readable report: the figures, the checks, and for small families each task's
     /// Hasse diagram with the content of its labelled positions.
     pub fn render_text(&self) -> String {
@@ -874,7 +906,20 @@ impl Derivation {
             "mask entries",
             format!("dense {} ({:.3} density), sparse {}", r.entries_dense, r.density_dense, r.entries_sparse),
         );
-        line("supervision", format!("{} labelled positions ({:.3})", r.labelled_positions, r.supervision_density));
+        line(
+            "supervision density",
+            format!(
+                "{:.3} ({} of {} sample tokens are targets)",
+                r.supervision_density, r.target_tokens, r.sample_tokens
+            ),
+        );
+        line(
+            "loss position share",
+            format!(
+                "{:.3} ({} of {} positions carry a loss)",
+                r.loss_position_share, r.labelled_positions, r.positions
+            ),
+        );
         line("L*", format!("dense {}, sparse {}", r.depth_dense, r.depth_sparse));
         line("leaks", if r.leaks.is_empty() && r.task_leaks.is_empty() { "none".into() } else { leak_summary(r) });
         line(
@@ -931,6 +976,33 @@ impl Derivation {
         }
         out
     }
+}
+
+/// `(sample tokens, target tokens)` of a family: the distinct clean tokens its non-padding tasks
+/// hold, aggregate or predict, and the distinct tokens they predict (labels are tokens, so the
+/// targets are part of the sample).
+///
+/// Complexity: `O(P log P)` over the tasks' positions `P` (plus the tokens inside aggregated
+/// inputs).
+fn sample_and_targets(family: &Family) -> (usize, usize) {
+    let mut sample: BTreeSet<&Token> = BTreeSet::new();
+    let mut targets: BTreeSet<&Token> = BTreeSet::new();
+    for task in family.tasks().iter().filter(|t| !t.padding) {
+        for &i in &task.inputs {
+            match family.input(i) {
+                Input::Token(t) => {
+                    sample.insert(t);
+                }
+                Input::Aggregated { from, .. } => sample.extend(from),
+                Input::Mask(_) => {}
+            }
+        }
+        for t in task.labels.iter().flatten().filter_map(|&l| family.token_of(l)) {
+            sample.insert(t);
+            targets.insert(t);
+        }
+    }
+    (sample.len(), targets.len())
 }
 
 fn leak_summary(r: &DeriveReport) -> String {
