@@ -10,17 +10,23 @@ use hasseflow_core::{Analysis, BitMatrix, IntervalRows, ReachError, ReachStack, 
 /// Oracle: the documented meaning of a rule layer, written directly as a predicate.
 fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
     let o = &rule.overlays;
+    // (document index, document start) of a position; a linear layer ignores documents.
     let doc = |p: usize| {
         let mut start = 0usize;
-        for (i, &len) in o.docs.iter().enumerate() {
-            if p < start + len as usize {
-                return i;
+        if rule.kind != LayerKind::Linear {
+            for (i, &len) in o.docs.iter().enumerate() {
+                if p < start + len as usize {
+                    return (i, start);
+                }
+                start += len as usize;
             }
-            start += len as usize;
         }
-        0
+        (0, 0)
     };
     let causal = rule.causal || rule.kind == LayerKind::Linear;
+    // Positions restart at every document (Transformers' remap_positions_for_packed_sequence).
+    let (dq, start) = doc(q);
+    let (q, k) = (q - start, k.wrapping_sub(start));
     let base = match rule.kind {
         LayerKind::Full | LayerKind::Linear => true,
         LayerKind::Sliding { window } => {
@@ -30,11 +36,12 @@ fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
         }
         LayerKind::Chunked { size } => k / size as usize == q / size as usize,
     };
-    let same_doc = doc(q) == doc(k);
+    let same_doc = doc(k.wrapping_add(start)).0 == dq;
     let dir = !causal || k <= q;
     let layer = base && dir && same_doc;
     let sink = (k as u64) < o.sinks && same_doc && dir;
-    let prefix = (q as u64) < o.prefix && (k as u64) < o.prefix;
+    let prefix = (q as u64) < o.prefix && (k as u64) < o.prefix && same_doc;
+    let (q, k) = (q + start, k.wrapping_add(start));
     let global = o.globals.contains(&(q as u64)) || o.globals.contains(&(k as u64));
     let _ = n;
     layer || sink || prefix || global || q == k

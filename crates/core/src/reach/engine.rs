@@ -57,15 +57,11 @@ impl RuleCtx {
         globals.sort_unstable();
         globals.dedup();
         let causal = rule.causal || rule.kind == LayerKind::Linear;
-        Ok(RuleCtx {
-            n,
-            kind: rule.kind,
-            causal,
-            docs: doc_ranges(n, &o.docs)?,
-            sinks: o.sinks as u32,
-            prefix: o.prefix as u32,
-            globals,
-        })
+        // A recurrent layer's state is not reset at document boundaries (Transformers'
+        // `create_recurrent_attention_mask` carries only padding), so it ignores `docs`.
+        let docs = doc_ranges(n, &o.docs)?;
+        let docs = if rule.kind == LayerKind::Linear { doc_ranges(n, &[])? } else { docs };
+        Ok(RuleCtx { n, kind: rule.kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
     }
 
     /// No overlay adds an interval: every row is the base interval (which contains `q`).
@@ -85,8 +81,9 @@ impl RuleCtx {
                 (lo, hi_causal((q as u64 + w as u64 - 1).min(de as u64) as u32))
             }
             LayerKind::Chunked { size } => {
-                let c = size.min(u32::MAX as u64) as u64;
-                let cs = (q as u64 / c) * c;
+                // Chunks count from the document's start (positions restart per document).
+                let c = size.min(u32::MAX as u64);
+                let cs = ds as u64 + ((q - ds) as u64 / c) * c;
                 let ce = (cs + c - 1).min(de as u64) as u32;
                 ((cs as u32).max(ds), hi_causal(ce))
             }
@@ -108,15 +105,14 @@ impl RuleCtx {
         let (ds, de) = self.doc_of(q);
         let (lo, hi) = self.base(q, ds, de);
         out.push([lo, hi]);
+        // Sinks and prefix count from the document's start, like everything else per document.
         if self.sinks > 0 {
-            let top = (self.sinks - 1).min(de);
+            let top = (ds as u64 + self.sinks as u64 - 1).min(de as u64) as u32;
             let top = if self.causal { top.min(q) } else { top };
-            if ds <= top {
-                out.push([ds, top]);
-            }
+            out.push([ds, top]);
         }
-        if q < self.prefix {
-            out.push([0, self.prefix - 1]);
+        if ((q - ds) as u64) < self.prefix as u64 {
+            out.push([ds, (ds as u64 + self.prefix as u64 - 1).min(de as u64) as u32]);
         }
         for &g in &self.globals {
             out.push([g, g]);

@@ -9,25 +9,32 @@
 //! limit's classes, components and compressed Hasse diagram.
 //!
 //! # Semantics of the rule layers
-//! Each [`LayerKind`] means what the mask functions of `transformers.masking_utils`
-//! (transformers 4.57.x, read from the installed source) compute, on the index grid, for one
-//! batch and head, with no padding:
-//! - `Full`: `causal_mask_function` (`kv_idx <= q_idx`) or, bidirectional, every key
+//! Each [`LayerKind`] means what the mask functions of `transformers.masking_utils` compute on the
+//! index grid (checked against **transformers 5.24.0**, the installed version; one batch, one
+//! head, no padding):
+//! - `Full`: `causal_mask_function` (`kv_idx <= q_idx`), or every key bidirectionally
 //!   (`bidirectional_mask_function`);
-//! - `Sliding { window: w }`: `sliding_window_causal_mask_function(w)` =
-//!   `and_masks(sliding_window_overlay(w), causal_mask_function)`, i.e. `q - w < k <= q`; bidirectional
-//!   `sliding_window_bidirectional_overlay(w)`: `q - w < k < q + w`;
+//! - `Sliding { window: w }`, causal: `sliding_window_causal_mask_function(w)` =
+//!   `and_masks(sliding_window_overlay(w), causal_mask_function)`: `q - w < k <= q`.
+//!   Bidirectional: `q - w < k < q + w` as [`LayerKind`] documents it. **Transformers 5.24.0's
+//!   `sliding_window_bidirectional_overlay(w)` is `|q - k| <= w`**, i.e. this variant with window
+//!   `w + 1` (the fixture test checks exactly that mapping);
 //! - `Chunked { size: c }`: `chunked_causal_mask_function(c, left_padding = 0)` =
 //!   `and_masks(chunked_overlay(c, 0), causal_mask_function)`: `k / c == q / c` and `k <= q`;
 //!   bidirectional: `chunked_overlay` alone;
-//! - `Linear`: a recurrent layer, always `k <= q` (the `causal` flag does not widen it);
-//! - `Overlays::docs`: `and_masks(layer, packed_sequence_mask_function(doc_ids))`, i.e. `k` in the
-//!   query's document, applied to the layer's own mask (the kind's window or chunk is measured in
-//!   absolute positions, as the library does);
-//! - then OR-ed (as `or_masks` does after the packed-sequence AND): sinks (`k < s`, `k` in the
-//!   query's document, `k <= q` when causal), the prefix (`q < p` and `k < p`, not restricted to
-//!   documents, like the library's `or_mask_function`), global tokens (`q ∈ G` reads every key,
-//!   every query reads `k ∈ G`; not restricted to documents or direction);
+//! - `Linear`: a recurrent layer, always `k <= q` (the `causal` flag does not widen it).
+//!   `create_recurrent_attention_mask` carries only padding, so the recurrence is **not reset at
+//!   document boundaries**: a linear layer ignores `Overlays::docs` and leaks across documents;
+//! - `Overlays::docs` (packed documents): like `create_causal_mask` with a packed sequence, the
+//!   layer's function (with its OR-ed overlays) is evaluated on positions that restart at 0 in
+//!   every document (`remap_positions_for_packed_sequence`) and AND-ed with
+//!   `packed_sequence_mask_function`: every document is its own sequence (chunks, sinks and the
+//!   prefix count from the document's start);
+//! - sinks (`k - start < s`, `k <= q` when causal) and the prefix (`q - start < p` and
+//!   `k - start < p`) are OR-ed before the packed-sequence AND (as `or_mask_function` is), so they
+//!   stay inside the query's document;
+//! - global tokens (not a Transformers mask function; Longformer): `q ∈ G` reads every key and
+//!   every query reads `k ∈ G`, across documents and directions (so they leak);
 //! - the diagonal is always added (`Ā = M ∨ I`, the residual connection).
 //!
 //! `tests/python/gen_layer_semantics.py` evaluates those library functions and writes
