@@ -211,7 +211,7 @@ fn main() {
         return;
     }
     if models_mode {
-        models::models_table(reps);
+        models::models_table(reps, only.as_deref());
         return;
     }
     if flow_mode {

@@ -39,13 +39,16 @@ fn models() -> Vec<(ModelSpec, u64, f64)> {
 }
 
 /// Prints the models table.
-pub fn models_table(reps: usize) {
+pub fn models_table(reps: usize, only: Option<&str>) {
     println!(
         "| model | n | layers | full_at | limit cells | Hasse nodes | structured ms | target ms | peak MiB | \
          structured ms @8192 | dense ms @8192 (all layers, est.) | dense / structured @8192 |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (model, n, target) in models() {
+        if only.is_some_and(|o| !model.name.contains(o)) {
+            continue;
+        }
         let overlays = Overlays::default();
         let run = || {
             ReachStack::from_model(&model, n, &overlays)

@@ -236,7 +236,7 @@ fn check_report(
 
 #[test]
 fn rule_and_interval_stacks_match_the_dense_engine() {
-    let mut rng = SplitMix64::new(0x5eed_11);
+    let mut rng = SplitMix64::new(0x005e_ed11);
     for case in 0..300 {
         let n = match case % 10 {
             0..=6 => 1 + rng.below(40),
@@ -343,6 +343,10 @@ fn a_layer_without_document_restriction_leaks() {
     assert!(!r.layers[0].leaks);
     assert!(r.layers[1].leaks);
     assert_eq!(r.layers[1].leaking_queries, 44);
+    // A linear layer ignores documents even when its overlays name them (no reset of the state).
+    let layers = vec![StructuredLayer::Rule(RuleLayer::new(LayerKind::Linear, true, within))];
+    let r = ReachStack::new(n, layers, docs.clone()).expect("valid").run(&ReachOptions::default()).expect("runs");
+    assert_eq!(r.layers[0].leaking_queries, 44);
     // Global tokens cross documents too.
     let global = Overlays { docs: docs.clone(), globals: vec![30], ..Overlays::default() };
     let layers = vec![StructuredLayer::Rule(RuleLayer::new(LayerKind::Full, true, global))];
@@ -390,4 +394,30 @@ fn report_serialises() {
     assert_eq!(back, r);
     assert!(json.contains("\"full_at\":1"));
     assert_eq!(r.layers[0].query_rows[0].intervals, vec![[4, 5]]);
+}
+
+/// The dense builder of every rule kind equals the masks of the real `transformers.masking_utils`
+/// (fixture written by tests/python/gen_layer_semantics.py from the installed library).
+#[test]
+fn dense_builder_matches_transformers_masking_utils() {
+    #[derive(serde::Deserialize)]
+    struct Case {
+        name: String,
+        n: usize,
+        layer: RuleLayer,
+        rows: Vec<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Fixture {
+        transformers: String,
+        cases: Vec<Case>,
+    }
+    let text = include_str!("fixtures/hf_layer_semantics.json");
+    let fixture: Fixture = serde_json::from_str(text).expect("fixture parses");
+    assert!(!fixture.transformers.is_empty());
+    assert!(fixture.cases.len() >= 15);
+    for case in &fixture.cases {
+        let m = StructuredLayer::Rule(case.layer.clone()).to_bitmatrix(case.n).expect("small");
+        assert_eq!(m.to_row_strings(), case.rows, "{} (transformers {})", case.name, fixture.transformers);
+    }
 }

@@ -248,9 +248,13 @@ fn step_single(
     lo: &[u32],
     hi: &[u32],
     mono: bool,
+    spare: (Vec<u32>, Vec<u32>),
 ) -> Option<Rows> {
-    let mut nlo = Vec::with_capacity(n);
-    let mut nhi = Vec::with_capacity(n);
+    let (mut nlo, mut nhi) = spare;
+    nlo.clear();
+    nhi.clear();
+    nlo.reserve(n);
+    nhi.reserve(n);
     let mut out_mono = true;
     if mono {
         let (mut plo, mut phi) = (0u32, 0u32);
@@ -387,6 +391,11 @@ fn step_general(adj: Adj<'_>, prev: &Rows) -> Result<Rows, ReachError> {
 
 /// One layer: `R(l) = Ā_l · R(l-1)`.
 fn step(adj: Adj<'_>, prev: &Rows) -> Result<Rows, ReachError> {
+    step_reusing(adj, prev, (Vec::new(), Vec::new()))
+}
+
+/// [`step`], writing single-interval results into `spare`'s allocations.
+fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Result<Rows, ReachError> {
     let n = prev.n();
     if let Rows::Single { lo, hi, mono } = prev {
         let fast = match adj {
@@ -405,9 +414,12 @@ fn step(adj: Adj<'_>, prev: &Rows) -> Result<Rows, ReachError> {
                     lo,
                     hi,
                     *mono,
+                    spare,
                 )
             }
-            Adj::Rows(Rows::Single { lo: alo, hi: ahi, .. }) => step_single(n, |q| (alo[q], ahi[q]), lo, hi, *mono),
+            Adj::Rows(Rows::Single { lo: alo, hi: ahi, .. }) => {
+                step_single(n, |q| (alo[q], ahi[q]), lo, hi, *mono, spare)
+            }
             _ => None,
         };
         if let Some(rows) = fast {
@@ -567,21 +579,116 @@ struct Stats {
     short: u64,
 }
 
-fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], buf: &mut Vec<u32>) -> Stats {
-    buf.clear();
+/// Collects the lookbacks of one layer as runs of constant or `+1`-stepping values (structured
+/// layers give a handful of runs), falling back to the plain values when runs get many.
+struct Lookbacks {
+    /// `(start value, length, step 0 or 1)`.
+    runs: Vec<(u32, u32, u32)>,
+    cur: (u32, u32, u32),
+    values: Vec<u32>,
+    plain: bool,
+    limit: usize,
+}
+
+impl Lookbacks {
+    fn new(n: usize) -> Lookbacks {
+        Lookbacks { runs: Vec::new(), cur: (0, 0, 0), values: Vec::new(), plain: false, limit: n / 16 + 16 }
+    }
+
+    fn reset(&mut self) {
+        self.runs.clear();
+        self.values.clear();
+        self.cur = (0, 0, 0);
+        self.plain = false;
+    }
+
+    #[inline]
+    fn push(&mut self, v: u32) {
+        if self.plain {
+            self.values.push(v);
+            return;
+        }
+        let (start, len, step) = self.cur;
+        if len == 0 {
+            self.cur = (v, 1, 0);
+        } else if len == 1 && (v == start || v == start + 1) {
+            self.cur = (start, 2, v - start);
+        } else if v as u64 == start as u64 + step as u64 * len as u64 {
+            self.cur.1 += 1;
+        } else {
+            self.runs.push(self.cur);
+            self.cur = (v, 1, 0);
+            if self.runs.len() > self.limit {
+                self.plain = true;
+                for &(s, l, st) in &self.runs {
+                    self.values.extend((0..l).map(|i| s + st * i));
+                }
+                self.runs.clear();
+            }
+        }
+    }
+
+    /// The lower median (rank `⌊(len-1)/2⌋`), with every value in `min..=max`.
+    fn median(&mut self, min: u32, max: u32) -> u32 {
+        if self.plain {
+            let (s, l, st) = self.cur;
+            self.values.extend((0..l).map(|i| s + st * i));
+            if self.values.is_empty() {
+                return 0;
+            }
+            let mid = (self.values.len() - 1) / 2;
+            return *self.values.select_nth_unstable(mid).1;
+        }
+        if self.cur.1 > 0 {
+            self.runs.push(self.cur);
+            self.cur = (0, 0, 0);
+        }
+        let total: u64 = self.runs.iter().map(|r| r.1 as u64).sum();
+        if total == 0 {
+            return 0;
+        }
+        let mid = (total - 1) / 2;
+        let at_most = |x: u32| -> u64 {
+            self.runs
+                .iter()
+                .map(|&(s, l, st)| {
+                    if x < s {
+                        0
+                    } else if st == 0 {
+                        l as u64
+                    } else {
+                        ((x - s) as u64 + 1).min(l as u64)
+                    }
+                })
+                .sum()
+        };
+        // Smallest x with more than `mid` values at most x.
+        let (mut lo, mut hi) = (min, max);
+        while lo < hi {
+            let m = lo + (hi - lo) / 2;
+            if at_most(m) > mid { hi = m } else { lo = m + 1 }
+        }
+        lo
+    }
+}
+
+fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], lbs: &mut Lookbacks) -> Stats {
+    lbs.reset();
     let (mut cells, mut leaking, mut short) = (0u64, 0u64, 0u64);
     let (mut lmin, mut lmax) = (u32::MAX, 0u32);
     match (rows, limit) {
         (Rows::Single { lo, hi, .. }, Rows::Single { lo: llo, hi: lhi, .. }) => {
             for &(ds, de) in docs {
-                for q in ds..=de {
-                    let i = q as usize;
+                let (ds_, de_) = (ds as usize, de as usize + 1);
+                let (lo, hi, llo, lhi) = (&lo[ds_..de_], &hi[ds_..de_], &llo[ds_..de_], &lhi[ds_..de_]);
+                for i in 0..lo.len() {
+                    let q = ds + i as u32;
                     let (l, h) = (lo[i], hi[i]);
                     cells += (h - l) as u64 + 1;
                     let lb = (q - l).max(h - q);
                     lmin = lmin.min(lb);
                     lmax = lmax.max(lb);
-                    buf.push(lb);
+                    lbs.push(lb);
                     leaking += (l < ds || h > de) as u64;
                     short += (h - l != lhi[i] - llo[i]) as u64;
                 }
@@ -597,22 +704,17 @@ fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], buf: &mut Vec<u32>) -> 
                     let lb = (q - l).max(h - q);
                     lmin = lmin.min(lb);
                     lmax = lmax.max(lb);
-                    buf.push(lb);
+                    lbs.push(lb);
                     leaking += (l < ds || h > de) as u64;
                     short += (c < limit.row_cells(i)) as u64;
                 }
             }
         }
     }
-    let median = if buf.is_empty() {
-        0
-    } else {
-        let mid = (buf.len() - 1) / 2;
-        *buf.select_nth_unstable(mid).1
-    };
-    if buf.is_empty() {
+    if lmin > lmax {
         lmin = 0;
     }
+    let median = lbs.median(lmin, lmax);
     Stats { cells, lookback: Lookback { min: lmin as u64, median: median as u64, max: lmax as u64 }, leaking, short }
 }
 
@@ -621,7 +723,8 @@ pub(crate) fn run(stack: &ReachStack, options: &ReachOptions) -> Result<ReachRep
     let adjs = layer_adjs(stack);
     let limit = close(union_adjacency(stack, &adjs))?;
     let limit_cells = limit.cells();
-    let mut buf = Vec::with_capacity(n);
+    let mut lbs = Lookbacks::new(n);
+    let mut spare: Option<(Vec<u32>, Vec<u32>)> = None;
     let mut prev = Rows::identity(n);
     let mut cells = n as u64;
     let mut growth = vec![cells];
@@ -633,12 +736,15 @@ pub(crate) fn run(stack: &ReachStack, options: &ReachOptions) -> Result<ReachRep
         let (st, rows): (&Stats, &Rows) = if cells == limit_cells {
             // R(l-1) = limit, so every later layer is the limit too.
             if saturated.is_none() {
-                saturated = Some(stats(&limit, &limit, &stack.documents, &mut buf));
+                saturated = Some(stats(&limit, &limit, &stack.documents, &mut lbs));
             }
             (saturated.as_ref().unwrap_or_else(|| unreachable!()), &limit)
         } else {
-            prev = step(a.adj(), &prev)?;
-            let st = stats(&prev, &limit, &stack.documents, &mut buf);
+            let next = step_reusing(a.adj(), &prev, spare.take().unwrap_or_default())?;
+            if let Rows::Single { lo, hi, .. } = std::mem::replace(&mut prev, next) {
+                spare = Some((lo, hi));
+            }
+            let st = stats(&prev, &limit, &stack.documents, &mut lbs);
             saturated = Some(st);
             (saturated.as_ref().unwrap_or_else(|| unreachable!()), &prev)
         };
@@ -701,11 +807,12 @@ mod tests {
                 qb_mono[i] = qb_mono[i].max(qb_mono[i - 1]);
             }
             let adj = Rows::Single { lo: qa.clone(), hi: qb_mono.clone(), mono: true };
-            let fast = step_single(n, |q| (qa[q], qb_mono[q]), &lo, &hi, mono).expect("monotone queries");
+            let fast =
+                step_single(n, |q| (qa[q], qb_mono[q]), &lo, &hi, mono, Default::default()).expect("monotone queries");
             let general = step_general(Adj::Rows(&adj), &prev).expect("small");
             assert_eq!(fast.to_interval_rows(), general.to_interval_rows(), "case {case}");
             if !mono {
-                let direct_wrong = step_single(n, |q| (qa[q], qb_mono[q]), &lo, &hi, false);
+                let direct_wrong = step_single(n, |q| (qa[q], qb_mono[q]), &lo, &hi, false, Default::default());
                 assert!(direct_wrong.is_some());
             }
         }

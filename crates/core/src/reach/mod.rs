@@ -172,6 +172,9 @@ pub enum ReachError {
         /// [`MAX_SPANS`].
         cap: usize,
     },
+    /// A dense layer stack of no layers.
+    #[error("a dense layer stack needs at least one layer")]
+    NoLayers,
     /// A dense build asked for a size above [`DENSE_MAX`].
     #[error("n = {n} is above the dense limit {dense_max}")]
     TooLargeForDense {
@@ -500,18 +503,15 @@ impl ReachStack {
     }
 
     /// The dense [`LayerStack`] of the same layers (for the dense engine), up to [`DENSE_MAX`]
-    /// positions (twice that for tests that can afford it is refused too).
+    /// positions.
     pub fn to_layer_stack(&self) -> Result<LayerStack, ReachError> {
         if self.n > DENSE_MAX {
             return Err(ReachError::TooLargeForDense { n: self.n as u64, dense_max: DENSE_MAX });
         }
         let layers: Vec<Layer> =
             (0..self.layers.len()).map(|i| Layer::single(self.layer_rows(i).to_bitmatrix())).collect();
-        if layers.is_empty() {
-            return Ok(LayerStack::new(vec![Layer::single(BitMatrix::zeros(self.n))])
-                .map_err(|_| ReachError::TooLargeForDense { n: self.n as u64, dense_max: DENSE_MAX })?);
-        }
-        LayerStack::new(layers).map_err(|_| ReachError::TooLargeForDense { n: self.n as u64, dense_max: DENSE_MAX })
+        // Every layer has one head of size n, so the only possible refusal is an empty stack.
+        LayerStack::new(layers).map_err(|_| ReachError::NoLayers)
     }
 
     /// Every layer's `R(l)` as interval rows, `l = 0..=L` (memory `O(L · n · intervals)`: for

@@ -228,8 +228,8 @@ fn components(limit: &Rows) -> u64 {
         }
     };
     let mut acc = 0i32;
-    for i in 0..n - 1 {
-        acc += diff[i];
+    for (i, d) in diff.iter().enumerate().take(n - 1) {
+        acc += d;
         if acc > 0 {
             union(&mut parent, i as u32, i as u32 + 1);
         }
