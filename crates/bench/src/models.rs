@@ -41,10 +41,10 @@ fn models() -> Vec<(ModelSpec, u64, f64)> {
 /// Prints the models table.
 pub fn models_table(reps: usize, only: Option<&str>) {
     println!(
-        "| model | n | layers | full_at | limit cells | Hasse nodes | structured ms | target ms | peak MiB | \
+        "| model | n | layers | full_at | shortfall cells / queries | limit cells | Hasse nodes | structured ms | target ms | peak MiB | \
          structured ms @8192 | dense ms @8192 (all layers, est.) | dense / structured @8192 |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (model, n, target) in models() {
         if only.is_some_and(|o| !model.name.contains(o)) {
             continue;
@@ -70,11 +70,13 @@ pub fn models_table(reps: usize, only: Option<&str>) {
         let dense_all = Duration::from_secs_f64(per_layer * model.layers.len() as f64);
         let hasse = report.limit.hasse.as_ref().map_or("-".to_string(), |h| h.node_count.to_string());
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {:.0}x |",
+            "| {} | {} | {} | {} | {} / {} | {} | {} | {} | {:.0} | {} | {} | {} | {:.0}x |",
             model.name,
             n,
             model.layers.len(),
             report.full_at.map_or("null".to_string(), |l| l.to_string()),
+            report.shortfall.cells,
+            report.shortfall.queries,
             report.limit_cells,
             hasse,
             ms(t),

@@ -257,16 +257,17 @@ fn step_single(
     nhi.reserve(n);
     let mut out_mono = true;
     if mono {
-        let (mut plo, mut phi) = (0u32, 0u32);
-        for q in 0..n {
+        nlo.resize(n, 0);
+        nhi.resize(n, 0);
+        let (lo, hi) = (&lo[..n], &hi[..n]);
+        for (q, (l, h)) in nlo.iter_mut().zip(nhi.iter_mut()).enumerate() {
             let (a, b) = query(q);
-            let (l, h) = (lo[a as usize], hi[b as usize]);
-            out_mono &= l >= plo && h >= phi;
-            plo = l;
-            phi = h;
-            nlo.push(l);
-            nhi.push(h);
+            *l = lo[a as usize];
+            *h = hi[b as usize];
         }
+        // Non-decreasing rows read over non-decreasing ranges stay non-decreasing; check the
+        // ranges' monotonicity on the result instead of per row.
+        out_mono = is_mono(&nlo, &nhi);
     } else {
         let mut dmin: VecDeque<u32> = VecDeque::new();
         let mut dmax: VecDeque<u32> = VecDeque::new();
