@@ -12,6 +12,10 @@
 //! `--flow` prints the flow table instead: forward + n perturbed copies through all layers of the
 //! random Transformer, CPU path vs GPU path, for n in 64,128,256 (or `--sizes`), d_model 64,
 //! 4 heads, 8 layers (see `flow.rs`).
+//!
+//! `--models` prints the structured reach table instead: Mistral 7B at n = 131072, a
+//! Gemma-3-27B-like stack at 131072 and Llama 4 Scout at 10,485,760 (all layers, exact), and the
+//! same stacks at n = 8192 against the dense engine (see `models.rs`).
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -29,6 +33,7 @@ use petgraph::algo::tred::{dag_to_toposorted_adjacency_list, dag_transitive_redu
 use petgraph::graph::{DiGraph, NodeIndex};
 
 mod flow;
+mod models;
 
 struct Counting;
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
@@ -165,6 +170,7 @@ fn main() {
     let mut sizes = vec![256usize, 1024, 4096];
     let mut derive_mode = false;
     let mut flow_mode = false;
+    let mut models_mode = false;
     let mut sizes_given = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
@@ -181,6 +187,7 @@ fn main() {
             "--only" => only = it.next().cloned(),
             "--derive" => derive_mode = true,
             "--flow" => flow_mode = true,
+            "--models" => models_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             "--petgraph-timeout" => {
                 timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
@@ -193,7 +200,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models]"
                 );
                 std::process::exit(2);
             }
@@ -201,6 +208,10 @@ fn main() {
     }
     if derive_mode {
         derive_table(reps);
+        return;
+    }
+    if models_mode {
+        models::models_table(reps, only.as_deref());
         return;
     }
     if flow_mode {

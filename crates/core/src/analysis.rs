@@ -14,7 +14,9 @@
 //!    taken are exactly the classes covered by this class, so the Hasse diagram falls out of the
 //!    closure for free and the word work is `O((hasse edges + classes) · n / 64)`, not
 //!    `O(edges · n / 64)`.
-//! 5. `L*` and the growth curve by a semi-naive ("delta") layer sweep: a row only ORs the cells that
+//! 5. `L*` and the growth curve: when every row of `Ā` is at most
+//!    [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine
+//!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); otherwise by a semi-naive ("delta") layer sweep: a row only ORs the cells that
 //!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
 //!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
 
@@ -200,6 +202,11 @@ impl Analysis {
                 (0, vec![n])
             } else if self.dense {
                 (1, vec![n, closure.count_ones()])
+            } else if let Some(growth) =
+                crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
+            {
+                // Rows of few intervals: the structured engine, O(L* · n · intervals).
+                (growth.len() - 1, growth)
             } else {
                 let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
                 let mut growth = vec![n];

@@ -13,6 +13,8 @@
 //! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
 //! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
+//! - [`reach`]: the structured reach engine: `R(l)` of interval-row layer stacks at `n` in the
+//!   millions, the model report (growth, lookback, leaks, limit, compressed Hasse diagram).
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
@@ -24,10 +26,12 @@ pub mod interop;
 pub mod ops;
 pub mod pattern;
 pub mod presets;
+pub mod reach;
 pub mod rng;
 pub mod stack;
 
 pub use analysis::{Analysis, FirstReach, position_runs, reach_after};
 pub use bits::BitMatrix;
 pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
+pub use reach::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer, StructuredLayer};
 pub use stack::{Layer, LayerStack, StackAnalysis, StackMode};

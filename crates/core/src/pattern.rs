@@ -17,7 +17,12 @@ pub enum LayerKind {
     /// `full_attention`: every key (causal: `k <= q`).
     Full,
     /// `sliding_attention` with window `w >= 1`: causal `q - w < k <= q`; bidirectional
-    /// `q - w < k < q + w` (Transformers' `sliding_window_bidirectional_overlay`).
+    /// `q - w < k < q + w` (Transformers' `sliding_window_bidirectional_overlay` before 5.x).
+    ///
+    /// Note: in transformers 5.24.0 (checked by `tests/python/gen_layer_semantics.py`),
+    /// `sliding_window_bidirectional_overlay(w)` is `|q - k| <= w`, i.e. this variant with window
+    /// `w + 1`; a config whose bidirectional `sliding_window` is `w` maps to `Sliding { window: w + 1 }`
+    /// under that version. The causal form (`sliding_window_overlay`) is unchanged.
     Sliding {
         /// The window `w` (Transformers' `sliding_window`).
         window: u64,
@@ -48,14 +53,17 @@ impl LayerKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overlays {
     /// Packed documents: the lengths, in order, summing to `n` (empty: one document). A query
-    /// reads only keys of its own document (Transformers' `packed_sequence_mask_function`).
+    /// reads only keys of its own document (Transformers' `packed_sequence_mask_function`), and
+    /// positions restart at every document (`remap_positions_for_packed_sequence`), so chunks,
+    /// sinks and the prefix count from the document's start. Linear layers ignore documents
+    /// (their recurrence is not reset; see `crate::reach`).
     pub docs: Vec<u64>,
-    /// Attention sinks: the first `sinks` positions are readable by every query (within the
-    /// query's document, and only earlier ones when causal).
+    /// Attention sinks: the first `sinks` positions (of the query's document) are readable by
+    /// every query (only earlier ones when causal).
     pub sinks: u64,
     /// Global tokens (Longformer): each reads every key and is read by every query.
     pub globals: Vec<u64>,
-    /// Prefix-LM: the first `prefix` positions read each other bidirectionally.
+    /// Prefix-LM: the first `prefix` positions (of each document) read each other bidirectionally.
     pub prefix: u64,
 }
 
