@@ -13,6 +13,7 @@
 //! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
 //! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
+//! - [`model`]: Hugging Face `config.json` files and the gallery of real architectures → [`pattern::ModelSpec`].
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
@@ -21,6 +22,7 @@ pub mod derive;
 pub mod flow;
 pub mod format;
 pub mod interop;
+pub mod model;
 pub mod ops;
 pub mod pattern;
 pub mod presets;
