@@ -18,6 +18,7 @@ use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, 
 use serde_json::{Value, json};
 
 mod flow;
+mod model;
 mod report;
 
 /// Order theory of attention masks: how a mask moves information across layers.
@@ -117,6 +118,9 @@ enum Command {
     /// Run a random-weight Transformer on the mask (THEORY §7): perturb each input, measure which
     /// positions change after each layer, and report the agreement with R(L) and the timings.
     Flow(FlowArgs),
+    /// Read a Hugging Face config.json (or a gallery model) and print its attention layer by
+    /// layer (docs/MODELS.md): `model gemma-3-27b-it --context 8192`, `model --list`.
+    Model(model::ModelArgs),
 }
 
 /// A mask input: its path and the size for inputs that record none.
@@ -305,6 +309,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Derive(args) => derive_command(&args),
         Command::Flow(args) => flow::flow_command(&args),
+        Command::Model(args) => model::model_command(&args),
         Command::Analyze { input, json, first_reach } => analyze(&input, json, first_reach),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());

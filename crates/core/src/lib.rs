@@ -15,6 +15,7 @@
 //! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
 //! - [`reach`]: the structured reach engine: `R(l)` of interval-row layer stacks at `n` in the
 //!   millions, the model report (growth, lookback, leaks, limit, compressed Hasse diagram).
+//! - [`model`]: Hugging Face `config.json` files and the gallery of real architectures → [`pattern::ModelSpec`].
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
 pub mod analysis;
@@ -23,6 +24,7 @@ pub mod derive;
 pub mod flow;
 pub mod format;
 pub mod interop;
+pub mod model;
 pub mod ops;
 pub mod pattern;
 pub mod presets;

@@ -17,12 +17,8 @@ pub enum LayerKind {
     /// `full_attention`: every key (causal: `k <= q`).
     Full,
     /// `sliding_attention` with window `w >= 1`: causal `q - w < k <= q`; bidirectional
-    /// `q - w < k < q + w` (Transformers' `sliding_window_bidirectional_overlay` before 5.x).
-    ///
-    /// Note: in transformers 5.24.0 (checked by `tests/python/gen_layer_semantics.py`),
-    /// `sliding_window_bidirectional_overlay(w)` is `|q - k| <= w`, i.e. this variant with window
-    /// `w + 1`; a config whose bidirectional `sliding_window` is `w` maps to `Sliding { window: w + 1 }`
-    /// under that version. The causal form (`sliding_window_overlay`) is unchanged.
+    /// `q - w < k < q + w`, i.e. `|q - k| <= w - 1` (Transformers 5.24's
+    /// `sliding_window_bidirectional_overlay(w - 1)`, which is inclusive; docs/MODELS.md).
     Sliding {
         /// The window `w` (Transformers' `sliding_window`).
         window: u64,
@@ -45,6 +41,19 @@ impl LayerKind {
             LayerKind::Sliding { window } => format!("sliding_attention({window})"),
             LayerKind::Chunked { size } => format!("chunked_attention({size})"),
             LayerKind::Linear => "linear_attention".to_string(),
+        }
+    }
+
+    /// Whether query `q` reads key `k` in this layer, before overlays: exactly the rule each
+    /// variant documents (a `Linear` layer counts as reading every earlier position).
+    pub fn allows(&self, q: u64, k: u64, causal: bool) -> bool {
+        if causal && k > q {
+            return false;
+        }
+        match *self {
+            LayerKind::Full | LayerKind::Linear => true,
+            LayerKind::Sliding { window } => q.abs_diff(k) < window,
+            LayerKind::Chunked { size } => size > 0 && k / size == q / size,
         }
     }
 }

@@ -1,0 +1,200 @@
+//! The `model` subcommand: reads a Hugging Face `config.json` (or a gallery entry) through
+//! `hasseflow_core::model`, adds the packed documents, runs the structured reach engine
+//! ([`ModelRun`]) and prints its report: the core's JSON object, or a table a person reads.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use hasseflow_core::model::{self, GalleryEntry, MAX_CONFIG_BYTES, ModelRun};
+use hasseflow_core::pattern::{ModelSpec, Overlays};
+use serde_json::{Value, json};
+
+use crate::print_out;
+
+#[derive(clap::Args)]
+pub(crate) struct ModelArgs {
+    /// A config.json file, or a gallery name (see --list).
+    source: Option<String>,
+    /// Context length n (tokens).
+    #[arg(long)]
+    context: Option<u64>,
+    /// Packed documents: lengths summing to n, e.g. 512,1024,512.
+    #[arg(long, conflicts_with = "segments")]
+    docs: Option<String>,
+    /// Packed documents from a segment-id file (a JSON array or whitespace-separated ids, one
+    /// per position; consecutive equal ids form one document).
+    #[arg(long)]
+    segments: Option<PathBuf>,
+    /// A query position to report on (0-based; repeatable).
+    #[arg(long = "row", value_name = "Q")]
+    rows: Vec<u64>,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// List the gallery: name, model_type, layers, pattern, source.
+    #[arg(long)]
+    list: bool,
+}
+
+/// The text report: the header, the verdict, one row per layer, the limit and the asked rows.
+fn to_text(run: &ModelRun, reach_ms: f64) -> String {
+    let s = &run.spec;
+    let r = &run.report;
+    let mut out = String::new();
+    let direction = if s.causal { "causal" } else { "bidirectional" };
+    out.push_str(&format!("model    {} ({}, {direction})\n", s.name, s.model_type));
+    out.push_str(&format!("source   {}\n", run.source));
+    out.push_str(&format!("n        {}", run.n));
+    if let Some(max) = s.max_position_embeddings {
+        out.push_str(&format!(" (max_position_embeddings {max}{})", if run.n > max { ", exceeded" } else { "" }));
+    }
+    out.push('\n');
+    out.push_str(&format!("layers   {}: {}\n", s.layers.len(), model::pattern_summary(&s.layers)));
+    if !run.overlays.docs.is_empty() {
+        let docs: Vec<String> = run.overlays.docs.iter().map(u64::to_string).collect();
+        let shown = if docs.len() > 12 { format!("{},…", docs[..12].join(",")) } else { docs.join(",") };
+        out.push_str(&format!("docs     {} documents: {shown}\n", docs.len()));
+    }
+    out.push_str(&format!("verdict  {}\n", run.verdict()));
+    out.push_str(&format!(
+        "leaks    {}\n",
+        if run.leaks() { "yes: some reach crosses a document boundary" } else { "no" }
+    ));
+    let hasse = r.limit.hasse.as_ref().map_or_else(
+        || format!("not computed ({})", r.limit.method),
+        |h| {
+            format!(
+                "{} nodes, {} edges{}",
+                h.node_count,
+                h.edge_count,
+                if h.truncated { " (list truncated)" } else { "" }
+            )
+        },
+    );
+    let classes = r.limit.classes.map_or_else(|| "-".to_string(), |c| c.to_string());
+    out.push_str(&format!(
+        "limit    {} cells, {classes} classes, {} components; Hasse diagram {hasse}\n",
+        r.limit_cells, r.limit.components
+    ));
+    out.push_str(&format!("time     {reach_ms:.1} ms (structured engine, all layers)\n"));
+    out.push_str(&format!(
+        "\n{:>5}  {:<26} {:>16} {:>9}  {:>26}  {}\n",
+        "layer", "type", "|R(l)|", "of limit", "lookback min/median/max", "leaks"
+    ));
+    let limit = r.limit_cells.max(1) as f64;
+    for l in &r.layers {
+        out.push_str(&format!(
+            "{:>5}  {:<26} {:>16} {:>8.2}%  {:>26}  {}\n",
+            l.layer,
+            l.label,
+            l.cells,
+            100.0 * l.cells as f64 / limit,
+            format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max),
+            if l.leaks { "yes" } else { "no" }
+        ));
+    }
+    if let Some(first) = r.layers.first() {
+        for (i, q) in first.query_rows.iter().enumerate() {
+            out.push_str(&format!("\nrow q = {} (R(l)[q] as inclusive intervals)\n", q.query));
+            for l in &r.layers {
+                let spans: Vec<String> = l.query_rows[i].intervals.iter().map(|[a, b]| format!("[{a}, {b}]")).collect();
+                out.push_str(&format!("{:>5}  {}\n", l.layer, spans.join(" ")));
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
+    if a.list {
+        return list(a.json);
+    }
+    let source = a.source.as_deref().context("give a config.json or a gallery name, or --list to see the gallery")?;
+    let n = a.context.context("give the context length with --context N")?;
+    if n == 0 {
+        bail!("--context: must be at least 1");
+    }
+    let (spec, source) = load(source)?;
+    let docs = match (&a.docs, &a.segments) {
+        (Some(d), _) => model::parse_doc_lengths(d, n)?,
+        (None, Some(path)) => {
+            let text = read_limited(path, model::packing::MAX_SEGMENT_BYTES)?;
+            model::parse_segment_ids(&text, n)?
+        }
+        (None, None) => Vec::new(),
+    };
+    if let Some(q) = a.rows.iter().find(|&&q| q >= n) {
+        bail!("--row: {q} is outside the context (0..{n})");
+    }
+    let overlays = Overlays { docs, ..Overlays::default() };
+    let start = Instant::now();
+    let run = ModelRun::compute(source, spec, n, overlays, &a.rows)?;
+    let reach_ms = start.elapsed().as_secs_f64() * 1e3;
+    if a.json {
+        let mut v = run.to_json();
+        v["timings_ms"] = json!({ "reach": reach_ms });
+        print_out(&format!("{v}\n"));
+    } else {
+        print_out(&to_text(&run, reach_ms));
+    }
+    Ok(())
+}
+
+/// A config file (when the path exists) or a gallery entry.
+fn load(source: &str) -> Result<(ModelSpec, String)> {
+    let path = Path::new(source);
+    if path.is_file() {
+        let text = read_limited(path, MAX_CONFIG_BYTES)?;
+        let name = path.file_name().map_or_else(|| source.to_string(), |n| n.to_string_lossy().into_owned());
+        let spec = model::parse_config(&text, &name)?;
+        return Ok((spec, source.to_string()));
+    }
+    match model::gallery().iter().find(|e| e.name == source) {
+        Some(entry) => Ok((model::load_gallery(entry.name)?, entry.source.to_string())),
+        None => bail!("{source}: no such file or gallery model (hasseflow model --list)"),
+    }
+}
+
+/// Reads at most `max` bytes (one more is read to tell an over-long file).
+fn read_limited(path: &Path, max: usize) -> Result<String> {
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() > max {
+        bail!("{}: larger than the {max} bytes allowed", path.display());
+    }
+    String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", path.display()))
+}
+
+fn list(as_json: bool) -> Result<()> {
+    let rows: Vec<(&GalleryEntry, ModelSpec)> =
+        model::gallery().iter().map(|e| Ok((e, model::load_gallery(e.name)?))).collect::<Result<_>>()?;
+    if as_json {
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(e, s)| {
+                json!({"name": e.name, "model_type": s.model_type, "layers": s.layers.len(),
+                       "causal": s.causal, "pattern": model::pattern_summary(&s.layers),
+                       "source": e.source, "notes": e.notes})
+            })
+            .collect();
+        print_out(&format!("{}\n", Value::Array(v)));
+        return Ok(());
+    }
+    let mut out = format!("{:<24} {:<12} {:>6}  {}\n", "name", "model_type", "layers", "pattern / source");
+    for (e, s) in &rows {
+        out.push_str(&format!(
+            "{:<24} {:<12} {:>6}  {}\n{:<45}{}\n",
+            e.name,
+            s.model_type,
+            s.layers.len(),
+            model::pattern_summary(&s.layers),
+            "",
+            e.source
+        ));
+    }
+    print_out(&out);
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! End-to-end tests of `hasseflow model`: gallery names, config files, packed documents, and
+//! one-line refusals.
+
+use std::process::{Command, Output};
+
+fn hasseflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hasseflow")).args(args).output().expect("the binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = hasseflow(args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(args)).expect("exactly one JSON object")
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hasseflow-model-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+#[test]
+fn gallery_model_json_lists_one_type_per_layer() {
+    let v = json(&["model", "gemma-3-27b-it", "--context", "8192", "--docs", "4096,4096", "--row", "5", "--json"]);
+    assert_eq!(v["n"], 8192);
+    assert_eq!(v["layers"], 62);
+    assert_eq!(v["causal"], true);
+    assert_eq!(v["types"][0], "sliding_attention(1024)");
+    assert_eq!(v["types"][5], "full_attention");
+    assert_eq!(v["types"].as_array().map(Vec::len), Some(62));
+    assert_eq!(v["docs"], serde_json::json!([4096, 4096]));
+    assert_eq!(v["rows"], serde_json::json!([5]));
+    assert_eq!(v["max_position_embeddings"], 131072);
+    assert!(v["source"].as_str().is_some_and(|s| s.contains("google/gemma-3-27b-it")));
+}
+
+#[test]
+fn list_shows_every_gallery_model() {
+    let text = ok(&["model", "--list"]);
+    for name in ["mistral-7b-v0.1", "gemma-2-9b", "llama-4-scout-17b-16e", "modernbert-base", "longformer-base-4096"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    let v = json(&["model", "--list", "--json"]);
+    let entries = v.as_array().expect("array");
+    assert!(entries.len() >= 10);
+    assert!(entries.iter().all(|e| e["source"].as_str().is_some_and(|s| s.starts_with("https://huggingface.co/"))));
+}
+
+#[test]
+fn config_file_and_segments_file() {
+    let config = temp_file(
+        "config.json",
+        r#"{"model_type": "qwen2", "num_hidden_layers": 4, "use_sliding_window": true,
+            "sliding_window": 16, "max_window_layers": 2}"#,
+    );
+    let segments = temp_file("segments.txt", "0 0 0 1 1 2 2 2\n");
+    let config = config.to_str().expect("utf-8 path");
+    let v = json(&["model", config, "--context", "8", "--segments", segments.to_str().expect("path"), "--json"]);
+    assert_eq!(
+        v["types"],
+        serde_json::json!(["full_attention", "full_attention", "sliding_attention(16)", "sliding_attention(16)"])
+    );
+    assert_eq!(v["docs"], serde_json::json!([3, 2, 3]));
+    assert_eq!(v["name"], "config.json");
+    let text = ok(&["model", config, "--context", "8"]);
+    assert!(text.contains("layers   4: 2 x full_attention, 2 x sliding_attention(16)"), "{text}");
+}
+
+#[test]
+fn bad_input_fails_with_one_line() {
+    let bad = temp_file("bad.json", r#"{"model_type": "gemma2", "sliding_window": 0}"#);
+    let unknown = temp_file("unknown.json", r#"{"model_type": "bloom", "num_hidden_layers": 2}"#);
+    let malformed = temp_file("malformed.json", "{oops");
+    let reused = temp_file("reused.json", "[0, 0, 1, 0]");
+    let (bad, unknown, malformed, reused) = (
+        bad.to_str().expect("path"),
+        unknown.to_str().expect("path"),
+        malformed.to_str().expect("path"),
+        reused.to_str().expect("path"),
+    );
+    for (args, needle) in [
+        (vec!["model", bad, "--context", "4"], "sliding_window: must be a positive integer"),
+        (vec!["model", unknown, "--context", "4"], "model_type: unknown model type \"bloom\""),
+        (vec!["model", malformed, "--context", "4"], "malformed JSON"),
+        (vec!["model", "no-such-model", "--context", "4"], "no such file or gallery model"),
+        (vec!["model", "gpt-oss-20b"], "--context"),
+        (vec!["model", "gpt-oss-20b", "--context", "4", "--docs", "1,2"], "docs: lengths sum to 3"),
+        (vec!["model", "gpt-oss-20b", "--context", "4", "--segments", reused], "segments: id 0 at position 3"),
+        (vec!["model", "gpt-oss-20b", "--context", "4", "--row", "4"], "--row"),
+    ] {
+        let out = hasseflow(&args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    }
+}

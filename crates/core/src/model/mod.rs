@@ -1,0 +1,209 @@
+//! Real models' attention read from a Hugging Face `config.json` (docs/MODELS.md).
+//!
+//! [`parse_config`] turns the text of a config, written with Transformers' current conventions
+//! (`layer_types`) or older ones (`sliding_window`, `sliding_window_pattern`,
+//! `use_sliding_window` + `max_window_layers`, `attention_chunk_size`, `local_attention`,
+//! `attention_window`, ...), into a [`ModelSpec`]: one [`LayerKind`] per layer, derived exactly
+//! as the config class of Transformers 5.24 for that `model_type` derives its `layer_types`
+//! (tests/python/gen_model_expectations.py checks every gallery entry and a set of synthetic
+//! configs against the live library). Anything it cannot map exactly is refused with a
+//! [`ModelError`] whose one-line message names the field.
+//!
+//! [`ModelRun`] runs a model at a context length through the structured reach engine
+//! ([`crate::reach`]) and gives the JSON report.
+//!
+//! [`gallery`] lists real architectures with their published parameters; [`packing`] reads
+//! document lengths and segment ids for [`Overlays::docs`](crate::pattern::Overlays).
+//!
+//! [`LayerKind`]: crate::pattern::LayerKind
+//! [`ModelSpec`]: crate::pattern::ModelSpec
+
+mod config;
+pub mod gallery;
+pub mod packing;
+mod run;
+
+use thiserror::Error;
+
+use crate::pattern::{LayerKind, ModelSpec};
+
+pub use config::SUPPORTED_MODEL_TYPES;
+pub use gallery::{GALLERY, GalleryEntry, gallery, load_gallery};
+pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
+pub use run::ModelRun;
+
+/// Most bytes of a `config.json` (real ones are a few kilobytes).
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// Most layers a config may declare.
+pub const MAX_LAYERS: u64 = 4096;
+
+/// Why a config was refused. Every message is one line that starts with the field it is about.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ModelError {
+    /// The input is larger than [`MAX_CONFIG_BYTES`].
+    #[error("config: {bytes} bytes is more than the {max} allowed")]
+    TooLarge {
+        /// Size of the input.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The input is not valid JSON (or not UTF-8).
+    #[error("config: malformed JSON: {0}")]
+    Json(String),
+    /// A field has the wrong JSON type.
+    #[error("{field}: expected {expected}, got {got}")]
+    WrongType {
+        /// The field, e.g. `text_config.sliding_window`.
+        field: String,
+        /// What it should be.
+        expected: &'static str,
+        /// What it is (clipped).
+        got: String,
+    },
+    /// No `model_type` and no `layer_types` to read.
+    #[error("model_type: missing, and there is no layer_types to read the layers from")]
+    MissingModelType,
+    /// A `model_type` whose legacy fields we do not know, in a file without `layer_types`.
+    #[error(
+        "model_type: unknown model type {0:?} and no layer_types: give layer_types, or use one of the supported types (hasseflow model --list)"
+    )]
+    UnknownModelType(String),
+    /// A `layer_types` entry that is not a layer type we model.
+    #[error("{field}[{index}]: {reason} {value:?}")]
+    UnknownLayerType {
+        /// `layer_types` (with its prefix).
+        field: String,
+        /// 0-based layer index.
+        index: usize,
+        /// The entry (clipped).
+        value: String,
+        /// `unknown layer type` or why a type Transformers knows is not modelled.
+        reason: &'static str,
+    },
+    /// A window, chunk size or period that is not a positive integer.
+    #[error("{field}: must be a positive integer, got {value}")]
+    NotPositive {
+        /// The field.
+        field: String,
+        /// The value as written.
+        value: String,
+    },
+    /// Layer counts disagree (`num_hidden_layers` against `layer_types` or a per-layer list).
+    #[error("{field}: lists {listed} layers, but num_hidden_layers is {declared}")]
+    LayerCount {
+        /// The per-layer field.
+        field: String,
+        /// Its length.
+        listed: usize,
+        /// `num_hidden_layers` (given or the config class's default).
+        declared: u64,
+    },
+    /// More layers than [`MAX_LAYERS`].
+    #[error("{field}: {count} layers is more than the {max} allowed")]
+    TooManyLayers {
+        /// The field.
+        field: String,
+        /// The count.
+        count: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A layer needs a parameter the config does not set.
+    #[error("{field}: {reason}")]
+    Missing {
+        /// The field that is missing or null.
+        field: String,
+        /// Which layer needs it.
+        reason: String,
+    },
+    /// A field that changes the attention in a way hasseflow does not model.
+    #[error("{field}: not supported: {reason}")]
+    Unsupported {
+        /// The field.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// A gallery name that does not exist.
+    #[error("unknown gallery model {0:?} (hasseflow model --list)")]
+    UnknownGalleryName(String),
+}
+
+/// Parses the text of a `config.json` into a [`ModelSpec`] named `name`.
+pub fn parse_config(text: &str, name: &str) -> Result<ModelSpec, ModelError> {
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(ModelError::TooLarge { bytes: text.len(), max: MAX_CONFIG_BYTES });
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ModelError::Json(e.to_string()))?;
+    config::spec_from_value(&value, name)
+}
+
+/// [`parse_config`] on bytes (refuses non-UTF-8 as malformed JSON).
+pub fn parse_config_bytes(bytes: &[u8], name: &str) -> Result<ModelSpec, ModelError> {
+    if bytes.len() > MAX_CONFIG_BYTES {
+        return Err(ModelError::TooLarge { bytes: bytes.len(), max: MAX_CONFIG_BYTES });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| ModelError::Json(format!("not UTF-8: {e}")))?;
+    parse_config(text, name)
+}
+
+/// A short description of a layer list: its shortest repeating period as runs, the number of
+/// repetitions and what is left over, e.g. `(5 x sliding_attention(1024), full_attention) x 10,
+/// then 2 x sliding_attention(1024)`.
+pub fn pattern_summary(layers: &[LayerKind]) -> String {
+    if layers.is_empty() {
+        return "no layers".to_string();
+    }
+    let n = layers.len();
+    // The shortest period p that covers at least two repetitions (else the whole list).
+    let period = (1..=n / 2).find(|&p| (p..n).all(|i| layers[i] == layers[i - p])).unwrap_or(n);
+    let reps = n / period;
+    let rest = n % period;
+    let block = runs(&layers[..period]);
+    let mut out = if reps > 1 {
+        if period == 1 { format!("{} x {}", reps, layers[0].label()) } else { format!("({block}) x {reps}") }
+    } else {
+        block
+    };
+    if rest > 0 {
+        out.push_str(", then ");
+        out.push_str(&runs(&layers[n - rest..]));
+    }
+    out
+}
+
+/// `a, 3 x b, c`: consecutive equal kinds as runs.
+fn runs(layers: &[LayerKind]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < layers.len() {
+        let mut j = i;
+        while j < layers.len() && layers[j] == layers[i] {
+            j += 1;
+        }
+        let label = layers[i].label();
+        parts.push(if j - i > 1 { format!("{} x {label}", j - i) } else { label });
+        i = j;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_name_the_period() {
+        let s = LayerKind::Sliding { window: 4 };
+        let f = LayerKind::Full;
+        assert_eq!(pattern_summary(&[f; 3]), "3 x full_attention");
+        assert_eq!(
+            pattern_summary(&[s, f, s, f, s]),
+            "(sliding_attention(4), full_attention) x 2, then sliding_attention(4)"
+        );
+        assert_eq!(pattern_summary(&[s, s, f]), "2 x sliding_attention(4), full_attention");
+        assert_eq!(pattern_summary(&[]), "no layers");
+    }
+}

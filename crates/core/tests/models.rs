@@ -1,0 +1,226 @@
+//! `hasseflow_core::model` against the live Transformers library: the fixture
+//! `fixtures/hf_model_expectations.json` is written by tests/python/gen_model_expectations.py
+//! (`--check` regenerates it with the installed library). Every gallery config and every synthetic
+//! config must give exactly the layers Transformers derives, or be refused naming the field the
+//! fixture names; every sampled row of a real `masking_utils` mask function must equal
+//! `LayerKind::allows`. Plus one test per refusal.
+
+use hasseflow_core::model::{self, ModelError, PackingError};
+use hasseflow_core::pattern::{LayerKind, ModelSpec};
+use serde_json::Value;
+
+const FIXTURE: &str = include_str!("fixtures/hf_model_expectations.json");
+
+fn fixture() -> Vec<Value> {
+    let v: Value = serde_json::from_str(FIXTURE).expect("fixture is JSON");
+    v["entries"].as_array().expect("entries").clone()
+}
+
+fn spec_of(entry: &Value) -> Result<ModelSpec, ModelError> {
+    let name = entry["name"].as_str().expect("name");
+    if entry["source"] == "gallery" {
+        model::load_gallery(name)
+    } else {
+        model::parse_config(&entry["config"].to_string(), name)
+    }
+}
+
+fn labels(spec: &ModelSpec) -> Vec<String> {
+    spec.layers.iter().map(LayerKind::label).collect()
+}
+
+#[test]
+fn every_fixture_entry_matches_transformers() {
+    let entries = fixture();
+    assert!(entries.len() >= 50, "fixture has the gallery and the synthetic configs");
+    let mut checked = 0;
+    for e in &entries {
+        let name = e["name"].as_str().expect("name");
+        let got = spec_of(e);
+        if let Some(field) = e["refusal_field"].as_str() {
+            let err = got.expect_err(name).to_string();
+            assert!(err.starts_with(field), "{name}: refusal should name {field}: {err}");
+            assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+            continue;
+        }
+        let spec = got.unwrap_or_else(|err| panic!("{name}: refused: {err}"));
+        let want: Vec<String> =
+            e["layers"].as_array().expect("layers").iter().map(|l| l.as_str().expect("label").to_string()).collect();
+        assert_eq!(labels(&spec), want, "{name}: layers");
+        assert_eq!(spec.causal, e["causal"].as_bool().expect("causal"), "{name}: causal");
+        assert_eq!(
+            spec.max_position_embeddings,
+            e["max_position_embeddings"].as_u64(),
+            "{name}: max_position_embeddings"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 45, "{checked} accepted entries checked");
+}
+
+#[test]
+fn layer_kinds_mean_what_masking_utils_computes() {
+    let mut rows_checked = 0;
+    for e in fixture() {
+        let Some(samples) = e["mask_samples"].as_array() else { continue };
+        let causal = e["causal"].as_bool().expect("causal");
+        let spec = match spec_of(&e) {
+            Ok(s) => s,
+            Err(_) => continue, // refused entries are checked above
+        };
+        for sample in samples {
+            let label = sample["layer"].as_str().expect("layer");
+            let kind = spec.layers.iter().find(|k| k.label() == label).expect("the sampled kind is one of the layers");
+            for row in sample["rows"].as_array().expect("rows") {
+                let q = row["q"].as_u64().expect("q");
+                let (lo, hi) = (row["lo"].as_u64().expect("lo"), row["hi"].as_u64().expect("hi"));
+                let mut ours: Vec<[u64; 2]> = Vec::new();
+                for k in lo..=hi {
+                    if kind.allows(q, k, causal) {
+                        match ours.last_mut() {
+                            Some(last) if last[1] + 1 == k => last[1] = k,
+                            _ => ours.push([k, k]),
+                        }
+                    }
+                }
+                let theirs: Vec<[u64; 2]> = row["allowed"]
+                    .as_array()
+                    .expect("allowed")
+                    .iter()
+                    .map(|iv| [iv[0].as_u64().expect("lo"), iv[1].as_u64().expect("hi")])
+                    .collect();
+                assert_eq!(ours, theirs, "{}: {label} q={q}", e["name"]);
+                rows_checked += 1;
+            }
+        }
+    }
+    assert!(rows_checked >= 40, "{rows_checked} rows");
+}
+
+#[test]
+fn gallery_has_the_architectures_of_the_issue() {
+    let names: Vec<&str> = model::gallery().iter().map(|e| e.name).collect();
+    assert!(names.len() >= 10);
+    for e in model::gallery() {
+        assert!(e.source.starts_with("https://huggingface.co/") && e.source.ends_with("/config.json"), "{}", e.name);
+        let spec = model::load_gallery(e.name).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        assert_eq!(spec.name, e.name);
+    }
+    let g3 = model::load_gallery("gemma-3-27b-it").expect("gemma 3");
+    assert_eq!(g3.layers.len(), 62);
+    assert_eq!(g3.layers.iter().filter(|k| **k == LayerKind::Full).count(), 10);
+    let scout = model::load_gallery("llama-4-scout-17b-16e").expect("scout");
+    assert_eq!(scout.layers[3], LayerKind::Full);
+    assert_eq!(scout.layers[0], LayerKind::Chunked { size: 8192 });
+    assert!(matches!(model::load_gallery("nope"), Err(ModelError::UnknownGalleryName(_))));
+}
+
+/// The error message of a config, which must be one line starting with `field`.
+fn refusal(config: &str, field: &str) -> ModelError {
+    let err = model::parse_config(config, "t").expect_err(config);
+    let msg = err.to_string();
+    assert!(msg.starts_with(field), "{config}: expected a refusal naming {field}, got: {msg}");
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    err
+}
+
+#[test]
+fn refusals_name_the_field() {
+    let e = refusal(r#"{"model_type": "bloom", "num_hidden_layers": 2}"#, "model_type");
+    assert!(e.to_string().contains("\"bloom\""), "{e}");
+    refusal(r#"{"num_hidden_layers": 2}"#, "model_type");
+    refusal(r#"{"model_type": "x", "layer_types": ["full_attention", "nope"]}"#, "layer_types[1]");
+    refusal(r#"{"model_type": "x", "layer_types": ["full_attention", "hybrid"]}"#, "layer_types[1]");
+    refusal(r#"{"model_type": "x", "layer_types": ["full_attention", 3]}"#, "layer_types[1]");
+    refusal(r#"{"model_type": "x", "layer_types": "full_attention"}"#, "layer_types");
+    refusal(r#"{"model_type": "gemma2", "num_hidden_layers": 2, "sliding_window": 0}"#, "sliding_window");
+    refusal(r#"{"model_type": "gemma2", "num_hidden_layers": 2, "sliding_window": -4}"#, "sliding_window");
+    refusal(r#"{"model_type": "gemma2", "num_hidden_layers": 2, "sliding_window": 4.5}"#, "sliding_window");
+    refusal(
+        r#"{"model_type": "gemma3", "text_config": {"sliding_window_pattern": 0}}"#,
+        "text_config.sliding_window_pattern",
+    );
+    refusal(
+        r#"{"model_type": "llama4", "text_config": {"attention_chunk_size": 0}}"#,
+        "text_config.attention_chunk_size",
+    );
+    refusal(r#"{"model_type": "x", "num_hidden_layers": 3, "layer_types": ["full_attention"]}"#, "layer_types");
+    refusal(r#"{"model_type": "gemma2", "num_hidden_layers": 3, "layer_types": ["full_attention"]}"#, "layer_types");
+    refusal(r#"{"model_type": "llama4_text", "num_hidden_layers": 3, "no_rope_layers": [1, 0]}"#, "no_rope_layers");
+    refusal(r#"{"model_type": "longformer", "num_hidden_layers": 3, "attention_window": [2, 2]}"#, "attention_window");
+    refusal(r#"{"model_type": "longformer", "attention_window": 7}"#, "attention_window");
+    refusal(r#"{"model_type": "x", "layer_types": ["sliding_attention"]}"#, "sliding_window");
+    refusal(r#"{"model_type": "x", "layer_types": ["chunked_attention"]}"#, "attention_chunk_size");
+    refusal(r#"{"model_type": "gpt_oss", "num_hidden_layers": 2, "sliding_window": null}"#, "sliding_window");
+    refusal(
+        r#"{"model_type": "qwen2", "num_hidden_layers": 1, "layer_types": ["sliding_attention"]}"#,
+        "sliding_window",
+    );
+    refusal(
+        r#"{"model_type": "x", "layer_types": ["full_attention"], "attention_type": "block_sparse"}"#,
+        "attention_type",
+    );
+    refusal(r#"{"model_type": "llama", "is_causal": false}"#, "is_causal");
+    refusal(r#"{"model_type": "gemma2", "use_bidirectional_attention": true}"#, "use_bidirectional_attention");
+    refusal(r#"{"model_type": "mistral", "num_hidden_layers": 100000}"#, "num_hidden_layers");
+    refusal(r#"{"model_type": "mistral", "num_hidden_layers": 0}"#, "num_hidden_layers");
+    refusal(r#"{"model_type": 7}"#, "model_type");
+    refusal(r#"{"model_type": "gemma3", "text_config": 1}"#, "text_config");
+    refusal("[1, 2]", "config");
+    refusal("{\"model_type\": \"llama\"", "config: malformed JSON");
+    let huge = format!("{{\"model_type\": \"llama\", \"pad\": \"{}\"}}", "x".repeat(model::MAX_CONFIG_BYTES));
+    refusal(&huge, "config");
+    assert!(matches!(model::parse_config_bytes(&[0xff, 0xfe], "t"), Err(ModelError::Json(_))));
+}
+
+#[test]
+fn current_convention_configs_of_unknown_types_are_read() {
+    let spec = model::parse_config(
+        r#"{"model_type": "future", "sliding_window": 8, "attention_chunk_size": 4,
+            "layer_types": ["sliding_attention", "chunked_attention", "linear_attention", "mamba", "attention"]}"#,
+        "f",
+    )
+    .expect("layer_types suffice");
+    assert_eq!(
+        spec.layers,
+        vec![
+            LayerKind::Sliding { window: 8 },
+            LayerKind::Chunked { size: 4 },
+            LayerKind::Linear,
+            LayerKind::Linear,
+            LayerKind::Full
+        ]
+    );
+    assert!(spec.causal);
+    assert_eq!(spec.max_position_embeddings, None);
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let mut rng = hasseflow_core::rng::SplitMix64::new(11);
+    let seeds = [
+        r#"{"model_type": "gemma2", "num_hidden_layers": 3}"#,
+        r#"{"model_type": "llama4", "text_config": {"no_rope_layers": [1, 0]}}"#,
+        r#"{"model_type": "longformer", "attention_window": [2, 4]}"#,
+    ];
+    for round in 0..3000 {
+        let mut bytes = seeds[round % seeds.len()].as_bytes().to_vec();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let i = (rng.next_u64() % bytes.len() as u64) as usize;
+            bytes[i] = (rng.next_u64() % 128) as u8;
+        }
+        let _ = model::parse_config_bytes(&bytes, "fuzz");
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = model::parse_segment_ids(&text, 4);
+        let _ = model::parse_doc_lengths(&text, 4);
+    }
+}
+
+#[test]
+fn packing_helpers_give_overlay_docs() {
+    assert_eq!(model::parse_doc_lengths("512,1024,512", 2048), Ok(vec![512, 1024, 512]));
+    assert_eq!(model::parse_doc_lengths("512,1024", 2048), Err(PackingError::WrongSum { sum: 1536, n: 2048 }));
+    assert_eq!(model::parse_segment_ids("[3,3,3,1,1,2]", 6), Ok(vec![3, 2, 1]));
+    let e = model::parse_segment_ids("1 1 2 1", 4).expect_err("non-contiguous");
+    assert!(e.to_string().starts_with("segments: id 1 at position 3"), "{e}");
+}
