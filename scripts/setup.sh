@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what hasseflow needs on a fresh machine, skipping whatever is already there.
-# Versions are pinned: trunk 0.22 needs a newer rustc, and wasm-bindgen-cli must equal the
-# wasm-bindgen in Cargo.lock or trunk tries (and fails) to download one from GitHub.
+#   setup.sh          everything the tests need
+#   setup.sh --serve  only what serving the app needs (wasm target, trunk, wasm-bindgen-cli)
+# Versions are pinned in scripts/versions.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-TRUNK_VERSION=0.21.14
+source scripts/versions.sh
+SERVE_ONLY=false
+[ "${1:-}" = "--serve" ] && SERVE_ONLY=true
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 : "${WASM_BINDGEN_VERSION:?cannot read the wasm-bindgen version from Cargo.lock}"
 
@@ -15,8 +18,6 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   step "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-rustup component list --installed | grep -q '^clippy' || rustup component add clippy
-rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 
 if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
   step "installing trunk $TRUNK_VERSION (about 6 minutes on 2 cores)"
@@ -29,24 +30,42 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
-# NumPy for tests/python/test_flex.py (the generated FlexAttention code evaluated without PyTorch).
-if ! python3 -c 'import numpy' 2>/dev/null; then
-  step "installing numpy for the Python interop tests"
-  python3 -m pip install --quiet numpy
+if $SERVE_ONLY; then
+  exit 0
+fi
+
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+
+# The Python tests in a venv (Debian's Python refuses pip installs, PEP 668): NumPy, PyTorch
+# (CPU use; the default wheel is a few GB, pip's cache keeps it) and Transformers.
+PY="$HASSEFLOW_VENV/bin/python"
+if ! "$PY" -c "import numpy, torch, transformers, sys
+sys.exit(not (numpy.__version__ == '$NUMPY_VERSION' and torch.__version__.split('+')[0] == '$TORCH_VERSION'
+              and transformers.__version__ == '$TRANSFORMERS_VERSION'))" 2>/dev/null; then
+  step "installing numpy $NUMPY_VERSION, torch $TORCH_VERSION, transformers $TRANSFORMERS_VERSION into $HASSEFLOW_VENV (a few GB, minutes)"
+  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
+    $SUDO apt-get update
+    $SUDO apt-get install -y python3-venv
+  fi
+  mkdir -p "$(dirname "$HASSEFLOW_VENV")"
+  python3 -m venv "$HASSEFLOW_VENV"
+  "$PY" -m pip install --quiet --upgrade pip
+  "$PY" -m pip install --quiet "numpy==$NUMPY_VERSION" "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION"
 fi
 
 # End-to-end tests: Debian's Chromium and playwright-core (never `npx playwright install`, which
 # downloads a browser from a host these machines cannot reach).
 if [ ! -x /usr/bin/chromium ]; then
   step "installing chromium"
-  apt-get update
-  apt-get install -y chromium
+  $SUDO apt-get update
+  $SUDO apt-get install -y chromium
 fi
 # ChromeDriver (same Debian build as Chromium) for the wasm-bindgen browser tests.
 if [ ! -x /usr/bin/chromedriver ]; then
   step "installing chromium-driver"
-  apt-get update
-  apt-get install -y chromium-driver
+  $SUDO apt-get update
+  $SUDO apt-get install -y chromium-driver
 fi
 if [ ! -d tests/e2e/node_modules ]; then
   step "installing the e2e test driver (playwright-core)"
@@ -57,7 +76,6 @@ fi
 # On machines without a GPU, Mesa's lavapipe provides "llvmpipe (Cpu)".
 if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
   step "installing lavapipe (mesa-vulkan-drivers) for the GPU tests"
-  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update
   $SUDO apt-get install -y mesa-vulkan-drivers
 fi

@@ -31,14 +31,27 @@ wasm_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$wasm_log" | awk '{s 
 rm -f "$wasm_log"
 [ "$wasm_passed" -gt 0 ] || { echo "the browser tests ran no test"; exit 1; }
 passed=$((passed + wasm_passed))
-step "Python interop tests (generated FlexAttention code, .npy, JSON loader, with NumPy)"
+source scripts/versions.sh
+PY="$HASSEFLOW_VENV/bin/python"
 cargo build -p hasseflow-cli --locked
-py_log=$(mktemp)
-python3 tests/python/test_flex.py target/debug/hasseflow | tee "$py_log"
-py_passed=$(tail -n 1 "$py_log" | awk '/^[0-9]+ passed, 0 failed$/ {print $1}')
-rm -f "$py_log"
-: "${py_passed:?tests/python/test_flex.py did not report a clean run}"
-passed=$((passed + py_passed))
+# Each Python check ends with "N passed, 0 failed"; a missing library is an install failure, never a skip.
+python_check() {
+  local log
+  log=$(mktemp)
+  "$PY" "$@" | tee "$log"
+  local n
+  n=$(tail -n 1 "$log" | awk '/^[0-9]+ passed, 0 failed$/ {print $1}')
+  rm -f "$log"
+  : "${n:?$* did not report a clean run}"
+  passed=$((passed + n))
+}
+step "Python interop tests (generated FlexAttention code, .npy, JSON loader, with NumPy)"
+python_check tests/python/test_flex.py target/debug/hasseflow
+step "PyTorch tests (FlexAttention exports imported and run as scripts; mask_mod import against create_mask)"
+python_check tests/python/test_torch.py target/debug/hasseflow
+step "Transformers oracles (layer semantics of masking_utils, layer types of config classes; fixtures re-derived live)"
+python_check tests/python/gen_layer_semantics.py --check
+python_check tests/python/gen_model_expectations.py --check
 step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && test -s dist/hasseflow-app_bg.wasm

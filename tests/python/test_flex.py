@@ -24,8 +24,8 @@ import tempfile
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("HASSEFLOW_BIN", os.path.join(ROOT, "target/debug/hasseflow"))
+from cases import DERIVED, PRESET_CASES, ROOT, cli, rows_of
+
 TMP = tempfile.mkdtemp(prefix="hasseflow-py-")
 passed = 0
 failed = 0
@@ -38,18 +38,6 @@ def check(ok, what):
     else:
         failed += 1
         print(f"FAIL {what}")
-
-
-def cli(args, stdin=b"", expect_ok=True):
-    p = subprocess.run([BIN, *args], input=stdin, capture_output=True)
-    if expect_ok and p.returncode != 0:
-        raise RuntimeError(f"hasseflow {' '.join(args)} failed: {p.stderr.decode()}")
-    return p
-
-
-def rows_of(mask_bytes):
-    text = cli(["convert", "-", "--to", "text"], mask_bytes).stdout.decode()
-    return np.array([[c == "1" for c in line] for line in text.split("\n") if line], dtype=bool)
 
 
 def eval_flex(code, n):
@@ -79,30 +67,6 @@ def flex_case(what, mask_bytes, want_form, block_size=None):
         check(form == want_form, f"flex {what}: expected the {want_form} form, got {form}")
 
 
-PRESET_CASES = [
-    ("full", []), ("causal", []), ("strictly-causal", []), ("anti-causal", []), ("identity", []), ("cycle", []),
-    ("sliding-window", []), ("sliding-window", ["w=1"]), ("sliding-window", ["w=7"]),
-    ("bidirectional-window", []), ("bidirectional-window", ["r=0"]),
-    ("dilated-window", []), ("dilated-window", ["w=3", "d=3"]),
-    ("chunked-causal", []), ("chunked-causal", ["c=3"]), ("block-causal", []), ("block-causal", ["s=5"]),
-    ("prefix-lm", []), ("prefix-lm", ["p=0"]), ("prefix-lm", ["p=7"]),
-    ("document", []), ("document", ["length=3", "causal=true"]),
-    ("sink-window", []), ("sink-window", ["sinks=0", "w=2"]), ("longformer", []), ("longformer", ["g=0", "r=1"]),
-    ("bigbird", []), ("bigbird", ["b=2", "random=2", "seed=5"]), ("bigbird", ["b=3", "random=0", "g=0"]),
-    ("strided", []), ("strided", ["l=3"]), ("fixed", []), ("fixed", ["l=3", "c=2"]),
-    ("xlnet", []), ("butterfly", []), ("butterfly", ["minimal=true"]),
-    ("block-two-stream", []),
-]
-for clean in ["full", "causal"]:
-    for query in ["full", "causal"]:
-        for prompt in ["0", "2"]:
-            for drop in ["false", "true"]:
-                for s in ["1", "3"]:
-                    PRESET_CASES.append(("block-two-stream", [f"s={s}", f"clean={clean}", f"query={query}",
-                                                              f"prompt={prompt}", f"drop_last={drop}"]))
-            PRESET_CASES.append(("block-two-stream", ["s=2", f"clean={clean}", f"query={query}", f"prompt={prompt}",
-                                                      "order=interleaved"]))
-
 # Every catalog entry is covered.
 catalog = [l.split()[0] for l in cli(["preset", "--list"]).stdout.decode().splitlines() if l and not l[0].isspace()]
 check(set(catalog) - {"random"} <= {name for name, _ in PRESET_CASES}, "every preset has a closed-form case")
@@ -125,19 +89,6 @@ for seed in range(3):
     flex_case(f"preset random seed={seed}", m, "lookup")
 
 # Derived masks (derive --mask-out records the preset it rebuilds; sparse and other families use lookup).
-DERIVED = [
-    (["autoregressive", "--n", "7"], "closed"),
-    (["autoregressive", "--n", "7", "--pad"], "closed"),
-    (["autoregressive", "--n", "5", "--bidirectional"], "lookup"),
-    (["block", "--n", "6", "--block", "2"], "closed"),
-    (["block", "--n", "7", "--block", "3", "--minimal"], "closed"),
-    (["block", "--n", "6", "--block", "2", "--clean", "causal", "--query", "causal", "--prompt", "2"], "closed"),
-    (["block", "--n", "6", "--block", "2", "--interleaved"], "closed"),
-    (["butterfly", "--n", "4"], "closed"),
-    (["butterfly", "--n", "5", "--minimal"], "closed"),
-    (["mae", "--n", "8", "--span", "2"], "lookup"),
-    ([os.path.join(ROOT, "tests/data/family_example.json")], "lookup"),
-]
 for args, form in DERIVED:
     for sparse in [False, True]:
         out = os.path.join(TMP, "derived.json")
@@ -220,8 +171,9 @@ for i in range(10):
     for bq in range(0, n, b):
         for bk in range(0, n, b):
             tile = m[bq:bq + b, bk:bk + b]
-            full += tile.all()
-            partial += tile.any() and not tile.all()
+            whole = tile.shape == (b, b) and tile.all()  # a tile cut short by n is never full (torch pads)
+            full += whole
+            partial += tile.any() and not whole
             empty += not tile.any()
     t = stats["total"]
     check((t["full"], t["partial"], t["empty"]) == (full, partial, empty), f"blocks n={n} b={b}")

@@ -1,7 +1,10 @@
 //! FlexAttention-style block statistics: the mask cut into `B x B` tiles (the last row and column
-//! of tiles may be partial), each tile **full** (every cell set: FlexAttention skips `mask_mod`),
-//! **partial** (some set: computed and masked) or **empty** (skipped), per query-block row and in
-//! total, with the sparsity and the attention FLOPs relative to dense.
+//! of tiles may be cut short by `n`), each tile **full** (a whole `B x B` tile with every cell set:
+//! FlexAttention skips `mask_mod`), **partial** (some set: computed and masked) or **empty**
+//! (skipped), per query-block row and in total, with the sparsity and the attention FLOPs relative
+//! to dense. A tile cut short by `n` is never full, as in `create_block_mask`, which pads the mask
+//! with `False` to a multiple of `B` before counting (checked against torch's `BlockMask` by
+//! `tests/python/test_torch.py`).
 //!
 //! Definitions (`T` tiles, `n²` cells):
 //! - `sparsity = empty tiles / T` (what `BlockMask.sparsity()` reports, as a fraction).
@@ -121,7 +124,7 @@ pub fn block_stats(mask: &BitMatrix, block_size: usize) -> Result<BlockStats, Bl
                 line.push('.');
             } else {
                 computed_cells += cells;
-                if c == cells {
+                if c == block_size * block_size {
                     r.full += 1;
                     line.push('#');
                 } else {
@@ -212,7 +215,7 @@ mod tests {
                             .flat_map(|q| (bk * b..((bk + 1) * b).min(n)).map(move |k| (q, k)))
                             .map(|(q, k)| m.get(q, k))
                             .collect();
-                        if cells.iter().all(|&c| c) {
+                        if cells.len() == b * b && cells.iter().all(|&c| c) {
                             want.full += 1;
                         } else if cells.iter().any(|&c| c) {
                             want.partial += 1;
@@ -232,9 +235,12 @@ mod tests {
 
     #[test]
     fn reports_and_errors() {
-        let s = block_stats(&BitMatrix::ones(4), 128).unwrap();
+        let s = block_stats(&BitMatrix::ones(4), 4).unwrap();
         assert_eq!((s.blocks, s.total.full, s.sparsity, s.computed_fraction), (1, 1, 0.0, 1.0));
         assert!(s.to_text().contains("1 full, 0 partial, 0 empty"));
+        // A tile cut short by n is never full: torch pads with False before counting.
+        let s = block_stats(&BitMatrix::ones(4), 128).unwrap();
+        assert_eq!((s.blocks, s.total.full, s.total.partial), (1, 0, 1));
         assert!(s.to_json().contains("\"sparsity\":0.0"));
         assert_eq!(
             block_stats(&BitMatrix::ones(4), 0).unwrap_err().to_string(),

@@ -306,6 +306,19 @@ enum Expr {
     Combine(bool, Vec<usize>),
 }
 
+impl Expr {
+    /// Whether the value depends on neither index: in Python it is then a plain `int`/`bool`,
+    /// not a tensor (and `~True` is the integer -2 there).
+    fn is_const(&self) -> bool {
+        match self {
+            Expr::Int(_) | Expr::Bool(_) => true,
+            Expr::Q | Expr::K | Expr::Combine(..) => false,
+            Expr::Neg(a) | Expr::Not(a, _) => a.is_const(),
+            Expr::Bin(_, _, a, b) | Expr::Call(_, a, b) => a.is_const() && b.is_const(),
+        }
+    }
+}
+
 /// A parsed expression before names are resolved (what a `def` body holds).
 #[derive(Clone, Debug)]
 enum Ast {
@@ -975,6 +988,12 @@ impl Compiler {
 
     fn boolean(&mut self, ast: &Ast, frame: &mut Frame, line: usize, col: usize) -> Result<Expr, MaskModError> {
         match self.lower(ast, frame)? {
+            (e, Ty::Bool) if e.is_const() => Err(at(
+                line,
+                col,
+                "the mask function's value depends on neither q_idx nor kv_idx: FlexAttention needs a tensor \
+                 (write (q_idx >= 0) for all-True)",
+            )),
             (e, Ty::Bool) => Ok(e),
             (_, Ty::Int) => Err(at(line, col, "the mask function returns an integer, not a boolean")),
         }
@@ -1009,6 +1028,13 @@ impl Compiler {
                 let (e, t) = self.lower(e, frame)?;
                 match (*op, t) {
                     ("-", Ty::Int) => (Expr::Neg(Box::new(e)), Ty::Int),
+                    ("~", Ty::Bool) if e.is_const() => {
+                        return Err(at(
+                            *l,
+                            *c,
+                            "`~` on a constant boolean is not supported (in Python ~True is the integer -2)",
+                        ));
+                    }
                     ("~", t) => (Expr::Not(Box::new(e), t), t),
                     _ => return Err(at(*l, *c, format!("`{op}` on a boolean is not supported"))),
                 }
@@ -1423,6 +1449,8 @@ mod tests {
             .contains("factory")
         );
         assert!(refused("x = 1\n").contains("no mask function"));
+        assert!(refused("m = lambda b, h, q, k: True").contains("depends on neither"));
+        assert!(refused("def f(b,h,q,k): return ~(1 < 2) & (q >= k)").contains("constant boolean"));
         assert!(refused("def f(b,h,q,k): return (q >= k").contains("unbalanced"));
         assert!(refused("W = 99999999999999999999\n").contains("64 bits"));
         let e = MaskMod::parse("def f(b,h,q,k): return (q // (k - 1)) >= 0").unwrap().to_mask(3).unwrap_err();
