@@ -306,6 +306,50 @@ test('kernel parameters (FlashMask, FlashAttention) import as the mask the CLI e
   await page.close();
 });
 
+test('a pasted FlexAttention mask_mod imports at the chosen n; a refused one names its line and changes nothing', async () => {
+  const page = await fresh();
+  await loadPreset(page, 'causal', 6);
+  const text = [
+    'from torch.nn.attention.flex_attention import and_masks',
+    'W = 3',
+    'def causal(b, h, q_idx, kv_idx):',
+    '    return q_idx >= kv_idx',
+    'def window(b, h, q_idx, kv_idx):',
+    '    return q_idx - kv_idx < W',
+    'mask_mod = and_masks(causal, window)',
+    '',
+  ].join('\n');
+  const file = path.join(ART, 'pasted_mask_mod.py');
+  writeFileSync(file, text);
+  const want = JSON.parse(execFileSync(CLI, ['convert', file, '--n', '10'], { encoding: 'utf8' })).rows;
+  await page.locator('#paste-import').evaluate((d) => {
+    d.open = true;
+  });
+  await page.fill('#paste-text', text);
+  await page.fill('#paste-n', '10');
+  await page.locator('#paste-n').dispatchEvent('change');
+  await page.click('#paste-import-button');
+  await waitStat(page, 'n', 10);
+  assert.match(await page.locator('#message').innerText(), /imported mask_mod `mask_mod` from the pasted text at n = 10/);
+  const before = await exportJson(page);
+  assert.deepEqual(JSON.parse(before).rows, want);
+  await shot(page, 'paste-mask-mod');
+  // A tensor lookup is refused with its place; the mask stays, and undo goes back to the preset.
+  await page.fill('#paste-text', 'MASK = None\ndef mask_mod(b, h, q_idx, kv_idx):\n    return MASK[q_idx, kv_idx]\n');
+  await page.click('#paste-import-button');
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('line 3, column 12'));
+  assert.match(await page.locator('#message').innerText(), /the lookup `MASK\[\.\.\.\]` is not supported.*Nothing was changed/);
+  assert.equal(await exportJson(page), before);
+  await page.click('#undo');
+  await waitStat(page, 'n', 6);
+  // A .py file by the picker works too (its size from --n is not known: the editor's n = 6).
+  await page.setInputFiles('#import', file);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('pasted_mask_mod.py at n = 6'));
+  const want6 = JSON.parse(execFileSync(CLI, ['convert', file, '--n', '6'], { encoding: 'utf8' })).rows;
+  assert.deepEqual(JSON.parse(await exportJson(page)).rows, want6);
+  await page.close();
+});
+
 test('share link round trip, and a tampered link is refused', async () => {
   const page = await fresh();
   await loadPreset(page, 'dilated-window', 10, { w: 3, d: 2 });
