@@ -35,7 +35,17 @@ fn gallery_model_json_lists_one_type_per_layer() {
     assert_eq!(v["types"][5], "full_attention");
     assert_eq!(v["types"].as_array().map(Vec::len), Some(62));
     assert_eq!(v["docs"], serde_json::json!([4096, 4096]));
-    assert_eq!(v["rows"], serde_json::json!([5]));
+    // Row 5 at layer 1: the window of 1024 keys ending at 5, all inside the first document.
+    assert_eq!(v["rows"]["5"].as_array().map(Vec::len), Some(62));
+    assert_eq!(v["rows"]["5"][0], serde_json::json!([[0, 5]]));
+    assert_eq!(v["growth"].as_array().map(Vec::len), Some(63));
+    assert_eq!(v["growth"][0], 8192);
+    // Each sliding layer reaches 1023 further back: ceil(4095 / 1023) = 5 layers fill a 4096 document.
+    assert_eq!(v["full_at"], 5);
+    assert_eq!(v["shortfall"], serde_json::Value::Null);
+    assert_eq!(v["leaks"], false);
+    // Two causal documents: the limit is two chains.
+    assert_eq!(v["limit"]["hasse"]["node_count"], 2);
     assert_eq!(v["max_position_embeddings"], 131072);
     assert!(v["source"].as_str().is_some_and(|s| s.contains("google/gemma-3-27b-it")));
 }
