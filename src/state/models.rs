@@ -406,10 +406,8 @@ impl super::AppState {
                 }
             }
             Action::SetModelLayer(l) => self.models.layer = l.clamp(1, self.models.choice.spec.layers.len().max(1)),
-            Action::ZoomModel { factor, fq, fk } => {
-                if factor.is_finite() && factor > 0.0 {
-                    self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.n);
-                }
+            Action::ZoomModel { factor, fq, fk } if factor.is_finite() && factor > 0.0 => {
+                self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.n);
             }
             Action::ResetModelZoom => self.models.view = HeatView::whole(self.models.n),
             Action::ModelProgress { key, done, total } => {
