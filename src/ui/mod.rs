@@ -103,7 +103,10 @@ pub fn app() -> Html {
         let doc = state.doc.clone();
         let d = dispatch.clone();
         use_effect_with((state.revision, state.stroke.is_some()), move |&(_, stroking)| {
-            if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), Encoding::Auto)) {
+            // A layer stack (e.g. a model's scaled copy: 32 layers of 512 x 512) as row strings
+            // would overflow localStorage; packed, it is 8x smaller.
+            let encoding = if doc.stack.is_some() { Encoding::Packed } else { Encoding::Auto };
+            if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), encoding)) {
                 d.emit(Action::Notify(Level::Error, e));
             }
         });

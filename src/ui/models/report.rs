@@ -109,7 +109,16 @@ pub fn layer_plot(p: &LayerProps) -> Html {
     let onclick = {
         let d = p.dispatch.clone();
         Callback::from(move |e: MouseEvent| {
-            let px = f64::from(e.offset_x());
+            // The SVG scales with the column: map the pointer into its viewBox.
+            let Some(rect) = e
+                .target()
+                .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+                .and_then(|el| el.closest("svg").ok().flatten())
+                .map(|el| el.get_bounding_client_rect())
+            else {
+                return;
+            };
+            let px = (f64::from(e.client_x()) - rect.left()) * w / rect.width().max(1.0);
             let l = ((px - left) / (w - left - 10.0) * depth as f64).round();
             d.emit(Action::SetModelLayer(l.clamp(1.0, depth as f64) as usize));
         })
@@ -131,7 +140,7 @@ pub fn layer_plot(p: &LayerProps) -> Html {
     html! {
         <section class="panel model-plot" aria-label="Coverage and lookback per layer">
             <span class="title">{"Coverage and lookback per layer"}</span>
-            <svg id="model-plot" width={w.to_string()} height={h.to_string()} role="img" aria-label={summary} {onclick}>
+            <svg id="model-plot" viewBox={format!("0 0 {w} {h}")} width={w.to_string()} height={h.to_string()} role="img" aria-label={summary} {onclick}>
                 <polygon class="band" points={band.join(" ")} />
                 <line class="axis" x1={left.to_string()} y1={y(0.0).to_string()} x2={(w - 6.0).to_string()} y2={y(0.0).to_string()} />
                 <line class="axis" x1={left.to_string()} y1={y(1.0).to_string()} x2={left.to_string()} y2={y(0.0).to_string()} />
@@ -168,7 +177,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
         <section class="panel model-layers" aria-label="Per-layer figures">
             <div class="table-scroll">
                 <table id="model-layers-table" aria-label="Per layer: type, reached cells, coverage, lookback (click a row to show it)">
-                    <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th>{"lookback min / median / max"}</th><th>{"leaks"}</th></tr></thead>
+                    <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
                     <tbody>
                     { for r.layers.iter().map(|l| {
                         let go = { let d = p.dispatch.clone(); let at = l.layer; Callback::from(move |_: MouseEvent| d.emit(Action::SetModelLayer(at))) };
