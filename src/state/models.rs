@@ -2,7 +2,7 @@
 //! which run the view needs ([`ModelKey`], [`ModelRequest`]) and the finished run
 //! ([`ModelOutcome`]) with what the view draws from it (the downsampled heatmap of `R(l)`).
 //!
-//! Runs happen in the shell (`ui::models`), in slices of the core's `ReachJob`; they report
+//! Runs happen in the shell (`ui::models`), in slices of the core's steppable reach job; they report
 //! back with the key they were started for, and the reducer drops every report whose key is no
 //! longer current (the model, the context, the documents or the visible range changed).
 //! Plain Rust, tested natively with the rest of the store.
