@@ -17,10 +17,15 @@ use crate::share;
 
 mod designer;
 mod flow;
+mod models;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
 pub use flow::{
     BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState,
     FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold,
+};
+pub use models::{
+    DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome, ModelRequest,
+    ModelStatus, ModelsState,
 };
 
 /// Largest mask side the editor accepts (files and links above it are refused with a message).
@@ -240,6 +245,8 @@ pub struct AppState {
     pub side: SideView,
     /// The Flow view's settings and latest run.
     pub flow: FlowState,
+    /// The Models view: model, context, documents, latest run.
+    pub models: ModelsState,
     clock: fn() -> f64,
 }
 
@@ -387,6 +394,68 @@ pub enum Action {
     RetryFlow,
     /// Show the measured influence or the attention rollout on the Flow view's map.
     SetFlowMap(FlowMap),
+    /// Run a gallery model in the Models view (by name).
+    SelectModel(String),
+    /// Run a `config.json` (a file, a drop or pasted text) in the Models view; a refused config
+    /// leaves the current model and its report as they were.
+    LoadModelConfig {
+        /// File name (or "pasted config"), for messages and the report's source.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// Set the context length and the document lengths (comma list, empty: one document), as
+    /// typed; refused together with a message when either is unusable.
+    SetModelContext {
+        /// The context length as typed.
+        n: String,
+        /// The document lengths as typed.
+        docs: String,
+    },
+    /// Show layer `l` of the model (clamped to its layers).
+    SetModelLayer(usize),
+    /// Zoom the heatmap by `factor` (above 1: closer) about the point at fractions `(fq, fk)`
+    /// of the visible query and key ranges.
+    ZoomModel {
+        /// Zoom factor.
+        factor: f64,
+        /// Fraction of the query range (0: first row, 1: last).
+        fq: f64,
+        /// Fraction of the key range.
+        fk: f64,
+    },
+    /// Show every position in the heatmap again.
+    ResetModelZoom,
+    /// A model run's progress (dropped when `key` is no longer current).
+    ModelProgress {
+        /// What the run computes.
+        key: ModelKey,
+        /// Layers done.
+        done: usize,
+        /// Layers in all.
+        total: usize,
+    },
+    /// A model run finished (dropped when `key` is no longer current).
+    ModelFinished {
+        /// What the run computed.
+        key: ModelKey,
+        /// The core's run.
+        run: Rc<hasseflow_core::model::ModelRun>,
+        /// Milliseconds it took.
+        millis: f64,
+    },
+    /// A model run failed (dropped when `key` is no longer current).
+    ModelFailed {
+        /// What the run was computing.
+        key: ModelKey,
+        /// Why, in words.
+        error: String,
+    },
+    /// Try the failed model run again.
+    RetryModel,
+    /// Open the model scaled down to the editor's size as a new document with its layer stack
+    /// (one undo step).
+    OpenScaledModel,
 }
 
 impl AppState {
@@ -418,6 +487,7 @@ impl AppState {
             pending_design: None,
             side: SideView::Order,
             flow: FlowState::default(),
+            models: ModelsState::default(),
             clock,
         }
     }
@@ -453,6 +523,14 @@ impl AppState {
             (Some(stack), true) => FlowSource::Stack(stack.clone()),
             _ => FlowSource::Mask(self.doc.mask.clone()),
         }
+    }
+
+    /// The model run the shell should start now: the Models view is shown and the current key
+    /// has neither its outcome nor a failure.
+    pub fn model_request(&self) -> Option<ModelRequest> {
+        let m = &self.models;
+        let wanted = self.view == View::Models && !m.up_to_date() && !matches!(m.status_now(), ModelStatus::Failed(_));
+        wanted.then(|| m.request())
     }
 
     /// The flow run the shell should start now: the Flow view is shown, no stroke is in progress,
@@ -911,6 +989,17 @@ impl AppState {
                 self.flow.status_key = None;
                 self.flow.status = FlowStatus::Idle;
             }
+            Action::SelectModel(_)
+            | Action::LoadModelConfig { .. }
+            | Action::SetModelContext { .. }
+            | Action::SetModelLayer(_)
+            | Action::ZoomModel { .. }
+            | Action::ResetModelZoom
+            | Action::ModelProgress { .. }
+            | Action::ModelFinished { .. }
+            | Action::ModelFailed { .. }
+            | Action::RetryModel
+            | Action::OpenScaledModel => self.apply_model(action),
             Action::SetShowBlocks(on) => self.show_blocks = on,
             Action::SetBlockSize(b) => {
                 self.block_size = Some(b.clamp(1, self.n().max(1)));
@@ -946,5 +1035,7 @@ fn explain(e: &FormatError) -> String {
     }
 }
 
+#[cfg(test)]
+mod models_tests;
 #[cfg(test)]
 mod tests;

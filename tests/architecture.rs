@@ -100,15 +100,31 @@ fn render_crate_has_no_web_or_ui_dependencies() {
 
 #[test]
 fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
-    for file in ["src/state.rs", "src/state/tests.rs", "src/state/designer.rs", "src/state/flow.rs", "src/share.rs"] {
+    for file in [
+        "src/state.rs",
+        "src/state/tests.rs",
+        "src/state/designer.rs",
+        "src/state/flow.rs",
+        "src/state/models.rs",
+        "src/state/models_tests.rs",
+        "src/share.rs",
+    ] {
         let text = read(file);
         for banned in ["use yew", "yew::", "web_sys", "wasm_bindgen", "js_sys"] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store must build and test natively");
         }
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui");
-    for entry in std::fs::read_dir(&dir).expect("src/ui readable") {
-        let path = entry.expect("dir entry").path();
+    // src/ui and its submodule folders (src/ui/models/).
+    let mut paths = Vec::new();
+    let mut dirs = vec![dir];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("src/ui readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() { dirs.push(path) } else { paths.push(path) }
+        }
+    }
+    for path in paths {
         let text = std::fs::read_to_string(&path).expect("source readable");
         for banned in ["Analysis::new", "FirstReach::new", "densify(", "sparsify(", "parse_mask_file"] {
             assert!(!text.contains(banned), "{} calls {banned}: analysis belongs to the reducer", path.display());
@@ -124,6 +140,22 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
             for banned in ["GpuFlow", "CpuFlowJob", "run_flow", "ReportBuilder"] {
                 assert!(!text.contains(banned), "{} mentions {banned}: flow runs live in ui/flow.rs", path.display());
             }
+        }
+        // Model runs likewise: ui/models.rs steps the reach engine, nothing else in the shell does.
+        if path.file_name().is_some_and(|f| f != "models.rs") {
+            for banned in ["ReachJob", "ModelRun::compute"] {
+                assert!(
+                    !text.contains(banned),
+                    "{} mentions {banned}: model runs live in ui/models.rs",
+                    path.display()
+                );
+            }
+        }
+    }
+    for file in ["src/state.rs", "src/state/models.rs"] {
+        let text = read(file);
+        for banned in ["ReachJob", "ModelRun::compute", ".run(&"] {
+            assert!(!text.contains(banned), "{file} mentions {banned}: the store never runs the reach engine");
         }
     }
     for file in ["src/state.rs", "src/state/flow.rs"] {

@@ -22,6 +22,8 @@ pub enum View {
     Editor,
     /// The designer: from a task family to its merged mask.
     Designer,
+    /// Real models' attention at long contexts (the structured reach engine).
+    Models,
 }
 
 /// A family to derive: a built-in family with its options, or a user family file.

@@ -8,6 +8,7 @@ mod flow;
 mod form;
 mod grid;
 mod io;
+mod models;
 mod order;
 mod palette;
 mod panels;
@@ -102,7 +103,10 @@ pub fn app() -> Html {
         let doc = state.doc.clone();
         let d = dispatch.clone();
         use_effect_with((state.revision, state.stroke.is_some()), move |&(_, stroking)| {
-            if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), Encoding::Auto)) {
+            // A layer stack (e.g. a model's scaled copy: 32 layers of 512 x 512) as row strings
+            // would overflow localStorage; packed, it is 8x smaller.
+            let encoding = if doc.stack.is_some() { Encoding::Packed } else { Encoding::Auto };
+            if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), encoding)) {
                 d.emit(Action::Notify(Level::Error, e));
             }
         });
@@ -155,6 +159,19 @@ pub fn app() -> Html {
             let cancel = std::rc::Rc::new(std::cell::Cell::new(false));
             if let Some(req) = request {
                 wasm_bindgen_futures::spawn_local(flow::run(req, threshold, slot, cancel.clone(), d));
+            }
+            move || cancel.set(true)
+        });
+    }
+    // Model runs: one per key (model, context, documents, visible range), started while the
+    // Models view is shown and cancelled when the key changes.
+    {
+        let request = state.model_request();
+        let d = dispatch.clone();
+        use_effect_with(request.as_ref().map(|r| r.key), move |_| {
+            let cancel = std::rc::Rc::new(std::cell::Cell::new(false));
+            if let Some(req) = request {
+                wasm_bindgen_futures::spawn_local(models::run(req, cancel.clone(), d));
             }
             move || cancel.set(true)
         });
@@ -311,11 +328,12 @@ pub fn app() -> Html {
     };
     let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
     let ondrop = {
-        let import_file = import_file.clone();
+        let (import_file, view, d) = (import_file.clone(), state.view, dispatch.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             if let Some(f) = e.data_transfer().and_then(|t| t.files()).and_then(|l| l.get(0)) {
-                import_file.emit(f);
+                // In the Models view a dropped file is a config.json; elsewhere a mask.
+                if view == View::Models { models::read_config(f, &d) } else { import_file.emit(f) }
             }
         })
     };
@@ -445,6 +463,9 @@ pub fn app() -> Html {
                         aria-pressed={(state.view == View::Editor).to_string()} onclick={set_tab(View::Editor)}>{"Editor"}</button>
                     <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
                         aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
+                    <button type="button" id="tab-models" role="tab" aria-selected={(state.view == View::Models).to_string()}
+                        aria-pressed={(state.view == View::Models).to_string()} onclick={set_tab(View::Models)}
+                        title="real models' attention (gallery or config.json) at long contexts">{"Models"}</button>
                 </div>
                 // docs/THEORY.md, copied next to index.html by trunk (index.html's copy-file link).
                 <a id="theory-link" class="doc-link" href="THEORY.md" target="_blank" rel="noopener"
@@ -456,6 +477,8 @@ pub fn app() -> Html {
             if state.view == View::Designer {
                 <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
                     link={state.design_fragment()} dispatch={dispatch.clone()} />
+            } else if state.view == View::Models {
+                <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
             } else {
             <div class="columns">
                 <aside class="left">

@@ -15,8 +15,9 @@ export const DIST = path.join(ROOT, 'dist');
 export const ART = path.join(ROOT, 'target', 'e2e-artifacts');
 export const FIX = path.join(HERE, 'fixtures');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-/** The CLI built by ./scripts/test.sh (cargo build -p hasseflow-cli): the oracle for the app. */
-export const CLI = path.join(ROOT, 'target', 'debug', 'hasseflow');
+/** The CLI built by ./scripts/test.sh (cargo build -p hasseflow-cli): the oracle for the app
+ * (HASSEFLOW_CLI overrides the path, for a build in another target directory). */
+export const CLI = process.env.HASSEFLOW_CLI || path.join(ROOT, 'target', 'debug', 'hasseflow');
 
 /** The headless flags of TOOLCHAIN.md (WebGPU is added by the caller that wants it). */
 export const CHROMIUM_ARGS = [

@@ -3,7 +3,7 @@
 //! fields against dense oracles; test vectors; the dense builder against the Transformers fixture.
 
 use hasseflow_core::pattern::{LayerKind, Overlays};
-use hasseflow_core::reach::{HasseNodeKind, ReachOptions, ReachReport};
+use hasseflow_core::reach::{HasseNodeKind, ReachJob, ReachOptions, ReachReport};
 use hasseflow_core::rng::SplitMix64;
 use hasseflow_core::{Analysis, BitMatrix, IntervalRows, ReachError, ReachStack, RuleLayer, StructuredLayer};
 
@@ -256,6 +256,36 @@ fn large_random_stacks_match_the_dense_engine() {
         let stack = random_stack(&mut rng, n);
         check_stack(&stack, &format!("large case {case} n={n}"));
     }
+}
+
+/// The steppable job gives the report `run` gives, one layer per step after the limit, and
+/// counts its progress.
+#[test]
+fn a_stepped_job_reports_what_run_reports() {
+    let mut rng = SplitMix64::new(0x0b5e);
+    for case in 0..60 {
+        let n = 1 + rng.below(120);
+        let stack = random_stack(&mut rng, n);
+        let queries: Vec<u64> = (0..3).map(|_| rng.below(n) as u64).collect();
+        let options = ReachOptions { queries, ..ReachOptions::default() };
+        let mut job = ReachJob::new(&stack, options.clone()).unwrap();
+        assert_eq!(job.depth(), stack.layers().len());
+        let mut steps = 0;
+        let mut last = 0;
+        while !job.step().unwrap() {
+            steps += 1;
+            assert!(job.layers_done() >= last && job.layers_done() <= job.depth(), "case {case}");
+            last = job.layers_done();
+        }
+        assert!(job.is_done());
+        assert_eq!(job.layers_done(), stack.layers().len(), "case {case}");
+        // The limit, then one step per layer; the last step (the structure) returned true.
+        assert_eq!(steps, 1 + stack.layers().len(), "case {case}");
+        assert_eq!(job.finish().unwrap(), stack.run(&options).unwrap(), "case {case}");
+    }
+    let stack = random_stack(&mut rng, 10);
+    let bad = ReachOptions { queries: vec![10], ..ReachOptions::default() };
+    assert!(matches!(ReachJob::new(&stack, bad), Err(ReachError::QueryOutOfRange { query: 10, n: 10 })));
 }
 
 #[test]

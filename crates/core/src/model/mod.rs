@@ -22,6 +22,7 @@ mod config;
 pub mod gallery;
 pub mod packing;
 mod run;
+pub mod scale;
 
 use thiserror::Error;
 
@@ -31,6 +32,7 @@ pub use config::SUPPORTED_MODEL_TYPES;
 pub use gallery::{GALLERY, GalleryEntry, gallery, load_gallery};
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
 pub use run::ModelRun;
+pub use scale::{ScaleError, ScaledModel, scale_length, scale_model};
 
 /// Most bytes of a `config.json` (real ones are a few kilobytes).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;

@@ -51,7 +51,7 @@ use crate::bits::BitMatrix;
 use crate::pattern::{LayerKind, ModelSpec, Overlays};
 use crate::stack::{Layer, LayerStack};
 
-pub use engine::repeated_growth;
+pub use engine::{ReachJob, repeated_growth};
 pub use rows::{IntervalRows, Span};
 
 /// Largest `n` for which the limit's classes and Hasse diagram may be computed densely when the
@@ -527,12 +527,8 @@ impl ReachStack {
     }
 
     /// Runs the stack: every layer exactly, the limit, its structure.
+    /// The same work as a [`ReachJob`] driven to its end.
     pub fn run(&self, options: &ReachOptions) -> Result<ReachReport, ReachError> {
-        for &q in &options.queries {
-            if q >= self.n as u64 {
-                return Err(ReachError::QueryOutOfRange { query: q, n: self.n as u64 });
-            }
-        }
         engine::run(self, options)
     }
 }

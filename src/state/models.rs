@@ -1,0 +1,464 @@
+//! The Models view's part of the store: which model runs at which context ([`ModelsState`]),
+//! which run the view needs ([`ModelKey`], [`ModelRequest`]) and the finished run
+//! ([`ModelOutcome`]) with what the view draws from it (the downsampled heatmap of `R(l)`).
+//!
+//! Runs happen in the shell (`ui::models`), in slices of the core's steppable reach job; they report
+//! back with the key they were started for, and the reducer drops every report whose key is no
+//! longer current (the model, the context, the documents or the visible range changed).
+//! Plain Rust, tested natively with the rest of the store.
+
+use std::rc::Rc;
+
+use hasseflow_core::model::{self, ModelRun, ScaledModel};
+use hasseflow_core::pattern::{ModelSpec, Overlays};
+
+/// Largest context the browser runs (larger ones are refused with a message; the CLI has no
+/// such limit).
+pub const MAX_MODEL_N: u64 = 1 << 20;
+/// Most display rows (and columns) of the heatmap: the engine is asked for this many rows.
+pub const HEAT_CELLS: usize = 256;
+/// Context the view starts with.
+pub const DEFAULT_MODEL_N: u64 = 32768;
+
+/// The model the view runs and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelChoice {
+    /// The gallery name, or `None` for a config file.
+    pub gallery: Option<&'static str>,
+    /// The gallery's source URL or the file's name.
+    pub source: String,
+    /// The model.
+    pub spec: Rc<ModelSpec>,
+}
+
+impl ModelChoice {
+    /// The gallery entry `name`.
+    ///
+    /// # Errors
+    /// The core's one-line [`model::ModelError`], in words.
+    pub fn gallery(name: &str) -> Result<ModelChoice, String> {
+        let entry = model::gallery().iter().find(|e| e.name == name);
+        let spec = model::load_gallery(name).map_err(|e| e.to_string())?;
+        Ok(ModelChoice {
+            gallery: entry.map(|e| e.name),
+            source: entry.map_or_else(String::new, |e| e.source.into()),
+            spec: Rc::new(spec),
+        })
+    }
+}
+
+/// The visible part of the heatmap: queries `q0..=q1` (rows) and keys `k0..=k1` (columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HeatView {
+    /// First query.
+    pub q0: u64,
+    /// Last query.
+    pub q1: u64,
+    /// First key.
+    pub k0: u64,
+    /// Last key.
+    pub k1: u64,
+}
+
+impl HeatView {
+    /// Everything of `n` positions.
+    pub fn whole(n: u64) -> HeatView {
+        let last = n.saturating_sub(1);
+        HeatView { q0: 0, q1: last, k0: 0, k1: last }
+    }
+
+    /// Whether the view shows every position.
+    pub fn is_whole(&self, n: u64) -> bool {
+        *self == HeatView::whole(n)
+    }
+
+    /// The view zoomed by `factor` (above 1: closer) about the point at fractions `(fq, fk)` of
+    /// the visible range (0: first, 1: last), which stays where it is; clamped to `0..n`, at
+    /// least one position wide, at most the whole.
+    pub fn zoomed(&self, factor: f64, fq: f64, fk: f64, n: u64) -> HeatView {
+        let axis = |a: u64, b: u64, f: f64| -> (u64, u64) {
+            let width = (b - a + 1) as f64;
+            let new_w = (width / factor).round().clamp(1.0, n as f64);
+            let at = a as f64 + f.clamp(0.0, 1.0) * width;
+            let lo = (at - f.clamp(0.0, 1.0) * new_w).round().clamp(0.0, n as f64 - new_w);
+            (lo as u64, lo as u64 + new_w as u64 - 1)
+        };
+        let (q0, q1) = axis(self.q0, self.q1, fq);
+        let (k0, k1) = axis(self.k0, self.k1, fk);
+        HeatView { q0, q1, k0, k1 }
+    }
+
+    /// Number of display rows: one per query when the range is small, else [`HEAT_CELLS`].
+    pub fn rows(&self) -> usize {
+        ((self.q1 - self.q0 + 1) as usize).min(HEAT_CELLS)
+    }
+
+    /// Number of display columns.
+    pub fn cols(&self) -> usize {
+        ((self.k1 - self.k0 + 1) as usize).min(HEAT_CELLS)
+    }
+
+    /// The query shown in each display row: the middle of the row's share of `q0..=q1`.
+    pub fn queries(&self) -> Vec<u64> {
+        let (h, rows) = (self.q1 - self.q0 + 1, self.rows() as u64);
+        (0..rows).map(|r| self.q0 + (2 * r * h + h) / (2 * rows)).collect()
+    }
+
+    /// The keys of display column `c`: `start..end` (end exclusive).
+    pub fn col_keys(&self, c: usize) -> (u64, u64) {
+        let (w, cols) = (self.k1 - self.k0 + 1, self.cols() as u64);
+        let at = |c: u64| self.k0 + c * w / cols;
+        (at(c as u64), at(c as u64 + 1))
+    }
+}
+
+/// What one run computes: the model, context and documents (by [`ModelsState::settings`]) and
+/// the visible range whose rows it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModelKey {
+    /// The settings' sequence number.
+    pub settings: u64,
+    /// The visible range.
+    pub view: HeatView,
+}
+
+/// A run to start: its key and everything it reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// What the run computes.
+    pub key: ModelKey,
+    /// Source URL or file name (for the report).
+    pub source: String,
+    /// The model.
+    pub spec: Rc<ModelSpec>,
+    /// Context.
+    pub n: u64,
+    /// Documents.
+    pub overlays: Overlays,
+    /// The queries whose rows the heatmap needs.
+    pub queries: Vec<u64>,
+}
+
+/// A finished run, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelOutcome {
+    /// What it computed.
+    pub key: ModelKey,
+    /// The core's run (spec, context, documents, report with the rows of the view's queries).
+    pub run: Rc<ModelRun>,
+    /// Milliseconds the run took in the browser.
+    pub millis: f64,
+}
+
+/// One layer of the heatmap, ready to paint: the covered fraction of each display cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeatPicture {
+    /// Display rows.
+    pub rows: usize,
+    /// Display columns.
+    pub cols: usize,
+    /// Row-major covered fractions in `[0, 1]`: the share of the cell's keys in `R(l)[q]`.
+    pub fraction: Vec<f32>,
+}
+
+impl ModelOutcome {
+    /// Layer `layer` (1-based, clamped to the model's layers) of the outcome's view: each display
+    /// cell is shaded by the fraction of its key range inside the row of its query.
+    pub fn heatmap(&self, layer: usize) -> HeatPicture {
+        let v = self.key.view;
+        let (rows, cols) = (v.rows(), v.cols());
+        let mut fraction = vec![0f32; rows * cols];
+        let layers = &self.run.report.layers;
+        let Some(l) = layers.get(layer.clamp(1, layers.len().max(1)) - 1) else {
+            return HeatPicture { rows, cols, fraction };
+        };
+        for (r, row) in l.query_rows.iter().take(rows).enumerate() {
+            let mut i = 0;
+            for c in 0..cols {
+                let (a, b) = v.col_keys(c);
+                let mut covered = 0u64;
+                // Intervals are sorted: skip those ending before the column, count the overlaps.
+                while i < row.intervals.len() && row.intervals[i][1] < a {
+                    i += 1;
+                }
+                let mut j = i;
+                while j < row.intervals.len() && row.intervals[j][0] < b {
+                    let [lo, hi] = row.intervals[j];
+                    covered += (hi + 1).min(b).saturating_sub(lo.max(a));
+                    j += 1;
+                }
+                fraction[r * cols + c] = (covered as f64 / (b - a).max(1) as f64) as f32;
+            }
+        }
+        HeatPicture { rows, cols, fraction }
+    }
+
+    /// The report as JSON: the object `hasseflow model --json` prints, with the browser's time
+    /// as `timings_ms.reach` (the CLI's field).
+    pub fn to_json(&self) -> String {
+        let mut v = self.run.to_json();
+        v["timings_ms"] = serde_json::json!({ "reach": self.millis });
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+/// Progress of the run for the current key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelStatus {
+    /// Nothing running.
+    Idle,
+    /// Running: layers done of all.
+    Running {
+        /// Layers computed.
+        done: usize,
+        /// Layers in the model.
+        total: usize,
+    },
+    /// The run failed; why.
+    Failed(String),
+}
+
+/// The Models view's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelsState {
+    /// The model.
+    pub choice: ModelChoice,
+    /// Context length.
+    pub n: u64,
+    /// Document lengths (empty: one document).
+    pub docs: Vec<u64>,
+    /// Bumped whenever the model, the context or the documents change.
+    pub settings: u64,
+    /// The visible range of the heatmap.
+    pub view: HeatView,
+    /// The layer the heatmap shows (1-based).
+    pub layer: usize,
+    /// The latest finished run (possibly of other settings: see [`ModelsState::current`]).
+    pub outcome: Option<Rc<ModelOutcome>>,
+    /// The key `status` belongs to.
+    pub status_key: Option<ModelKey>,
+    /// Progress or failure of the run for `status_key`.
+    pub status: ModelStatus,
+    /// Reports dropped because their key was no longer current.
+    pub dropped: u64,
+}
+
+impl Default for ModelsState {
+    fn default() -> Self {
+        let first = model::gallery()[0].name;
+        let choice = ModelChoice::gallery(first).unwrap_or_else(|_| ModelChoice {
+            gallery: None,
+            source: String::new(),
+            spec: Rc::new(ModelSpec {
+                name: "empty".into(),
+                model_type: String::new(),
+                causal: true,
+                layers: Vec::new(),
+                max_position_embeddings: None,
+            }),
+        });
+        ModelsState {
+            choice,
+            n: DEFAULT_MODEL_N,
+            docs: Vec::new(),
+            settings: 0,
+            view: HeatView::whole(DEFAULT_MODEL_N),
+            layer: 1,
+            outcome: None,
+            status_key: None,
+            status: ModelStatus::Idle,
+            dropped: 0,
+        }
+    }
+}
+
+impl ModelsState {
+    /// The key of the run the current settings and view need.
+    pub fn key(&self) -> ModelKey {
+        ModelKey { settings: self.settings, view: self.view }
+    }
+
+    /// The request for the current key.
+    pub fn request(&self) -> ModelRequest {
+        ModelRequest {
+            key: self.key(),
+            source: self.choice.source.clone(),
+            spec: self.choice.spec.clone(),
+            n: self.n,
+            overlays: Overlays { docs: self.docs.clone(), ..Overlays::default() },
+            queries: self.view.queries(),
+        }
+    }
+
+    /// The outcome when it is of the current settings (its view may be an older one while the
+    /// rows of a new range are computed).
+    pub fn current(&self) -> Option<&Rc<ModelOutcome>> {
+        self.outcome.as_ref().filter(|o| o.key.settings == self.settings)
+    }
+
+    /// Whether the outcome for exactly the current key (settings and view) is there.
+    pub fn up_to_date(&self) -> bool {
+        self.outcome.as_ref().is_some_and(|o| o.key == self.key())
+    }
+
+    /// The status of the run for the current key.
+    pub fn status_now(&self) -> ModelStatus {
+        if self.status_key == Some(self.key()) { self.status.clone() } else { ModelStatus::Idle }
+    }
+
+    /// The scaled copy the editor would get (at most `max_n` positions).
+    ///
+    /// # Errors
+    /// The core's scale error, in words.
+    pub fn scaled(&self, max_n: u64) -> Result<ScaledModel, String> {
+        model::scale_model(&self.choice.spec, self.n, &self.docs, max_n).map_err(|e| e.to_string())
+    }
+
+    /// The settings changed: a new run is needed, the view shows everything again.
+    pub(super) fn changed(&mut self) {
+        self.settings += 1;
+        self.view = HeatView::whole(self.n);
+        self.layer = self.layer.clamp(1, self.choice.spec.layers.len().max(1));
+    }
+
+    /// Stores a finished run for `key` when it is current; otherwise counts it as dropped.
+    pub(super) fn finish(&mut self, key: ModelKey, run: Rc<ModelRun>, millis: f64) {
+        if key != self.key() {
+            self.dropped += 1;
+            return;
+        }
+        self.layer = self.layer.clamp(1, run.report.layers.len().max(1));
+        self.outcome = Some(Rc::new(ModelOutcome { key, run, millis }));
+        self.status_key = Some(key);
+        self.status = ModelStatus::Idle;
+    }
+
+    /// Records progress or failure for `key` when it is current; otherwise counts it as dropped.
+    pub(super) fn report_status(&mut self, key: ModelKey, status: ModelStatus) {
+        if key != self.key() {
+            self.dropped += 1;
+            return;
+        }
+        self.status_key = Some(key);
+        self.status = status;
+    }
+}
+
+/// `"1,048,576"`, `"1 048 576"` or `"1_048_576"` as a number.
+fn parse_context(text: &str) -> Result<u64, String> {
+    let digits: String = text.chars().filter(|c| !matches!(c, ',' | '_' | ' ' | '\u{a0}' | '\u{202f}')).collect();
+    match digits.parse::<u64>() {
+        Ok(0) => Err("the context length must be at least 1".into()),
+        Ok(n) if n > MAX_MODEL_N => Err(format!(
+            "a context of {n} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model --context {n}, has no such limit)"
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("the context length {:?} is not a whole number", text.trim())),
+    }
+}
+
+impl super::AppState {
+    /// The Models view's actions.
+    pub(super) fn apply_model(&mut self, action: super::Action) {
+        use super::Action;
+        match action {
+            Action::SelectModel(name) => match ModelChoice::gallery(&name) {
+                Err(e) => self.error(format!("{e}. Nothing was changed.")),
+                Ok(choice) => {
+                    if choice != self.models.choice {
+                        self.models.choice = choice;
+                        self.models.changed();
+                    }
+                }
+            },
+            Action::LoadModelConfig { name, bytes } => match model::parse_config_bytes(&bytes, &name) {
+                Err(e) => self.error(format!("could not read {name}: {e}. The current model stays.")),
+                Ok(spec) => {
+                    self.info(format!(
+                        "{name}: {} layers, {}.",
+                        spec.layers.len(),
+                        model::pattern_summary(&spec.layers)
+                    ));
+                    self.models.choice = ModelChoice { gallery: None, source: name, spec: Rc::new(spec) };
+                    self.models.changed();
+                }
+            },
+            Action::SetModelContext { n, docs } => {
+                let parsed = parse_context(&n).and_then(|n| {
+                    let docs = if docs.trim().is_empty() {
+                        Vec::new()
+                    } else {
+                        model::parse_doc_lengths(&docs, n).map_err(|e| e.to_string())?
+                    };
+                    Ok((n, docs))
+                });
+                match parsed {
+                    Err(e) => self.error(format!("{e}. Nothing was changed.")),
+                    Ok((n, docs)) => {
+                        if (n, &docs) != (self.models.n, &self.models.docs) {
+                            self.models.n = n;
+                            self.models.docs = docs;
+                            self.models.changed();
+                        }
+                    }
+                }
+            }
+            Action::SetModelLayer(l) => self.models.layer = l.clamp(1, self.models.choice.spec.layers.len().max(1)),
+            Action::ZoomModel { factor, fq, fk } if factor.is_finite() && factor > 0.0 => {
+                self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.n);
+            }
+            Action::ResetModelZoom => self.models.view = HeatView::whole(self.models.n),
+            Action::ModelProgress { key, done, total } => {
+                self.models.report_status(key, ModelStatus::Running { done, total });
+            }
+            Action::ModelFinished { key, run, millis } => self.models.finish(key, run, millis),
+            Action::ModelFailed { key, error } => self.models.report_status(key, ModelStatus::Failed(error)),
+            Action::RetryModel => {
+                self.models.status_key = None;
+                self.models.status = ModelStatus::Idle;
+            }
+            Action::OpenScaledModel => self.open_scaled(),
+            _ => {}
+        }
+    }
+
+    /// Builds the model at the editor's size (windows and chunks scaled alike) as a dense layer
+    /// stack and opens it as a new document: the mask is the union of the layers (its closure is
+    /// the model's limit), the stack runs in the Flow view.
+    fn open_scaled(&mut self) {
+        use hasseflow_core::{BitMatrix, ReachStack, StackMode};
+        let max = super::MAX_EDIT_N as u64;
+        let built = self.models.scaled(max).and_then(|s| {
+            let overlays = Overlays { docs: s.docs.clone(), ..Overlays::default() };
+            let stack = ReachStack::from_model(&s.spec, s.n, &overlays)
+                .and_then(|st| st.to_layer_stack())
+                .map_err(|e| e.to_string())?;
+            Ok((s, stack))
+        });
+        let (scaled, stack) = match built {
+            Err(e) => {
+                return self
+                    .error(format!("could not scale {}: {e}. Nothing was changed.", self.models.choice.spec.name));
+            }
+            Ok(b) => b,
+        };
+        let n = stack.n();
+        let union = stack.layers().iter().fold(BitMatrix::zeros(n), |acc, l| acc.or(&l.adjacency()));
+        let layers = stack.layers().len();
+        let doc = super::Document {
+            mask: Rc::new(union),
+            labels: None,
+            provenance: None,
+            stack: Some(Rc::new((stack, StackMode::Once))),
+        };
+        self.commit(doc);
+        self.view = super::View::Editor;
+        self.layer = self.layer.min(self.max_layer());
+        self.info(format!(
+            "opened {} — {}: the grid shows the union of its {layers} layers (its closure is the model's limit); the Flow view runs the {layers}-layer stack.",
+            self.models.choice.spec.name, scaled.summary
+        ));
+    }
+}

@@ -1,0 +1,263 @@
+//! Reducer tests of the Models view, natively: requests, keys, stale results, refusals, zoom,
+//! the heatmap's shading and the scaled copy.
+
+use std::rc::Rc;
+
+use hasseflow_core::BitMatrix;
+use hasseflow_core::model::ModelRun;
+use hasseflow_core::reach::{ReachJob, ReachOptions, ReachStack};
+
+use super::*;
+
+fn clock() -> f64 {
+    0.0
+}
+
+fn state() -> AppState {
+    AppState::new(Document::new(BitMatrix::identity(4)), clock)
+}
+
+/// What the shell does for a request: the core's job driven step by step.
+fn run(req: &ModelRequest) -> Rc<ModelRun> {
+    let stack = ReachStack::from_model(&req.spec, req.n, &req.overlays).unwrap();
+    let mut job =
+        ReachJob::new(&stack, ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() }).unwrap();
+    while !job.step().unwrap() {}
+    let report = job.finish().unwrap();
+    Rc::new(ModelRun {
+        source: req.source.clone(),
+        spec: (*req.spec).clone(),
+        n: req.n,
+        overlays: req.overlays.clone(),
+        report,
+    })
+}
+
+fn finish(s: &mut AppState) -> ModelRequest {
+    let req = s.model_request().expect("a run is wanted");
+    s.apply(Action::ModelFinished { key: req.key, run: run(&req), millis: 1.0 });
+    req
+}
+
+fn context(s: &mut AppState, n: &str, docs: &str) {
+    s.apply(Action::SetModelContext { n: n.into(), docs: docs.into() });
+}
+
+#[test]
+fn runs_are_requested_only_in_the_models_view_until_they_finish() {
+    let mut s = state();
+    assert!(s.model_request().is_none());
+    s.apply(Action::SetView(View::Models));
+    let req = s.model_request().unwrap();
+    assert_eq!(req.n, DEFAULT_MODEL_N);
+    assert_eq!(req.queries.len(), HEAT_CELLS);
+    finish(&mut s);
+    assert!(s.model_request().is_none());
+    assert!(s.models.up_to_date());
+    s.apply(Action::SetView(View::Editor));
+    assert!(s.model_request().is_none());
+}
+
+#[test]
+fn mistral_at_131072_is_31_positions_short_like_the_cli() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    context(&mut s, "131,072", "");
+    finish(&mut s);
+    let o = s.models.current().unwrap();
+    assert_eq!(o.run.verdict(), "31 of 131072 positions short at the last layer (496 cells missing)");
+    assert_eq!(o.run.report.growth[1], 528_484_352);
+    assert!(!o.run.leaks());
+    // The export is the CLI's object.
+    let v: serde_json::Value = serde_json::from_str(&o.to_json()).unwrap();
+    assert_eq!(v["n"], 131072);
+    assert_eq!(v["layers"], 32);
+    assert!(v["timings_ms"]["reach"].is_number());
+}
+
+#[test]
+fn a_late_result_for_an_old_key_is_dropped() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    let old = s.model_request().unwrap();
+    // The user changes the context while the run is going: its progress and result are stale.
+    context(&mut s, "4096", "");
+    let fresh = s.model_request().unwrap();
+    assert_ne!(old.key, fresh.key);
+    s.apply(Action::ModelProgress { key: old.key, done: 3, total: 32 });
+    s.apply(Action::ModelFinished { key: old.key, run: run(&old), millis: 1.0 });
+    s.apply(Action::ModelFailed { key: old.key, error: "late".into() });
+    assert_eq!(s.models.dropped, 3);
+    assert!(s.models.outcome.is_none());
+    assert_eq!(s.models.status_now(), ModelStatus::Idle);
+    s.apply(Action::ModelProgress { key: fresh.key, done: 2, total: 32 });
+    assert_eq!(s.models.status_now(), ModelStatus::Running { done: 2, total: 32 });
+    s.apply(Action::ModelFinished { key: fresh.key, run: run(&fresh), millis: 1.0 });
+    assert_eq!(s.models.current().unwrap().run.n, 4096);
+    assert_eq!(s.models.status_now(), ModelStatus::Idle);
+    // The same settings again start no run.
+    context(&mut s, "4096", "");
+    assert!(s.model_request().is_none());
+}
+
+#[test]
+fn a_failed_run_waits_for_retry() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    let req = s.model_request().unwrap();
+    s.apply(Action::ModelFailed { key: req.key, error: "out of memory".into() });
+    assert!(s.model_request().is_none());
+    assert_eq!(s.models.status_now(), ModelStatus::Failed("out of memory".into()));
+    s.apply(Action::RetryModel);
+    assert_eq!(s.model_request().unwrap().key, req.key);
+}
+
+#[test]
+fn bad_configs_and_contexts_change_nothing() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    finish(&mut s);
+    let before = (s.models.clone(), s.revision);
+    let bad: [&[u8]; 4] = [b"{not json", br#"{"model_type": "no-such-model"}"#, b"\xff\xfe", &[b' '; 2 << 20]];
+    for bytes in bad {
+        s.apply(Action::LoadModelConfig { name: "config.json".into(), bytes: bytes.to_vec() });
+        assert_eq!(s.message.as_ref().unwrap().level, Level::Error);
+        assert!(s.message.as_ref().unwrap().text.contains("The current model stays"), "{:?}", s.message);
+        assert_eq!((s.models.clone(), s.revision), before);
+    }
+    let msg = |s: &AppState| s.message.as_ref().unwrap().text.clone();
+    s.apply(Action::LoadModelConfig { name: "config.json".into(), bytes: br#"{"model_type": "foo"}"#.to_vec() });
+    assert!(msg(&s).contains("model_type: unknown model type \"foo\""), "{}", msg(&s));
+    for (n, docs, says) in [
+        ("0", "", "at least 1"),
+        ("2097152", "", "more than the 1048576"),
+        ("abc", "", "not a whole number"),
+        ("1024", "512,500", "sum to 1012"),
+        ("1024", "512,x", "not a positive integer"),
+    ] {
+        context(&mut s, n, docs);
+        assert!(msg(&s).contains(says), "{n} {docs}: {}", msg(&s));
+        assert_eq!(s.models, before.0);
+    }
+    assert!(s.model_request().is_none());
+}
+
+#[test]
+fn a_config_file_replaces_the_model_and_documents_are_kept_in_the_run() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    let cfg = br#"{"model_type": "mistral", "num_hidden_layers": 4, "sliding_window": 16}"#;
+    s.apply(Action::LoadModelConfig { name: "my-config.json".into(), bytes: cfg.to_vec() });
+    assert_eq!(s.message.as_ref().unwrap().level, Level::Info);
+    assert_eq!(s.models.choice.gallery, None);
+    assert_eq!(s.models.choice.spec.layers.len(), 4);
+    context(&mut s, "1 048 576", "524288, 524288");
+    assert_eq!((s.models.n, s.models.docs.clone()), (1 << 20, vec![524_288, 524_288]));
+    let req = finish(&mut s);
+    assert_eq!(req.overlays.docs, vec![524_288, 524_288]);
+    let o = s.models.current().unwrap();
+    assert_eq!(o.run.source, "my-config.json");
+    assert!(!o.run.leaks());
+}
+
+#[test]
+fn zoom_requests_the_rows_of_the_visible_range_and_keeps_the_report_meanwhile() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    context(&mut s, "65536", "");
+    finish(&mut s);
+    s.apply(Action::ZoomModel { factor: 4.0, fq: 1.0, fk: 1.0 });
+    let v = s.models.view;
+    assert_eq!((v.q0, v.q1, v.k0, v.k1), (49152, 65535, 49152, 65535));
+    let req = s.model_request().unwrap();
+    assert!(req.queries.iter().all(|&q| (49152..=65535).contains(&q)));
+    // The report of the same settings stays shown while the new rows are computed.
+    assert!(s.models.current().is_some() && !s.models.up_to_date());
+    s.apply(Action::ModelFinished { key: req.key, run: run(&req), millis: 1.0 });
+    assert!(s.models.up_to_date());
+    // Zooming far in stops at one position; out, at everything.
+    for _ in 0..40 {
+        s.apply(Action::ZoomModel { factor: 2.0, fq: 0.5, fk: 0.5 });
+    }
+    assert_eq!(s.models.view.q1, s.models.view.q0);
+    assert_eq!(s.models.view.rows(), 1);
+    for _ in 0..40 {
+        s.apply(Action::ZoomModel { factor: 0.5, fq: 0.2, fk: 0.7 });
+    }
+    assert!(s.models.view.is_whole(65536));
+    s.apply(Action::ZoomModel { factor: 3.0, fq: 0.0, fk: 0.0 });
+    s.apply(Action::ResetModelZoom);
+    assert!(s.models.view.is_whole(65536));
+    // A new context shows everything again.
+    s.apply(Action::ZoomModel { factor: 3.0, fq: 0.0, fk: 0.0 });
+    context(&mut s, "1000", "");
+    assert!(s.models.view.is_whole(1000));
+}
+
+#[test]
+fn the_heatmap_shades_the_covered_share_of_each_cell() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    // n = 512: one display cell per 2 keys and 2 queries; window 4096 covers everything causal.
+    context(&mut s, "512", "");
+    finish(&mut s);
+    let pic = s.models.current().unwrap().heatmap(1);
+    assert_eq!((pic.rows, pic.cols), (256, 256));
+    // Row r shows query 2r + 1 (the middle of 2r..=2r+1): keys 0..=2r+1 are read.
+    for r in [0usize, 10, 255] {
+        for c in 0..256 {
+            let want = if c <= r { 1.0 } else { 0.0 };
+            assert_eq!(pic.fraction[r * 256 + c], want, "r {r} c {c}");
+        }
+    }
+    // A window of 3 at n = 1024, 256 columns of 4 keys: query 2 (row 0) reads 0..=2 → 3/4.
+    let cfg = br#"{"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 3}"#;
+    s.apply(Action::LoadModelConfig { name: "w3.json".into(), bytes: cfg.to_vec() });
+    context(&mut s, "1024", "");
+    finish(&mut s);
+    let o = s.models.current().unwrap().clone();
+    assert_eq!(o.key.view.queries()[0], 2);
+    let pic = o.heatmap(1);
+    assert_eq!(pic.fraction[0], 0.75);
+    assert_eq!(pic.fraction[1], 0.0);
+    // Layer 2 reads 0..=2 still for query 2 (window 3 twice: q - 4 < k, clipped at 0).
+    assert_eq!(o.heatmap(2).fraction[0], 0.75);
+    // Query 1022 (last row, middle of 1020..=1023) at layer 2 reads 1018..=1022: columns 254 (1016..1020) half, 255 three quarters.
+    assert_eq!(o.key.view.queries()[255], 1022);
+    let p2 = o.heatmap(2);
+    assert_eq!(p2.fraction[255 * 256 + 254], 0.5);
+    assert_eq!(p2.fraction[255 * 256 + 255], 0.75);
+    s.apply(Action::SetModelLayer(99));
+    assert_eq!(s.models.layer, 2);
+}
+
+#[test]
+fn the_scaled_copy_opens_in_the_editor_as_one_undo_step() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    context(&mut s, "131072", "");
+    assert_eq!(s.models.scaled(512).unwrap().summary, "scaled 1:256: context 131072 → 512, window 4096 → 16");
+    let before = s.doc.clone();
+    s.apply(Action::OpenScaledModel);
+    assert_eq!(s.view, View::Editor);
+    assert_eq!(s.n(), 512);
+    let stack = s.doc.stack.clone().expect("a layer stack");
+    assert_eq!(stack.0.layers().len(), 32);
+    assert_eq!(stack.0.n(), 512);
+    // Window 16, causal: row 100 reads 85..=100.
+    assert_eq!(s.doc.mask.row_count(100), 16);
+    assert!(s.doc.mask.get(100, 85) && !s.doc.mask.get(100, 84) && !s.doc.mask.get(100, 101));
+    assert!(s.message.as_ref().unwrap().text.contains("scaled 1:256"));
+    s.apply(Action::Undo);
+    assert_eq!(s.doc, before);
+    // Too many documents to scale: refused, nothing changes.
+    s.apply(Action::SetView(View::Models));
+    context(&mut s, "2048", &vec!["2"; 1024].join(","));
+    let rev = s.revision;
+    s.apply(Action::OpenScaledModel);
+    assert_eq!(s.message.as_ref().unwrap().level, Level::Error);
+    assert_eq!((s.revision, s.view), (rev, View::Models));
+}

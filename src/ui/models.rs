@@ -1,0 +1,169 @@
+//! The Models view: a real model's attention (a gallery entry or a `config.json`) at a long
+//! context, through the core's structured reach engine. The form picks the model, context and
+//! documents; the report shows the verdict, per-layer coverage and lookback, a zoomable heatmap
+//! of `R(l)` and the limit's compressed Hasse diagram.
+//!
+//! Runs are effects keyed by what they compute ([`ModelKey`](crate::state::ModelKey)): [`run`]
+//! steps the core's `ReachJob` (one layer per step) and yields to the browser every
+//! [`SLICE_MS`], reporting progress; the effect's cleanup sets the cancel flag when the key
+//! changes, and the reducer drops whatever a stale run still reports.
+
+mod heatmap;
+mod picker;
+mod report;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use hasseflow_core::ReachStack;
+use hasseflow_core::model::ModelRun;
+use hasseflow_core::reach::{ReachJob, ReachOptions};
+use yew::prelude::*;
+
+use super::io;
+use super::palette::Theme;
+use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState};
+use heatmap::Heatmap;
+use picker::ModelPicker;
+pub use picker::read_config;
+use report::{HasseOfLimit, LayerPlot, LayerTable, Verdict};
+
+/// Longest stretch a run computes before yielding to the browser.
+const SLICE_MS: f64 = 12.0;
+/// Delay before a run starts, so a burst of zoom steps starts one run, not many.
+const DEBOUNCE_MS: u32 = 150;
+
+/// Runs `req` in slices and reports back through `d` (progress, then the result or the failure),
+/// unless `cancel` is set first.
+pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
+    gloo_timers::future::TimeoutFuture::new(DEBOUNCE_MS).await;
+    if cancel.get() {
+        return;
+    }
+    let key = req.key;
+    let fail = |error: String| d.emit(Action::ModelFailed { key, error });
+    let start = io::now();
+    let stack = match ReachStack::from_model(&req.spec, req.n, &req.overlays) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    let options = ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() };
+    let mut job = match ReachJob::new(&stack, options) {
+        Ok(j) => j,
+        Err(e) => return fail(e.to_string()),
+    };
+    d.emit(Action::ModelProgress { key, done: 0, total: job.depth() });
+    loop {
+        let slice = io::now();
+        let mut done = false;
+        while !done && io::now() - slice < SLICE_MS {
+            done = match job.step() {
+                Ok(d) => d,
+                Err(e) => return fail(e.to_string()),
+            };
+        }
+        if done {
+            break;
+        }
+        d.emit(Action::ModelProgress { key, done: job.layers_done(), total: job.depth() });
+        gloo_timers::future::TimeoutFuture::new(0).await;
+        if cancel.get() {
+            return;
+        }
+    }
+    let report = match job.finish() {
+        Ok(r) => r,
+        Err(e) => return fail(e.to_string()),
+    };
+    let run = ModelRun { source: req.source, spec: (*req.spec).clone(), n: req.n, overlays: req.overlays, report };
+    d.emit(Action::ModelFinished { key, run: Rc::new(run), millis: io::now() - start });
+}
+
+/// Models view properties.
+#[derive(Properties, Clone)]
+pub struct ModelsProps {
+    /// The view's state.
+    pub models: Rc<ModelsState>,
+    /// Light or dark.
+    pub theme: Theme,
+    /// The store's dispatcher.
+    pub dispatch: Callback<Action>,
+}
+
+impl PartialEq for ModelsProps {
+    fn eq(&self, o: &Self) -> bool {
+        let (a, b) = (&self.models, &o.models);
+        let same_outcome = match (&a.outcome, &b.outcome) {
+            (Some(x), Some(y)) => Rc::ptr_eq(x, y),
+            (None, None) => true,
+            _ => false,
+        };
+        same_outcome
+            && a.choice == b.choice
+            && (a.n, &a.docs, a.settings, a.view, a.layer) == (b.n, &b.docs, b.settings, b.view, b.layer)
+            && (&a.status_key, &a.status, a.dropped) == (&b.status_key, &b.status, b.dropped)
+            && self.theme == o.theme
+    }
+}
+
+/// The Models view.
+#[function_component(ModelsView)]
+pub fn models_view(p: &ModelsProps) -> Html {
+    let m = &p.models;
+    let current: Option<Rc<ModelOutcome>> = m.current().cloned();
+    let status = m.status_now();
+    let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
+    let progress = match &status {
+        ModelStatus::Failed(e) => {
+            let retry = {
+                let d = p.dispatch.clone();
+                Callback::from(move |_: MouseEvent| d.emit(Action::RetryModel))
+            };
+            html! { <p class="models-status flow-error" id="models-error" role="alert">{ format!("The run failed: {e}") }
+            {" "}<button type="button" id="models-retry" onclick={retry}>{"Retry"}</button></p> }
+        }
+        ModelStatus::Running { done, total } if running => html! {
+            <p class="models-status" id="models-progress" role="status" data-done={done.to_string()} data-total={total.to_string()}>
+                <progress max={total.max(&1).to_string()} value={done.to_string()} aria-label="layers computed" />
+                { format!(" layer {done} / {total}") }
+            </p>
+        },
+        _ if running => {
+            html! { <p class="models-status" id="models-progress" role="status"><progress aria-label="starting" />{" starting…"}</p> }
+        }
+        _ => html! {},
+    };
+    let state = if running {
+        "running"
+    } else if matches!(status, ModelStatus::Failed(_)) {
+        "failed"
+    } else {
+        "done"
+    };
+    html! {
+        <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
+            data-dropped={m.dropped.to_string()}>
+            <aside class="left">
+                <ModelPicker choice={m.choice.clone()} n={m.n} docs={m.docs.clone()} scaled={m.scaled(crate::state::MAX_EDIT_N as u64)}
+                    outcome={current.clone()} dispatch={p.dispatch.clone()} />
+            </aside>
+            <section class="center" aria-label="Reach of the model">
+                { progress }
+                if let Some(o) = &current {
+                    <Verdict outcome={o.clone()} />
+                    <Heatmap outcome={o.clone()} view={m.view} layer={m.layer} theme={p.theme} pending={!m.up_to_date()}
+                        dispatch={p.dispatch.clone()} />
+                } else if !running {
+                    <p class="hint">{"No run yet."}</p>
+                }
+            </section>
+            <aside class="right">
+                if let Some(o) = &current {
+                    <LayerPlot outcome={o.clone()} layer={m.layer} dispatch={p.dispatch.clone()} />
+                    <HasseOfLimit outcome={o.clone()} />
+                    <LayerTable outcome={o.clone()} layer={m.layer} dispatch={p.dispatch.clone()} />
+                }
+            </aside>
+        </div>
+    }
+}
