@@ -24,6 +24,10 @@ import tempfile
 
 import numpy as np
 
+# The exports must evaluate with NumPy alone: make `import torch` fail inside the generated code
+# (test_torch.py covers the same files with torch).
+sys.modules["torch"] = None
+
 from cases import DERIVED, PRESET_CASES, ROOT, cli, rows_of
 
 TMP = tempfile.mkdtemp(prefix="hasseflow-py-")

@@ -468,3 +468,27 @@ fn export_svg_and_png_draw_the_diagram_and_the_grid() {
     // IHDR: 3 cells of 16 pixels.
     assert_eq!(&png.stdout[16..24], &[0, 0, 0, 48, 0, 0, 0, 48]);
 }
+
+#[test]
+fn mask_mod_python_is_read_by_every_command() {
+    let text = "import torch\nW = 2\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx < W)\n";
+    assert_eq!(ok(&["convert", "-", "--n", "4", "--to", "text"], text), "1...\n11..\n.11.\n..11\n");
+    // analyze, export and op read it too; N in the text gives the size.
+    let with_n = format!("N = 5\n{text}");
+    assert_eq!(json(&["analyze", "-", "--json"], &with_n)["n"], 5);
+    assert_eq!(json(&["analyze", "-", "--json", "--n", "3"], &with_n)["n"], 3);
+    assert!(ok(&["export", "-", "--to", "blocks", "--block-size", "2"], &with_n).contains("tiles"));
+    assert_eq!(ok(&["op", "transpose", "-", "--format", "text", "--n", "3"], text), "11.\n.11\n..1\n");
+    // Export -> import is the identity for a closed form.
+    let preset = ok(&["preset", "butterfly", "--n", "4"], "");
+    let code = ok(&["export", "-", "--to", "flex"], &preset);
+    assert_eq!(ok(&["convert", "-", "--to", "text"], &code), ok(&["convert", "-", "--to", "text"], &preset));
+    // Refusals: one line naming the construct and where; no size; exit non-zero.
+    let out = hasseflow(&["convert", "-", "--n", "4"], "def f(b, h, q, k):\n    return torch.where(q > k, 1, 0)\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("line 2, column 12: the call `torch.where(...)` is not supported"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = hasseflow(&["analyze", "-"], "m = lambda b, h, q, k: q >= k\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no size: give n"));
+}
