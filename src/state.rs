@@ -124,7 +124,11 @@ impl Document {
 }
 
 /// Everything derived from one mask, computed once per revision.
-#[derive(Debug)]
+///
+/// The width (a matching) and the kernel verdicts are not needed while a stroke paints, so during
+/// a stroke they are carried over from the mask before it (`pending`) and computed when the stroke
+/// ends ([`Derived::settled`]); the block statistics likewise.
+#[derive(Clone, Debug)]
 pub struct Derived {
     /// Closure, classes, Hasse diagram, `L*`, growth.
     pub analysis: Analysis,
@@ -138,17 +142,46 @@ pub struct Derived {
     pub flash: String,
     /// Whether FlashMask column intervals represent the mask, in words.
     pub flashmask: String,
+    /// `width`, `flash` and `flashmask` belong to the mask before the current stroke.
+    pub pending: bool,
 }
 
 impl Derived {
     /// Analyses `mask`, timing it with `clock`.
     pub fn compute(mask: &BitMatrix, clock: fn() -> f64) -> Derived {
+        Derived::analyse(mask, clock).settled(mask)
+    }
+
+    /// The analysis of `mask` (timed), with the width and verdicts of `before` carried over.
+    fn during_stroke(mask: &BitMatrix, clock: fn() -> f64, before: &Derived) -> Derived {
+        Derived {
+            width: before.width,
+            flash: before.flash.clone(),
+            flashmask: before.flashmask.clone(),
+            ..Derived::analyse(mask, clock)
+        }
+    }
+
+    fn analyse(mask: &BitMatrix, clock: fn() -> f64) -> Derived {
         let start = clock();
         // One layer sweep serves both: the analysis takes L* and growth from the first-reach matrix.
         let first_reach = FirstReach::new(mask);
         let analysis = Analysis::new(mask).with_first_reach(&first_reach);
-        let width = analysis.width();
         let millis = clock() - start;
+        Derived {
+            analysis,
+            first_reach,
+            width: 0,
+            millis,
+            flash: String::new(),
+            flashmask: String::new(),
+            pending: true,
+        }
+    }
+
+    /// With the width and kernel verdicts of `mask` (the mask analysed).
+    fn settled(self, mask: &BitMatrix) -> Derived {
+        let width = self.analysis.width();
         let flash = match interop::flash_window(mask) {
             Ok(w) => format!("yes: {}", w.call()),
             Err(e) => format!("no: {}", e.reason),
@@ -157,7 +190,7 @@ impl Derived {
             Ok(c) => format!("yes: {} of the columns [LTS, LTE, UTS, UTE] needed", c.columns_needed()),
             Err(e) => format!("no: {}", e.reason),
         };
-        Derived { analysis, first_reach, width, millis, flash, flashmask }
+        Derived { width, flash, flashmask, pending: false, ..self }
     }
 }
 
@@ -643,14 +676,28 @@ impl AppState {
 
     fn refresh(&mut self) {
         self.revision += 1;
-        self.derived = Rc::new(Derived::compute(&self.doc.mask, self.clock));
-        self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+        if self.stroke.is_some() {
+            // Mid-stroke: only what the grid and the order view draw.
+            self.derived = Rc::new(Derived::during_stroke(&self.doc.mask, self.clock, &self.derived));
+        } else {
+            self.derived = Rc::new(Derived::compute(&self.doc.mask, self.clock));
+            self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+        }
         self.layer = self.layer.min(self.max_layer());
         if self.hover_class.is_some_and(|c| c >= self.derived.analysis.classes().len()) {
             self.hover_class = None;
         }
         if self.hover_cell.is_some_and(|(q, k)| q >= self.n() || k >= self.n()) {
             self.hover_cell = None;
+        }
+    }
+
+    /// After a stroke: the width, kernel verdicts and block statistics of the mask it left.
+    fn settle(&mut self) {
+        if self.derived.pending {
+            // The components may still hold this Rc: settle a copy (once per stroke).
+            self.derived = Rc::new(Derived::clone(&self.derived).settled(&self.doc.mask));
+            self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
         }
     }
 
@@ -781,6 +828,7 @@ impl AppState {
             }
             Action::StrokeMove(q, k) => self.paint(q, k),
             Action::StrokeEnd => {
+                self.settle();
                 if let Some(stroke) = self.stroke.take()
                     && stroke.before != self.doc
                 {
@@ -796,6 +844,7 @@ impl AppState {
                 if let Some(stroke) = self.stroke.take() {
                     self.set_live(stroke.before);
                 }
+                self.settle();
             }
             Action::SetTool(t) => self.tool = t,
             Action::Undo => {

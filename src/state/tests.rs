@@ -222,6 +222,36 @@ fn restore_does_not_add_an_undo_step_and_hover_path_follows_the_order() {
 }
 
 #[test]
+fn a_stroke_defers_width_verdicts_and_blocks_to_its_end() {
+    let mut s = state(BitMatrix::zeros(6));
+    let (width, flash, blocks) = (s.derived.width, s.derived.flash.clone(), s.blocks.clone());
+    assert!(!s.derived.pending);
+    s.apply(Action::StrokeStart(1, 0));
+    s.apply(Action::StrokeMove(2, 0));
+    // Mid-stroke: the analysis is the new mask's, the extras still the old mask's.
+    assert!(s.derived.pending);
+    assert_eq!(s.derived.analysis.n(), 6);
+    assert!(s.derived.analysis.closure().get(2, 0));
+    assert_eq!((s.derived.width, &s.derived.flash), (width, &flash));
+    assert!(Rc::ptr_eq(&s.blocks, &blocks));
+    s.apply(Action::StrokeEnd);
+    let fresh = Derived::compute(&s.doc.mask, clock);
+    assert!(!s.derived.pending);
+    assert_eq!(
+        (s.derived.width, &s.derived.flash, &s.derived.flashmask),
+        (fresh.width, &fresh.flash, &fresh.flashmask)
+    );
+    assert_eq!(*s.blocks, *stats_of(&s.doc.mask, s.effective_block_size()));
+    assert_ne!(s.derived.width, width);
+    // A cancelled stroke settles on the mask before it.
+    s.apply(Action::StrokeStart(3, 3));
+    s.apply(Action::StrokeMove(3, 1));
+    s.apply(Action::StrokeCancel);
+    assert!(!s.derived.pending);
+    assert_eq!(s.derived.width, fresh.width);
+}
+
+#[test]
 fn npy_import_loads_and_bad_npy_changes_nothing() {
     let causal = BitMatrix::from_fn(5, |q, k| k <= q);
     let mut s = state(BitMatrix::zeros(3));

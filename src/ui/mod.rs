@@ -253,7 +253,7 @@ pub fn app() -> Html {
         ("classes", "classes", a.classes().len().to_string()),
         ("edges", "Hasse edges", a.hasse_edges().len().to_string()),
         ("height", "height", a.height().to_string()),
-        ("width", "width", state.derived.width.to_string()),
+        ("width", "width", if state.derived.pending { "…".to_string() } else { state.derived.width.to_string() }),
     ]);
     let timing = format!(
         "analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)",
