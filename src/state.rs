@@ -20,8 +20,8 @@ mod flow;
 mod models;
 pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
 pub use flow::{
-    BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowSource, FlowState,
-    FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold,
+    AdapterSeen, BackendChoice, BackendPlan, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings,
+    FlowSource, FlowState, FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, check_threshold, plan_backend,
 };
 pub use models::{
     DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome, ModelRequest,

@@ -54,6 +54,55 @@ impl BackendChoice {
     }
 }
 
+/// What a flow run does once it knows which WebGPU adapter (if any) it has: the backend policy,
+/// decided here (plain Rust, tested natively) and carried out by `ui::flow::run`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendPlan {
+    /// Run on the CPU path; `note` says why when the user did not choose the CPU.
+    Cpu {
+        /// Why the CPU stands in (shown beside the backend badge).
+        note: Option<String>,
+    },
+    /// Run on WebGPU; if that run fails, fall back to the CPU (`Auto`) or fail (`WebGpu`).
+    Gpu {
+        /// Whether a failed GPU run falls back to the CPU.
+        fallback: bool,
+    },
+    /// Fail with this message (WebGPU insisted on, none available).
+    Fail(String),
+}
+
+/// The adapter a run found: its name and whether it is a software one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSeen {
+    /// The adapter's name (may be empty).
+    pub name: String,
+    /// A software (fallback) adapter such as SwiftShader.
+    pub software: bool,
+}
+
+/// The backend policy. Auto takes WebGPU only on a hardware adapter: a software adapter
+/// (SwiftShader) measured 14-28x slower than the wasm CPU path in the same browser
+/// (docs/BENCHMARKS.md), so auto takes the faster one and says so; WebGPU insists; CPU never
+/// opens a device (`adapter` is then ignored).
+pub fn plan_backend(choice: BackendChoice, adapter: Result<&AdapterSeen, &str>) -> BackendPlan {
+    match (choice, adapter) {
+        (BackendChoice::Cpu, _) => BackendPlan::Cpu { note: None },
+        (BackendChoice::WebGpu, Err(e)) => BackendPlan::Fail(format!("WebGPU is not available: {e}")),
+        (BackendChoice::WebGpu, Ok(_)) => BackendPlan::Gpu { fallback: false },
+        (BackendChoice::Auto, Ok(a)) if a.software => {
+            let name = Some(a.name.trim()).filter(|n| !n.is_empty()).unwrap_or("a fallback adapter");
+            BackendPlan::Cpu {
+                note: Some(format!(
+                    "CPU chosen: the only WebGPU adapter is software ({name}), slower than this CPU path; choose WebGPU to use it anyway"
+                )),
+            }
+        }
+        (BackendChoice::Auto, Ok(_)) => BackendPlan::Gpu { fallback: true },
+        (BackendChoice::Auto, Err(e)) => BackendPlan::Cpu { note: Some(format!("CPU fallback: {e}")) },
+    }
+}
+
 /// The relative influence thresholds the view offers (the first is the core's default).
 pub const THRESHOLDS: [f64; 4] = [INFLUENCE_THRESHOLD, 1e-6, 1e-4, 1e-2];
 

@@ -788,3 +788,31 @@ fn designer_links_derive_the_same_family_and_damaged_ones_change_nothing() {
     assert!(s.design.as_ref().is_some_and(|d| matches!(d.spec, FamilySpec::File { .. })), "{:?}", s.message);
     assert!(s.design_fragment().unwrap_err().contains("shared as the file"));
 }
+
+#[test]
+fn backend_policy_auto_skips_software_adapters_webgpu_insists_cpu_never_asks() {
+    let hw = AdapterSeen { name: "NVIDIA H200".into(), software: false };
+    let sw = AdapterSeen { name: "SwiftShader Device".into(), software: true };
+    let none: Result<&AdapterSeen, &str> = Err("no adapter");
+    assert_eq!(plan_backend(BackendChoice::Auto, Ok(&hw)), BackendPlan::Gpu { fallback: true });
+    match plan_backend(BackendChoice::Auto, Ok(&sw)) {
+        BackendPlan::Cpu { note: Some(n) } => assert!(n.contains("software (SwiftShader Device)"), "{n}"),
+        other => panic!("{other:?}"),
+    }
+    let unnamed = AdapterSeen { name: " ".into(), software: true };
+    assert!(
+        matches!(plan_backend(BackendChoice::Auto, Ok(&unnamed)), BackendPlan::Cpu { note: Some(n) } if n.contains("a fallback adapter"))
+    );
+    assert_eq!(
+        plan_backend(BackendChoice::Auto, none),
+        BackendPlan::Cpu { note: Some("CPU fallback: no adapter".into()) }
+    );
+    assert_eq!(plan_backend(BackendChoice::WebGpu, Ok(&sw)), BackendPlan::Gpu { fallback: false });
+    assert_eq!(
+        plan_backend(BackendChoice::WebGpu, none),
+        BackendPlan::Fail("WebGPU is not available: no adapter".into())
+    );
+    for a in [Ok(&hw), Ok(&sw), none] {
+        assert_eq!(plan_backend(BackendChoice::Cpu, a), BackendPlan::Cpu { note: None });
+    }
+}

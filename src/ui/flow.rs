@@ -20,8 +20,8 @@ use super::form::{checked, input_value, select_value};
 use super::io;
 use super::palette::{Palette, Rgb, Theme, css, viridis};
 use crate::state::{
-    Action, BackendChoice, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings, FlowStatus, LayerPicture,
-    THRESHOLDS,
+    Action, AdapterSeen, BackendChoice, BackendPlan, FlowKey, FlowMap, FlowOutcome, FlowRequest, FlowRun, FlowSettings,
+    FlowStatus, LayerPicture, THRESHOLDS, plan_backend,
 };
 
 /// Longest stretch the CPU path computes before yielding to the browser.
@@ -124,34 +124,20 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
         return;
     }
     let start = io::now();
-    let (raw, fallback) = match (key.backend, gpu) {
-        (BackendChoice::Cpu, _) => (cpu_sliced(&model, &masks, key, &cancel, &d).await, None),
-        (BackendChoice::WebGpu, Err(e)) => return fail(format!("WebGPU is not available: {e}")),
-        (BackendChoice::WebGpu, Ok(g)) => match g.run(&model, &masks).await {
+    let seen = gpu.as_ref().map(|g| AdapterSeen { name: g.adapter().name.clone(), software: g.adapter().software });
+    let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
+    let (raw, fallback) = match (plan, gpu) {
+        (BackendPlan::Fail(e), _) => return fail(e),
+        (BackendPlan::Cpu { note }, _) => (cpu_sliced(&model, &masks, key, &cancel, &d).await, note),
+        (BackendPlan::Gpu { fallback }, Ok(g)) => match g.run(&model, &masks).await {
             Ok(raw) => (Some(raw), None),
-            Err(e) => return fail(format!("the WebGPU run failed: {e}")),
-        },
-        // A software adapter (SwiftShader) measured 14-28x slower than the CPU path in the same
-        // browser (docs/BENCHMARKS.md): auto takes the faster one and says so.
-        (BackendChoice::Auto, Ok(g)) if g.adapter().software => {
-            let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;
-            let name = Some(g.adapter().name.trim()).filter(|n| !n.is_empty()).unwrap_or("a fallback adapter");
-            let note = format!(
-                "CPU chosen: the only WebGPU adapter is software ({name}), slower than this CPU path; choose WebGPU to use it anyway"
-            );
-            (raw, Some(note))
-        }
-        (BackendChoice::Auto, Ok(g)) => match g.run(&model, &masks).await {
-            Ok(raw) => (Some(raw), None),
-            Err(e) => {
+            Err(e) if fallback => {
                 let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;
                 (raw, Some(format!("CPU fallback: the WebGPU run failed ({e})")))
             }
+            Err(e) => return fail(format!("the WebGPU run failed: {e}")),
         },
-        (BackendChoice::Auto, Err(e)) => {
-            let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;
-            (raw, Some(format!("CPU fallback: {e}")))
-        }
+        (BackendPlan::Gpu { .. }, Err(e)) => return fail(format!("WebGPU is not available: {e}")),
     };
     let Some(raw) = raw else { return };
     if cancel.get() {
