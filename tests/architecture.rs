@@ -124,8 +124,64 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
             if path.is_dir() { dirs.push(path) } else { paths.push(path) }
         }
     }
+    // What the components may take from the core: types to draw, constants, the flow and reach
+    // jobs their effects step, the writers of downloads. Anything else goes through the store.
+    const ALLOWED_CORE: [&str; 23] = [
+        "BitMatrix",
+        "ReachStack",
+        "flow::",
+        "FlowMasks",
+        "FlowModel",
+        "FlowRaw",
+        "ReportBuilder",
+        "cpu",
+        "format::",
+        "Encoding",
+        "write_json",
+        "MAX_INPUT_BYTES",
+        "interop::",
+        "BlockStats",
+        "ExportKind",
+        "model::",
+        "ModelRun",
+        "self",
+        "MAX_CONFIG_BYTES",
+        "ScaledModel",
+        "presets::",
+        "reach::",
+        "ReachJob",
+    ];
+    const ALLOWED_MORE: [&str; 7] =
+        ["ReachOptions", "CATALOG", "ParamKind", "preset_spec", "ClassWiring", "CoverWiring", "SparsifyOptions"];
     for path in paths {
         let text = std::fs::read_to_string(&path).expect("source readable");
+        for (at, _) in text.match_indices("hasseflow_core::") {
+            let rest = &text[at + "hasseflow_core::".len()..];
+            let end = rest.find(';').unwrap_or(rest.len());
+            for name in rest[..end].split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
+                let name = name.trim_matches(':');
+                let name = name.rsplit("::").next().unwrap_or(name);
+                if name.is_empty()
+                    || name.starts_with(char::is_lowercase) && !name.contains('_') && name != "cpu" && name != "self"
+                {
+                    // Module names (flow, format, model, ...) are checked by the items under them.
+                    continue;
+                }
+                assert!(
+                    ALLOWED_CORE.contains(&name) || ALLOWED_MORE.contains(&name),
+                    "{} uses hasseflow_core's {name}: not in the components' list (tests/architecture.rs); \
+                     compute it in the store",
+                    path.display()
+                );
+            }
+        }
+        // Reading the limit's raw closure is analysis: the store and the core's Analysis methods
+        // (down_set, seen_by, comparable_pairs, class_le) answer what the components draw.
+        assert!(
+            !text.contains(".closure()"),
+            "{} reads a closure matrix: use the core's Analysis methods",
+            path.display()
+        );
         for banned in ["Analysis::new", "FirstReach::new", "densify(", "sparsify(", "parse_mask_file"] {
             assert!(!text.contains(banned), "{} calls {banned}: analysis belongs to the reducer", path.display());
         }

@@ -461,13 +461,13 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<(CellsKey, HtmlCanva
             ctx.fill_rect(ox, oy + m as f64 * s, s * n as f64, s);
             ctx.fill_rect(ox + m as f64 * s, oy, s, s * n as f64);
         }
-        let rep = a.classes()[c][0];
-        for k in a.closure().row_ones(rep) {
+        let seen = a.down_set(c);
+        for &k in &seen {
             downset[k] = true;
         }
         // The down-set (everything the class sees), fainter, on the key axis.
         ctx.set_global_alpha(0.45);
-        for k in a.closure().row_ones(rep).filter(|&k| a.class_of()[k] != c) {
+        for &k in seen.iter().filter(|&&k| a.class_of()[k] != c) {
             ctx.fill_rect(ox + k as f64 * s, oy, s, s * n as f64);
         }
         ctx.set_global_alpha(1.0);

@@ -201,20 +201,7 @@ pub fn app() -> Html {
             if *view != OrderView::Full {
                 return (Rc::new(Vec::new()), false);
             }
-            let a = &derived.analysis;
-            let c = a.classes().len();
-            let mut pairs = Vec::new();
-            'outer: for lo in 0..c {
-                for up in 0..c {
-                    if lo != up && a.class_le(lo, up) {
-                        if pairs.len() == FULL_EDGE_LIMIT {
-                            break 'outer;
-                        }
-                        pairs.push((lo, up));
-                    }
-                }
-            }
-            let cut = pairs.len() == FULL_EDGE_LIMIT;
+            let (pairs, cut) = derived.analysis.comparable_pairs(FULL_EDGE_LIMIT);
             (Rc::new(pairs), cut)
         })
     };
@@ -599,8 +586,8 @@ fn hover_sentence(s: &AppState) -> String {
     {
         let members = &a.classes()[c];
         let rep = members[0];
-        let sees = a.closure().row_count(rep);
-        let seen_by = (0..s.n()).filter(|&q| a.closure().get(q, rep)).count();
+        let sees = a.down_set(c).len();
+        let seen_by = a.seen_by(c);
         let who = if members.len() == 1 { format!("position {rep}") } else { format!("{} positions", members.len()) };
         return format!(
             "class {c} ({who}) sees {sees} position{} in the limit and is seen by {seen_by}.",

@@ -289,6 +289,45 @@ impl Analysis {
         self.closure.get(self.classes[upper][0], self.classes[lower][0])
     }
 
+    /// The positions class `class` sees in the limit (its down-set, its own members included),
+    /// ascending.
+    ///
+    /// # Panics
+    /// If `class` is not a class index.
+    pub fn down_set(&self, class: usize) -> Vec<usize> {
+        self.closure.row_ones(self.classes[class][0]).collect()
+    }
+
+    /// How many positions see class `class` in the limit (the size of its up-set, its own
+    /// members included).
+    ///
+    /// # Panics
+    /// If `class` is not a class index.
+    pub fn seen_by(&self, class: usize) -> usize {
+        let rep = self.classes[class][0];
+        (0..self.n()).filter(|&q| self.closure.get(q, rep)).count()
+    }
+
+    /// The strictly comparable class pairs `(lower, upper)` (`upper` sees `lower`), in order of
+    /// `lower` then `upper`, at most `limit` of them; `true` when the list was cut at `limit`.
+    ///
+    /// Complexity: `O(C²)` for `C` classes (stops at `limit`).
+    pub fn comparable_pairs(&self, limit: usize) -> (Vec<(usize, usize)>, bool) {
+        let c = self.classes.len();
+        let mut pairs = Vec::new();
+        for lo in 0..c {
+            for up in 0..c {
+                if lo != up && self.class_le(lo, up) {
+                    if pairs.len() == limit {
+                        return (pairs, true);
+                    }
+                    pairs.push((lo, up));
+                }
+            }
+        }
+        (pairs, false)
+    }
+
     /// Width of the class order: the size of a largest antichain (a set of classes none of which
     /// sees another).
     ///
@@ -668,6 +707,22 @@ pub fn reach_after(mask: &BitMatrix, layers: usize) -> BitMatrix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn down_sets_up_sets_and_comparable_pairs() {
+        // prefix-LM n=5 p=2: classes {0,1} {2} {3} {4}, a chain.
+        let m = BitMatrix::from_fn(5, |q, k| k <= q || k < 2);
+        let a = Analysis::new(&m);
+        let c = a.class_of()[3];
+        assert_eq!(a.down_set(c), [0, 1, 2, 3]);
+        assert_eq!(a.seen_by(c), 2);
+        assert_eq!(a.seen_by(a.class_of()[0]), 5);
+        let (pairs, cut) = a.comparable_pairs(100);
+        assert_eq!((pairs.len(), cut), (6, false));
+        assert!(pairs.iter().all(|&(lo, up)| a.class_le(lo, up) && lo != up));
+        assert_eq!(a.comparable_pairs(6), (pairs.clone(), false));
+        assert_eq!(a.comparable_pairs(5), (pairs[..5].to_vec(), true));
+    }
 
     #[test]
     fn cycle_needs_n_minus_one_layers() {
