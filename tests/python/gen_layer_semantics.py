@@ -22,6 +22,8 @@ import torch
 import transformers
 from transformers import masking_utils as mu
 
+from tally import compare_fixture
+
 FIXTURE = Path(__file__).resolve().parents[2] / "crates/core/tests/fixtures/hf_layer_semantics.json"
 
 
@@ -104,20 +106,7 @@ def main():
         committed = json.loads(FIXTURE.read_text())
         if committed.get("transformers") != doc["transformers"]:
             print(f"note: fixture from transformers {committed.get('transformers')}, installed {doc['transformers']}")
-        want = {c["name"]: c for c in committed["cases"]}
-        passed = failed = 0
-        for case in doc["cases"]:
-            if want.get(case["name"]) == case:
-                passed += 1
-            else:
-                failed += 1
-                print(f"FAIL {case['name']}: the installed library's mask differs from the fixture")
-        missing = set(want) - {c["name"] for c in doc["cases"]}
-        for name in sorted(missing):
-            failed += 1
-            print(f"FAIL {name}: in the fixture, not generated")
-        print(f"{passed} passed, {failed} failed")
-        sys.exit(1 if failed else 0)
+        sys.exit(compare_fixture(doc["cases"], committed["cases"], "the installed library's mask differs from the fixture"))
     FIXTURE.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {FIXTURE} ({len(doc['cases'])} cases, transformers {doc['transformers']})")
 

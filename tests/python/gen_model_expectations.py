@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tally import compare_fixture
+
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = ROOT / "crates" / "core" / "gallery"
 FIXTURE = ROOT / "crates" / "core" / "tests" / "fixtures" / "hf_model_expectations.json"
@@ -272,22 +274,9 @@ def main():
         print(f"wrote {FIXTURE.relative_to(ROOT)}: {len(data['entries'])} entries, transformers {data['transformers_version']}")
         return 0
     old = json.loads(FIXTURE.read_text())
-    old_by = {e["name"]: e for e in old["entries"]}
-    passed = failed = 0
-    for e in data["entries"]:
-        if old_by.get(e["name"]) == e:
-            passed += 1
-        else:
-            failed += 1
-            print(f"FAIL {e['name']}: the live library disagrees with the fixture")
-    stale = set(old_by) - {e["name"] for e in data["entries"]}
-    for name in sorted(stale):
-        failed += 1
-        print(f"FAIL {name}: in the fixture but no longer generated")
     if old.get("transformers_version") != data["transformers_version"]:
         print(f"note: fixture from transformers {old.get('transformers_version')}, live {data['transformers_version']}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return compare_fixture(data["entries"], old["entries"], "the live library disagrees with the fixture")
 
 
 if __name__ == "__main__":

@@ -28,20 +28,13 @@ import numpy as np
 # (test_torch.py covers the same files with torch).
 sys.modules["torch"] = None
 
+from tally import Tally, exit_with
 from cases import DERIVED, PRESET_CASES, ROOT, cli, rows_of
 
 TMP = tempfile.mkdtemp(prefix="hasseflow-py-")
-passed = 0
-failed = 0
+TALLY = Tally()
+check = TALLY.check
 
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 def eval_flex(code, n):
@@ -183,5 +176,4 @@ for i in range(10):
     check((t["full"], t["partial"], t["empty"]) == (full, partial, empty), f"blocks n={n} b={b}")
 
 shutil.rmtree(TMP, ignore_errors=True)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+exit_with(TALLY)

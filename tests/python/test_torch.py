@@ -39,24 +39,17 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention.flex_attention import create_mask, flex_attention
 
+from tally import Tally, exit_with
 from cases import DERIVED, PRESET_CASES, cli, rows_of
 
 warnings.filterwarnings("ignore", message=".*flex_attention called without torch.compile.*")
 torch.manual_seed(0)
 TMP = tempfile.mkdtemp(prefix="hasseflow-torch-")
-passed = 0
-failed = 0
+TALLY = Tally()
+check = TALLY.check
 closed_forms = 0
 modules = 0
 
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 def load_module(path):
@@ -287,5 +280,4 @@ check(closed_forms >= 150, f"{closed_forms} closed forms round-tripped")
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"torch {torch.__version__}: {modules} modules imported, {closed_forms} closed forms, "
       f"{agreed} random expressions agreed, {refused_both} refused by both")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+exit_with(TALLY)
