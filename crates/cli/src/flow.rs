@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
+use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
 use hasseflow_gpu::GpuFlow;
 use serde_json::json;
 
@@ -63,12 +63,12 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
             "flow: n = {}, d_model {}, {} heads, {} layers, seed {}\n",
             report.n, config.d_model, config.heads, config.layers, config.seed
         );
-        let backend = match (&raw.backend.adapter, &raw.backend.api) {
-            (Some(name), Some(api)) => {
+        let backend = match (raw.backend.kind, &raw.backend.adapter, &raw.backend.api) {
+            (BackendKind::Gpu, Some(name), Some(api)) => {
                 let soft = if raw.backend.software_adapter { ", software adapter" } else { "" };
-                format!("gpu ({name}, {api}{soft})")
+                format!("{} ({name}, {api}{soft})", BackendKind::Gpu)
             }
-            _ => "cpu".to_string(),
+            (kind, ..) => kind.to_string(),
         };
         out.push_str(&format!("backend: {backend}\n"));
         if let Some(e) = &gpu_error {

@@ -102,8 +102,8 @@ enum Command {
         #[command(flatten)]
         input: Input,
         /// What to produce.
-        #[arg(long, value_parser = export_kinds())]
-        to: String,
+        #[arg(long, value_enum)]
+        to: ExportTarget,
         /// Block size for `flex` and `blocks` (FlexAttention's default is 128).
         #[arg(long, default_value_t = interop::DEFAULT_BLOCK_SIZE)]
         block_size: usize,
@@ -334,7 +334,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Export { input, to, block_size, output } => {
             let mask_file = read_mask(&input)?;
-            let bytes = export(&mask_file, &to, block_size)?;
+            let bytes = export(&mask_file, to, block_size)?;
             write_output(output.as_ref(), &bytes)
         }
         Command::Op { op, input, other, cycle, one_edge, format } => {
@@ -387,33 +387,75 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// What `export --to` produces: one of the core's exports (named and described by the core), or
+/// a drawing only the CLI renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExportTarget {
+    /// A core export ([`interop::export`]).
+    Core(interop::ExportKind),
+    /// The Hasse diagram as SVG, laid out by hasseflow-render.
+    Svg,
+    /// The grid as a PNG image.
+    Png,
+}
+
+impl ExportTarget {
+    /// Every target, in `--help` order: the core's kinds, then the drawings.
+    const ALL: [ExportTarget; interop::ExportKind::ALL.len() + 2] = {
+        let core = interop::ExportKind::ALL;
+        let mut all = [ExportTarget::Svg; interop::ExportKind::ALL.len() + 2];
+        let mut i = 0;
+        while i < core.len() {
+            all[i] = ExportTarget::Core(core[i]);
+            i += 1;
+        }
+        all[core.len()] = ExportTarget::Svg;
+        all[core.len() + 1] = ExportTarget::Png;
+        all
+    };
+
+    /// The `--to` name.
+    fn name(self) -> &'static str {
+        match self {
+            ExportTarget::Core(kind) => kind.name(),
+            ExportTarget::Svg => "svg",
+            ExportTarget::Png => "png",
+        }
+    }
+
+    /// One line for `--help`.
+    fn summary(self) -> &'static str {
+        match self {
+            ExportTarget::Core(kind) => kind.summary(),
+            ExportTarget::Svg => "the Hasse diagram as an SVG drawing (bottom to top)",
+            ExportTarget::Png => "the grid as a PNG image (row q, column k; dark = reads)",
+        }
+    }
+}
+
+impl ValueEnum for ExportTarget {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ExportTarget::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.summary()))
+    }
+}
+
 /// The bytes of one export: the core's formats, plus the Hasse diagram as SVG (laid out by
 /// hasseflow-render) and the grid as PNG.
-fn export(file: &MaskFile, to: &str, block_size: usize) -> Result<Vec<u8>> {
+fn export(file: &MaskFile, to: ExportTarget, block_size: usize) -> Result<Vec<u8>> {
     match to {
-        "svg" => {
+        ExportTarget::Core(kind) => Ok(interop::export(file, kind, block_size)?),
+        ExportTarget::Svg => {
             let analysis = Analysis::new(&file.mask);
             let input = hasseflow_render::HasseInput::from_analysis(&analysis, file.labels.as_deref());
             let scene = hasseflow_render::layout(&input, &hasseflow_render::LayoutOptions::default());
             Ok(hasseflow_render::to_svg(&scene, &hasseflow_render::SvgTheme::light()).into_bytes())
         }
-        "png" => Ok(interop::png::grid_png(&file.mask)),
-        _ => {
-            let kind = interop::ExportKind::from_name(to).context("clap only passes known export names")?;
-            Ok(interop::export(file, kind, block_size)?)
-        }
+        ExportTarget::Png => Ok(interop::png::grid_png(&file.mask)),
     }
-}
-
-/// The `--to` values, named and described by the core's export kinds.
-fn export_kinds() -> clap::builder::PossibleValuesParser {
-    use clap::builder::PossibleValue;
-    let core = interop::ExportKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.summary()));
-    let drawn = [
-        PossibleValue::new("svg").help("the Hasse diagram as an SVG drawing (bottom to top)"),
-        PossibleValue::new("png").help("the grid as a PNG image (row q, column k; dark = reads)"),
-    ];
-    core.into_iter().chain(drawn).collect::<Vec<_>>().into()
 }
 
 fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
@@ -695,4 +737,23 @@ fn task_diagrams_json(d: &derive::Derivation) -> Value {
         })
         .collect();
     Value::Array(tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_targets_are_the_core_kinds_then_the_drawings_with_distinct_names() {
+        let core: Vec<_> = interop::ExportKind::ALL.iter().map(|&k| ExportTarget::Core(k)).collect();
+        assert_eq!(&ExportTarget::ALL[..core.len()], &core[..]);
+        assert_eq!(&ExportTarget::ALL[core.len()..], &[ExportTarget::Svg, ExportTarget::Png]);
+        let mut names: Vec<_> = ExportTarget::ALL.iter().map(|t| t.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ExportTarget::ALL.len());
+        for t in ExportTarget::ALL {
+            assert_eq!(ExportTarget::from_str(t.name(), false), Ok(t));
+        }
+    }
 }

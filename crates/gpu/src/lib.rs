@@ -22,7 +22,7 @@
 //! rows through every kernel; only when the buffers would exceed the device's storage-binding
 //! limit are the copies split into several batches, each with its own unperturbed copy 0.
 
-use hasseflow_core::flow::{BackendInfo, FlowMasks, FlowModel, FlowRaw};
+use hasseflow_core::flow::{BackendInfo, BackendKind, FlowMasks, FlowModel, FlowRaw};
 use wgpu::util::DeviceExt;
 
 mod params;
@@ -197,7 +197,7 @@ impl GpuFlow {
     /// What [`FlowRaw::backend`] reports for this device.
     pub fn backend_info(&self) -> BackendInfo {
         BackendInfo {
-            kind: "gpu".into(),
+            kind: BackendKind::Gpu,
             adapter: Some(self.adapter.name.clone()),
             api: Some(self.adapter.api.clone()),
             software_adapter: self.adapter.software,

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
+use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
 use hasseflow_core::{BitMatrix, Layer, LayerStack};
 use hasseflow_gpu::GpuFlow;
 
@@ -68,7 +68,7 @@ fn assert_close(name: &str, c: &FlowRaw, g: &FlowRaw) {
 fn gpu_reports_its_adapter() {
     let g = gpu();
     let info = g.backend_info();
-    assert_eq!(info.kind, "gpu");
+    assert_eq!(info.kind, BackendKind::Gpu);
     assert!(!g.adapter().name.is_empty());
     eprintln!("adapter: {:?}", g.adapter());
 }
@@ -108,7 +108,7 @@ fn gpu_influence_support_equals_reach_on_catalog_masks() {
         let masks = FlowMasks::uniform(&mask, &config);
         let model = FlowModel::new(config, mask.n()).expect("valid");
         let raw = gpu().run_blocking(&model, &masks).expect("GPU run");
-        assert_eq!(raw.backend.kind, "gpu");
+        assert_eq!(raw.backend.kind, BackendKind::Gpu);
         assert_exact(&name, &FlowReport::new(&raw, &masks));
     }
 }

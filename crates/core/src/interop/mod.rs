@@ -27,7 +27,7 @@ pub mod png;
 use crate::analysis::Analysis;
 use crate::format::MaskFile;
 
-pub use blocks::{BlockError, BlockRow, BlockStats, block_stats};
+pub use blocks::{BlockError, BlockRow, BlockStats, Tile, block_stats};
 pub use dot::hasse_dot;
 pub use flex::{DEFAULT_BLOCK_SIZE, FlexError, FlexExport, FlexForm, flex_python, provenance_if_matches};
 pub use kernels::{
