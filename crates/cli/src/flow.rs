@@ -10,7 +10,7 @@ use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRa
 use hasseflow_gpu::GpuFlow;
 use serde_json::json;
 
-use crate::{BackendArg, FlowArgs, print_out, read_mask};
+use crate::{BackendArg, FlowArgs, print_out, progress, read_mask};
 
 /// Milliseconds since `t`.
 fn ms(t: Instant) -> f64 {
@@ -39,9 +39,27 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
     };
     let setup_ms = ms(t);
     let t = Instant::now();
+    let show = progress::wanted(a.json);
     let raw: FlowRaw = match &gpu {
-        Some(g) => g.run_blocking(&model, &masks).context("GPU flow run")?,
-        None => cpu::run_flow(&model, &masks),
+        Some(g) => {
+            // One submission per batch and one readback: no finer progress to show.
+            let spinner = progress::spinner(show, "flow on the GPU");
+            let raw = g.run_blocking(&model, &masks);
+            spinner.finish_and_clear();
+            raw.context("GPU flow run")?
+        }
+        None => {
+            // cpu::run_flow is this job run in one go; here it runs one pass at a time.
+            let bar = progress::bar(show, (model.n() + 1) as u64, "flow passes");
+            let mut job = cpu::CpuFlowJob::new(&model, &masks);
+            let mut passes = 0;
+            while !job.step(&model, &masks, 1) {
+                passes += 1;
+                bar.set_position(passes);
+            }
+            bar.finish_and_clear();
+            job.finish()
+        }
     };
     let compute_ms = ms(t);
     let t = Instant::now();

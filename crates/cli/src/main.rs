@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 
 mod flow;
 mod model;
+mod png;
+mod progress;
 mod report;
 
 /// Order theory of attention masks: how a mask moves information across layers.
@@ -454,7 +456,7 @@ fn export(file: &MaskFile, to: ExportTarget, block_size: usize) -> Result<Vec<u8
             let scene = hasseflow_render::layout(&input, &hasseflow_render::LayoutOptions::default());
             Ok(hasseflow_render::to_svg(&scene, &hasseflow_render::SvgTheme::light()).into_bytes())
         }
-        ExportTarget::Png => Ok(interop::png::grid_png(&file.mask)),
+        ExportTarget::Png => png::grid_png(&file.mask),
     }
 }
 
