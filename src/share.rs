@@ -1,12 +1,13 @@
 //! Share links: the mask in the URL fragment as `n=<side>&m=<base64url of the packed bits>`
-//! (row-major, cell `(q, k)` is bit `i % 8` of byte `i / 8` with `i = q·n + k`, as in the JSON
-//! `packed` field, but URL-safe and unpadded), and its position labels, when it has any, as
-//! `&l=<base64url of the labels as a JSON array of strings>`. Decoding checks everything a
-//! tampered link can break and says what.
+//! (the core's `bits::pack_bits`: row-major, cell `(q, k)` is bit `i % 8` of byte `i / 8` with
+//! `i = q·n + k`, as in the JSON `packed` field, but URL-safe and unpadded), and its position
+//! labels, when it has any, as `&l=<base64url of the labels as a JSON array of strings>`.
+//! Decoding checks everything a tampered link can break and says what.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hasseflow_core::BitMatrix;
+use hasseflow_core::bits::{pack_bits, unpack_bits};
 use hasseflow_core::format::{MAX_LABEL_CHARS, check_labels};
 
 use crate::state::MAX_EDIT_N;
@@ -35,14 +36,7 @@ pub struct Shared {
 /// ```
 pub fn encode(mask: &BitMatrix, labels: Option<&[String]>) -> String {
     let n = mask.n();
-    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
-    for q in 0..n {
-        for k in mask.row_ones(q) {
-            let i = q * n + k;
-            bytes[i / 8] |= 1 << (i % 8);
-        }
-    }
-    let mut out = format!("n={n}&m={}", URL_SAFE_NO_PAD.encode(bytes));
+    let mut out = format!("n={n}&m={}", URL_SAFE_NO_PAD.encode(pack_bits(mask)));
     if let Some(labels) = labels {
         let json = serde_json::to_string(labels).unwrap_or_else(|_| "[]".into());
         out.push_str("&l=");
@@ -80,16 +74,7 @@ pub fn decode(fragment: &str) -> Result<Shared, String> {
         return Err(format!("the mask data is too long for n = {n}"));
     }
     let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the mask data is not base64url ({e})"))?;
-    if bytes.len() != expected {
-        return Err(format!("the mask data has {} bytes, expected {expected} for n = {n}", bytes.len()));
-    }
-    if !(n * n).is_multiple_of(8) && bytes[expected - 1] >> ((n * n) % 8) != 0 {
-        return Err("the mask data has bits set past the last cell".into());
-    }
-    let mask = BitMatrix::from_fn(n, |q, k| {
-        let i = q * n + k;
-        bytes[i / 8] >> (i % 8) & 1 == 1
-    });
+    let mask = unpack_bits(&bytes, n).map_err(|e| format!("the mask data {e}"))?;
     let labels = label_data.map(|v| decode_labels(v, n)).transpose()?;
     Ok(Shared { mask, labels })
 }

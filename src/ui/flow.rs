@@ -10,7 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw, ReportBuilder, cpu};
+use hasseflow_core::flow::{BackendKind, FlowMasks, FlowModel, FlowRaw, ReportBuilder, cpu};
 use hasseflow_gpu::GpuFlow;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -312,7 +312,8 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         ),
         (_, Some(o)) if !p.pending => {
             let b = &o.run.raw.backend;
-            let (badge, kind) = if b.kind == "gpu" {
+            let kind = b.kind.as_str();
+            let badge = if b.kind == BackendKind::Gpu {
                 let name = b.adapter.as_deref().map(str::trim).filter(|a| !a.is_empty());
                 let what = match (name, b.software_adapter) {
                     (Some(a), true) => format!("{a} (software)"),
@@ -320,9 +321,9 @@ pub fn flow_panel(p: &FlowProps) -> Html {
                     (None, true) => "software adapter".into(),
                     (None, false) => "browser adapter".into(),
                 };
-                (format!("WebGPU · {what}"), "gpu")
+                format!("WebGPU · {what}")
             } else {
-                ("CPU · wasm".to_string(), "cpu")
+                "CPU · wasm".to_string()
             };
             (
                 "done",

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
-use hasseflow_core::interop::BlockStats;
+use hasseflow_core::interop::{BlockStats, Tile};
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
@@ -426,11 +426,11 @@ fn draw(p: &GridProps, v: View, scratch: &Rc<RefCell<Option<(CellsKey, HtmlCanva
     if let Some(b) = p.blocks.as_ref().filter(|b| b.block_size > 0) {
         let t = b.block_size as f64 * s;
         for (bq, row) in b.grid.iter().enumerate() {
-            for (bk, ch) in row.chars().enumerate() {
-                let alpha = match ch {
-                    '#' => 0.35,
-                    '+' => 0.15,
-                    _ => continue,
+            for (bk, tile) in row.iter().enumerate() {
+                let alpha = match tile {
+                    Tile::Full => 0.35,
+                    Tile::Partial => 0.15,
+                    Tile::Empty => continue,
                 };
                 ctx.set_global_alpha(alpha);
                 ctx.set_fill_style_str(pal.accent_css);

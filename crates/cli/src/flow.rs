@@ -6,11 +6,11 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
+use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
 use hasseflow_gpu::GpuFlow;
 use serde_json::json;
 
-use crate::{BackendArg, FlowArgs, print_out, read_mask};
+use crate::{BackendArg, FlowArgs, print_out, progress, read_mask};
 
 /// Milliseconds since `t`.
 fn ms(t: Instant) -> f64 {
@@ -39,9 +39,27 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
     };
     let setup_ms = ms(t);
     let t = Instant::now();
+    let show = progress::wanted(a.json);
     let raw: FlowRaw = match &gpu {
-        Some(g) => g.run_blocking(&model, &masks).context("GPU flow run")?,
-        None => cpu::run_flow(&model, &masks),
+        Some(g) => {
+            // One submission per batch and one readback: no finer progress to show.
+            let spinner = progress::spinner(show, "flow on the GPU");
+            let raw = g.run_blocking(&model, &masks);
+            spinner.finish_and_clear();
+            raw.context("GPU flow run")?
+        }
+        None => {
+            // cpu::run_flow is this job run in one go; here it runs one pass at a time.
+            let bar = progress::bar(show, (model.n() + 1) as u64, "flow passes");
+            let mut job = cpu::CpuFlowJob::new(&model, &masks);
+            let mut passes = 0;
+            while !job.step(&model, &masks, 1) {
+                passes += 1;
+                bar.set_position(passes);
+            }
+            bar.finish_and_clear();
+            job.finish()
+        }
     };
     let compute_ms = ms(t);
     let t = Instant::now();
@@ -63,12 +81,12 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
             "flow: n = {}, d_model {}, {} heads, {} layers, seed {}\n",
             report.n, config.d_model, config.heads, config.layers, config.seed
         );
-        let backend = match (&raw.backend.adapter, &raw.backend.api) {
-            (Some(name), Some(api)) => {
+        let backend = match (raw.backend.kind, &raw.backend.adapter, &raw.backend.api) {
+            (BackendKind::Gpu, Some(name), Some(api)) => {
                 let soft = if raw.backend.software_adapter { ", software adapter" } else { "" };
-                format!("gpu ({name}, {api}{soft})")
+                format!("{} ({name}, {api}{soft})", BackendKind::Gpu)
             }
-            _ => "cpu".to_string(),
+            (kind, ..) => kind.to_string(),
         };
         out.push_str(&format!("backend: {backend}\n"));
         if let Some(e) = &gpu_error {

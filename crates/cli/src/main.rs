@@ -8,18 +8,23 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use hasseflow_core::derive::{
-    self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family, MaeOptions,
-};
-use hasseflow_core::format::{self, Encoding, MAX_INPUT_BYTES, MAX_LABEL_CHARS, MAX_N, MaskFile, Provenance};
+use hasseflow_core::format::{Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile, Provenance};
 use hasseflow_core::interop;
-use hasseflow_core::presets::{CATALOG, Inner, ParamKind, TwoStreamOrder, build_preset, preset_labels, preset_spec};
-use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, FirstReach, SparsifyOptions, sparsify};
+use hasseflow_core::presets::{CATALOG, ParamKind, build_preset, preset_labels, preset_spec};
+use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, SparsifyOptions, sparsify};
 use serde_json::{Value, json};
 
+mod analyze;
+mod derivation;
+mod export;
 mod flow;
 mod model;
+mod png;
+mod progress;
 mod report;
+
+use derivation::DeriveArgs;
+use export::{ExportTarget, export, render};
 
 /// Order theory of attention masks: how a mask moves information across layers.
 #[derive(Parser)]
@@ -102,8 +107,8 @@ enum Command {
         #[command(flatten)]
         input: Input,
         /// What to produce.
-        #[arg(long, value_parser = export_kinds())]
-        to: String,
+        #[arg(long, value_enum)]
+        to: ExportTarget,
         /// Block size for `flex` and `blocks` (FlexAttention's default is 128).
         #[arg(long, default_value_t = interop::DEFAULT_BLOCK_SIZE)]
         block_size: usize,
@@ -171,83 +176,6 @@ enum BackendArg {
     Gpu,
 }
 
-#[derive(clap::Args)]
-struct DeriveArgs {
-    /// autoregressive, block, butterfly, mae, or a family file (JSON; - for standard input).
-    family: String,
-    /// Tokens n (built-in families).
-    #[arg(long)]
-    n: Option<usize>,
-    /// block: block size s.
-    #[arg(long)]
-    block: Option<usize>,
-    /// block: attention inside clean blocks (and the prompt).
-    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
-    clean: InnerArg,
-    /// block: attention inside mask blocks.
-    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
-    query: InnerArg,
-    /// block: clean prompt tokens read by everything.
-    #[arg(long, default_value_t = 0)]
-    prompt: usize,
-    /// block, butterfly: minimal layout (leave out the positions no task reads).
-    #[arg(long)]
-    minimal: bool,
-    /// block: interleaved order [K0 Q0 K1 Q1 ...] instead of grouped [w | m].
-    #[arg(long)]
-    interleaved: bool,
-    /// autoregressive: each task as one bidirectional block instead of the inference chain.
-    #[arg(long)]
-    bidirectional: bool,
-    /// autoregressive: keep w_{n-1} as a padding position (n positions).
-    #[arg(long)]
-    pad: bool,
-    /// butterfly: what the predictor P_k holds.
-    #[arg(long, value_enum, default_value_t = AggregateArg::Neighbours)]
-    aggregate: AggregateArg,
-    /// butterfly: neighbours on each side aggregated into w'_k.
-    #[arg(long, default_value_t = 1)]
-    radius: usize,
-    /// mae: masked span length.
-    #[arg(long)]
-    span: Option<usize>,
-    /// mae: distance between span starts (0: the span length).
-    #[arg(long, default_value_t = 0)]
-    stride: usize,
-    /// mae: causal encoder over the visible tokens.
-    #[arg(long)]
-    causal_encoder: bool,
-    /// Print one JSON object instead of the text report.
-    #[arg(long)]
-    json: bool,
-    /// Write the derived mask (hasseflow-mask JSON, position labels = inputs) to this file.
-    #[arg(long)]
-    mask_out: Option<PathBuf>,
-    /// With --mask-out: write the sparse mask instead of the dense one.
-    #[arg(long)]
-    sparse: bool,
-    /// With --json: add `task_diagrams`, each task's Hasse diagram (nodes labelled by their
-    /// inputs) and the content of its labelled positions.
-    #[arg(long)]
-    tasks: bool,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum InnerArg {
-    /// Every token of the block reads every other.
-    Full,
-    /// A token reads the tokens of its block up to itself.
-    Causal,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum AggregateArg {
-    /// w'_k built from the neighbours within --radius.
-    Neighbours,
-    /// A plain mask token m@k.
-    Mask,
-}
-
 #[derive(Clone, Copy, ValueEnum)]
 enum OutFormat {
     /// The hasseflow-mask JSON format.
@@ -307,10 +235,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Derive(args) => derive_command(&args),
+        Command::Derive(args) => derivation::derive_command(&args),
         Command::Flow(args) => flow::flow_command(&args),
         Command::Model(args) => model::model_command(&args),
-        Command::Analyze { input, json, first_reach } => analyze(&input, json, first_reach),
+        Command::Analyze { input, json, first_reach } => analyze::analyze(&input, json, first_reach),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());
             Ok(())
@@ -334,7 +262,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Export { input, to, block_size, output } => {
             let mask_file = read_mask(&input)?;
-            let bytes = export(&mask_file, &to, block_size)?;
+            let bytes = export(&mask_file, to, block_size)?;
             write_output(output.as_ref(), &bytes)
         }
         Command::Op { op, input, other, cycle, one_edge, format } => {
@@ -384,42 +312,6 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
             let _ = std::io::stdout().lock().write_all(bytes);
             Ok(())
         }
-    }
-}
-
-/// The bytes of one export: the core's formats, plus the Hasse diagram as SVG (laid out by
-/// hasseflow-render) and the grid as PNG.
-fn export(file: &MaskFile, to: &str, block_size: usize) -> Result<Vec<u8>> {
-    match to {
-        "svg" => {
-            let analysis = Analysis::new(&file.mask);
-            let input = hasseflow_render::HasseInput::from_analysis(&analysis, file.labels.as_deref());
-            let scene = hasseflow_render::layout(&input, &hasseflow_render::LayoutOptions::default());
-            Ok(hasseflow_render::to_svg(&scene, &hasseflow_render::SvgTheme::light()).into_bytes())
-        }
-        "png" => Ok(interop::png::grid_png(&file.mask)),
-        _ => {
-            let kind = interop::ExportKind::from_name(to).context("clap only passes known export names")?;
-            Ok(interop::export(file, kind, block_size)?)
-        }
-    }
-}
-
-/// The `--to` values, named and described by the core's export kinds.
-fn export_kinds() -> clap::builder::PossibleValuesParser {
-    use clap::builder::PossibleValue;
-    let core = interop::ExportKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.summary()));
-    let drawn = [
-        PossibleValue::new("svg").help("the Hasse diagram as an SVG drawing (bottom to top)"),
-        PossibleValue::new("png").help("the grid as a PNG image (row q, column k; dark = reads)"),
-    ];
-    core.into_iter().chain(drawn).collect::<Vec<_>>().into()
-}
-
-fn render(file: &MaskFile, format: OutFormat, encoding: Encoding) -> String {
-    match format {
-        OutFormat::Json => format::write_json(file, encoding),
-        OutFormat::Text => format::write_grid(&file.mask),
     }
 }
 
@@ -498,201 +390,4 @@ fn catalog_text() -> String {
         }
     }
     out
-}
-
-fn analyze(input: &Input, json_out: bool, with_first_reach: bool) -> Result<()> {
-    let file = read_mask(input)?;
-    let analysis = Analysis::new(&file.mask);
-    let first_reach = with_first_reach.then(|| FirstReach::new(&file.mask));
-    let text = if json_out {
-        let mut v = report::analysis_json(&file, &analysis, first_reach.as_ref());
-        if let Some((stack, mode)) = &file.stack {
-            v["stack"] = report::stack_json(stack, *mode);
-        }
-        let mut s = serde_json::to_string(&v).context("serialising the report")?;
-        s.push('\n');
-        s
-    } else {
-        report::analysis_text(&file, &analysis, first_reach.as_ref())
-    };
-    print_out(&text);
-    Ok(())
-}
-
-/// Refuses options that the chosen family does not take (rather than ignoring them).
-fn check_derive_options(a: &DeriveArgs) -> Result<()> {
-    let builtin = ["autoregressive", "block", "butterfly", "mae"];
-    let fam = if builtin.contains(&a.family.as_str()) { a.family.as_str() } else { "file" };
-    let given: [(&str, bool, &[&str]); 14] = [
-        ("--n", a.n.is_some(), &["autoregressive", "block", "butterfly", "mae"]),
-        ("--block", a.block.is_some(), &["block"]),
-        ("--clean", !matches!(a.clean, InnerArg::Full), &["block"]),
-        ("--query", !matches!(a.query, InnerArg::Full), &["block"]),
-        ("--prompt", a.prompt != 0, &["block"]),
-        ("--minimal", a.minimal, &["block", "butterfly"]),
-        ("--interleaved", a.interleaved, &["block"]),
-        ("--bidirectional", a.bidirectional, &["autoregressive"]),
-        ("--pad", a.pad, &["autoregressive"]),
-        ("--aggregate", !matches!(a.aggregate, AggregateArg::Neighbours), &["butterfly"]),
-        ("--radius", a.radius != 1, &["butterfly"]),
-        ("--span", a.span.is_some(), &["mae"]),
-        ("--stride", a.stride != 0, &["mae"]),
-        ("--causal-encoder", a.causal_encoder, &["mae"]),
-    ];
-    for (name, set, takes) in given {
-        if set && !takes.contains(&fam) {
-            let what = if fam == "file" { "a family file".to_string() } else { format!("family '{fam}'") };
-            bail!("{what} does not take {name} (it applies to: {})", takes.join(", "));
-        }
-    }
-    Ok(())
-}
-
-fn build_family(a: &DeriveArgs) -> Result<Family> {
-    check_derive_options(a)?;
-    let n = || a.n.context("give the number of tokens with --n N");
-    let inner = |i: InnerArg| match i {
-        InnerArg::Full => Inner::Full,
-        InnerArg::Causal => Inner::Causal,
-    };
-    let family = match a.family.as_str() {
-        "autoregressive" => {
-            derive::autoregressive(AutoregressiveOptions { n: n()?, bidirectional: a.bidirectional, pad: a.pad })?
-        }
-        "block" => derive::block_generation(BlockOptions {
-            n: n()?,
-            block: a.block.context("give the block size with --block S")?,
-            clean: inner(a.clean),
-            query: inner(a.query),
-            prompt: a.prompt,
-            minimal: a.minimal,
-            order: if a.interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
-        })?,
-        "butterfly" => derive::butterfly(ButterflyOptions {
-            n: n()?,
-            minimal: a.minimal,
-            aggregate: match a.aggregate {
-                AggregateArg::Neighbours => Aggregate::Neighbours(a.radius),
-                AggregateArg::Mask => Aggregate::Mask,
-            },
-        })?,
-        "mae" => derive::masked_autoencoding(MaeOptions {
-            n: n()?,
-            span: a.span.context("give the masked span length with --span S")?,
-            stride: a.stride,
-            causal_encoder: a.causal_encoder,
-        })?,
-        path => {
-            let bytes = read_limited(path)?;
-            let name = if path == "-" { "<stdin>" } else { path };
-            derive::parse_family(&bytes).with_context(|| format!("{name}: invalid family"))?
-        }
-    };
-    Ok(family)
-}
-
-fn derive_command(a: &DeriveArgs) -> Result<()> {
-    let family = build_family(a)?;
-    let d = derive::derive(&family)?;
-    if let Some(path) = &a.mask_out {
-        let mask = if a.sparse { d.sparse() } else { d.dense() };
-        // Mask files cap labels at MAX_LABEL_CHARS (long aggregated tokens are shortened).
-        let labels = d
-            .position_texts()
-            .into_iter()
-            .map(|l| {
-                if l.chars().count() > MAX_LABEL_CHARS {
-                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
-                } else {
-                    l
-                }
-            })
-            .collect();
-        // Built-in families reproduce presets: record the preset only where it rebuilds this mask,
-        // so exports (FlexAttention) can use its closed form.
-        let provenance = if a.sparse { None } else { derived_provenance(a, mask) };
-        let file = MaskFile { labels: Some(labels), provenance, ..MaskFile::new(mask.clone()) };
-        std::fs::write(path, format::write_json(&file, Encoding::Auto))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    let text = if a.json {
-        // The object the app's Designer exports too (`Derivation::to_json`).
-        let mut v = d.to_json();
-        if a.tasks {
-            v["task_diagrams"] = task_diagrams_json(&d);
-        }
-        let mut s = serde_json::to_string(&v).context("serialising the report")?;
-        s.push('\n');
-        s
-    } else {
-        d.render_text()
-    };
-    print_out(&text);
-    Ok(())
-}
-
-/// The preset a built-in family's dense mask equals, if it does (checked by rebuilding it).
-fn derived_provenance(a: &DeriveArgs, mask: &BitMatrix) -> Option<Provenance> {
-    let inner = |i: InnerArg| match i {
-        InnerArg::Full => "full",
-        InnerArg::Causal => "causal",
-    };
-    let (preset, n, params) = match a.family.as_str() {
-        "autoregressive" if !a.bidirectional => ("causal", mask.n(), BTreeMap::new()),
-        "block" => (
-            "block-two-stream",
-            a.n?,
-            BTreeMap::from([
-                ("s".to_string(), json!(a.block?)),
-                ("clean".to_string(), json!(inner(a.clean))),
-                ("query".to_string(), json!(inner(a.query))),
-                ("prompt".to_string(), json!(a.prompt)),
-                ("drop_last".to_string(), json!(a.minimal)),
-                ("order".to_string(), json!(if a.interleaved { "interleaved" } else { "grouped" })),
-            ]),
-        ),
-        "butterfly" => ("butterfly", a.n?, BTreeMap::from([("minimal".to_string(), json!(a.minimal))])),
-        _ => return None,
-    };
-    interop::provenance_if_matches(mask, Provenance { preset: preset.into(), n, params })
-}
-
-/// Each task's Hasse diagram and the content of its labelled positions, as JSON.
-fn task_diagrams_json(d: &derive::Derivation) -> Value {
-    let f = d.family();
-    let text = |ids: &[u32]| ids.iter().map(|&i| f.input(i).to_string()).collect::<Vec<_>>();
-    let tasks: Vec<Value> = d
-        .diagrams()
-        .iter()
-        .zip(f.tasks())
-        .enumerate()
-        .map(|(t, (diag, task))| {
-            let nodes: Vec<Value> = (0..diag.node_count())
-                .map(|v| json!({"inputs": text(diag.node_inputs(v)), "merged": d.node_class()[t][v]}))
-                .collect();
-            let labelled: Vec<Value> = task
-                .labels
-                .iter()
-                .enumerate()
-                .filter_map(|(p, l)| {
-                    l.map(|l| {
-                        json!({
-                            "position": p,
-                            "input": f.input(task.inputs[p]).to_string(),
-                            "label": f.input(l).to_string(),
-                            "content": text(&d.task_content(t, p)),
-                        })
-                    })
-                })
-                .collect();
-            json!({
-                "name": task.name,
-                "padding": task.padding,
-                "nodes": nodes,
-                "hasse_edges": diag.hasse_edges(),
-                "labelled": labelled,
-            })
-        })
-        .collect();
-    Value::Array(tasks)
 }

@@ -129,9 +129,13 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         bail!("--row: {q} is outside the context (0..{n})");
     }
     let overlays = Overlays { docs, ..Overlays::default() };
+    // The reach engine reports no per-layer progress (ReachStack::run has no hook): a spinner.
+    let spinner = crate::progress::spinner(crate::progress::wanted(a.json), "reach over the layers");
     let start = Instant::now();
-    let run = ModelRun::compute(source, spec, n, overlays, &a.rows)?;
+    let run = ModelRun::compute(source, spec, n, overlays, &a.rows);
     let reach_ms = start.elapsed().as_secs_f64() * 1e3;
+    spinner.finish_and_clear();
+    let run = run?;
     if a.json {
         let mut v = run.to_json();
         v["timings_ms"] = json!({ "reach": reach_ms });

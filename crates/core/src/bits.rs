@@ -313,6 +313,68 @@ impl Iterator for Ones<'_> {
     }
 }
 
+/// The row-major packed-bit encoding of a matrix: cell `(q, k)` is bit `i % 8` (least
+/// significant first) of byte `i / 8`, with `i = q·n + k`; `ceil(n² / 8)` bytes, the bits past
+/// the last cell zero. The JSON `packed` field, the FlexAttention lookup table and the app's share
+/// links all write it, each in its own base64 flavour.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::BitMatrix;
+/// use hasseflow_core::bits::{pack_bits, unpack_bits};
+/// let m = BitMatrix::from_fn(3, |q, k| k <= q);
+/// assert_eq!(pack_bits(&m), [0b1101_1001, 0b1]); // cells 0, 3, 4, 6, 7 and 8
+/// assert_eq!(unpack_bits(&pack_bits(&m), 3), Ok(m));
+/// ```
+pub fn pack_bits(m: &BitMatrix) -> Vec<u8> {
+    let n = m.n();
+    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
+    for q in 0..n {
+        for k in m.row_ones(q) {
+            let i = q * n + k;
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    bytes
+}
+
+/// Why bytes are not a [`pack_bits`] encoding of an `n x n` matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PackedBitsError {
+    /// Not `ceil(n² / 8)` bytes.
+    #[error("has {got} bytes, expected {expected} for n = {n}")]
+    Length {
+        /// Bytes given.
+        got: usize,
+        /// Bytes an `n x n` matrix takes.
+        expected: usize,
+        /// The side.
+        n: usize,
+    },
+    /// A bit set past cell `n² - 1` in the last byte.
+    #[error("has bits set past the last cell")]
+    TailBits,
+}
+
+/// The `n x n` matrix [`pack_bits`] wrote as `bytes`.
+///
+/// # Errors
+/// [`PackedBitsError::Length`] unless there are exactly `ceil(n² / 8)` bytes,
+/// [`PackedBitsError::TailBits`] when a bit past the last cell is set.
+pub fn unpack_bits(bytes: &[u8], n: usize) -> Result<BitMatrix, PackedBitsError> {
+    let expected = (n * n).div_ceil(8);
+    if bytes.len() != expected {
+        return Err(PackedBitsError::Length { got: bytes.len(), expected, n });
+    }
+    if !(n * n).is_multiple_of(8) && bytes[expected - 1] >> ((n * n) % 8) != 0 {
+        return Err(PackedBitsError::TailBits);
+    }
+    Ok(BitMatrix::from_fn(n, |q, k| {
+        let i = q * n + k;
+        bytes[i / 8] >> (i % 8) & 1 == 1
+    }))
+}
+
 /// `dst |= src`, word by word.
 #[inline]
 pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
-use crate::bits::BitMatrix;
+use crate::bits::{BitMatrix, pack_bits, unpack_bits};
 use crate::stack::{Layer, LayerStack, StackError, StackMode};
 
 /// Value of the `format` field.
@@ -390,34 +390,12 @@ fn decode_packed(packed: &str, n: usize, where_: &str) -> Result<BitMatrix, Form
         return Err(bad(format!("is too long for n = {n}: {} base64 characters", packed.len())));
     }
     let bytes = BASE64.decode(packed.trim()).map_err(|e| bad(format!("is not valid base64: {e}")))?;
-    if bytes.len() != expected {
-        return Err(bad(format!("has {} bytes, expected {expected} for n = {n}", bytes.len())));
-    }
-    let mut m = BitMatrix::zeros(n);
-    for q in 0..n {
-        for k in 0..n {
-            let i = q * n + k;
-            if bytes[i / 8] >> (i % 8) & 1 == 1 {
-                m.set(q, k, true);
-            }
-        }
-    }
-    if !(n * n).is_multiple_of(8) && bytes[expected - 1] >> ((n * n) % 8) != 0 {
-        return Err(bad("has bits set past the last cell".into()));
-    }
-    Ok(m)
+    unpack_bits(&bytes, n).map_err(|e| bad(e.to_string()))
 }
 
+/// Standard base64 of [`pack_bits`].
 fn encode_packed(m: &BitMatrix) -> String {
-    let n = m.n();
-    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
-    for q in 0..n {
-        for k in m.row_ones(q) {
-            let i = q * n + k;
-            bytes[i / 8] |= 1 << (i % 8);
-        }
-    }
-    BASE64.encode(bytes)
+    BASE64.encode(pack_bits(m))
 }
 
 fn encode_mask(m: &BitMatrix, encoding: Encoding) -> RawMask {

@@ -22,8 +22,12 @@
 //! rows through every kernel; only when the buffers would exceed the device's storage-binding
 //! limit are the copies split into several batches, each with its own unperturbed copy 0.
 
-use hasseflow_core::flow::{BackendInfo, FlowMasks, FlowModel, FlowRaw};
+use hasseflow_core::flow::{BackendInfo, BackendKind, FlowMasks, FlowModel, FlowRaw};
 use wgpu::util::DeviceExt;
+
+mod params;
+
+use params::{AttentionParams, EmbedParams, InfluenceParams, LayerNormParams, MAX_PARAMS, MatmulMode, MatmulParams};
 
 /// Total bytes of per-copy scratch buffers one batch may use.
 const BATCH_BUDGET_BYTES: u64 = 1 << 30;
@@ -77,13 +81,23 @@ pub struct AdapterSummary {
     pub software: bool,
 }
 
-struct Pipelines {
-    embed: wgpu::ComputePipeline,
-    matmul: wgpu::ComputePipeline,
-    layernorm: wgpu::ComputePipeline,
-    attention: wgpu::ComputePipeline,
-    record: wgpu::ComputePipeline,
-    influence: wgpu::ComputePipeline,
+/// One compute pipeline with its explicit bind group layout: binding 0 is the kernel's uniform
+/// parameters (a slot of the run's uniform buffer, chosen by a dynamic offset), bindings
+/// `1..` its storage buffers.
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// Size of the kernel's parameter struct (the uniform binding's size).
+    params: u64,
+}
+
+struct Kernels {
+    embed: Kernel,
+    matmul: Kernel,
+    layernorm: Kernel,
+    attention: Kernel,
+    record: Kernel,
+    influence: Kernel,
 }
 
 /// A device with the flow kernels compiled, reusable across runs.
@@ -91,7 +105,7 @@ pub struct GpuFlow {
     device: wgpu::Device,
     queue: wgpu::Queue,
     adapter: AdapterSummary,
-    pipelines: Pipelines,
+    kernels: Kernels,
     batch_limit: Option<usize>,
 }
 
@@ -106,13 +120,6 @@ impl GpuFlow {
             })
             .await
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
-        let summary = AdapterSummary {
-            name: info.name.clone(),
-            api: info.backend.to_string(),
-            device_type: format!("{:?}", info.device_type),
-            software: info.device_type == wgpu::DeviceType::Cpu,
-        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("hasseflow flow"),
@@ -122,34 +129,57 @@ impl GpuFlow {
             })
             .await
             .map_err(|e| GpuError::Device(e.to_string()))?;
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipeline = |module: &wgpu::ShaderModule, entry: &str, label: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: None,
-                module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
+        GpuFlow::from_device(device, queue, &adapter.get_info()).await
+    }
+
+    /// Compiles the kernels on a device the caller opened (a test harness, or an application
+    /// that shares its device); `info` is its adapter's, for [`GpuFlow::adapter`]. Buffers are
+    /// sized by the device's limits, whatever they are.
+    pub async fn from_device(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: &wgpu::AdapterInfo,
+    ) -> Result<GpuFlow, GpuError> {
+        let adapter = AdapterSummary {
+            name: info.name.clone(),
+            api: info.backend.to_string(),
+            device_type: format!("{:?}", info.device_type),
+            software: info.device_type == wgpu::DeviceType::Cpu,
         };
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let embed = device.create_shader_module(wgpu::include_wgsl!("shaders/embed.wgsl"));
         let matmul = device.create_shader_module(wgpu::include_wgsl!("shaders/matmul.wgsl"));
         let layernorm = device.create_shader_module(wgpu::include_wgsl!("shaders/layernorm.wgsl"));
         let attention = device.create_shader_module(wgpu::include_wgsl!("shaders/attention.wgsl"));
         let influence = device.create_shader_module(wgpu::include_wgsl!("shaders/influence.wgsl"));
-        let pipelines = Pipelines {
-            embed: pipeline(&embed, "main", "embed"),
-            matmul: pipeline(&matmul, "main", "matmul"),
-            layernorm: pipeline(&layernorm, "main", "layernorm"),
-            attention: pipeline(&attention, "main", "attention"),
-            record: pipeline(&attention, "record", "attention record"),
-            influence: pipeline(&influence, "main", "influence"),
+        // Storage bindings 1.. of each kernel: `true` for read-only.
+        let kernel = |module: &wgpu::ShaderModule, entry: &str, label: &str, params: usize, storage: &[bool]| {
+            kernel(&device, module, entry, label, params as u64, storage)
+        };
+        let kernels = Kernels {
+            embed: kernel(&embed, "main", "embed", size_of::<EmbedParams>(), &[true, false]),
+            matmul: kernel(&matmul, "main", "matmul", size_of::<MatmulParams>(), &[true, false, true]),
+            layernorm: kernel(&layernorm, "main", "layernorm", size_of::<LayerNormParams>(), &[false, true]),
+            attention: kernel(
+                &attention,
+                "main",
+                "attention",
+                size_of::<AttentionParams>(),
+                &[true, false, true, false],
+            ),
+            record: kernel(
+                &attention,
+                "record",
+                "attention record",
+                size_of::<AttentionParams>(),
+                &[true, false, true, false],
+            ),
+            influence: kernel(&influence, "main", "influence", size_of::<InfluenceParams>(), &[true, false]),
         };
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Execution(format!("compiling the kernels: {e}")));
         }
-        Ok(GpuFlow { device, queue, adapter: summary, pipelines, batch_limit: None })
+        Ok(GpuFlow { device, queue, adapter, kernels, batch_limit: None })
     }
 
     /// Caps the copies per batch (at least 2: copy 0 and one perturbed input), to exercise the
@@ -167,7 +197,7 @@ impl GpuFlow {
     /// What [`FlowRaw::backend`] reports for this device.
     pub fn backend_info(&self) -> BackendInfo {
         BackendInfo {
-            kind: "gpu".into(),
+            kind: BackendKind::Gpu,
             adapter: Some(self.adapter.name.clone()),
             api: Some(self.adapter.api.clone()),
             software_adapter: self.adapter.software,
@@ -177,6 +207,10 @@ impl GpuFlow {
     /// Runs the flow computation: the unperturbed pass and `n` perturbed copies through every
     /// layer, the influence of every input on every position after every layer, and the
     /// head-averaged attention of the unperturbed pass.
+    ///
+    /// Every dispatch of a batch reads its parameters from its own slot of one uniform buffer,
+    /// written once per batch; each kernel has one bind group per run (per buffer combination),
+    /// and the slot is chosen by a dynamic offset.
     pub async fn run(&self, model: &FlowModel, masks: &FlowMasks) -> Result<FlowRaw, GpuError> {
         let cfg = *model.config();
         let n = model.n();
@@ -192,14 +226,14 @@ impl GpuFlow {
         let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
             dev.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
         };
-        let weights = init("weights", &f32_bytes(model.weights()), storage);
+        let weights = init("weights", bytemuck::cast_slice(model.weights()), storage);
         let mut inputs = model.inputs().to_vec();
         inputs.extend_from_slice(model.perturbation());
-        let inputs = init("inputs", &f32_bytes(&inputs), storage);
+        let inputs = init("inputs", bytemuck::cast_slice(&inputs), storage);
         let words = n.div_ceil(32);
         let mask_words: Vec<u32> =
             masks.distinct().iter().flat_map(|m| (0..n).flat_map(move |q| row_u32(m.row(q), words))).collect();
-        let mask_buf = init("masks", &u32_bytes(&mask_words), storage);
+        let mask_buf = init("masks", bytemuck::cast_slice(&mask_words), storage);
 
         // Copies per batch: the largest scratch buffer (qkv, 3d per row) must fit one binding.
         let limits = dev.limits();
@@ -227,71 +261,100 @@ impl GpuFlow {
         let attention = scratch("attention", layers * n * n, copy);
         let output = scratch("output", n * d, copy | wgpu::BufferUsages::COPY_DST);
 
+        // One parameter slot per dispatch of a batch: embed, then per layer 4 matmuls,
+        // attention, record, 2 layernorms and influence.
+        let mut slots = Slots::new(limits.min_uniform_buffer_offset_alignment, 1 + layers * 9);
+        let uniform = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: slots.capacity_bytes(),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let k = &self.kernels;
+        let group = |kernel: &Kernel, buffers: &[&wgpu::Buffer]| bind_group(dev, kernel, &uniform, buffers);
+        let embed_group = group(&k.embed, &[&inputs, &h]);
+        let qkv_group = group(&k.matmul, &[&h, &qkv, &weights]);
+        let out_group = group(&k.matmul, &[&heads_out, &h, &weights]);
+        let mlp1_group = group(&k.matmul, &[&h, &hidden, &weights]);
+        let mlp2_group = group(&k.matmul, &[&hidden, &h, &weights]);
+        let attention_group = group(&k.attention, &[&qkv, &heads_out, &mask_buf, &attention]);
+        let record_group = group(&k.record, &[&qkv, &heads_out, &mask_buf, &attention]);
+        let layernorm_group = group(&k.layernorm, &[&h, &weights]);
+        let influence_group = group(&k.influence, &[&h, &influence]);
+
         let mut start = 0;
         while start < n {
             let perturbed = (cap - 1).min(n - start);
             let copies = perturbed + 1;
             let rows = (copies * n) as u32;
+            slots.clear();
             let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("flow batch") });
             {
                 let mut pass = encoder
                     .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("flow"), timestamp_writes: None });
-                let p = &self.pipelines;
                 let (nu, du, fu) = (n as u32, d as u32, f as u32);
-                let embed_params = [rows, nu, du, start as u32];
-                self.dispatch(&mut pass, &p.embed, &embed_params, &[(1, &inputs), (2, &h)], rows * du);
+                let embed = EmbedParams { rows, n: nu, d: du, first: start as u32 };
+                dispatch(&mut pass, &k.embed, &embed_group, slots.push(&embed), rows * du);
                 let o = model.offsets();
                 for l in 0..layers {
                     let base = (l * o.stride) as u32;
                     let at = |off: usize| base + off as u32;
-                    let mm = |pass: &mut wgpu::ComputePass<'_>, src, dst, din: u32, dout: u32, w, b, mode| {
-                        let params = [rows, din, dout, at(w), at(b), mode, 0, 0];
+                    let mm = |slots: &mut Slots,
+                              pass: &mut wgpu::ComputePass<'_>,
+                              group,
+                              din: u32,
+                              dout: u32,
+                              w,
+                              b,
+                              mode| {
+                        let params =
+                            MatmulParams { rows, din, dout, w: at(w), b: at(b), mode: mode as u32, _pad: [0; 2] };
                         let grid = (dout.div_ceil(64), rows.div_ceil(64));
-                        self.dispatch_grid(pass, &p.matmul, &params, &[(1, src), (2, dst), (3, &weights)], grid);
+                        dispatch_grid(pass, &k.matmul, group, slots.push(&params), grid);
                     };
-                    mm(&mut pass, &h, &qkv, du, 3 * du, o.qkv, o.qkv_bias, 0);
-                    let dh = cfg.head_dim() as u32;
-                    let scale = 1.0 / (cfg.head_dim() as f32).sqrt();
-                    let mut att = [0u32; 16];
-                    att[..8].copy_from_slice(&[
+                    mm(&mut slots, &mut pass, &qkv_group, du, 3 * du, o.qkv, o.qkv_bias, MatmulMode::Write);
+                    let mut att = AttentionParams {
                         rows,
-                        nu,
-                        du,
-                        cfg.heads as u32,
-                        dh,
-                        words as u32,
-                        (l * n * n) as u32,
-                        scale.to_bits(),
-                    ]);
+                        n: nu,
+                        d: du,
+                        heads: cfg.heads as u32,
+                        dh: cfg.head_dim() as u32,
+                        words: words as u32,
+                        probs: (l * n * n) as u32,
+                        scale: 1.0 / (cfg.head_dim() as f32).sqrt(),
+                        mask_offset: [0; 8],
+                    };
                     for head in 0..cfg.heads {
-                        att[8 + head] = (masks.mask_index(l, head) * n * words) as u32;
+                        att.mask_offset[head] = (masks.mask_index(l, head) * n * words) as u32;
                     }
-                    self.dispatch(
-                        &mut pass,
-                        &p.attention,
-                        &att,
-                        &[(1, &qkv), (2, &heads_out), (3, &mask_buf)],
-                        rows * cfg.heads as u32,
-                    );
+                    dispatch(&mut pass, &k.attention, &attention_group, slots.push(&att), rows * cfg.heads as u32);
                     if start == 0 {
-                        let mut rec = att;
-                        rec[0] = nu;
-                        self.dispatch(&mut pass, &p.record, &rec, &[(1, &qkv), (3, &mask_buf), (4, &attention)], nu);
+                        let rec = AttentionParams { rows: nu, ..att };
+                        dispatch(&mut pass, &k.record, &record_group, slots.push(&rec), nu);
                     }
-                    mm(&mut pass, &heads_out, &h, du, du, o.out, o.out_bias, 2);
-                    let ln1 = [rows, du, at(o.ln1_gain), at(o.ln1_bias)];
-                    self.dispatch(&mut pass, &p.layernorm, &ln1, &[(1, &h), (2, &weights)], rows);
-                    mm(&mut pass, &h, &hidden, du, fu, o.mlp1, o.mlp1_bias, 1);
-                    mm(&mut pass, &hidden, &h, fu, du, o.mlp2, o.mlp2_bias, 2);
-                    let ln2 = [rows, du, at(o.ln2_gain), at(o.ln2_bias)];
-                    self.dispatch(&mut pass, &p.layernorm, &ln2, &[(1, &h), (2, &weights)], rows);
-                    let infl = [(perturbed * n) as u32, nu, du, start as u32, (l * n * n) as u32, 0, 0, 0];
-                    self.dispatch(&mut pass, &p.influence, &infl, &[(1, &h), (2, &influence)], (perturbed * n) as u32);
+                    mm(&mut slots, &mut pass, &out_group, du, du, o.out, o.out_bias, MatmulMode::ResidualAdd);
+                    let ln1 = LayerNormParams { rows, d: du, gain: at(o.ln1_gain), bias: at(o.ln1_bias) };
+                    dispatch(&mut pass, &k.layernorm, &layernorm_group, slots.push(&ln1), rows);
+                    mm(&mut slots, &mut pass, &mlp1_group, du, fu, o.mlp1, o.mlp1_bias, MatmulMode::Gelu);
+                    mm(&mut slots, &mut pass, &mlp2_group, fu, du, o.mlp2, o.mlp2_bias, MatmulMode::ResidualAdd);
+                    let ln2 = LayerNormParams { rows, d: du, gain: at(o.ln2_gain), bias: at(o.ln2_bias) };
+                    dispatch(&mut pass, &k.layernorm, &layernorm_group, slots.push(&ln2), rows);
+                    let infl = InfluenceParams {
+                        rows: (perturbed * n) as u32,
+                        n: nu,
+                        d: du,
+                        first: start as u32,
+                        layer: (l * n * n) as u32,
+                        _pad: [0; 3],
+                    };
+                    dispatch(&mut pass, &k.influence, &influence_group, slots.push(&infl), (perturbed * n) as u32);
                 }
             }
             if start == 0 {
                 encoder.copy_buffer_to_buffer(&h, 0, &output, 0, Some((n * d * 4) as u64));
             }
+            // The write lands before this submission's commands and after the previous batch's.
+            self.queue.write_buffer(&uniform, 0, slots.bytes());
             self.queue.submit([encoder.finish()]);
             start += perturbed;
         }
@@ -310,50 +373,6 @@ impl GpuFlow {
             attention: att.chunks_exact(n * n).map(<[f32]>::to_vec).collect(),
             output: out.to_vec(),
         })
-    }
-
-    /// Records one dispatch of `pipeline` over `threads` invocations of a 64-wide workgroup, spread
-    /// over x and y so that no dimension exceeds 65535 workgroups.
-    fn dispatch(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        pipeline: &wgpu::ComputePipeline,
-        params: &[u32],
-        buffers: &[(u32, &wgpu::Buffer)],
-        threads: u32,
-    ) {
-        let groups = threads.div_ceil(WORKGROUP).max(1);
-        let x = groups.min(65535);
-        self.dispatch_grid(pass, pipeline, params, buffers, (x, groups.div_ceil(x)));
-    }
-
-    /// Records one dispatch of `pipeline` with a fresh uniform buffer of `params` at binding 0 and
-    /// `buffers` at their bindings, over a `(x, y)` grid of workgroups.
-    fn dispatch_grid(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        pipeline: &wgpu::ComputePipeline,
-        params: &[u32],
-        buffers: &[(u32, &wgpu::Buffer)],
-        (x, y): (u32, u32),
-    ) {
-        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: &u32_bytes(params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
-        for &(binding, b) in buffers {
-            entries.push(wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() });
-        }
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
     }
 
     /// Copies the given `(buffer, floats)` into one staging buffer, maps it and decodes it.
@@ -385,10 +404,128 @@ impl GpuFlow {
             .map_err(|_| GpuError::Readback("the map callback was dropped".into()))?
             .map_err(|e| GpuError::Readback(e.to_string()))?;
         let view = slice.get_mapped_range().map_err(|e| GpuError::Readback(e.to_string()))?;
-        let out = view.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        // A copy, not a cast in place: the mapped range promises no `f32` alignment.
+        let out = bytemuck::pod_collect_to_vec::<u8, f32>(&view[..total * 4]);
         drop(view);
         staging.unmap();
         Ok(out)
+    }
+}
+
+/// Compiles `entry` of `module` with an explicit layout: binding 0 the parameters (uniform,
+/// `params` bytes, dynamic offset), then one storage buffer per entry of `storage` (`true` =
+/// read-only) at bindings 1, 2, ...
+fn kernel(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    label: &str,
+    params: u64,
+    storage: &[bool],
+) -> Kernel {
+    let buffer =
+        |binding: u32, ty: wgpu::BufferBindingType, dynamic: bool, min: Option<u64>| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: dynamic,
+                min_binding_size: min.and_then(wgpu::BufferSize::new),
+            },
+            count: None,
+        };
+    let mut entries = vec![buffer(0, wgpu::BufferBindingType::Uniform, true, Some(params))];
+    for (i, &read_only) in storage.iter().enumerate() {
+        entries.push(buffer(i as u32 + 1, wgpu::BufferBindingType::Storage { read_only }, false, None));
+    }
+    let layout =
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    Kernel { pipeline, layout, params }
+}
+
+/// The bind group of `kernel` over `buffers` (bindings 1, 2, ...), its parameters at binding 0
+/// being a `kernel.params`-byte window of `uniform` placed by the dynamic offset.
+fn bind_group(
+    device: &wgpu::Device,
+    kernel: &Kernel,
+    uniform: &wgpu::Buffer,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let params = wgpu::BufferBinding { buffer: uniform, offset: 0, size: wgpu::BufferSize::new(kernel.params) };
+    let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(params) }];
+    for (i, b) in buffers.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &kernel.layout, entries: &entries })
+}
+
+/// Records one dispatch of `kernel` over `threads` invocations of a 64-wide workgroup, spread
+/// over x and y so that no dimension exceeds 65535 workgroups.
+fn dispatch(pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, group: &wgpu::BindGroup, offset: u32, threads: u32) {
+    let groups = threads.div_ceil(WORKGROUP).max(1);
+    let x = groups.min(65535);
+    dispatch_grid(pass, kernel, group, offset, (x, groups.div_ceil(x)));
+}
+
+/// Records one dispatch of `kernel` with `group`, its parameters at byte `offset` of the
+/// uniform buffer, over a `(x, y)` grid of workgroups.
+fn dispatch_grid(
+    pass: &mut wgpu::ComputePass<'_>,
+    kernel: &Kernel,
+    group: &wgpu::BindGroup,
+    offset: u32,
+    (x, y): (u32, u32),
+) {
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, group, &[offset]);
+    pass.dispatch_workgroups(x, y, 1);
+}
+
+/// The parameters of one batch's dispatches, one aligned slot each, in recording order.
+struct Slots {
+    bytes: Vec<u8>,
+    stride: usize,
+    capacity: usize,
+}
+
+impl Slots {
+    fn new(alignment: u32, capacity: usize) -> Slots {
+        let stride = MAX_PARAMS.next_multiple_of(alignment.max(1) as usize);
+        Slots { bytes: Vec::with_capacity(stride * capacity), stride, capacity }
+    }
+
+    fn capacity_bytes(&self) -> u64 {
+        (self.stride * self.capacity) as u64
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+    }
+
+    /// Appends `params` in the next slot and returns its byte offset.
+    fn push<T: bytemuck::Pod>(&mut self, params: &T) -> u32 {
+        let offset = self.bytes.len();
+        debug_assert!(offset < self.stride * self.capacity, "more dispatches than slots");
+        self.bytes.extend_from_slice(bytemuck::bytes_of(params));
+        self.bytes.resize(offset + self.stride, 0);
+        offset as u32
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -397,6 +534,15 @@ impl GpuFlow {
     /// [`GpuFlow::new`], blocking (native only).
     pub fn new_blocking() -> Result<GpuFlow, GpuError> {
         pollster::block_on(GpuFlow::new())
+    }
+
+    /// [`GpuFlow::from_device`], blocking (native only).
+    pub fn from_device_blocking(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: &wgpu::AdapterInfo,
+    ) -> Result<GpuFlow, GpuError> {
+        pollster::block_on(GpuFlow::from_device(device, queue, info))
     }
 
     /// [`GpuFlow::run`], blocking (native only).
@@ -422,12 +568,4 @@ pub async fn run_flow_or_cpu(model: &FlowModel, masks: &FlowMasks) -> (FlowRaw, 
 /// One mask row (u64 words) as `words` u32 words, low half first.
 fn row_u32(row: &[u64], words: usize) -> impl Iterator<Item = u32> + '_ {
     (0..words).map(move |i| (row[i / 2] >> (32 * (i % 2))) as u32)
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn u32_bytes(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
+use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, cpu};
 use hasseflow_core::{BitMatrix, Layer, LayerStack};
 use hasseflow_gpu::GpuFlow;
 
@@ -68,7 +68,7 @@ fn assert_close(name: &str, c: &FlowRaw, g: &FlowRaw) {
 fn gpu_reports_its_adapter() {
     let g = gpu();
     let info = g.backend_info();
-    assert_eq!(info.kind, "gpu");
+    assert_eq!(info.kind, BackendKind::Gpu);
     assert!(!g.adapter().name.is_empty());
     eprintln!("adapter: {:?}", g.adapter());
 }
@@ -108,7 +108,7 @@ fn gpu_influence_support_equals_reach_on_catalog_masks() {
         let masks = FlowMasks::uniform(&mask, &config);
         let model = FlowModel::new(config, mask.n()).expect("valid");
         let raw = gpu().run_blocking(&model, &masks).expect("GPU run");
-        assert_eq!(raw.backend.kind, "gpu");
+        assert_eq!(raw.backend.kind, BackendKind::Gpu);
         assert_exact(&name, &FlowReport::new(&raw, &masks));
     }
 }
@@ -146,4 +146,36 @@ fn gpu_per_layer_stack_and_split_batches_agree() {
     assert_eq!(whole.output, split.output);
     assert_close("stack", &cpu::run_flow(&model, &masks), &whole);
     assert_exact("stack", &FlowReport::new(&whole, &masks));
+}
+
+#[test]
+fn gpu_on_an_injected_device_matches_the_own_device_bit_for_bit() {
+    let (device, queue, info) = injected_device();
+    let injected = GpuFlow::from_device_blocking(device, queue, &info).expect("kernels compile on the injected device");
+    assert_eq!(injected.adapter().name, info.name);
+    let config = FlowConfig { d_model: 32, heads: 4, layers: 3, seed: 9 };
+    let mask = preset("sliding-window", 24, &[("w", "3")]);
+    let masks = FlowMasks::uniform(&mask, &config);
+    let model = FlowModel::new(config, 24).expect("valid");
+    let a = injected.run_blocking(&model, &masks).expect("GPU run");
+    let b = gpu().run_blocking(&model, &masks).expect("GPU run");
+    assert_eq!(a.influence, b.influence);
+    assert_eq!(a.attention, b.attention);
+    assert_eq!(a.output, b.output);
+    // Runs reuse nothing stale: a second run on the same device gives the same result.
+    assert_eq!(injected.run_blocking(&model, &masks).expect("GPU run").influence, a.influence);
+}
+
+/// A device opened by the test itself, with wgpu's default limits rather than the adapter's.
+fn injected_device() -> (wgpu::Device, wgpu::Queue, wgpu::AdapterInfo) {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+        .expect("NO GPU ADAPTER: install mesa-vulkan-drivers (lavapipe)");
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("test device"),
+        required_limits: wgpu::Limits::default(),
+        ..Default::default()
+    }))
+    .expect("device");
+    (device, queue, adapter.get_info())
 }

@@ -394,11 +394,37 @@ impl FlowMasks {
     }
 }
 
+/// Which kind of implementation produced a [`FlowRaw`]; serialised as `"cpu"` or `"gpu"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// The core's CPU path ([`cpu::run_flow`]).
+    Cpu,
+    /// The WGSL kernels (hasseflow-gpu).
+    Gpu,
+}
+
+impl BackendKind {
+    /// `"cpu"` or `"gpu"`, as the JSON reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Gpu => "gpu",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Which implementation produced a [`FlowRaw`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BackendInfo {
-    /// `"cpu"` or `"gpu"`.
-    pub kind: String,
+    /// CPU or GPU.
+    pub kind: BackendKind,
     /// The GPU adapter's name (`None` on the CPU path).
     pub adapter: Option<String>,
     /// The GPU API (`"vulkan"`, `"webgpu"`, ...).
@@ -410,7 +436,7 @@ pub struct BackendInfo {
 impl BackendInfo {
     /// The core's CPU path.
     pub fn cpu() -> BackendInfo {
-        BackendInfo { kind: "cpu".into(), adapter: None, api: None, software_adapter: false }
+        BackendInfo { kind: BackendKind::Cpu, adapter: None, api: None, software_adapter: false }
     }
 }
 

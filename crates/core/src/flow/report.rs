@@ -133,8 +133,8 @@ fn compare(layer: usize, n: usize, infl: &[f32], r: &BitMatrix, threshold: f64, 
 /// the model, and the per-layer comparison.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FlowSummary {
-    /// `"cpu"` or `"gpu"`.
-    pub backend: String,
+    /// CPU or GPU (`"cpu"` or `"gpu"` in JSON).
+    pub backend: super::BackendKind,
     /// GPU adapter name.
     pub adapter: Option<String>,
     /// GPU API.
@@ -157,7 +157,7 @@ impl FlowSummary {
     /// The summary of `report`, computed from `raw` for a model with `config`.
     pub fn new(raw: &FlowRaw, report: &FlowReport, config: super::FlowConfig) -> FlowSummary {
         FlowSummary {
-            backend: raw.backend.kind.clone(),
+            backend: raw.backend.kind,
             adapter: raw.backend.adapter.clone(),
             api: raw.backend.api.clone(),
             software_adapter: raw.backend.software_adapter,

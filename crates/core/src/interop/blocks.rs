@@ -41,6 +41,37 @@ pub struct BlockRow {
     pub empty: usize,
 }
 
+/// One `B x B` tile's class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tile {
+    /// A whole tile with every cell set.
+    Full,
+    /// Some but not all cells set (or a tile cut short by `n` with any cell set).
+    Partial,
+    /// No cell set.
+    Empty,
+}
+
+impl Tile {
+    /// The tile's character in the text report and the JSON `grid`: `#`, `+` or `.`.
+    pub fn symbol(self) -> char {
+        match self {
+            Tile::Full => '#',
+            Tile::Partial => '+',
+            Tile::Empty => '.',
+        }
+    }
+}
+
+/// The rows of tiles as the JSON writes them: one string per row, one [`Tile::symbol`] per tile.
+fn serialize_grid<S: serde::Serializer>(grid: &[Vec<Tile>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(grid.iter().map(|row| row_symbols(row)))
+}
+
+fn row_symbols(row: &[Tile]) -> String {
+    row.iter().map(|t| t.symbol()).collect()
+}
+
 /// Block statistics of a mask (see the module documentation for the definitions).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BlockStats {
@@ -60,8 +91,10 @@ pub struct BlockStats {
     pub computed_fraction: f64,
     /// Set cells / `n²`.
     pub mask_fraction: f64,
-    /// One string per query-block row: `#` full, `+` partial, `.` empty.
-    pub grid: Vec<String>,
+    /// Per query-block row, per key block: the tile's class. In JSON, one string per row: `#`
+    /// full, `+` partial, `.` empty ([`Tile::symbol`]).
+    #[serde(serialize_with = "serialize_grid")]
+    pub grid: Vec<Vec<Tile>>,
 }
 
 /// Set bits of `row` in columns `start..end`.
@@ -89,7 +122,9 @@ fn count_range(row: &[u64], start: usize, end: usize) -> usize {
 /// let causal = BitMatrix::from_fn(8, |q, k| k <= q);
 /// let s = block_stats(&causal, 4).unwrap();
 /// assert_eq!((s.total.full, s.total.partial, s.total.empty), (1, 2, 1));
-/// assert_eq!(s.grid, ["+.", "#+"]);
+/// use hasseflow_core::interop::blocks::Tile;
+/// assert_eq!(s.grid, [[Tile::Partial, Tile::Empty], [Tile::Full, Tile::Partial]]);
+/// assert!(s.to_json().contains(r##""grid":["+.","#+"]"##));
 /// assert_eq!(s.sparsity, 0.25);
 /// ```
 pub fn block_stats(mask: &BitMatrix, block_size: usize) -> Result<BlockStats, BlockError> {
@@ -115,21 +150,21 @@ pub fn block_stats(mask: &BitMatrix, block_size: usize) -> Result<BlockStats, Bl
             }
         }
         let mut r = BlockRow::default();
-        let mut line = String::with_capacity(blocks);
+        let mut line = Vec::with_capacity(blocks);
         for (bk, &c) in counts.iter().enumerate() {
             let (k0, k1) = span(bk);
             let cells = (q1 - q0) * (k1 - k0);
             if c == 0 {
                 r.empty += 1;
-                line.push('.');
+                line.push(Tile::Empty);
             } else {
                 computed_cells += cells;
                 if c == block_size * block_size {
                     r.full += 1;
-                    line.push('#');
+                    line.push(Tile::Full);
                 } else {
                     r.partial += 1;
-                    line.push('+');
+                    line.push(Tile::Partial);
                 }
             }
         }
@@ -175,7 +210,7 @@ impl BlockStats {
         let width = self.blocks.to_string().len();
         for (i, (row, line)) in self.rows.iter().zip(&self.grid).enumerate() {
             // Very wide grids are cut; the counts stay exact.
-            let shown: String = line.chars().take(128).collect();
+            let shown = row_symbols(&line[..line.len().min(128)]);
             let cut = if line.len() > 128 { "…" } else { "" };
             out.push_str(&format!(
                 "{i:>width$} {shown}{cut}  full {} partial {} empty {}\n",

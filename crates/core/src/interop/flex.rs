@@ -579,17 +579,9 @@ fn wrap(expr: &str) -> String {
     out
 }
 
-/// Base64 of the row-major bits (cell `(q, k)` is bit `i % 8` of byte `i / 8`, `i = q·n + k`).
+/// Standard base64 of the row-major packed bits ([`crate::bits::pack_bits`]).
 fn pack_bits(m: &BitMatrix) -> String {
-    let n = m.n();
-    let mut bytes = vec![0u8; (n * n).div_ceil(8)];
-    for q in 0..n {
-        for k in m.row_ones(q) {
-            let i = q * n + k;
-            bytes[i / 8] |= 1 << (i % 8);
-        }
-    }
-    BASE64.encode(bytes)
+    BASE64.encode(crate::bits::pack_bits(m))
 }
 
 #[cfg(test)]

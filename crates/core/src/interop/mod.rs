@@ -8,7 +8,6 @@
 //! - [`blocks`]: FlexAttention-style block statistics (full / partial / empty tiles, sparsity, FLOPs).
 //! - [`npy`]: NumPy `.npy` boolean arrays, read and written.
 //! - [`dot`]: the Hasse diagram as Graphviz DOT.
-//! - [`png`]: the grid as a PNG image (the Hasse diagram as SVG is `hasseflow-render`'s).
 //! - [`mask_mod`]: FlexAttention `mask_mod` Python read back into a mask (a strict subset).
 //! - [`kernels`]: FlashAttention `(causal, window_size)` and FlashMask column intervals, when the
 //!   mask is representable, with the reason when it is not.
@@ -22,12 +21,11 @@ pub mod flex;
 pub mod kernels;
 pub mod mask_mod;
 pub mod npy;
-pub mod png;
 
 use crate::analysis::Analysis;
 use crate::format::MaskFile;
 
-pub use blocks::{BlockError, BlockRow, BlockStats, block_stats};
+pub use blocks::{BlockError, BlockRow, BlockStats, Tile, block_stats};
 pub use dot::hasse_dot;
 pub use flex::{DEFAULT_BLOCK_SIZE, FlexError, FlexExport, FlexForm, flex_python, provenance_if_matches};
 pub use kernels::{
