@@ -85,7 +85,7 @@ async fn webgpu_kernels_match_the_cpu_path_in_chromium() {
         ),
     };
     let info = gpu.backend_info();
-    assert_eq!(info.kind, "gpu");
+    assert_eq!(info.kind, hasseflow_core::flow::BackendKind::Gpu);
     assert!(info.api.as_deref().is_some_and(|a| a.to_lowercase().contains("webgpu")), "{info:?}");
     let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 7 };
     // A sliding window (2 hops to converge on 9 positions in 3 layers) with an empty row.
