@@ -311,6 +311,58 @@ fn step_single(
     Some(Rows::Single { lo: nlo, hi: nhi, mono: out_mono })
 }
 
+/// [`step_single`] for a rule layer without overlays over non-decreasing rows: row `q` reads the
+/// keys `[a, b] = base(q)`, so its reach is `[lo[a], hi[b]]`; one document at a time, with the
+/// kind's arithmetic out of the row loop (a causal layer's `b = q`, so `hi` is copied whole).
+fn step_rule_mono(ctx: &RuleCtx, lo: &[u32], hi: &[u32], spare: (Vec<u32>, Vec<u32>)) -> Rows {
+    let n = lo.len();
+    let (mut nlo, mut nhi) = spare;
+    nlo.clear();
+    nhi.clear();
+    nlo.resize(n, 0);
+    nhi.resize(n, 0);
+    for &(ds, de) in &ctx.docs {
+        let (s, e) = (ds as usize, de as usize + 1);
+        match ctx.kind {
+            LayerKind::Sliding { window } => {
+                // a = max(q - (w - 1), ds): the document's first row for the first w - 1
+                // queries, then a shifted copy.
+                let back = (window.min(u32::MAX as u64) as usize).saturating_sub(1);
+                let head = (s + back).min(e);
+                nlo[s..head].fill(lo[s]);
+                if head < e {
+                    nlo[head..e].copy_from_slice(&lo[s..e - back]);
+                }
+                if ctx.causal {
+                    nhi[s..e].copy_from_slice(&hi[s..e]);
+                } else {
+                    // b = min(q + w - 1, de): a shifted copy, then the document's last row.
+                    let tail = e.saturating_sub(back).max(s);
+                    nhi[s..tail].copy_from_slice(&hi[s + back.min(e - s)..e]);
+                    nhi[tail..e].fill(hi[e - 1]);
+                }
+            }
+            LayerKind::Full | LayerKind::Linear => {
+                nlo[s..e].fill(lo[s]);
+                if ctx.causal {
+                    nhi[s..e].copy_from_slice(&hi[s..e]);
+                } else {
+                    nhi[s..e].fill(hi[e - 1]);
+                }
+            }
+            LayerKind::Chunked { .. } => {
+                for q in ds..=de {
+                    let (a, b) = ctx.base(q, ds, de);
+                    nlo[q as usize] = lo[a as usize];
+                    nhi[q as usize] = hi[b as usize];
+                }
+            }
+        }
+    }
+    let mono = is_mono(&nlo, &nhi);
+    Rows::Single { lo: nlo, hi: nhi, mono }
+}
+
 /// Segment tree over keys; node `v` holds the merged rows of its key range.
 struct ListTree {
     size: usize,
@@ -400,6 +452,7 @@ fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Resul
     let n = prev.n();
     if let Rows::Single { lo, hi, mono } = prev {
         let fast = match adj {
+            Adj::Rule(ctx) if ctx.simple() && *mono => Some(step_rule_mono(ctx, lo, hi, spare)),
             Adj::Rule(ctx) if ctx.simple() => {
                 let mut d = 0usize;
                 step_single(
@@ -682,17 +735,33 @@ fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], lbs: &mut Lookbacks) ->
             for &(ds, de) in docs {
                 let (ds_, de_) = (ds as usize, de as usize + 1);
                 let (lo, hi, llo, lhi) = (&lo[ds_..de_], &hi[ds_..de_], &llo[ds_..de_], &lhi[ds_..de_]);
-                for i in 0..lo.len() {
-                    let q = ds + i as u32;
-                    let (l, h) = (lo[i], hi[i]);
+                // Counts first, in a loop without branches (it vectorises)...
+                for (q, (((&l, &h), &ll), &lh)) in (ds..).zip(lo.iter().zip(hi).zip(llo).zip(lhi)) {
                     cells += (h - l) as u64 + 1;
                     let lb = (q - l).max(h - q);
                     lmin = lmin.min(lb);
                     lmax = lmax.max(lb);
-                    lbs.push(lb);
                     leaking += (l < ds || h > de) as u64;
-                    short += (h - l != lhi[i] - llo[i]) as u64;
+                    short += (h - l != lh - ll) as u64;
                 }
+                // ...then the lookbacks' runs: most rows extend the current arithmetic run, on a
+                // local copy (in registers); the others go through `push`.
+                let mut cur = lbs.cur;
+                let next = |c: (u32, u32, u32)| c.0 as u64 + c.2 as u64 * c.1 as u64;
+                let mut expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
+                for (q, (&l, &h)) in (ds..).zip(lo.iter().zip(hi)) {
+                    let lb = (q - l).max(h - q);
+                    if lb as u64 == expect {
+                        cur.1 += 1;
+                        expect += cur.2 as u64;
+                    } else {
+                        lbs.cur = cur;
+                        lbs.push(lb);
+                        cur = lbs.cur;
+                        expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
+                    }
+                }
+                lbs.cur = cur;
             }
         }
         _ => {
