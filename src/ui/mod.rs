@@ -443,8 +443,9 @@ pub fn app() -> Html {
         Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
     };
     let message = state.message.clone().map(|m| {
+        // Errors interrupt (role alert); info is read out politely by the status line around it.
         let (class, role) =
-            if m.level == Level::Error { ("message error", "alert") } else { ("message info", "status") };
+            if m.level == Level::Error { ("message error", Some("alert")) } else { ("message info", None) };
         html! {
             <div id="message" class={class} role={role}>
                 <span>{ m.text }</span>
@@ -473,7 +474,9 @@ pub fn app() -> Html {
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
                     aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>
-            { for message }
+            // Messages have a reserved line under the header: they push nothing over the content
+            // and are never an overlay. The live region stays in the page, so changes are read out.
+            <div id="status-line" class="status-line" aria-live="polite">{ for message }</div>
             if state.view == View::Designer {
                 <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
                     link={state.design_fragment()} dispatch={dispatch.clone()} />
@@ -525,11 +528,13 @@ pub fn app() -> Html {
                         {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_stroke_cancel} {on_hover} canvas_ref={canvas_ref.clone()}
                         blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
-                </section>
-                <aside class="right">
-                    <Stats rows={stats} />
                     <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
                         flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
+                </section>
+                // The layer control and the order (or flow) view sit beside the grid, so the three
+                // are seen together without scrolling at 1440 x 900.
+                <aside class="right">
+                    <Stats rows={stats} />
                     <LayerControl layer={state.layer} depth={a.depth()} max={state.max_layer()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <div class="segmented side" role="tablist" aria-label="Beside the grid">
