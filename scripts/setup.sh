@@ -67,8 +67,8 @@ if [ ! -x /usr/bin/chromedriver ]; then
   $SUDO apt-get update
   $SUDO apt-get install -y chromium-driver
 fi
-if [ ! -d tests/e2e/node_modules ]; then
-  step "installing the e2e test driver (playwright-core)"
+if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
+  step "installing the e2e test driver (playwright-core) and axe-core"
   (cd tests/e2e && npm ci)
 fi
 

@@ -461,18 +461,18 @@ pub fn app() -> Html {
                 <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
                 <div class="segmented views" role="tablist" aria-label="View">
                     <button type="button" id="tab-editor" role="tab" aria-selected={(state.view == View::Editor).to_string()}
-                        aria-pressed={(state.view == View::Editor).to_string()} onclick={set_tab(View::Editor)}>{"Editor"}</button>
+                        onclick={set_tab(View::Editor)}>{"Editor"}</button>
                     <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
-                        aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
+                        onclick={set_tab(View::Designer)}>{"Designer"}</button>
                     <button type="button" id="tab-models" role="tab" aria-selected={(state.view == View::Models).to_string()}
-                        aria-pressed={(state.view == View::Models).to_string()} onclick={set_tab(View::Models)}
+                        onclick={set_tab(View::Models)}
                         title="real models' attention (gallery or config.json) at long contexts">{"Models"}</button>
                 </div>
                 // docs/THEORY.md, copied next to index.html by trunk (index.html's copy-file link).
                 <a id="theory-link" class="doc-link" href="THEORY.md" target="_blank" rel="noopener"
                     title="The theory behind the app: definitions, results, reconstructed choices">{"Theory"}</a>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
-                    aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
+                    title="Switch between the light and dark themes">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>
             // Messages have a reserved line under the header: they push nothing over the content
             // and are never an overlay. The live region stays in the page, so changes are read out.
@@ -484,7 +484,7 @@ pub fn app() -> Html {
                 <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
             } else {
             <div class="columns">
-                <aside class="left">
+                <aside class="left" aria-label="Editing, presets and files">
                     <Tools tool={state.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
                         sparsify={state.sparsify} dispatch={dispatch.clone()} />
                     <PresetPicker dispatch={dispatch.clone()} />
@@ -533,15 +533,15 @@ pub fn app() -> Html {
                 </section>
                 // The layer control and the order (or flow) view sit beside the grid, so the three
                 // are seen together without scrolling at 1440 x 900.
-                <aside class="right">
+                <aside class="right" aria-label="Layers and the order of the limit">
                     <Stats rows={stats} />
                     <LayerControl layer={state.layer} depth={a.depth()} max={state.max_layer()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <div class="segmented side" role="tablist" aria-label="Beside the grid">
                         <button type="button" id="side-order" role="tab" aria-selected={(state.side == SideView::Order).to_string()}
-                            aria-pressed={(state.side == SideView::Order).to_string()} onclick={set_side(SideView::Order)}>{"Order"}</button>
+                        onclick={set_side(SideView::Order)}>{"Order"}</button>
                         <button type="button" id="side-flow" role="tab" aria-selected={(state.side == SideView::Flow).to_string()}
-                            aria-pressed={(state.side == SideView::Flow).to_string()} onclick={set_side(SideView::Flow)}
+                        onclick={set_side(SideView::Flow)}
                             title="masked-attention forward passes of a random Transformer: measured influence beside R(L)">{"Flow"}</button>
                     </div>
                     if state.side == SideView::Flow {

@@ -221,7 +221,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
             <div class="zoom" role="group" aria-label="Diagram zoom">
                 <button type="button" onclick={zoom_by(1.4)} aria-label="Zoom in" title="Zoom in">{"+"}</button>
                 <button type="button" onclick={zoom_by(1.0 / 1.4)} aria-label="Zoom out" title="Zoom out">{"−"}</button>
-                <button type="button" onclick={reset} aria-label="Show the whole diagram" title="Show the whole diagram">{"all"}</button>
+                <button type="button" onclick={reset} aria-label="Show all of the diagram" title="Show the whole diagram">{"all"}</button>
             </div>
             if props.full_truncated {
                 <p class="note">{"Full order: only the first comparable pairs are drawn."}</p>

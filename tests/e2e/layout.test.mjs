@@ -149,7 +149,7 @@ test('the diagram keeps the user\'s zoom across changes; "all" fits it again', a
   await loadPreset(page, 'block-two-stream', 8);
   await page.waitForFunction(() => document.querySelectorAll('#hasse .node').length === 8);
   assert.equal(await viewBox(), zoomed, 'a change keeps the zoomed view');
-  await page.click('.order-wrap button[aria-label="Show the whole diagram"]');
+  await page.click('.order-wrap button[aria-label="Show all of the diagram"]');
   await page.waitForFunction((z) => document.querySelector('#hasse').getAttribute('viewBox') !== z, zoomed);
   await assertFitted(page, '#hasse', 'after "all"');
   // Fitted again, so the next change is fitted too.
