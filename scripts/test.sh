@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+source scripts/versions.sh
 # Mesa warns on every device creation without a runtime dir; give it a private one.
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
   export XDG_RUNTIME_DIR
@@ -31,7 +32,6 @@ wasm_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$wasm_log" | awk '{s 
 rm -f "$wasm_log"
 [ "$wasm_passed" -gt 0 ] || { echo "the browser tests ran no test"; exit 1; }
 passed=$((passed + wasm_passed))
-source scripts/versions.sh
 PY="$HASSEFLOW_VENV/bin/python"
 cargo build -p hasseflow-cli --locked
 # Each Python check ends with "N passed, 0 failed"; a missing library is an install failure, never a skip.
