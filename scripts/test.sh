@@ -58,7 +58,7 @@ test -s dist/index.html && test -s dist/boot.js && compgen -G "dist/hasseflow-ap
 echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
 step "end-to-end tests (headless Chromium)"
 e2e_log=$(mktemp)
-(cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs serve.test.mjs) 2>&1 | tee "$e2e_log"
+(cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs) 2>&1 | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$e2e_log")
 rm -f "$e2e_log"
 echo "screenshots and timings: target/e2e-artifacts/"

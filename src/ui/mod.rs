@@ -7,6 +7,7 @@ mod designer;
 mod flow;
 mod form;
 mod grid;
+mod intro;
 mod io;
 mod models;
 mod order;
@@ -27,6 +28,7 @@ use crate::state::{Action, AppState, Level, OrderView, SideView, View};
 use designer::DesignerView;
 use flow::FlowPanel;
 use grid::Grid;
+use intro::Intro;
 use order::OrderDiagram;
 use palette::Theme;
 use panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
@@ -63,6 +65,8 @@ pub fn app() -> Html {
     let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
     let theme = use_state(initial_theme);
     let share_url = use_state(|| None::<String>);
+    // The first-visit introduction, until closed (remembered in localStorage).
+    let intro_open = use_state(|| !io::intro_closed());
     let canvas_ref = use_node_ref();
     // `?layout=layout-rs|layered` forces an engine (for measuring); the default picks by size.
     let layout_options = use_state(|| LayoutOptions {
@@ -438,6 +442,21 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetView(v)))
     };
+    let close_intro = {
+        let intro_open = intro_open.clone();
+        Callback::from(move |_: MouseEvent| {
+            io::set_intro_closed(true);
+            intro_open.set(false);
+        })
+    };
+    let open_intro = {
+        let (intro_open, d) = (intro_open.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            io::set_intro_closed(false);
+            intro_open.set(true);
+            d.emit(Action::SetView(View::Editor));
+        })
+    };
     let dismiss = {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
@@ -469,6 +488,10 @@ pub fn app() -> Html {
                         title="real models' attention (gallery or config.json) at long contexts">{"Models"}</button>
                 </div>
                 // docs/THEORY.md, copied next to index.html by trunk (index.html's copy-file link).
+                if !*intro_open {
+                    <button type="button" id="intro-open" onclick={open_intro}
+                        title="What each view shows, and a short tour of the results">{"Tour"}</button>
+                }
                 <a id="theory-link" class="doc-link" href="THEORY.md" target="_blank" rel="noopener"
                     title="The theory behind the app: definitions, results, reconstructed choices">{"Theory"}</a>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
@@ -528,6 +551,9 @@ pub fn app() -> Html {
                         {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_stroke_cancel} {on_hover} canvas_ref={canvas_ref.clone()}
                         blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
+                    if *intro_open {
+                        <Intro dispatch={dispatch.clone()} on_close={close_intro} />
+                    }
                     <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
                         flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
                 </section>
