@@ -30,6 +30,18 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
+# wasm-opt (binaryen) for `trunk build --release`; node runs it, so node/npm come first.
+if ! wasm-opt --version 2>/dev/null | grep -q "version ${BINARYEN_VERSION%%.*} "; then
+  if ! command -v npm >/dev/null; then
+    step "installing nodejs and npm"
+    $SUDO apt-get update
+    $SUDO apt-get install -y nodejs npm
+  fi
+  step "installing binaryen $BINARYEN_VERSION (wasm-opt) into $HASSEFLOW_TOOLS/binaryen"
+  mkdir -p "$HASSEFLOW_TOOLS/binaryen"
+  npm install --no-save --no-audit --no-fund --prefix "$HASSEFLOW_TOOLS/binaryen" "binaryen@$BINARYEN_VERSION"
+fi
+
 if $SERVE_ONLY; then
   exit 0
 fi
@@ -67,8 +79,8 @@ if [ ! -x /usr/bin/chromedriver ]; then
   $SUDO apt-get update
   $SUDO apt-get install -y chromium-driver
 fi
-if [ ! -d tests/e2e/node_modules ]; then
-  step "installing the e2e test driver (playwright-core)"
+if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
+  step "installing the e2e test driver (playwright-core) and axe-core"
   (cd tests/e2e && npm ci)
 fi
 

@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+source scripts/versions.sh
 # Mesa warns on every device creation without a runtime dir; give it a private one.
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
   export XDG_RUNTIME_DIR
@@ -31,7 +32,6 @@ wasm_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$wasm_log" | awk '{s 
 rm -f "$wasm_log"
 [ "$wasm_passed" -gt 0 ] || { echo "the browser tests ran no test"; exit 1; }
 passed=$((passed + wasm_passed))
-source scripts/versions.sh
 PY="$HASSEFLOW_VENV/bin/python"
 cargo build -p hasseflow-cli --locked
 # Each Python check ends with "N passed, 0 failed"; a missing library is an install failure, never a skip.
@@ -54,11 +54,11 @@ python_check tests/python/gen_layer_semantics.py --check
 python_check tests/python/gen_model_expectations.py --check
 step "app build (trunk)"
 trunk build --locked
-test -s dist/index.html && test -s dist/boot.js && test -s dist/hasseflow-app_bg.wasm
+test -s dist/index.html && test -s dist/boot.js && compgen -G "dist/hasseflow-app-*_bg.wasm" >/dev/null
 echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
 step "end-to-end tests (headless Chromium)"
 e2e_log=$(mktemp)
-(cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs readme.test.mjs) 2>&1 | tee "$e2e_log"
+(cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs) 2>&1 | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$e2e_log")
 rm -f "$e2e_log"
 echo "screenshots and timings: target/e2e-artifacts/"

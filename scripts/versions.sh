@@ -2,6 +2,14 @@
 # trunk 0.22 needs a newer rustc than 1.95; wasm-bindgen-cli must equal the wasm-bindgen in
 # Cargo.lock (read from there), or trunk tries (and fails) to download one from GitHub.
 TRUNK_VERSION=0.21.14
+# wasm-opt for release builds (trunk's data-wasm-opt): binaryen's npm package (a wasm build run by
+# node, so no download from GitHub), into a tools directory outside the clone. Trunk.toml pins the
+# same version (`[tools] wasm_opt = "version_132"`); Debian's binaryen is too old for the
+# features Rust 1.95 emits.
+BINARYEN_VERSION=132.0.0
+HASSEFLOW_TOOLS=${HASSEFLOW_TOOLS:-$HOME/.cache/hasseflow/tools}
+# Put the pinned tools on PATH (sourced by setup.sh, test.sh and serve.sh).
+export PATH="$HASSEFLOW_TOOLS/binaryen/node_modules/.bin:$PATH"
 # The Python tests: NumPy alone (exports), PyTorch (FlexAttention imported and run), Transformers
 # (the oracle for config.json layer types and masking_utils). The fixtures under
 # crates/core/tests/fixtures record the Transformers version they were made with.

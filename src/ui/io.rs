@@ -40,6 +40,21 @@ pub fn save_design(json: &str) -> Result<(), String> {
     s.set_item(DESIGN_KEY, json).map_err(|_| "local storage is full; the design was not saved".to_string())
 }
 
+/// localStorage key set once the first-visit introduction is closed.
+pub const INTRO_KEY: &str = "hasseflow.intro-closed.v1";
+
+/// Whether the introduction was closed in this browser before.
+pub fn intro_closed() -> bool {
+    storage().and_then(|s| s.get_item(INTRO_KEY).ok().flatten()).is_some()
+}
+
+/// Remembers (or forgets) that the introduction was closed; without storage it simply shows again.
+pub fn set_intro_closed(closed: bool) {
+    if let Some(s) = storage() {
+        let _ = if closed { s.set_item(INTRO_KEY, "1") } else { s.remove_item(INTRO_KEY) };
+    }
+}
+
 /// The URL fragment without `#`.
 pub fn fragment() -> String {
     web_sys::window()

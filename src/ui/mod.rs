@@ -7,6 +7,7 @@ mod designer;
 mod flow;
 mod form;
 mod grid;
+mod intro;
 mod io;
 mod models;
 mod order;
@@ -27,6 +28,7 @@ use crate::state::{Action, AppState, Level, OrderView, SideView, View};
 use designer::DesignerView;
 use flow::FlowPanel;
 use grid::Grid;
+use intro::Intro;
 use order::OrderDiagram;
 use palette::Theme;
 use panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
@@ -63,6 +65,8 @@ pub fn app() -> Html {
     let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
     let theme = use_state(initial_theme);
     let share_url = use_state(|| None::<String>);
+    // The first-visit introduction, until closed (remembered in localStorage).
+    let intro_open = use_state(|| !io::intro_closed());
     let canvas_ref = use_node_ref();
     // `?layout=layout-rs|layered` forces an engine (for measuring); the default picks by size.
     let layout_options = use_state(|| LayoutOptions {
@@ -425,13 +429,29 @@ pub fn app() -> Html {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::SetView(v)))
     };
+    let close_intro = {
+        let intro_open = intro_open.clone();
+        Callback::from(move |_: MouseEvent| {
+            io::set_intro_closed(true);
+            intro_open.set(false);
+        })
+    };
+    let open_intro = {
+        let (intro_open, d) = (intro_open.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            io::set_intro_closed(false);
+            intro_open.set(true);
+            d.emit(Action::SetView(View::Editor));
+        })
+    };
     let dismiss = {
         let d = dispatch.clone();
         Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss))
     };
     let message = state.message.clone().map(|m| {
+        // Errors interrupt (role alert); info is read out politely by the status line around it.
         let (class, role) =
-            if m.level == Level::Error { ("message error", "alert") } else { ("message info", "status") };
+            if m.level == Level::Error { ("message error", Some("alert")) } else { ("message info", None) };
         html! {
             <div id="message" class={class} role={role}>
                 <span>{ m.text }</span>
@@ -447,20 +467,26 @@ pub fn app() -> Html {
                 <p class="lede">{"Paint an attention mask, step through layers, read the order it converges to."}</p>
                 <div class="segmented views" role="tablist" aria-label="View">
                     <button type="button" id="tab-editor" role="tab" aria-selected={(state.view == View::Editor).to_string()}
-                        aria-pressed={(state.view == View::Editor).to_string()} onclick={set_tab(View::Editor)}>{"Editor"}</button>
+                        onclick={set_tab(View::Editor)}>{"Editor"}</button>
                     <button type="button" id="tab-designer" role="tab" aria-selected={(state.view == View::Designer).to_string()}
-                        aria-pressed={(state.view == View::Designer).to_string()} onclick={set_tab(View::Designer)}>{"Designer"}</button>
+                        onclick={set_tab(View::Designer)}>{"Designer"}</button>
                     <button type="button" id="tab-models" role="tab" aria-selected={(state.view == View::Models).to_string()}
-                        aria-pressed={(state.view == View::Models).to_string()} onclick={set_tab(View::Models)}
+                        onclick={set_tab(View::Models)}
                         title="real models' attention (gallery or config.json) at long contexts">{"Models"}</button>
                 </div>
                 // docs/THEORY.md, copied next to index.html by trunk (index.html's copy-file link).
+                if !*intro_open {
+                    <button type="button" id="intro-open" onclick={open_intro}
+                        title="What each view shows, and a short tour of the results">{"Tour"}</button>
+                }
                 <a id="theory-link" class="doc-link" href="THEORY.md" target="_blank" rel="noopener"
                     title="The theory behind the app: definitions, results, reconstructed choices">{"Theory"}</a>
                 <button type="button" id="theme" class="theme" onclick={toggle_theme}
-                    aria-label="Switch light/dark theme">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
+                    title="Switch between the light and dark themes">{ if *theme == Theme::Dark { "Light theme" } else { "Dark theme" } }</button>
             </header>
-            { for message }
+            // Messages have a reserved line under the header: they push nothing over the content
+            // and are never an overlay. The live region stays in the page, so changes are read out.
+            <div id="status-line" class="status-line" aria-live="polite">{ for message }</div>
             if state.view == View::Designer {
                 <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
                     link={state.design_fragment()} dispatch={dispatch.clone()} />
@@ -468,7 +494,7 @@ pub fn app() -> Html {
                 <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
             } else {
             <div class="columns">
-                <aside class="left">
+                <aside class="left" aria-label="Editing, presets and files">
                     <Tools tool={state.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
                         sparsify={state.sparsify} dispatch={dispatch.clone()} />
                     <PresetPicker dispatch={dispatch.clone()} />
@@ -512,18 +538,23 @@ pub fn app() -> Html {
                         {on_stroke_start} {on_stroke_move} {on_stroke_end} {on_stroke_cancel} {on_hover} canvas_ref={canvas_ref.clone()}
                         blocks={state.show_blocks.then(|| state.blocks.clone())} />
                     <p id="hover" class="hover" aria-live="polite">{ hover_text }</p>
-                </section>
-                <aside class="right">
-                    <Stats rows={stats} />
+                    if *intro_open {
+                        <Intro dispatch={dispatch.clone()} on_close={close_intro} />
+                    }
                     <BlocksPanel stats={state.blocks.clone()} show={state.show_blocks} flash={state.derived.flash.clone()}
                         flashmask={state.derived.flashmask.clone()} dispatch={dispatch.clone()} />
+                </section>
+                // The layer control and the order (or flow) view sit beside the grid, so the three
+                // are seen together without scrolling at 1440 x 900.
+                <aside class="right" aria-label="Layers and the order of the limit">
+                    <Stats rows={stats} />
                     <LayerControl layer={state.layer} depth={a.depth()} max={state.max_layer()} growth={growth} playing={state.playing}
                         theme={*theme} dispatch={dispatch.clone()} />
                     <div class="segmented side" role="tablist" aria-label="Beside the grid">
                         <button type="button" id="side-order" role="tab" aria-selected={(state.side == SideView::Order).to_string()}
-                            aria-pressed={(state.side == SideView::Order).to_string()} onclick={set_side(SideView::Order)}>{"Order"}</button>
+                        onclick={set_side(SideView::Order)}>{"Order"}</button>
                         <button type="button" id="side-flow" role="tab" aria-selected={(state.side == SideView::Flow).to_string()}
-                            aria-pressed={(state.side == SideView::Flow).to_string()} onclick={set_side(SideView::Flow)}
+                        onclick={set_side(SideView::Flow)}
                             title="masked-attention forward passes of a random Transformer: measured influence beside R(L)">{"Flow"}</button>
                     </div>
                     if state.side == SideView::Flow {

@@ -143,7 +143,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     html! {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
             data-dropped={m.dropped.to_string()}>
-            <aside class="left">
+            <aside class="left" aria-label="Model and context">
                 <ModelPicker choice={m.choice.clone()} n={m.n} docs={m.docs.clone()} scaled={m.scaled(crate::state::MAX_EDIT_N as u64)}
                     outcome={current.clone()} dispatch={p.dispatch.clone()} />
             </aside>
@@ -157,7 +157,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
                     <p class="hint">{"No run yet."}</p>
                 }
             </section>
-            <aside class="right">
+            <aside class="right" aria-label="Per layer and the limit">
                 if let Some(o) = &current {
                     <LayerPlot outcome={o.clone()} layer={m.layer} dispatch={p.dispatch.clone()} />
                     <HasseOfLimit outcome={o.clone()} />

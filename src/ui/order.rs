@@ -44,39 +44,40 @@ struct ViewBox {
     zoom: f64,
 }
 
-/// The smallest zoom the initial fit uses (below it, 12 px captions become unreadable).
-const MIN_FIT_ZOOM: f64 = 0.7;
 /// Width and height of the drawing area (CSS pixels).
 const W: f64 = 420.0;
 const H: f64 = 360.0;
+/// Room kept around the fitted diagram (CSS pixels), so no node touches the frame.
+const PAD: f64 = 8.0;
 
 /// The order view component.
 #[function_component(OrderDiagram)]
 pub fn order_diagram(props: &OrderProps) -> Html {
     let scene = &props.scene;
-    // Fit the whole diagram when that keeps captions readable; otherwise keep a readable zoom,
-    // centred, showing the bottom (the sources of information), and let the user pan.
-    let fit = {
-        let whole = (W / scene.width.max(1.0)).min(H / scene.height.max(1.0)).min(1.5);
-        let zoom = whole.max(MIN_FIT_ZOOM);
-        let y = if zoom > whole + 1e-9 { scene.height - H / zoom } else { (scene.height - H / zoom) / 2.0 };
-        ViewBox { x: (scene.width - W / zoom) / 2.0, y, zoom }
-    };
+    // The whole diagram, centred (never magnified past 1.5). It is shown on load and after every
+    // change of the scene, unless the user has zoomed or panned since: then their view stays,
+    // until "all" fits the diagram again.
     let whole = {
-        let zoom = (W / scene.width.max(1.0)).min(H / scene.height.max(1.0)).min(1.5);
+        let zoom = ((W - 2.0 * PAD) / scene.width.max(1.0)).min((H - 2.0 * PAD) / scene.height.max(1.0)).min(1.5);
         ViewBox { x: (scene.width - W / zoom) / 2.0, y: (scene.height - H / zoom) / 2.0, zoom }
     };
-    let vb = use_state(|| fit);
+    let vb = use_state(|| whole);
+    let user_moved = use_mut_ref(|| false);
     {
-        let vb = vb.clone();
-        use_effect_with(Rc::as_ptr(scene) as usize, move |_| vb.set(fit));
+        let (vb, user_moved) = (vb.clone(), user_moved.clone());
+        use_effect_with(Rc::as_ptr(scene) as usize, move |_| {
+            if !*user_moved.borrow() {
+                vb.set(whole);
+            }
+        });
     }
     let drag = use_mut_ref(|| None::<(f64, f64, ViewBox)>);
 
     let onwheel = {
-        let vb = vb.clone();
+        let (vb, user_moved) = (vb.clone(), user_moved.clone());
         Callback::from(move |e: WheelEvent| {
             e.prevent_default();
+            *user_moved.borrow_mut() = true;
             let v = *vb;
             let f = if e.delta_y() < 0.0 { 1.25 } else { 0.8 };
             let (mx, my) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
@@ -94,13 +95,16 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         })
     };
     let onpointermove = {
-        let (vb, drag) = (vb.clone(), drag.clone());
+        let (vb, drag, user_moved) = (vb.clone(), drag.clone(), user_moved.clone());
         Callback::from(move |e: PointerEvent| {
             if let Some((x0, y0, v0)) = *drag.borrow() {
                 if e.buttons() & 1 == 0 {
                     return;
                 }
                 let (dx, dy) = (f64::from(e.client_x()) - x0, f64::from(e.client_y()) - y0);
+                if dx != 0.0 || dy != 0.0 {
+                    *user_moved.borrow_mut() = true;
+                }
                 vb.set(ViewBox { x: v0.x - dx / v0.zoom, y: v0.y - dy / v0.zoom, zoom: v0.zoom });
             }
         })
@@ -110,8 +114,9 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         Callback::from(move |_: PointerEvent| *drag.borrow_mut() = None)
     };
     let zoom_by = |f: f64| {
-        let vb = vb.clone();
+        let (vb, user_moved) = (vb.clone(), user_moved.clone());
         Callback::from(move |_: MouseEvent| {
+            *user_moved.borrow_mut() = true;
             let v = *vb;
             let (cx, cy) = (v.x + W / 2.0 / v.zoom, v.y + H / 2.0 / v.zoom);
             let zoom = (v.zoom * f).clamp(0.02, 8.0);
@@ -119,8 +124,11 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         })
     };
     let reset = {
-        let vb = vb.clone();
-        Callback::from(move |_: MouseEvent| vb.set(whole))
+        let (vb, user_moved) = (vb.clone(), user_moved.clone());
+        Callback::from(move |_: MouseEvent| {
+            *user_moved.borrow_mut() = false;
+            vb.set(whole);
+        })
     };
 
     let v = *vb;
@@ -213,7 +221,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
             <div class="zoom" role="group" aria-label="Diagram zoom">
                 <button type="button" onclick={zoom_by(1.4)} aria-label="Zoom in" title="Zoom in">{"+"}</button>
                 <button type="button" onclick={zoom_by(1.0 / 1.4)} aria-label="Zoom out" title="Zoom out">{"−"}</button>
-                <button type="button" onclick={reset} aria-label="Show the whole diagram" title="Show the whole diagram">{"all"}</button>
+                <button type="button" onclick={reset} aria-label="Show all of the diagram" title="Show the whole diagram">{"all"}</button>
             </div>
             if props.full_truncated {
                 <p class="note">{"Full order: only the first comparable pairs are drawn."}</p>

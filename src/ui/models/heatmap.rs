@@ -177,7 +177,7 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
                 <div class="zoom-buttons" role="group" aria-label="Heatmap zoom">
                     <button type="button" id="model-zoom-in" onclick={zoom(2.0)} aria-label="Zoom in">{"+"}</button>
                     <button type="button" id="model-zoom-out" onclick={zoom(0.5)} aria-label="Zoom out">{"−"}</button>
-                    <button type="button" id="model-zoom-all" onclick={whole} aria-label="Show every position">{"all"}</button>
+                    <button type="button" id="model-zoom-all" onclick={whole} aria-label="Show all positions">{"all"}</button>
                 </div>
                 <span class="hint">{ if p.pending { "computing the rows of the new range…".to_string() }
                     else { format!("{} display rows × {} columns", picture.rows, picture.cols) } }</span>

@@ -175,7 +175,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
     let limit = r.limit_cells.max(1) as f64;
     html! {
         <section class="panel model-layers" aria-label="Per-layer figures">
-            <div class="table-scroll">
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Per-layer table (scrolls)">
                 <table id="model-layers-table" aria-label="Per layer: type, reached cells, coverage, lookback (click a row to show it)">
                     <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
                     <tbody>

@@ -1,0 +1,122 @@
+//! The first-visit introduction: what each view shows, and a short tour of the results the app
+//! reproduces, each step loading its example through the store's ordinary actions (a preset, a
+//! derivation, the Flow view). Closing it is remembered in localStorage; the header's *Tour*
+//! button opens it again.
+
+use std::collections::BTreeMap;
+
+use yew::prelude::*;
+
+use crate::state::{Action, FamilySpec, SideView, View};
+
+/// Introduction properties.
+#[derive(Properties, PartialEq, Clone)]
+pub struct IntroProps {
+    /// Store actions.
+    pub dispatch: Callback<Action>,
+    /// Closes the panel.
+    pub on_close: Callback<MouseEvent>,
+}
+
+fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> Action {
+    Action::LoadPreset {
+        name: name.into(),
+        n,
+        params: params.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect::<BTreeMap<_, _>>(),
+    }
+}
+
+/// One tour step: its button id, label, explanation and the actions it dispatches in order.
+fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
+    vec![
+        (
+            "tour-causal",
+            "Causal: L* = 1",
+            "Every position already reads all earlier ones, so one layer reaches the limit: a chain.",
+            vec![preset("causal", 8, &[]), Action::SetSideView(SideView::Order), Action::SetLayer(1)],
+        ),
+        (
+            "tour-window",
+            "Window: L* = 5",
+            "A window of 4 reaches 3 positions further back per layer: R(L) grows until L* = 5, then equals causal's order.",
+            vec![
+                preset("sliding-window", 16, &[("w", "4")]),
+                Action::SetSideView(SideView::Order),
+                Action::SetLayer(1),
+            ],
+        ),
+        (
+            "tour-two-stream",
+            "Block Two-Stream",
+            "Derived, not designed: merging block generation's tasks gives the Block Two-Stream mask (Designer).",
+            vec![
+                Action::Derive(FamilySpec::Block {
+                    n: 6,
+                    block: 2,
+                    prompt: 0,
+                    minimal: false,
+                    clean_causal: false,
+                    query_causal: false,
+                    interleaved: false,
+                }),
+                Action::SetView(View::Designer),
+            ],
+        ),
+        (
+            "tour-butterfly",
+            "Butterfly",
+            "Bidirectional, fully supervised tasks merge into the Butterfly mask (Designer).",
+            vec![
+                Action::Derive(FamilySpec::Butterfly { n: 4, minimal: false, mask_token: false, radius: 1 }),
+                Action::SetView(View::Designer),
+            ],
+        ),
+        (
+            "tour-flow",
+            "Flow = R(L)",
+            "A random Transformer runs the window mask; the inputs each position is measurably influenced by are exactly R(L).",
+            vec![preset("sliding-window", 16, &[("w", "4")]), Action::SetSideView(SideView::Flow), Action::SetLayer(2)],
+        ),
+    ]
+}
+
+/// The introduction panel.
+#[function_component(Intro)]
+pub fn intro(p: &IntroProps) -> Html {
+    let steps = steps();
+    // The step last loaded, whose explanation is shown under the buttons.
+    let shown = use_state(|| None::<usize>);
+    let buttons = steps.iter().enumerate().map(|(i, (id, label, what, actions))| {
+        let (d, set, actions) = (p.dispatch.clone(), shown.clone(), actions.clone());
+        let pressed = *shown == Some(i);
+        let onclick = Callback::from(move |_: MouseEvent| {
+            actions.iter().cloned().for_each(|a| d.emit(a));
+            set.set(Some(i));
+        });
+        html! {
+            <button type="button" id={*id} title={*what} aria-pressed={pressed.to_string()} {onclick}>{ *label }</button>
+        }
+    });
+    let explanation = match *shown {
+        Some(i) => steps[i].2,
+        None => "Each button loads its example into the editor or the Designer.",
+    };
+    html! {
+        <section class="panel intro" id="intro" aria-labelledby="intro-title">
+            <div class="intro-head">
+                <h2 id="intro-title">{"What you are looking at"}</h2>
+                <button type="button" id="intro-close" class="dismiss" onclick={p.on_close.clone()} aria-label="Close the introduction">{"×"}</button>
+            </div>
+            <p>{"The grid is an attention mask (row q reads column k), coloured by the layer at which each cell is first reached; the layer control steps L. "}
+               <strong>{"Order"}</strong>{": the order the flow converges to. "}
+               <strong>{"Flow"}</strong>{": measured in a Transformer. "}
+               <strong>{"Designer"}</strong>{": masks derived from tasks. "}
+               <strong>{"Models"}</strong>{": real models, long contexts."}</p>
+            <div class="tour" role="group" aria-label="Tour of the results">
+                <span class="tour-title">{"Tour:"}</span>
+                { for buttons }
+            </div>
+            <p class="tour-what" id="tour-what" aria-live="polite">{ explanation }</p>
+        </section>
+    }
+}

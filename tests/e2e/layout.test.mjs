@@ -1,0 +1,160 @@
+// The page at a glance: at 1440x900 and 1920x1080, in both themes, the Editor shows the grid,
+// the layer control and the order diagram (or the Flow maps) together without scrolling; the
+// diagram is fitted (every node inside the drawing) on load and after a change unless the user
+// zoomed; a message takes its reserved line and never covers content. The Designer and Models
+// views are checked the same way. Assertions are on bounding boxes; screenshots go to
+// target/e2e-artifacts/layout-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, loadPreset, openFresh, shot, startServer } from './support.mjs';
+
+let server;
+let context;
+
+before(async () => {
+  server = await startServer();
+  context = await launch();
+});
+
+after(async () => {
+  if (context) await context.closeAll();
+  if (server) server.stop();
+});
+
+const SIZES = [
+  [1440, 900],
+  [1920, 1080],
+];
+const THEMES = ['light', 'dark'];
+
+/** The page-space box of `selector` (the first match), or a failure naming it. */
+async function box(page, selector) {
+  const b = await page.locator(selector).first().boundingBox();
+  assert.ok(b, `${selector} is not rendered`);
+  return b;
+}
+
+/** Asserts that `selector` lies entirely inside the viewport, unscrolled. */
+async function assertVisible(page, selector, label) {
+  const scroll = await page.evaluate(() => [window.scrollX, window.scrollY]);
+  assert.deepEqual(scroll, [0, 0], 'the page is not scrolled');
+  const { width, height } = page.viewportSize();
+  const b = await box(page, selector);
+  const inside = b.x >= 0 && b.y >= 0 && b.x + b.width <= width + 0.5 && b.y + b.height <= height + 0.5;
+  assert.ok(inside, `${label}: ${selector} at ${JSON.stringify(b)} is not inside the ${width}x${height} viewport`);
+}
+
+function intersects(a, b) {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
+/** Asserts that the message box overlaps none of `selectors`. */
+async function assertMessageClear(page, selectors, label) {
+  const m = await box(page, '#message');
+  for (const s of selectors) {
+    const b = await box(page, s);
+    assert.ok(!intersects(m, b), `${label}: #message ${JSON.stringify(m)} covers ${s} ${JSON.stringify(b)}`);
+  }
+}
+
+/** Every node of the diagram `svg` lies inside the drawing (the diagram is fitted). */
+async function assertFitted(page, svg, label) {
+  const out = await page.locator(svg).evaluate((el) => {
+    const frame = el.getBoundingClientRect();
+    const nodes = [...el.querySelectorAll('.node')];
+    const outside = nodes
+      .map((n) => ({ n: n.dataset.class, r: n.getBoundingClientRect() }))
+      .filter(({ r }) => r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || r.top < frame.top - 0.5 || r.bottom > frame.bottom + 0.5)
+      .map(({ n }) => n);
+    return { count: nodes.length, outside };
+  });
+  assert.ok(out.count > 0, `${label}: the diagram has nodes`);
+  assert.deepEqual(out.outside, [], `${label}: classes drawn outside the diagram`);
+}
+
+async function setTheme(page, theme) {
+  if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== theme) await page.click('#theme');
+  await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
+}
+
+async function flowDone(page) {
+  await page.waitForFunction(
+    () => {
+      const p = document.querySelector('#flow-panel');
+      return p?.dataset.state === 'done' && p.dataset.revision === document.querySelector('main')?.dataset.revision;
+    },
+    null,
+    { timeout: 60000 },
+  );
+}
+
+for (const [width, height] of SIZES) {
+  for (const theme of THEMES) {
+    const tag = `${width}x${height}-${theme}`;
+
+    test(`editor at ${tag}: grid, layer control and fitted diagram (or the Flow maps) at a glance; messages cover nothing`, async () => {
+      const page = await openFresh(context, server.base);
+      await page.setViewportSize({ width, height });
+      await setTheme(page, theme);
+      const glance = ['#grid', 'section.layers', '#layer'];
+      for (const s of [...glance, '#hasse']) await assertVisible(page, s, `default mask ${tag}`);
+      await assertFitted(page, '#hasse', `default mask ${tag}`);
+      await shot(page, `layout-editor-${tag}`);
+      // A preset load leaves a message; the diagram of block-two-stream is fitted too.
+      await loadPreset(page, 'block-two-stream', 8);
+      for (const s of [...glance, '#hasse', '#message']) await assertVisible(page, s, `block-two-stream ${tag}`);
+      await assertFitted(page, '#hasse', `block-two-stream ${tag}`);
+      await assertMessageClear(page, [...glance, '#hasse'], `block-two-stream ${tag}`);
+      await shot(page, `layout-editor-b2s-${tag}`);
+      // The Flow maps beside the grid, a message shown with them.
+      await page.click('#side-flow');
+      await flowDone(page);
+      await loadPreset(page, 'sliding-window', 12, { w: 3 });
+      await flowDone(page);
+      for (const s of [...glance, '#flow-heat', '#flow-reach', '#message']) await assertVisible(page, s, `flow ${tag}`);
+      await assertMessageClear(page, [...glance, '.flow-maps'], `flow ${tag}`);
+      await shot(page, `layout-flow-${tag}`);
+      await page.close();
+    });
+
+    test(`designer and models at ${tag}: the main pictures in view, the message beside them`, async () => {
+      const page = await openFresh(context, server.base);
+      await page.setViewportSize({ width, height });
+      await setTheme(page, theme);
+      await page.click('#tab-designer');
+      await page.click('#derive');
+      await page.waitForSelector('#merged-hasse .node');
+      await page.waitForSelector('#message');
+      for (const s of ['#family', '#derive', '#design-report', '#merged-hasse', '#message']) await assertVisible(page, s, `designer ${tag}`);
+      await assertMessageClear(page, ['#design-report', '#merged-hasse', '#derive'], `designer ${tag}`);
+      await shot(page, `layout-designer-${tag}`);
+      await page.click('#tab-models');
+      await page.waitForFunction(() => document.querySelector('#models-view')?.dataset.state === 'done' && document.querySelector('#model-verdict'), null, {
+        timeout: 120000,
+      });
+      for (const s of ['#model-gallery', '#model-verdict', '#model-heat', '#model-layer', '#model-plot']) await assertVisible(page, s, `models ${tag}`);
+      await shot(page, `layout-models-${tag}`);
+      await page.close();
+    });
+  }
+}
+
+test('the diagram keeps the user\'s zoom across changes; "all" fits it again', async () => {
+  const page = await openFresh(context, server.base);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const viewBox = () => page.locator('#hasse').getAttribute('viewBox');
+  await page.click('.order-wrap button[aria-label="Zoom in"]');
+  await page.click('.order-wrap button[aria-label="Zoom in"]');
+  const zoomed = await viewBox();
+  await loadPreset(page, 'block-two-stream', 8);
+  await page.waitForFunction(() => document.querySelectorAll('#hasse .node').length === 8);
+  assert.equal(await viewBox(), zoomed, 'a change keeps the zoomed view');
+  await page.click('.order-wrap button[aria-label="Show all of the diagram"]');
+  await page.waitForFunction((z) => document.querySelector('#hasse').getAttribute('viewBox') !== z, zoomed);
+  await assertFitted(page, '#hasse', 'after "all"');
+  // Fitted again, so the next change is fitted too.
+  await loadPreset(page, 'causal', 20);
+  await page.waitForFunction(() => document.querySelectorAll('#hasse .node').length === 20);
+  await assertFitted(page, '#hasse', 'causal n=20 after "all"');
+  await page.close();
+});
