@@ -3,26 +3,15 @@
 // the Flow maps, Designer after a derivation, Models after a run) in the light and dark themes.
 // axe's source is evaluated through the DevTools protocol (page.evaluate), which the page's CSP
 // does not govern, so the CSP stays as shipped. A failure prints every violation and its nodes.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { launch, loadPreset, openFresh, shot, startServer } from './support.mjs';
+import { loadPreset, openFresh, servedApp, shot } from './support.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-let server;
-let context;
-
-before(async () => {
-  server = await startServer();
-  context = await launch();
-});
-
-after(async () => {
-  if (context) await context.closeAll();
-  if (server) server.stop();
-});
+const app = servedApp();
 
 /** Runs every axe rule on the page; returns the violations in a printable form. */
 async function violations(page) {
@@ -53,7 +42,7 @@ async function setTheme(page, theme) {
 
 for (const theme of ['light', 'dark']) {
   test(`axe-core: no violations on the Editor, Flow, Designer and Models views (${theme} theme)`, async () => {
-    const page = await openFresh(context, server.base);
+    const page = await openFresh(app.context, app.server.base);
     const found = [];
     await page.setViewportSize({ width: 1440, height: 900 });
     await setTheme(page, theme);

@@ -3,24 +3,13 @@
 // static/boot.js reads, no inline script), and the page loads from those files: the wasm URL the
 // browser fetches contains the hash, it is fetched once (the preload is used), and the console
 // stays clean.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DIST, launch, startServer } from './support.mjs';
+import { DIST, servedApp } from './support.mjs';
 
-let server;
-let context;
-
-before(async () => {
-  server = await startServer();
-  context = await launch();
-});
-
-after(async () => {
-  if (context) await context.closeAll();
-  if (server) server.stop();
-});
+const app = servedApp();
 
 const HASHED_WASM = /^hasseflow-app-[0-9a-f]{16}_bg\.wasm$/;
 const HASHED_JS = /^hasseflow-app-[0-9a-f]{16}\.js$/;
@@ -41,7 +30,7 @@ test('dist/ names the wasm, the JS glue and the stylesheet by content hash, and 
 });
 
 test('the page loads its hashed wasm once, through boot.js, with a clean console', async () => {
-  const page = await context.newPage();
+  const page = await app.context.newPage();
   const requests = [];
   const messages = [];
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
@@ -49,7 +38,7 @@ test('the page loads its hashed wasm once, through boot.js, with a clean console
     if (m.type() === 'error' || m.type() === 'warning') messages.push(`${m.type()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => messages.push(`pageerror: ${e}`));
-  await page.goto(server.base);
+  await page.goto(app.server.base);
   await page.waitForSelector('#hasse .node');
   const wasm = requests.filter((p) => p.endsWith('.wasm'));
   assert.equal(wasm.length, 1, `wasm requests: ${wasm.join(', ')}`);

@@ -2,25 +2,14 @@
 // through the app's ordinary actions (a preset, a derivation, the Flow view); closing it is
 // remembered across reloads, and the header's Tour button brings it back. Screenshots:
 // target/e2e-artifacts/intro-*.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFresh, shot, startServer, stat, waitStat } from './support.mjs';
+import { openFresh, servedApp, shot, stat, waitStat } from './support.mjs';
 
-let server;
-let context;
-
-before(async () => {
-  server = await startServer();
-  context = await launch();
-});
-
-after(async () => {
-  if (context) await context.closeAll();
-  if (server) server.stop();
-});
+const app = servedApp();
 
 test('first visit: the introduction is shown beside the grid and its tour loads each example', async () => {
-  const page = await openFresh(context, server.base);
+  const page = await openFresh(app.context, app.server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.waitForSelector('#intro');
   const box = await page.locator('#intro').boundingBox();
@@ -70,7 +59,7 @@ test('first visit: the introduction is shown beside the grid and its tour loads 
 });
 
 test('closing the introduction is remembered; Tour opens it again', async () => {
-  const page = await openFresh(context, server.base);
+  const page = await openFresh(app.context, app.server.base);
   await page.waitForSelector('#intro');
   assert.equal(await page.locator('#intro-open').count(), 0);
   await page.click('#intro-close');

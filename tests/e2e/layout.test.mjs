@@ -4,22 +4,11 @@
 // zoomed; a message takes its reserved line and never covers content. The Designer and Models
 // views are checked the same way. Assertions are on bounding boxes; screenshots go to
 // target/e2e-artifacts/layout-*.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, loadPreset, openFresh, shot, startServer } from './support.mjs';
+import { loadPreset, openFresh, servedApp, shot } from './support.mjs';
 
-let server;
-let context;
-
-before(async () => {
-  server = await startServer();
-  context = await launch();
-});
-
-after(async () => {
-  if (context) await context.closeAll();
-  if (server) server.stop();
-});
+const app = servedApp();
 
 const SIZES = [
   [1440, 900],
@@ -93,7 +82,7 @@ for (const [width, height] of SIZES) {
     const tag = `${width}x${height}-${theme}`;
 
     test(`editor at ${tag}: grid, layer control and fitted diagram (or the Flow maps) at a glance; messages cover nothing`, async () => {
-      const page = await openFresh(context, server.base);
+      const page = await openFresh(app.context, app.server.base);
       await page.setViewportSize({ width, height });
       await setTheme(page, theme);
       const glance = ['#grid', 'section.layers', '#layer'];
@@ -118,7 +107,7 @@ for (const [width, height] of SIZES) {
     });
 
     test(`designer and models at ${tag}: the main pictures in view, the message beside them`, async () => {
-      const page = await openFresh(context, server.base);
+      const page = await openFresh(app.context, app.server.base);
       await page.setViewportSize({ width, height });
       await setTheme(page, theme);
       await page.click('#tab-designer');
@@ -140,7 +129,7 @@ for (const [width, height] of SIZES) {
 }
 
 test('the diagram keeps the user\'s zoom across changes; "all" fits it again', async () => {
-  const page = await openFresh(context, server.base);
+  const page = await openFresh(app.context, app.server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
   const viewBox = () => page.locator('#hasse').getAttribute('viewBox');
   await page.click('.order-wrap button[aria-label="Zoom in"]');

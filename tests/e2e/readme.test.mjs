@@ -1,28 +1,17 @@
 // Regenerates the README's screenshots (docs/screenshots/*.png) from the built app at 1440x900, so
 // they show what the app shows today: the editor, the designer, the Flow view and the Models view.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, launch, loadPreset, openFresh, startServer } from './support.mjs';
+import { ROOT, loadPreset, openFresh, servedApp } from './support.mjs';
 
 const OUT = path.join(ROOT, 'docs', 'screenshots');
-let server;
-let context;
-
-before(async () => {
-  mkdirSync(OUT, { recursive: true });
-  server = await startServer();
-  context = await launch();
-});
-
-after(async () => {
-  if (context) await context.closeAll();
-  if (server) server.stop();
-});
+mkdirSync(OUT, { recursive: true });
+const app = servedApp();
 
 async function open() {
-  const page = await openFresh(context, server.base);
+  const page = await openFresh(app.context, app.server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
   return page;
 }

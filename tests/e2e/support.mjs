@@ -1,6 +1,7 @@
 // What every end-to-end test file shares: paths, the static server for dist/, a headless
 // Chromium with the project's flags, a fresh page, and the UI helpers (stats, cells, presets).
 // Every wait is on a DOM condition; nothing sleeps.
+import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -31,7 +32,8 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-async function freePort() {
+/** A free TCP port on 127.0.0.1. */
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -161,4 +163,21 @@ export async function paintCausal(page, n) {
 
 export async function shot(page, name, options = {}) {
   await page.screenshot({ path: path.join(ART, `${name}.png`), ...options });
+}
+
+/**
+ * Registers the usual hooks of a test file: before its tests, serve dist/ and launch one
+ * Chromium; after them, close both. Returns an object whose `server` and `context` are set by then.
+ */
+export function servedApp(extraArgs = []) {
+  const app = {};
+  before(async () => {
+    app.server = await startServer();
+    app.context = await launch(extraArgs);
+  });
+  after(async () => {
+    if (app.context) await app.context.closeAll();
+    if (app.server) app.server.stop();
+  });
+  return app;
 }
