@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadPreset, openFresh, servedApp, shot } from './support.mjs';
+import { flowDone, loadPreset, openFresh, servedApp, shot } from './support.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -53,7 +53,7 @@ for (const theme of ['light', 'dark']) {
     await page.waitForSelector('#hasse .edge.full');
     await check(page, `editor, block-two-stream, full order, message (${theme})`, found);
     await page.click('#side-flow');
-    await page.waitForFunction(() => document.querySelector('#flow-panel')?.dataset.state === 'done', null, { timeout: 60000 });
+    await flowDone(page);
     await check(page, `flow (${theme})`, found);
     await page.click('#tab-designer');
     await check(page, `designer before a derivation (${theme})`, found);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ART, CLI, FIX, cellCentre, launch, loadPreset, openFresh, shot, startServer, waitStat } from './support.mjs';
+import { ART, cellCentre, CLI, FIX, flowDone, launch, loadPreset, openFresh, shot, startServer, waitStat } from './support.mjs';
 
 let server;
 let withGpu;
@@ -30,21 +30,9 @@ after(async () => {
 /** Opens the Flow view and waits for the run of the current mask to finish. */
 async function openFlow(page) {
   await page.click('#side-flow');
-  await finished(page);
+  await flowDone(page);
 }
 
-/** Waits until the Flow panel shows a finished run of the current revision. */
-async function finished(page, timeout = 60000) {
-  await page.waitForFunction(
-    () => {
-      const p = document.querySelector('#flow-panel');
-      const rev = document.querySelector('main')?.dataset.revision;
-      return p?.dataset.state === 'done' && p.dataset.revision === rev;
-    },
-    null,
-    { timeout },
-  );
-}
 
 async function setFlowField(page, id, value) {
   const el = page.locator(id);
@@ -117,7 +105,7 @@ test('with WebGPU: the kernels run in the browser and the influence support equa
   assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'cpu');
   assert.match(await page.locator('#flow-fallback').innerText(), /only WebGPU adapter is software/);
   await setFlowField(page, '#flow-backend-choice', 'webgpu');
-  await finished(page);
+  await flowDone(page);
   const badge = page.locator('#flow-backend');
   assert.equal(await badge.getAttribute('data-kind'), 'gpu');
   assert.match(await badge.innerText(), /^WebGPU · .*software/);
@@ -156,7 +144,7 @@ test('a visible-influence threshold marks the faint paths as disagreements witho
   await page.click('#side-flow');
   await setFlowField(page, '#flow-backend-choice', 'webgpu');
   await setFlowField(page, '#flow-layers', 8);
-  await finished(page);
+  await flowDone(page);
   assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'gpu');
   await setLayer(page, 8);
   assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 8 });
@@ -236,7 +224,7 @@ test('without WebGPU: the CPU fallback runs and is named; asking for WebGPU fail
   await page.click('#flow-retry');
   await page.waitForSelector('#flow-panel[data-state="failed"]');
   await setFlowField(page, '#flow-backend-choice', 'cpu');
-  await finished(page);
+  await flowDone(page);
   assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'cpu');
   assert.equal(await page.locator('#flow-fallback').count(), 0, 'CPU chosen: no fallback note');
   measurements['cpu (wasm) n=64 d32 h4 L4'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
@@ -267,7 +255,7 @@ test('painting goes on while a CPU run is in flight, and only the latest mask is
   measurements['n=256 stroke while the CPU run is in flight: click to analysis shown'] = Math.round(latency);
   assert.equal(await page.locator('#flow-panel').getAttribute('data-state'), 'running', 'the stroke did not wait for the run');
   await waitStat(page, 'entries', Number(entries) + 1);
-  await finished(page, 120000);
+  await flowDone(page, 120000);
   measurements['cpu (wasm) n=256 d32 h4 L4, causal plus cell (0, 255)'] = Number(await page.locator('#flow-time').getAttribute('data-ms'));
   // The shown run is the painted mask's: (0, 255) is now in R(1).
   const box = await mapBox(page, '#flow-reach');
@@ -292,7 +280,7 @@ test('in-browser flow time: WebGPU (SwiftShader) against the CPU path, same page
       ['cpu', 'cpu'],
     ]) {
       await setFlowField(page, '#flow-backend-choice', choice);
-      await finished(page, 120000);
+      await flowDone(page, 120000);
       assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), kind);
       await setLayer(page, 4);
       assert.deepEqual(await agreement(page), { agreement: 1, disagree: 0, layer: 4 });
@@ -320,7 +308,7 @@ test("a file's layer stack runs in the Flow view, R(L) as hasseflow flow compute
   await waitStat(page, 'n', 8);
   await page.click('#side-flow');
   assert.equal(await page.locator('#flow-use-stack').isChecked(), true);
-  await finished(page);
+  await flowDone(page);
   const cli = JSON.parse(
     execFileSync(CLI, ['flow', file, '--backend', 'cpu', '--json', '--layers', '4', '--d-model', '32', '--heads', '4', '--seed', '0'], {
       encoding: 'utf8',
@@ -336,7 +324,7 @@ test("a file's layer stack runs in the Flow view, R(L) as hasseflow flow compute
   await shot(page, 'flow-stack', { fullPage: true });
   // The grid's mask in every layer instead: the causal mask reaches everything below the diagonal at once.
   await page.locator('#flow-use-stack').setChecked(false);
-  await finished(page);
+  await flowDone(page);
   await setLayer(page, 1);
   assert.equal((await mapCells(page, '#flow-reach', 8)).reach, 36);
   // The stack is kept in exports.

@@ -4,7 +4,7 @@
 // target/e2e-artifacts/intro-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openFresh, servedApp, shot, stat, waitStat } from './support.mjs';
+import { flowDone, openFresh, servedApp, shot, stat, waitStat } from './support.mjs';
 
 const app = servedApp();
 
@@ -41,14 +41,7 @@ test('first visit: the introduction is shown beside the grid and its tour loads 
 
   // The flow agrees with R(L).
   await page.click('#tour-flow');
-  await page.waitForFunction(
-    () => {
-      const p = document.querySelector('#flow-panel');
-      return p?.dataset.state === 'done' && p.dataset.revision === document.querySelector('main')?.dataset.revision;
-    },
-    null,
-    { timeout: 60000 },
-  );
+  await flowDone(page);
   await waitStat(page, 'n', 16);
   const agreement = await page.locator('#flow-agreement').evaluate((e) => ({ ...e.dataset }));
   assert.equal(agreement.layer, '2');

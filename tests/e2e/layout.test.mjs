@@ -6,7 +6,7 @@
 // target/e2e-artifacts/layout-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadPreset, openFresh, servedApp, shot } from './support.mjs';
+import { flowDone, loadPreset, openFresh, servedApp, shot } from './support.mjs';
 
 const app = servedApp();
 
@@ -64,17 +64,6 @@ async function assertFitted(page, svg, label) {
 async function setTheme(page, theme) {
   if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== theme) await page.click('#theme');
   await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
-}
-
-async function flowDone(page) {
-  await page.waitForFunction(
-    () => {
-      const p = document.querySelector('#flow-panel');
-      return p?.dataset.state === 'done' && p.dataset.revision === document.querySelector('main')?.dataset.revision;
-    },
-    null,
-    { timeout: 60000 },
-  );
 }
 
 for (const [width, height] of SIZES) {

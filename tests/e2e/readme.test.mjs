@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, loadPreset, openFresh, servedApp } from './support.mjs';
+import { flowDone, loadPreset, openFresh, ROOT, servedApp } from './support.mjs';
 
 const OUT = path.join(ROOT, 'docs', 'screenshots');
 mkdirSync(OUT, { recursive: true });
@@ -49,10 +49,7 @@ test('README screenshot: the Flow view on a sliding window', async () => {
   const page = await open();
   await loadPreset(page, 'sliding-window', 16, { w: 3 });
   await page.click('#side-flow');
-  await page.waitForFunction(() => {
-    const p = document.querySelector('#flow-panel');
-    return p?.dataset.state === 'done' && p.dataset.revision === document.querySelector('main')?.dataset.revision;
-  }, null, { timeout: 60000 });
+  await flowDone(page);
   await save(page, 'flow');
   await page.close();
 });

@@ -181,3 +181,15 @@ export function servedApp(extraArgs = []) {
   });
   return app;
 }
+
+/** Waits until the Flow panel shows a finished run of the current revision. */
+export async function flowDone(page, timeout = 60000) {
+  await page.waitForFunction(
+    () => {
+      const p = document.querySelector('#flow-panel');
+      return p?.dataset.state === 'done' && p.dataset.revision === document.querySelector('main')?.dataset.revision;
+    },
+    null,
+    { timeout },
+  );
+}

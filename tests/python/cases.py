@@ -20,8 +20,8 @@ def cli(args, stdin=b"", expect_ok=True):
     return p
 
 
-def rows_of(mask_bytes, extra=()):
-    text = cli(["convert", "-", "--to", "text", *extra], mask_bytes).stdout.decode()
+def rows_of(mask_bytes):
+    text = cli(["convert", "-", "--to", "text"], mask_bytes).stdout.decode()
     return np.array([[c == "1" for c in line] for line in text.split("\n") if line], dtype=bool)
 
 

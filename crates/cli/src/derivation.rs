@@ -158,7 +158,7 @@ fn build_family(a: &DeriveArgs) -> Result<Family> {
             causal_encoder: a.causal_encoder,
         })?,
         path => {
-            let bytes = read_limited(path)?;
+            let bytes = read_limited(path, format::MAX_INPUT_BYTES)?;
             let name = if path == "-" { "<stdin>" } else { path };
             derive::parse_family(&bytes).with_context(|| format!("{name}: invalid family"))?
         }

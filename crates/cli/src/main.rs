@@ -318,7 +318,7 @@ fn write_output(path: Option<&PathBuf>, bytes: &[u8]) -> Result<()> {
 /// Reads a mask input (any format `core::interop::import_mask` tells apart) from a path or `-`,
 /// refusing oversized input before reading it all.
 fn read_mask(input: &Input) -> Result<MaskFile> {
-    let bytes = read_limited(&input.file)?;
+    let bytes = read_limited(&input.file, MAX_INPUT_BYTES)?;
     let name = if input.file == "-" { "<stdin>" } else { &input.file };
     let size = input.n.map_or(interop::SizeHint::None, interop::SizeHint::Given);
     match interop::import_mask(&bytes, size) {
@@ -331,10 +331,10 @@ fn read_mask(input: &Input) -> Result<MaskFile> {
     }
 }
 
-/// Reads a path or `-`, at most one byte over the input limit (the parser reports the size).
-fn read_limited(path: &str) -> Result<Vec<u8>> {
+/// Reads a path or `-`, at most one byte over `max` (the parser reports the size).
+fn read_limited(path: &str, max: usize) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    let limit = MAX_INPUT_BYTES as u64 + 1;
+    let limit = max as u64 + 1;
     if path == "-" {
         std::io::stdin().lock().take(limit).read_to_end(&mut bytes).context("cannot read standard input")?;
     } else {

@@ -2,8 +2,7 @@
 //! `hasseflow_core::model`, adds the packed documents, runs the structured reach engine
 //! ([`ModelRun`]) and prints its report: the core's JSON object, or a table a person reads.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -11,7 +10,7 @@ use hasseflow_core::model::{self, GalleryEntry, MAX_CONFIG_BYTES, ModelRun};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use serde_json::{Value, json};
 
-use crate::print_out;
+use crate::{print_out, read_limited};
 
 #[derive(clap::Args)]
 pub(crate) struct ModelArgs {
@@ -26,7 +25,7 @@ pub(crate) struct ModelArgs {
     /// Packed documents from a segment-id file (a JSON array or whitespace-separated ids, one
     /// per position; consecutive equal ids form one document).
     #[arg(long)]
-    segments: Option<PathBuf>,
+    segments: Option<String>,
     /// A query position to report on (0-based; repeatable).
     #[arg(long = "row", value_name = "Q")]
     rows: Vec<u64>,
@@ -120,7 +119,8 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     let docs = match (&a.docs, &a.segments) {
         (Some(d), _) => model::parse_doc_lengths(d, n)?,
         (None, Some(path)) => {
-            let text = read_limited(path, model::packing::MAX_SEGMENT_BYTES)?;
+            let bytes = read_limited(path, model::packing::MAX_SEGMENT_BYTES)?;
+            let text = String::from_utf8(bytes).with_context(|| format!("{path}: not UTF-8"))?;
             model::parse_segment_ids(&text, n)?
         }
         (None, None) => Vec::new(),
@@ -150,26 +150,15 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
 fn load(source: &str) -> Result<(ModelSpec, String)> {
     let path = Path::new(source);
     if path.is_file() {
-        let text = read_limited(path, MAX_CONFIG_BYTES)?;
+        let bytes = read_limited(source, MAX_CONFIG_BYTES)?;
         let name = path.file_name().map_or_else(|| source.to_string(), |n| n.to_string_lossy().into_owned());
-        let spec = model::parse_config(&text, &name)?;
+        let spec = model::parse_config_bytes(&bytes, &name)?;
         return Ok((spec, source.to_string()));
     }
     match model::gallery().iter().find(|e| e.name == source) {
         Some(entry) => Ok((model::load_gallery(entry.name)?, entry.source.to_string())),
         None => bail!("{source}: no such file or gallery model (hasseflow model --list)"),
     }
-}
-
-/// Reads at most `max` bytes (one more is read to tell an over-long file).
-fn read_limited(path: &Path, max: usize) -> Result<String> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(max as u64 + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() > max {
-        bail!("{}: larger than the {max} bytes allowed", path.display());
-    }
-    String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", path.display()))
 }
 
 fn list(as_json: bool) -> Result<()> {
