@@ -467,7 +467,7 @@ fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Resul
                     },
                     lo,
                     hi,
-                    *mono,
+                    false, // non-decreasing rows took step_rule_mono above
                     spare,
                 )
             }
