@@ -129,12 +129,14 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         bail!("--row: {q} is outside the context (0..{n})");
     }
     let overlays = Overlays { docs, ..Overlays::default() };
-    // The reach engine reports no per-layer progress (ReachStack::run has no hook): a spinner.
-    let spinner = crate::progress::spinner(crate::progress::wanted(a.json), "reach over the layers");
+    // A bar over the layers (the engine's ReachJob steps one layer at a time); hidden in pipes
+    // and with --json.
+    let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layers.len() as u64, "reach over the layers");
     let start = Instant::now();
-    let run = ModelRun::compute(source, spec, n, overlays, &a.rows);
+    let run =
+        ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, |done, _| bar.set_position(done as u64));
     let reach_ms = start.elapsed().as_secs_f64() * 1e3;
-    spinner.finish_and_clear();
+    bar.finish_and_clear();
     let run = run?;
     if a.json {
         let mut v = run.to_json();

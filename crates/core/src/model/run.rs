@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::pattern::{ModelSpec, Overlays};
-use crate::reach::{ReachError, ReachOptions, ReachReport, ReachStack};
+use crate::reach::{ReachError, ReachJob, ReachOptions, ReachReport, ReachStack};
 
 /// A model run: what was asked and what the engine found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,8 +46,33 @@ impl ModelRun {
         overlays: Overlays,
         queries: &[u64],
     ) -> Result<ModelRun, ReachError> {
+        ModelRun::compute_with_progress(source, spec, n, overlays, queries, |_, _| {})
+    }
+
+    /// [`ModelRun::compute`], calling `progress(layers_done, depth)` before the first layer and
+    /// after each one (the CLI's progress bar). The same [`ReachJob`] the app drives in slices.
+    ///
+    /// # Errors
+    /// As [`ModelRun::compute`].
+    pub fn compute_with_progress(
+        source: String,
+        spec: ModelSpec,
+        n: u64,
+        overlays: Overlays,
+        queries: &[u64],
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<ModelRun, ReachError> {
         let stack = ReachStack::from_model(&spec, n, &overlays)?;
-        let report = stack.run(&ReachOptions { queries: queries.to_vec(), ..ReachOptions::default() })?;
+        let mut job = ReachJob::new(&stack, ReachOptions { queries: queries.to_vec(), ..ReachOptions::default() })?;
+        let mut reported = usize::MAX;
+        while !job.is_done() {
+            if job.layers_done() != reported {
+                reported = job.layers_done();
+                progress(reported, job.depth());
+            }
+            job.step()?;
+        }
+        let report = job.finish()?;
         Ok(ModelRun { source, spec, n, overlays, report })
     }
 
@@ -109,5 +134,30 @@ impl ModelRun {
             "rows": rows,
             "limit": r.limit,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::load_gallery;
+
+    /// The progress callback sees every layer count from 0 to the depth, in order, and the run it
+    /// reports on equals the one without a callback.
+    #[test]
+    fn progress_reports_each_layer_once() {
+        let spec = load_gallery("gemma-3-27b-it").unwrap_or_else(|e| panic!("{e}"));
+        let depth = spec.layers.len();
+        let mut seen = Vec::new();
+        let with =
+            ModelRun::compute_with_progress("g".into(), spec.clone(), 4096, Overlays::default(), &[4095], |done, d| {
+                assert_eq!(d, depth);
+                seen.push(done);
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seen, (0..=depth).collect::<Vec<_>>());
+        let without =
+            ModelRun::compute("g".into(), spec, 4096, Overlays::default(), &[4095]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(with, without);
     }
 }
