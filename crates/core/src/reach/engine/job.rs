@@ -1,0 +1,229 @@
+//! [`ReachJob`]: a run in steps (limit, one layer per step, structure).
+
+use super::limit::*;
+use super::stats::*;
+use super::*;
+
+/// Where a [`ReachJob`] stands.
+pub(super) enum Phase {
+    /// The limit is not computed yet.
+    Limit,
+    /// Layers `1..=done` are computed.
+    Layers,
+    /// Every layer is computed; the limit's structure is next.
+    Structure,
+    /// The report is assembled.
+    Done(Box<ReachReport>),
+    /// A step failed; every later step and [`ReachJob::finish`] return its error.
+    Failed(ReachError),
+    /// The report was taken.
+    Taken,
+}
+
+/// A run of a [`ReachStack`] in steps, so a caller can pause between them (the web app yields to
+/// the browser between steps): the limit first, then one layer per step, then the limit's
+/// structure. [`ReachStack::run`] drives the same job to the end, so both give the same report.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::pattern::{LayerKind, Overlays};
+/// use hasseflow_core::reach::{ReachJob, ReachOptions, ReachStack, RuleLayer, StructuredLayer};
+/// let layer = StructuredLayer::Rule(RuleLayer::new(LayerKind::Sliding { window: 4 }, true, Overlays::default()));
+/// let stack = ReachStack::new(64, vec![layer; 8], Vec::new()).unwrap();
+/// let mut job = ReachJob::new(&stack, ReachOptions::default()).unwrap();
+/// let mut steps = 0;
+/// while !job.step().unwrap() {
+///     steps += 1;
+/// }
+/// assert_eq!(job.layers_done(), 8);
+/// let report = job.finish().unwrap();
+/// assert_eq!(report, stack.run(&ReachOptions::default()).unwrap());
+/// assert!(steps >= 8);
+/// ```
+pub struct ReachJob<'a> {
+    stack: &'a ReachStack,
+    options: ReachOptions,
+    adjs: Vec<LayerAdj<'a>>,
+    phase: Phase,
+    limit: Rows,
+    limit_cells: u64,
+    lbs: Lookbacks,
+    spare: Option<(Vec<u32>, Vec<u32>)>,
+    prev: Rows,
+    cells: u64,
+    growth: Vec<u64>,
+    full_at: Option<usize>,
+    saturated: Option<Stats>,
+    layers: Vec<LayerReport>,
+    done: usize,
+    short: u64,
+}
+
+impl<'a> ReachJob<'a> {
+    /// A job that runs `stack` and reports the rows of `options.queries`.
+    ///
+    /// # Errors
+    /// [`ReachError::QueryOutOfRange`] for a query outside `0..n`.
+    pub fn new(stack: &'a ReachStack, options: ReachOptions) -> Result<ReachJob<'a>, ReachError> {
+        let n = stack.n;
+        for &q in &options.queries {
+            if q >= n as u64 {
+                return Err(ReachError::QueryOutOfRange { query: q, n: n as u64 });
+            }
+        }
+        let adjs = layer_adjs(stack);
+        Ok(ReachJob {
+            stack,
+            layers: Vec::with_capacity(adjs.len()),
+            adjs,
+            options,
+            phase: Phase::Limit,
+            limit: Rows::identity(0),
+            limit_cells: 0,
+            lbs: Lookbacks::new(n),
+            spare: None,
+            prev: Rows::identity(0),
+            cells: n as u64,
+            growth: vec![n as u64],
+            full_at: None,
+            saturated: None,
+            done: 0,
+            short: 0,
+        })
+    }
+
+    /// Number of layers `L`.
+    pub fn depth(&self) -> usize {
+        self.adjs.len()
+    }
+
+    /// Layers computed so far.
+    pub fn layers_done(&self) -> usize {
+        self.done
+    }
+
+    /// Whether the report is ready ([`ReachJob::finish`] then does no more work).
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+
+    /// Does one step: the limit, one layer, or the limit's structure. Returns whether the report
+    /// is ready.
+    ///
+    /// # Errors
+    /// [`ReachError::TooManyIntervals`] when the general path would hold too many intervals (the
+    /// job is then finished and [`ReachJob::finish`] returns the error too).
+    pub fn step(&mut self) -> Result<bool, ReachError> {
+        let r = self.advance();
+        if let Err(e) = &r {
+            self.phase = Phase::Failed(e.clone());
+        }
+        r
+    }
+
+    pub(super) fn advance(&mut self) -> Result<bool, ReachError> {
+        let n = self.stack.n;
+        match self.phase {
+            Phase::Limit => {
+                self.limit = close(union_adjacency(self.stack, &self.adjs))?;
+                self.limit_cells = self.limit.cells();
+                self.prev = Rows::identity(n);
+                if self.cells == self.limit_cells {
+                    self.full_at = Some(0);
+                } else {
+                    self.short = (0..n).filter(|&q| self.limit.row_cells(q) > 1).count() as u64;
+                }
+                self.phase = if self.adjs.is_empty() { Phase::Structure } else { Phase::Layers };
+            }
+            Phase::Layers => {
+                self.layer()?;
+                if self.layers.len() == self.adjs.len() {
+                    self.phase = Phase::Structure;
+                }
+            }
+            Phase::Structure => {
+                let structure = structure::analyse(&self.limit, self.options.max_hasse_nodes);
+                self.phase = Phase::Done(Box::new(ReachReport {
+                    n: n as u64,
+                    depth: self.adjs.len(),
+                    layers: std::mem::take(&mut self.layers),
+                    growth: std::mem::take(&mut self.growth),
+                    limit_cells: self.limit_cells,
+                    full_at: self.full_at,
+                    shortfall: Shortfall { cells: self.limit_cells - self.cells, queries: self.short },
+                    limit: structure,
+                }));
+                return Ok(true);
+            }
+            Phase::Failed(ref e) => return Err(e.clone()),
+            Phase::Done(_) | Phase::Taken => return Ok(true),
+        }
+        Ok(false)
+    }
+
+    /// Computes the next layer.
+    pub(super) fn layer(&mut self) -> Result<(), ReachError> {
+        let i = self.layers.len();
+        let (st, rows): (&Stats, &Rows) = if self.cells == self.limit_cells {
+            // R(l-1) = limit, so every later layer is the limit too.
+            if self.saturated.is_none() {
+                self.saturated = Some(stats(&self.limit, &self.limit, &self.stack.documents, &mut self.lbs));
+            }
+            (self.saturated.as_ref().unwrap_or_else(|| unreachable!()), &self.limit)
+        } else {
+            let next = step_reusing(self.adjs[i].adj(), &self.prev, self.spare.take().unwrap_or_default())?;
+            if let Rows::Single { lo, hi, .. } = std::mem::replace(&mut self.prev, next) {
+                self.spare = Some((lo, hi));
+            }
+            let st = stats(&self.prev, &self.limit, &self.stack.documents, &mut self.lbs);
+            self.saturated = Some(st);
+            (self.saturated.as_ref().unwrap_or_else(|| unreachable!()), &self.prev)
+        };
+        let cells = st.cells;
+        self.short = st.short;
+        self.growth.push(cells);
+        if self.full_at.is_none() && cells == self.limit_cells {
+            self.full_at = Some(i + 1);
+        }
+        let query_rows =
+            self.options.queries.iter().map(|&q| QueryRow { query: q, intervals: rows.row_u64(q as usize) }).collect();
+        self.layers.push(LayerReport {
+            layer: i + 1,
+            label: self.stack.layers[i].label(),
+            cells,
+            lookback: st.lookback,
+            leaks: st.leaking > 0,
+            leaking_queries: st.leaking,
+            queries_short: st.short,
+            query_rows,
+        });
+        self.cells = cells;
+        self.done += 1;
+        if cells != self.limit_cells {
+            self.saturated = None;
+        }
+        Ok(())
+    }
+
+    /// Runs the remaining steps and returns the report.
+    ///
+    /// # Errors
+    /// The error of a failed step ([`ReachError::TooManyIntervals`]).
+    pub fn finish(mut self) -> Result<ReachReport, ReachError> {
+        loop {
+            match std::mem::replace(&mut self.phase, Phase::Taken) {
+                Phase::Done(report) => return Ok(*report),
+                Phase::Failed(e) => return Err(e),
+                Phase::Taken => unreachable!("finish consumes the job"),
+                other => {
+                    self.phase = other;
+                    self.step()?;
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn run(stack: &ReachStack, options: &ReachOptions) -> Result<ReachReport, ReachError> {
+    ReachJob::new(stack, options.clone())?.finish()
+}

@@ -1,0 +1,495 @@
+//! The layer step `R(l)[q] = ⋃_{k ∈ Ā_l[q]} R(l-1)[k]`, the limit, and the run.
+//!
+//! Two paths, both exact:
+//! - **single**: every `R(l-1)[k]` is one interval `[lo_k, hi_k]` (it contains `k`) and every
+//!   `Ā_l[q]` is one interval `[a_q, b_q]` with non-decreasing ends. The union over a contiguous
+//!   range of keys is then the interval `[min lo, max hi]` over `a..=b`: read in `O(1)` when
+//!   `lo` and `hi` are non-decreasing (`lo[a]`, `hi[b]`), else with two monotone deques
+//!   (amortised `O(1)`, since the ranges slide forward).
+//! - **general**: a segment tree over `k` whose nodes hold the merged interval lists of their
+//!   ranges; a query range is `O(log n)` nodes, whose lists are merged.
+
+use std::collections::VecDeque;
+
+use super::rows::{IntervalRows, Span, merge_into, normalise};
+use super::structure;
+use super::{
+    LayerReport, Lookback, MAX_SPANS, QueryRow, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer,
+    Shortfall, StructuredLayer, doc_ranges,
+};
+use crate::bits::BitMatrix;
+use crate::pattern::LayerKind;
+
+/// A rule layer, checked and with its overlays precomputed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RuleCtx {
+    n: usize,
+    kind: LayerKind,
+    causal: bool,
+    docs: Vec<(u32, u32)>,
+    sinks: u32,
+    prefix: u32,
+    globals: Vec<u32>,
+}
+
+impl RuleCtx {
+    pub(crate) fn new(n: usize, layer: usize, rule: &RuleLayer) -> Result<RuleCtx, ReachError> {
+        match rule.kind {
+            LayerKind::Sliding { window: 0 } => return Err(ReachError::BadParameter { layer, what: "window" }),
+            LayerKind::Chunked { size: 0 } => return Err(ReachError::BadParameter { layer, what: "chunk size" }),
+            _ => {}
+        }
+        let o = &rule.overlays;
+        let out = |what, value| ReachError::OverlayOutOfRange { layer, what, value, n: n as u64 };
+        if o.sinks > n as u64 {
+            return Err(out("sinks", o.sinks));
+        }
+        if o.prefix > n as u64 {
+            return Err(out("prefix", o.prefix));
+        }
+        let mut globals = Vec::with_capacity(o.globals.len());
+        for &g in &o.globals {
+            if g >= n as u64 {
+                return Err(out("global token", g));
+            }
+            globals.push(g as u32);
+        }
+        globals.sort_unstable();
+        globals.dedup();
+        let causal = rule.causal || rule.kind == LayerKind::Linear;
+        // A recurrent layer's state is not reset at document boundaries (Transformers'
+        // `create_recurrent_attention_mask` carries only padding), so it ignores `docs`.
+        let docs = doc_ranges(n, &o.docs)?;
+        let docs = if rule.kind == LayerKind::Linear { doc_ranges(n, &[])? } else { docs };
+        Ok(RuleCtx { n, kind: rule.kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
+    }
+
+    /// No overlay adds an interval: every row is the base interval (which contains `q`).
+    fn simple(&self) -> bool {
+        self.sinks == 0 && self.prefix == 0 && self.globals.is_empty()
+    }
+
+    /// The kind's interval within document `[ds, de]`; always contains `q`.
+    #[inline]
+    fn base(&self, q: u32, ds: u32, de: u32) -> (u32, u32) {
+        let hi_causal = |hi: u32| if self.causal { q } else { hi };
+        match self.kind {
+            LayerKind::Full | LayerKind::Linear => (ds, hi_causal(de)),
+            LayerKind::Sliding { window } => {
+                let w = window.min(u32::MAX as u64) as u32;
+                let lo = q.saturating_sub(w - 1).max(ds);
+                (lo, hi_causal((q as u64 + w as u64 - 1).min(de as u64) as u32))
+            }
+            LayerKind::Chunked { size } => {
+                // Chunks count from the document's start (positions restart per document).
+                let c = size.min(u32::MAX as u64);
+                let cs = ds as u64 + ((q - ds) as u64 / c) * c;
+                let ce = (cs + c - 1).min(de as u64) as u32;
+                ((cs as u32).max(ds), hi_causal(ce))
+            }
+        }
+    }
+
+    fn doc_of(&self, q: u32) -> (u32, u32) {
+        let i = self.docs.partition_point(|d| d.1 < q);
+        self.docs[i]
+    }
+
+    /// Row `q` of `Ā` (with the overlays and the diagonal), normalised, into `out`.
+    fn row(&self, q: u32, out: &mut Vec<Span>) {
+        out.clear();
+        if self.globals.binary_search(&q).is_ok() {
+            out.push([0, self.n as u32 - 1]);
+            return;
+        }
+        let (ds, de) = self.doc_of(q);
+        let (lo, hi) = self.base(q, ds, de);
+        out.push([lo, hi]);
+        // Sinks and prefix count from the document's start, like everything else per document.
+        if self.sinks > 0 {
+            let top = (ds as u64 + self.sinks as u64 - 1).min(de as u64) as u32;
+            let top = if self.causal { top.min(q) } else { top };
+            out.push([ds, top]);
+        }
+        if ((q - ds) as u64) < self.prefix as u64 {
+            out.push([ds, (ds as u64 + self.prefix as u64 - 1).min(de as u64) as u32]);
+        }
+        for &g in &self.globals {
+            out.push([g, g]);
+        }
+        normalise(out);
+    }
+
+    pub(crate) fn to_rows(&self) -> IntervalRows {
+        let mut offsets = Vec::with_capacity(self.n + 1);
+        offsets.push(0);
+        let mut spans = Vec::new();
+        let mut row = Vec::new();
+        for q in 0..self.n {
+            self.row(q as u32, &mut row);
+            spans.extend_from_slice(&row);
+            offsets.push(spans.len());
+        }
+        IntervalRows::from_parts(self.n, offsets, spans)
+    }
+}
+
+/// Reach rows: one interval per row (with a flag for non-decreasing ends), or general.
+#[derive(Clone, Debug)]
+pub(crate) enum Rows {
+    Single { lo: Vec<u32>, hi: Vec<u32>, mono: bool },
+    Multi(IntervalRows),
+}
+
+fn is_mono(lo: &[u32], hi: &[u32]) -> bool {
+    lo.windows(2).all(|w| w[0] <= w[1]) && hi.windows(2).all(|w| w[0] <= w[1])
+}
+
+impl Rows {
+    fn identity(n: usize) -> Rows {
+        let lo: Vec<u32> = (0..n as u32).collect();
+        Rows::Single { hi: lo.clone(), lo, mono: true }
+    }
+
+    pub(crate) fn from_intervals(rows: IntervalRows) -> Rows {
+        let n = rows.n();
+        if rows.span_count() == n && (0..n).all(|q| rows.row(q).len() == 1) {
+            let lo: Vec<u32> = (0..n).map(|q| rows.row(q)[0][0]).collect();
+            let hi: Vec<u32> = (0..n).map(|q| rows.row(q)[0][1]).collect();
+            let mono = is_mono(&lo, &hi);
+            Rows::Single { lo, hi, mono }
+        } else {
+            Rows::Multi(rows)
+        }
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        match self {
+            Rows::Single { lo, .. } => lo.len(),
+            Rows::Multi(r) => r.n(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn row_into(&self, q: usize, out: &mut Vec<Span>) {
+        match self {
+            Rows::Single { lo, hi, .. } => out.push([lo[q], hi[q]]),
+            Rows::Multi(r) => out.extend_from_slice(r.row(q)),
+        }
+    }
+
+    #[inline]
+    fn min_max(&self, q: usize) -> (u32, u32) {
+        match self {
+            Rows::Single { lo, hi, .. } => (lo[q], hi[q]),
+            Rows::Multi(r) => {
+                let row = r.row(q);
+                (row[0][0], row[row.len() - 1][1])
+            }
+        }
+    }
+
+    #[inline]
+    fn row_cells(&self, q: usize) -> u64 {
+        match self {
+            Rows::Single { lo, hi, .. } => (hi[q] - lo[q]) as u64 + 1,
+            Rows::Multi(r) => r.row(q).iter().map(|s| (s[1] - s[0]) as u64 + 1).sum(),
+        }
+    }
+
+    pub(crate) fn cells(&self) -> u64 {
+        match self {
+            Rows::Single { lo, hi, .. } => lo.iter().zip(hi).map(|(&l, &h)| (h - l) as u64 + 1).sum(),
+            Rows::Multi(r) => r.cells(),
+        }
+    }
+
+    pub(crate) fn row_u64(&self, q: usize) -> Vec<[u64; 2]> {
+        let mut v = Vec::new();
+        self.row_into(q, &mut v);
+        v.iter().map(|s| [s[0] as u64, s[1] as u64]).collect()
+    }
+
+    pub(crate) fn to_interval_rows(&self) -> IntervalRows {
+        match self {
+            Rows::Multi(r) => r.clone(),
+            Rows::Single { lo, hi, .. } => {
+                let n = lo.len();
+                IntervalRows::from_parts(n, (0..=n).collect(), lo.iter().zip(hi).map(|(&l, &h)| [l, h]).collect())
+            }
+        }
+    }
+}
+
+/// A layer's adjacency as the step reads it.
+#[derive(Clone, Copy)]
+enum Adj<'a> {
+    Rule(&'a RuleCtx),
+    Rows(&'a Rows),
+}
+
+impl Adj<'_> {
+    fn row(&self, q: usize, out: &mut Vec<Span>) {
+        match self {
+            Adj::Rule(ctx) => ctx.row(q as u32, out),
+            Adj::Rows(rows) => {
+                out.clear();
+                rows.row_into(q, out);
+            }
+        }
+    }
+}
+
+/// The single-interval step; `None` when the query ranges are not monotone (then the general
+/// path runs).
+fn step_single(
+    n: usize,
+    mut query: impl FnMut(usize) -> (u32, u32),
+    lo: &[u32],
+    hi: &[u32],
+    mono: bool,
+    spare: (Vec<u32>, Vec<u32>),
+) -> Option<Rows> {
+    let (mut nlo, mut nhi) = spare;
+    nlo.clear();
+    nhi.clear();
+    nlo.reserve(n);
+    nhi.reserve(n);
+    let mut out_mono = true;
+    if mono {
+        nlo.resize(n, 0);
+        nhi.resize(n, 0);
+        let (lo, hi) = (&lo[..n], &hi[..n]);
+        for (q, (l, h)) in nlo.iter_mut().zip(nhi.iter_mut()).enumerate() {
+            let (a, b) = query(q);
+            *l = lo[a as usize];
+            *h = hi[b as usize];
+        }
+        // Non-decreasing rows read over non-decreasing ranges stay non-decreasing; check the
+        // ranges' monotonicity on the result instead of per row.
+        out_mono = is_mono(&nlo, &nhi);
+    } else {
+        let mut dmin: VecDeque<u32> = VecDeque::new();
+        let mut dmax: VecDeque<u32> = VecDeque::new();
+        let mut next = 0u32;
+        let (mut pa, mut pb) = (0u32, 0u32);
+        let (mut plo, mut phi) = (0u32, 0u32);
+        for q in 0..n {
+            let (a, b) = query(q);
+            if a < pa || b < pb {
+                return None;
+            }
+            pa = a;
+            pb = b;
+            while next <= b {
+                let k = next as usize;
+                while dmin.back().is_some_and(|&j| lo[j as usize] >= lo[k]) {
+                    dmin.pop_back();
+                }
+                dmin.push_back(next);
+                while dmax.back().is_some_and(|&j| hi[j as usize] <= hi[k]) {
+                    dmax.pop_back();
+                }
+                dmax.push_back(next);
+                next += 1;
+            }
+            while dmin.front().is_some_and(|&j| j < a) {
+                dmin.pop_front();
+            }
+            while dmax.front().is_some_and(|&j| j < a) {
+                dmax.pop_front();
+            }
+            let l = lo[*dmin.front()? as usize];
+            let h = hi[*dmax.front()? as usize];
+            out_mono &= l >= plo && h >= phi;
+            plo = l;
+            phi = h;
+            nlo.push(l);
+            nhi.push(h);
+        }
+    }
+    Some(Rows::Single { lo: nlo, hi: nhi, mono: out_mono })
+}
+
+/// [`step_single`] for a rule layer without overlays over non-decreasing rows: row `q` reads the
+/// keys `[a, b] = base(q)`, so its reach is `[lo[a], hi[b]]`; one document at a time, with the
+/// kind's arithmetic out of the row loop (a causal layer's `b = q`, so `hi` is copied whole).
+fn step_rule_mono(ctx: &RuleCtx, lo: &[u32], hi: &[u32], spare: (Vec<u32>, Vec<u32>)) -> Rows {
+    let n = lo.len();
+    let (mut nlo, mut nhi) = spare;
+    nlo.clear();
+    nhi.clear();
+    nlo.resize(n, 0);
+    nhi.resize(n, 0);
+    for &(ds, de) in &ctx.docs {
+        let (s, e) = (ds as usize, de as usize + 1);
+        match ctx.kind {
+            LayerKind::Sliding { window } => {
+                // a = max(q - (w - 1), ds): the document's first row for the first w - 1
+                // queries, then a shifted copy.
+                let back = (window.min(u32::MAX as u64) as usize).saturating_sub(1);
+                let head = (s + back).min(e);
+                nlo[s..head].fill(lo[s]);
+                if head < e {
+                    nlo[head..e].copy_from_slice(&lo[s..e - back]);
+                }
+                if ctx.causal {
+                    nhi[s..e].copy_from_slice(&hi[s..e]);
+                } else {
+                    // b = min(q + w - 1, de): a shifted copy, then the document's last row.
+                    let tail = e.saturating_sub(back).max(s);
+                    nhi[s..tail].copy_from_slice(&hi[s + back.min(e - s)..e]);
+                    nhi[tail..e].fill(hi[e - 1]);
+                }
+            }
+            LayerKind::Full | LayerKind::Linear => {
+                nlo[s..e].fill(lo[s]);
+                if ctx.causal {
+                    nhi[s..e].copy_from_slice(&hi[s..e]);
+                } else {
+                    nhi[s..e].fill(hi[e - 1]);
+                }
+            }
+            LayerKind::Chunked { .. } => {
+                for q in ds..=de {
+                    let (a, b) = ctx.base(q, ds, de);
+                    nlo[q as usize] = lo[a as usize];
+                    nhi[q as usize] = hi[b as usize];
+                }
+            }
+        }
+    }
+    let mono = is_mono(&nlo, &nhi);
+    Rows::Single { lo: nlo, hi: nhi, mono }
+}
+
+/// Segment tree over keys; node `v` holds the merged rows of its key range.
+struct ListTree {
+    size: usize,
+    node: Vec<(usize, usize)>,
+    spans: Vec<Span>,
+}
+
+impl ListTree {
+    fn build(prev: &Rows) -> Result<ListTree, ReachError> {
+        let n = prev.n();
+        let size = n.next_power_of_two().max(1);
+        let mut node = vec![(0usize, 0usize); 2 * size];
+        let mut spans: Vec<Span> = Vec::new();
+        let mut row = Vec::new();
+        for q in 0..n {
+            let s = spans.len();
+            row.clear();
+            prev.row_into(q, &mut row);
+            spans.extend_from_slice(&row);
+            node[size + q] = (s, spans.len());
+        }
+        let mut merged = Vec::new();
+        for v in (1..size).rev() {
+            let (l, r) = (node[2 * v], node[2 * v + 1]);
+            merged.clear();
+            merge_into(&spans[l.0..l.1], &spans[r.0..r.1], &mut merged);
+            let s = spans.len();
+            spans.extend_from_slice(&merged);
+            node[v] = (s, spans.len());
+            if spans.len() > MAX_SPANS {
+                return Err(ReachError::TooManyIntervals { cap: MAX_SPANS });
+            }
+        }
+        Ok(ListTree { size, node, spans })
+    }
+
+    /// Appends the lists covering keys `a..=b`.
+    fn query(&self, a: usize, b: usize, out: &mut Vec<Span>) {
+        let (mut l, mut r) = (a + self.size, b + self.size + 1);
+        while l < r {
+            if l & 1 == 1 {
+                let (s, e) = self.node[l];
+                out.extend_from_slice(&self.spans[s..e]);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                let (s, e) = self.node[r];
+                out.extend_from_slice(&self.spans[s..e]);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+    }
+}
+
+fn step_general(adj: Adj<'_>, prev: &Rows) -> Result<Rows, ReachError> {
+    let n = prev.n();
+    let tree = ListTree::build(prev)?;
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let mut spans: Vec<Span> = Vec::new();
+    let (mut arow, mut acc) = (Vec::new(), Vec::new());
+    for q in 0..n {
+        adj.row(q, &mut arow);
+        acc.clear();
+        for s in &arow {
+            tree.query(s[0] as usize, s[1] as usize, &mut acc);
+        }
+        normalise(&mut acc);
+        spans.extend_from_slice(&acc);
+        offsets.push(spans.len());
+        if spans.len() > MAX_SPANS {
+            return Err(ReachError::TooManyIntervals { cap: MAX_SPANS });
+        }
+    }
+    Ok(Rows::from_intervals(IntervalRows::from_parts(n, offsets, spans)))
+}
+
+/// One layer: `R(l) = Ā_l · R(l-1)`.
+fn step(adj: Adj<'_>, prev: &Rows) -> Result<Rows, ReachError> {
+    step_reusing(adj, prev, (Vec::new(), Vec::new()))
+}
+
+/// [`step`], writing single-interval results into `spare`'s allocations.
+fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Result<Rows, ReachError> {
+    let n = prev.n();
+    if let Rows::Single { lo, hi, mono } = prev {
+        let fast = match adj {
+            Adj::Rule(ctx) if ctx.simple() && *mono => Some(step_rule_mono(ctx, lo, hi, spare)),
+            Adj::Rule(ctx) if ctx.simple() => {
+                let mut d = 0usize;
+                step_single(
+                    n,
+                    |q| {
+                        let q = q as u32;
+                        while ctx.docs[d].1 < q {
+                            d += 1;
+                        }
+                        let (ds, de) = ctx.docs[d];
+                        ctx.base(q, ds, de)
+                    },
+                    lo,
+                    hi,
+                    false, // non-decreasing rows took step_rule_mono above
+                    spare,
+                )
+            }
+            Adj::Rows(Rows::Single { lo: alo, hi: ahi, .. }) => {
+                step_single(n, |q| (alo[q], ahi[q]), lo, hi, *mono, spare)
+            }
+            _ => None,
+        };
+        if let Some(rows) = fast {
+            return Ok(rows);
+        }
+    }
+    step_general(adj, prev)
+}
+
+mod job;
+mod limit;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+pub use job::ReachJob;
+pub(crate) use job::run;
+pub use limit::repeated_growth;
+pub(crate) use limit::{all_rows, limit};
