@@ -1,0 +1,274 @@
+//! Building a preset from its catalog entry and parameters: the masks and their labels.
+
+use super::*;
+
+/// Typed access to a preset's parameters, defaults filled in.
+pub(super) struct Args<'a> {
+    pub(super) spec: &'static PresetSpec,
+    pub(super) given: &'a BTreeMap<String, String>,
+}
+
+impl Args<'_> {
+    pub(super) fn raw(&self, name: &str) -> (&ParamSpec, String) {
+        let p = self.spec.params.iter().find(|p| p.name == name).expect("parameter declared in CATALOG");
+        (p, self.given.get(name).cloned().unwrap_or_else(|| p.default.to_string()))
+    }
+
+    pub(super) fn bad(&self, name: &str, value: &str, reason: impl Into<String>) -> PresetError {
+        PresetError::BadValue {
+            preset: self.spec.name.into(),
+            param: name.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(super) fn int(&self, name: &str) -> Result<usize, PresetError> {
+        let (p, v) = self.raw(name);
+        let min = match p.kind {
+            ParamKind::Int { min } => min,
+            _ => 0,
+        };
+        let x: usize = v.trim().parse().map_err(|_| self.bad(name, &v, "not a non-negative integer"))?;
+        if x < min {
+            return Err(self.bad(name, &v, format!("must be at least {min}")));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn fraction(&self, name: &str) -> Result<f64, PresetError> {
+        let (_, v) = self.raw(name);
+        let x: f64 = v.trim().parse().map_err(|_| self.bad(name, &v, "not a number"))?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err(self.bad(name, &v, "must be between 0 and 1"));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn flag(&self, name: &str) -> Result<bool, PresetError> {
+        let (_, v) = self.raw(name);
+        match v.trim() {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" => Ok(false),
+            _ => Err(self.bad(name, &v, "expected true or false")),
+        }
+    }
+
+    pub(super) fn list(&self, name: &str) -> Result<Vec<usize>, PresetError> {
+        let (_, v) = self.raw(name);
+        v.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<usize>().map_err(|_| self.bad(name, &v, format!("'{s}' is not a non-negative integer"))))
+            .collect()
+    }
+
+    pub(super) fn choice(&self, name: &str) -> Result<&'static str, PresetError> {
+        let (p, v) = self.raw(name);
+        let ParamKind::Choice(options) = p.kind else { unreachable!("choice parameter declared as such") };
+        options
+            .iter()
+            .find(|o| **o == v.trim())
+            .copied()
+            .ok_or_else(|| self.bad(name, &v, format!("expected one of {}", options.join(", "))))
+    }
+}
+
+pub(super) fn two_stream_from(a: &Args<'_>, n: usize) -> Result<BlockTwoStream, PresetError> {
+    let inner = |v: &str| if v == "causal" { Inner::Causal } else { Inner::Full };
+    Ok(BlockTwoStream {
+        n,
+        block: a.int("s")?,
+        clean: inner(a.choice("clean")?),
+        query: inner(a.choice("query")?),
+        prompt: a.int("prompt")?,
+        drop_last: a.flag("drop_last")?,
+        order: if a.choice("order")? == "interleaved" { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
+    })
+}
+
+/// Builds a preset by name for `n` tokens with text parameters (missing ones take their defaults).
+///
+/// # Errors
+/// Unknown preset or parameter, a value that does not parse or is out of range, or a size outside
+/// `1..=max_positions`.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use hasseflow_core::presets::build_preset;
+/// let params = BTreeMap::from([("w".to_string(), "2".to_string())]);
+/// let m = build_preset("sliding-window", 4, &params, 8192).unwrap();
+/// assert_eq!(m.to_row_strings(), vec!["1...", "11..", ".11.", "..11"]);
+/// ```
+pub fn build_preset(
+    name: &str,
+    n: usize,
+    params: &BTreeMap<String, String>,
+    max_positions: usize,
+) -> Result<BitMatrix, PresetError> {
+    let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
+    if let Some(bad) = params.keys().find(|k| !spec.params.iter().any(|p| p.name == k.as_str())) {
+        return Err(PresetError::UnknownParam {
+            preset: name.into(),
+            param: bad.clone(),
+            accepted: if spec.params.is_empty() {
+                "no parameters".into()
+            } else {
+                spec.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            },
+        });
+    }
+    let a = Args { spec, given: params };
+    let positions = match name {
+        "xlnet" => 2 * n,
+        "block-two-stream" => two_stream_from(&a, n)?.slots().len(),
+        "butterfly" => Butterfly { n, minimal: a.flag("minimal")? }.slots().len(),
+        _ => n,
+    };
+    if positions == 0 || positions > max_positions || n == 0 {
+        return Err(PresetError::Size { preset: name.into(), n, positions, max: max_positions });
+    }
+    pub(super) fn f(n: usize, p: impl FnMut(usize, usize) -> bool) -> BitMatrix {
+        BitMatrix::from_fn(n, p)
+    }
+    let m = match name {
+        "full" => BitMatrix::ones(n),
+        "causal" => f(n, |q, k| k <= q),
+        "strictly-causal" => f(n, |q, k| k < q),
+        "anti-causal" => f(n, |q, k| k >= q),
+        "identity" => BitMatrix::identity(n),
+        "cycle" => f(n, |q, k| k == (q + n - 1) % n),
+        "sliding-window" => {
+            let w = a.int("w")?;
+            f(n, |q, k| k <= q && q - k < w)
+        }
+        "bidirectional-window" => {
+            let r = a.int("r")?;
+            f(n, |q, k| q.abs_diff(k) <= r)
+        }
+        "dilated-window" => {
+            let (w, d) = (a.int("w")?, a.int("d")?);
+            f(n, |q, k| k <= q && (q - k) % d == 0 && (q - k) / d < w)
+        }
+        "chunked-causal" => {
+            let c = a.int("c")?;
+            f(n, |q, k| k <= q && k / c == q / c)
+        }
+        "block-causal" => {
+            let s = a.int("s")?;
+            f(n, |q, k| k / s <= q / s)
+        }
+        "prefix-lm" => {
+            let p = a.int("p")?;
+            f(n, |q, k| k <= q || k < p)
+        }
+        "document" => {
+            let mut segments = a.list("segments")?;
+            if segments.is_empty() {
+                let len = a.int("length")?;
+                segments = (0..n).step_by(len).map(|s| len.min(n - s)).collect();
+            }
+            if segments.iter().sum::<usize>() != n || segments.contains(&0) {
+                let v = segments.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+                return Err(a.bad("segments", &v, format!("positive lengths must sum to n = {n}")));
+            }
+            let seg: Vec<usize> =
+                segments.iter().enumerate().flat_map(|(i, &len)| std::iter::repeat_n(i, len)).collect();
+            let causal = a.flag("causal")?;
+            f(n, |q, k| seg[q] == seg[k] && (!causal || k <= q))
+        }
+        "sink-window" => {
+            let (sinks, w) = (a.int("sinks")?, a.int("w")?);
+            f(n, |q, k| k <= q && (k < sinks || q - k < w))
+        }
+        "longformer" => {
+            let (g, r) = (a.int("g")?, a.int("r")?);
+            f(n, |q, k| q.abs_diff(k) <= r || q < g || k < g)
+        }
+        "bigbird" => {
+            let (b, r, g, rand) = (a.int("b")?, a.int("r")?, a.int("g")?, a.int("random")?);
+            let blocks = n.div_ceil(b);
+            let mut rng = SplitMix64::new(a.int("seed")? as u64);
+            let mut random = vec![vec![false; blocks]; blocks];
+            for (bq, row) in random.iter_mut().enumerate() {
+                if bq < g {
+                    continue;
+                }
+                for _ in 0..rand.min(blocks) {
+                    row[rng.below(blocks)] = true;
+                }
+            }
+            f(n, |q, k| {
+                let (bq, bk) = (q / b, k / b);
+                bq.abs_diff(bk) <= r || bq < g || bk < g || random[bq][bk]
+            })
+        }
+        "strided" => {
+            let l = a.int("l")?;
+            f(n, |q, k| k <= q && (q - k < l || (q - k) % l == 0))
+        }
+        "fixed" => {
+            let (l, c) = (a.int("l")?, a.int("c")?);
+            f(n, |q, k| k <= q && (k / l == q / l || k % l + c >= l))
+        }
+        "xlnet" => {
+            let mut perm = a.list("perm")?;
+            if perm.is_empty() {
+                perm = (0..n).collect();
+            }
+            let mut seen = vec![false; n];
+            let ok = perm.len() == n && perm.iter().all(|&t| t < n && !std::mem::replace(&mut seen[t], true));
+            if !ok {
+                let v = perm.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+                return Err(a.bad("perm", &v, format!("must be a permutation of 0..{n}")));
+            }
+            xlnet(n, &perm)
+        }
+        "block-two-stream" => two_stream_from(&a, n)?.mask(),
+        "butterfly" => Butterfly { n, minimal: a.flag("minimal")? }.mask(),
+        "random" => {
+            let p = a.fraction("p")?;
+            let causal = a.flag("causal")?;
+            let mut rng = SplitMix64::new(a.int("seed")? as u64);
+            f(n, |q, k| (!causal || k <= q) && rng.next_f64() < p)
+        }
+        _ => unreachable!("every CATALOG entry is built above"),
+    };
+    debug_assert_eq!(m.n(), positions, "preset {name} size formula");
+    Ok(m)
+}
+
+/// Position labels of the presets whose positions are not one per token: Block Two-Stream
+/// (`p_0.., w_0.., m@0..`), Butterfly (`F_0.., B_0.., P_0..`) and XLNet (`h_0.., g_0..`: content
+/// and query stream). `None` for the others (position `i` is token `i`). Same arguments and errors as
+/// [`build_preset`]; the labels follow its layout.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use hasseflow_core::presets::preset_labels;
+/// let labels = preset_labels("butterfly", 2, &BTreeMap::new(), 64).unwrap().unwrap();
+/// assert_eq!(labels, ["F_0", "F_1", "B_0", "B_1", "P_0", "P_1"]);
+/// assert_eq!(preset_labels("causal", 4, &BTreeMap::new(), 64).unwrap(), None);
+/// ```
+pub fn preset_labels(
+    name: &str,
+    n: usize,
+    params: &BTreeMap<String, String>,
+    max_positions: usize,
+) -> Result<Option<Vec<String>>, PresetError> {
+    // Validates the name, the parameters and the size exactly as the mask does.
+    build_preset(name, n, params, max_positions)?;
+    let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
+    let a = Args { spec, given: params };
+    let strings = |v: Vec<String>| Ok(Some(v));
+    match name {
+        "xlnet" => strings((0..n).map(|i| format!("h_{i}")).chain((0..n).map(|i| format!("g_{i}"))).collect()),
+        "block-two-stream" => strings(two_stream_from(&a, n)?.slots().iter().map(ToString::to_string).collect()),
+        "butterfly" => {
+            strings(Butterfly { n, minimal: a.flag("minimal")? }.slots().iter().map(ToString::to_string).collect())
+        }
+        _ => Ok(None),
+    }
+}
