@@ -31,7 +31,7 @@ macro_rules! entry {
 }
 
 /// Every gallery entry, in display order.
-pub const GALLERY: &[GalleryEntry] = &[
+pub static GALLERY: &[GalleryEntry] = &[
     entry!("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", "no layer_types; sliding_window 4096 in every layer"),
     entry!("mixtral-8x7b-v0.1", "mistralai/Mixtral-8x7B-v0.1", "sliding_window null: every layer full"),
     entry!("phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct", "sliding_window 2047 in every layer"),
