@@ -6,7 +6,10 @@
 //! leaks, the minimality criterion and training-inference consistency).
 //!
 //! - [`task`]: inputs (tokens, mask tokens, aggregated tokens), tasks, families.
-//! - [`merge`]: the pipeline itself ([`derive`]) and its report.
+//! - [`keys`]: per-task Hasse diagrams and the canonical keys that decide node equivalence.
+//! - [`merge`]: the pipeline itself ([`derive`]): equivalence classes, merged task, masks.
+//! - [`checks`]: leaks, the minimality criterion, training-inference consistency.
+//! - [`report`]: [`DeriveReport`], the derived task as JSON and text.
 //! - [`families`]: the built-in families (autoregressive, block generation, butterfly, MAE).
 //! - [`file`]: the user family file (`docs/FAMILY_FORMAT.md`).
 //!
@@ -19,9 +22,12 @@
 //! assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
 //! ```
 
+pub mod checks;
 pub mod families;
 pub mod file;
+pub mod keys;
 pub mod merge;
+pub mod report;
 pub mod task;
 
 pub use families::{
@@ -29,5 +35,7 @@ pub use families::{
     butterfly, masked_autoencoding,
 };
 pub use file::{FAMILY_FORMAT_TAG, FAMILY_FORMAT_VERSION, parse_family};
-pub use merge::{Derivation, DeriveReport, ISO_BUDGET, Leak, MergedNode, TaskDiagram, derive, multiset_text};
+pub use keys::{ISO_BUDGET, TaskDiagram};
+pub use merge::{Derivation, MergedNode, derive};
+pub use report::{DeriveReport, Leak, multiset_text};
 pub use task::{Family, FamilyError, Input, InputId, MAX_TASK_POSITIONS, Task, Token, parse_input, parse_token};
