@@ -11,6 +11,8 @@
 //! - [`checks`]: leaks, the minimality criterion, training-inference consistency.
 //! - [`report`]: [`DeriveReport`], the derived task as JSON and text.
 //! - [`families`]: the built-in families (autoregressive, block generation, butterfly, MAE).
+//! - [`builtin`]: [`BuiltinFamily`], a built-in family with its options as one (serde) value, and
+//!   the mask file of its derivation with the preset it reproduces.
 //! - [`file`]: the user family file (`docs/FAMILY_FORMAT.md`).
 //!
 //! # Examples
@@ -22,6 +24,7 @@
 //! assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
 //! ```
 
+pub mod builtin;
 pub mod checks;
 pub mod families;
 pub mod file;
@@ -30,6 +33,7 @@ pub mod merge;
 pub mod report;
 pub mod task;
 
+pub use builtin::BuiltinFamily;
 pub use families::{
     Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
     butterfly, masked_autoencoding,

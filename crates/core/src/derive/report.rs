@@ -1,11 +1,13 @@
 //! What a derivation reports: [`DeriveReport`] with its [`Leak`]s, the derived task as one JSON
 //! object ([`Derivation::to_json`], what `hasseflow derive --json` prints and the app exports)
-//! and as text ([`Derivation::render_text`]).
+//! and as text ([`Derivation::render_text`]), and its mask as a mask file
+//! ([`Derivation::mask_file`]).
 
 use serde::Serialize;
 
 use super::merge::Derivation;
 use super::task::{Family, InputId};
+use crate::format::{MAX_LABEL_CHARS, MaskFile};
 
 /// A labelled position that sees its own label, directly or inside an aggregated token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -99,6 +101,26 @@ impl Derivation {
         v["nodes"] = json!((0..self.nodes.len()).map(|c| self.node_text(c)).collect::<Vec<_>>());
         v["edges"] = json!(self.edges);
         v
+    }
+
+    /// The dense (or sparse) mask as a mask file whose position labels are the inputs
+    /// ([`Self::position_texts`]), each cut to [`MAX_LABEL_CHARS`] (a long aggregated token ends
+    /// in `…`). No provenance: [`super::BuiltinFamily::mask_file`] adds the preset a built-in
+    /// family reproduces.
+    pub fn mask_file(&self, sparse: bool) -> MaskFile {
+        let labels = self
+            .position_texts()
+            .into_iter()
+            .map(|l| {
+                if l.chars().count() > MAX_LABEL_CHARS {
+                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let mask = if sparse { &self.sparse } else { &self.dense };
+        MaskFile { labels: Some(labels), ..MaskFile::new(mask.clone()) }
     }
 
     /// A human-readable report: the figures, the checks, and for small families each task's
