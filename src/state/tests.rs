@@ -742,9 +742,9 @@ fn kernel_parameter_files_import_as_masks() {
     assert_eq!(*s.doc.mask, prefix, "each import is one undo step");
 }
 
-#[test]
-fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() {
-    let specs = [
+/// One family of each kind, with options off their defaults, and a family file.
+fn example_specs() -> [FamilySpec; 5] {
+    [
         FamilySpec::Builtin(BuiltinFamily::Autoregressive(AutoregressiveOptions {
             bidirectional: true,
             ..AutoregressiveOptions::new(5)
@@ -763,7 +763,12 @@ fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() 
             ..MaeOptions::new(8, 2)
         })),
         FamilySpec::File { name: "f.json".into(), bytes: b"{\"tasks\": []}".to_vec() },
-    ];
+    ]
+}
+
+#[test]
+fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() {
+    let specs = example_specs();
     for spec in &specs {
         let json = spec.to_json().expect("savable");
         assert_eq!(FamilySpec::from_json(&json).as_ref(), Ok(spec), "{json}");
@@ -792,32 +797,18 @@ fn the_designer_family_is_autosaved_and_derived_again_when_the_designer_opens() 
 /// What earlier versions of the app wrote to autosaves and designer links for each family.
 #[test]
 fn autosaves_and_links_in_the_earlier_flat_shape_still_load() {
+    let [autoregressive, block_spec, butterfly_mask, mae, file] = example_specs();
     let old = [
-        (
-            r#"{"family":"autoregressive","n":5,"bidirectional":true,"pad":false}"#,
-            FamilySpec::Builtin(BuiltinFamily::Autoregressive(AutoregressiveOptions {
-                bidirectional: true,
-                ..AutoregressiveOptions::new(5)
-            })),
-        ),
+        (r#"{"family":"autoregressive","n":5,"bidirectional":true,"pad":false}"#, autoregressive),
         (
             r#"{"family":"block","n":6,"block":2,"prompt":1,"minimal":true,"clean_causal":false,"query_causal":true,"interleaved":true}"#,
-            block(BlockOptions {
-                query: Inner::Causal,
-                prompt: 1,
-                minimal: true,
-                order: TwoStreamOrder::Interleaved,
-                ..BlockOptions::new(6, 2)
-            }),
+            block_spec,
         ),
         (
             r#"{"family":"block","n":6,"block":2,"prompt":0,"minimal":false,"clean_causal":true,"query_causal":false,"interleaved":false}"#,
             block(BlockOptions { clean: Inner::Causal, ..BlockOptions::new(6, 2) }),
         ),
-        (
-            r#"{"family":"butterfly","n":4,"minimal":false,"mask_token":true,"radius":2}"#,
-            butterfly(ButterflyOptions { aggregate: Aggregate::Mask, ..ButterflyOptions::new(4) }),
-        ),
+        (r#"{"family":"butterfly","n":4,"minimal":false,"mask_token":true,"radius":2}"#, butterfly_mask),
         (
             r#"{"family":"butterfly","n":5,"minimal":true,"mask_token":false,"radius":2}"#,
             butterfly(ButterflyOptions {
@@ -826,18 +817,8 @@ fn autosaves_and_links_in_the_earlier_flat_shape_still_load() {
                 ..ButterflyOptions::new(5)
             }),
         ),
-        (
-            r#"{"family":"mae","n":8,"span":2,"stride":3,"causal_encoder":true}"#,
-            FamilySpec::Builtin(BuiltinFamily::Mae(MaeOptions {
-                stride: 3,
-                causal_encoder: true,
-                ..MaeOptions::new(8, 2)
-            })),
-        ),
-        (
-            r#"{"family":"file","name":"f.json","text":"{\"tasks\": []}"}"#,
-            FamilySpec::File { name: "f.json".into(), bytes: b"{\"tasks\": []}".to_vec() },
-        ),
+        (r#"{"family":"mae","n":8,"span":2,"stride":3,"causal_encoder":true}"#, mae),
+        (r#"{"family":"file","name":"f.json","text":"{\"tasks\": []}"}"#, file),
     ];
     for (json, want) in &old {
         assert_eq!(FamilySpec::from_json(json).as_ref(), Ok(want), "{json}");
