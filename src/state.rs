@@ -613,18 +613,12 @@ impl AppState {
     }
 
     /// The designer link's fragment of the shown derivation (built-in families only: a family
-    /// file may be large, and is shared as a file).
+    /// file may be large, and is shared as a file), computed once with the derivation.
     ///
     /// # Errors
     /// No derivation yet, or a family file.
     pub fn design_fragment(&self) -> Result<String, String> {
-        let design = self.design.as_ref().ok_or("derive a family first")?;
-        match &design.spec {
-            FamilySpec::File { .. } => Err("a family file is shared as the file itself, not by link".into()),
-            spec => {
-                spec.to_json().map(|j| share::encode_design(&j)).ok_or_else(|| "this family cannot be saved".into())
-            }
-        }
+        self.design.as_ref().map_or_else(|| Err("derive a family first".into()), |d| d.link.clone())
     }
 
     /// The share-link fragment of the current mask and its labels.
@@ -999,7 +993,8 @@ impl AppState {
                     self.error("derive a family first.".into());
                     return;
                 };
-                let file = MaskFile { labels: Some(design.editor_labels()), ..MaskFile::new(design.dense().clone()) };
+                // The core's mask file: labels and provenance as `derive --mask-out` writes them.
+                let file = design.spec.mask_file(&design.derivation);
                 if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
                     self.view = View::Editor;
                 }

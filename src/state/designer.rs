@@ -3,11 +3,12 @@
 //! derived task as JSON. Plain Rust, tested natively with the rest of the store.
 
 use hasseflow_core::BitMatrix;
-use hasseflow_core::derive::{
-    self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Derivation, Family, FamilyError, MaeOptions,
-};
-use hasseflow_core::format::MAX_LABEL_CHARS;
-use hasseflow_core::presets::{Inner, TwoStreamOrder};
+use hasseflow_core::derive::{self, BuiltinFamily, Derivation, Family, FamilyError};
+use hasseflow_core::format::MaskFile;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::share;
 
 /// Largest `n` the designer accepts for a built-in family (the merged task of butterfly `n`
 /// has `3n` positions; block generation `2n`).
@@ -26,57 +27,12 @@ pub enum View {
     Models,
 }
 
-/// A family to derive: a built-in family with its options, or a user family file.
+/// A family to derive: a built-in family with its options (the core's [`BuiltinFamily`]), or a
+/// user family file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FamilySpec {
-    /// [`derive::autoregressive`].
-    Autoregressive {
-        /// Tokens.
-        n: usize,
-        /// Each task one bidirectional block.
-        bidirectional: bool,
-        /// Keep the unread last token as padding.
-        pad: bool,
-    },
-    /// [`derive::block_generation`] with the options of THEORY §6.
-    Block {
-        /// Tokens.
-        n: usize,
-        /// Block size `s`.
-        block: usize,
-        /// Clean prompt tokens.
-        prompt: usize,
-        /// Drop the last clean block (read by no task).
-        minimal: bool,
-        /// Causal attention inside clean blocks (and the prompt) instead of full.
-        clean_causal: bool,
-        /// Causal attention inside mask blocks instead of full.
-        query_causal: bool,
-        /// Interleaved order `[K_0 Q_0 K_1 Q_1 ...]` instead of grouped `[w | m]`.
-        interleaved: bool,
-    },
-    /// [`derive::butterfly`] (bidirectional fully supervised).
-    Butterfly {
-        /// Tokens.
-        n: usize,
-        /// Leave out `F_{n-1}` and `B_0`.
-        minimal: bool,
-        /// `P_k` holds a mask token `m@k` instead of the neighbours' aggregate.
-        mask_token: bool,
-        /// The aggregate `w'_k` is built from the neighbours within this distance (≥ 1).
-        radius: usize,
-    },
-    /// [`derive::masked_autoencoding`].
-    Mae {
-        /// Tokens.
-        n: usize,
-        /// Masked span length.
-        span: usize,
-        /// Distance between span starts (0: the span).
-        stride: usize,
-        /// Causal encoder instead of bidirectional.
-        causal_encoder: bool,
-    },
+    /// A built-in family.
+    Builtin(BuiltinFamily),
     /// A `hasseflow-family` JSON file (docs/FAMILY_FORMAT.md).
     File {
         /// File name, for messages.
@@ -86,14 +42,27 @@ pub enum FamilySpec {
     },
 }
 
+impl From<BuiltinFamily> for FamilySpec {
+    fn from(b: BuiltinFamily) -> Self {
+        FamilySpec::Builtin(b)
+    }
+}
+
+/// Largest family file whose text the designer's autosave keeps.
+pub const MAX_SAVED_FAMILY_BYTES: usize = 512 * 1024;
+
+/// A family file as the autosave keeps it: `{"family": "file", "name": ..., "text": ...}`.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "lowercase")]
+enum SavedFile {
+    File { name: String, text: String },
+}
+
 impl FamilySpec {
     /// The family in a few words (`butterfly n=4`).
     pub fn describe(&self) -> String {
         match self {
-            FamilySpec::Autoregressive { n, .. } => format!("autoregressive n={n}"),
-            FamilySpec::Block { n, block, .. } => format!("block generation n={n} s={block}"),
-            FamilySpec::Butterfly { n, .. } => format!("butterfly n={n}"),
-            FamilySpec::Mae { n, span, .. } => format!("MAE n={n} span={span}"),
+            FamilySpec::Builtin(b) => b.describe(),
             FamilySpec::File { name, .. } => format!("family file {name}"),
         }
     }
@@ -103,121 +72,89 @@ impl FamilySpec {
     /// # Errors
     /// The core's [`FamilyError`], or `n` above [`MAX_DESIGN_N`].
     pub fn build(&self) -> Result<Family, FamilyError> {
-        let n = match self {
-            FamilySpec::Autoregressive { n, .. }
-            | FamilySpec::Block { n, .. }
-            | FamilySpec::Butterfly { n, .. }
-            | FamilySpec::Mae { n, .. } => *n,
-            FamilySpec::File { .. } => 0,
-        };
-        if n > MAX_DESIGN_N {
-            return Err(FamilyError::Invalid {
+        match self {
+            FamilySpec::Builtin(b) if b.n() > MAX_DESIGN_N => Err(FamilyError::Invalid {
                 at: self.describe(),
                 what: format!("the designer handles n up to {MAX_DESIGN_N} (the CLI has no such limit)"),
-            });
-        }
-        match self {
-            FamilySpec::Autoregressive { n, bidirectional, pad } => {
-                derive::autoregressive(AutoregressiveOptions { n: *n, bidirectional: *bidirectional, pad: *pad })
-            }
-            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => {
-                let inner = |causal: bool| if causal { Inner::Causal } else { Inner::Full };
-                derive::block_generation(BlockOptions {
-                    prompt: *prompt,
-                    minimal: *minimal,
-                    clean: inner(*clean_causal),
-                    query: inner(*query_causal),
-                    order: if *interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
-                    ..BlockOptions::new(*n, *block)
-                })
-            }
-            FamilySpec::Butterfly { n, minimal, mask_token, radius } => derive::butterfly(ButterflyOptions {
-                n: *n,
-                minimal: *minimal,
-                aggregate: if *mask_token { Aggregate::Mask } else { Aggregate::Neighbours(*radius) },
             }),
-            FamilySpec::Mae { n, span, stride, causal_encoder } => derive::masked_autoencoding(MaeOptions {
-                n: *n,
-                span: *span,
-                stride: *stride,
-                causal_encoder: *causal_encoder,
-            }),
+            FamilySpec::Builtin(b) => b.build(),
             FamilySpec::File { bytes, .. } => derive::parse_family(bytes),
+        }
+    }
+
+    /// The dense mask of `d` (a derivation of this family) as a mask file: the core's, labels and
+    /// provenance as `hasseflow derive --mask-out` writes them.
+    pub fn mask_file(&self, d: &Derivation) -> MaskFile {
+        match self {
+            FamilySpec::Builtin(b) => b.mask_file(d, false),
+            FamilySpec::File { .. } => d.mask_file(false),
+        }
+    }
+
+    /// The spec as a small JSON object, for the designer's autosave and links: a built-in family
+    /// as the core serialises it, a file as `{"family": "file", "name", "text"}` (`None` for a
+    /// family file that is not UTF-8 or is over [`MAX_SAVED_FAMILY_BYTES`]).
+    pub fn to_json(&self) -> Option<String> {
+        match self {
+            FamilySpec::Builtin(b) => serde_json::to_string(b).ok(),
+            FamilySpec::File { name, bytes } => {
+                let text = std::str::from_utf8(bytes).ok().filter(|_| bytes.len() <= MAX_SAVED_FAMILY_BYTES)?;
+                serde_json::to_string(&SavedFile::File { name: name.clone(), text: text.into() }).ok()
+            }
+        }
+    }
+
+    /// Reads what [`FamilySpec::to_json`] wrote, and the flat shape of built-in families that
+    /// earlier versions wrote (see [`upgrade_flat_shape`]), so old autosaves and links still load.
+    ///
+    /// # Errors
+    /// A sentence naming the missing, mistyped or unknown field.
+    pub fn from_json(text: &str) -> Result<FamilySpec, String> {
+        let mut v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+        if v.get("family").and_then(Value::as_str) == Some("file") {
+            let SavedFile::File { name, text } = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            return Ok(FamilySpec::File { name, bytes: text.into_bytes() });
+        }
+        upgrade_flat_shape(&mut v);
+        serde_json::from_value(v).map(FamilySpec::Builtin).map_err(|e| e.to_string())
+    }
+
+    /// The designer link's fragment (built-in families only: a family file may be large, and is
+    /// shared as a file).
+    ///
+    /// # Errors
+    /// A family file.
+    pub fn link(&self) -> Result<String, String> {
+        match self {
+            FamilySpec::File { .. } => Err("a family file is shared as the file itself, not by link".into()),
+            spec => {
+                spec.to_json().map(|j| share::encode_design(&j)).ok_or_else(|| "this family cannot be saved".into())
+            }
         }
     }
 }
 
-/// Largest family file whose text the designer's autosave keeps.
-pub const MAX_SAVED_FAMILY_BYTES: usize = 512 * 1024;
-
-impl FamilySpec {
-    /// The spec as a small JSON object, for the designer's autosave (`None` for a family file
-    /// that is not UTF-8 or is over [`MAX_SAVED_FAMILY_BYTES`]).
-    pub fn to_json(&self) -> Option<String> {
-        use serde_json::json;
-        let v = match self {
-            FamilySpec::Autoregressive { n, bidirectional, pad } => {
-                json!({"family": "autoregressive", "n": n, "bidirectional": bidirectional, "pad": pad})
-            }
-            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => json!({
-                "family": "block", "n": n, "block": block, "prompt": prompt, "minimal": minimal,
-                "clean_causal": clean_causal, "query_causal": query_causal, "interleaved": interleaved
-            }),
-            FamilySpec::Butterfly { n, minimal, mask_token, radius } => json!({
-                "family": "butterfly", "n": n, "minimal": minimal, "mask_token": mask_token, "radius": radius
-            }),
-            FamilySpec::Mae { n, span, stride, causal_encoder } => json!({
-                "family": "mae", "n": n, "span": span, "stride": stride, "causal_encoder": causal_encoder
-            }),
-            FamilySpec::File { name, bytes } => {
-                let text = std::str::from_utf8(bytes).ok().filter(|_| bytes.len() <= MAX_SAVED_FAMILY_BYTES)?;
-                json!({"family": "file", "name": name, "text": text})
-            }
-        };
-        Some(v.to_string())
-    }
-
-    /// Reads what [`FamilySpec::to_json`] wrote.
-    ///
-    /// # Errors
-    /// A sentence naming the missing or mistyped field.
-    pub fn from_json(text: &str) -> Result<FamilySpec, String> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-        let num = |k: &str| {
-            v.get(k).and_then(serde_json::Value::as_u64).map(|x| x as usize).ok_or_else(|| format!("{k} is missing"))
-        };
-        let flag = |k: &str| v.get(k).and_then(serde_json::Value::as_bool).ok_or_else(|| format!("{k} is missing"));
-        let text_of = |k: &str| v.get(k).and_then(serde_json::Value::as_str).ok_or_else(|| format!("{k} is missing"));
-        Ok(match text_of("family")? {
-            "autoregressive" => {
-                FamilySpec::Autoregressive { n: num("n")?, bidirectional: flag("bidirectional")?, pad: flag("pad")? }
-            }
-            "block" => FamilySpec::Block {
-                n: num("n")?,
-                block: num("block")?,
-                prompt: num("prompt")?,
-                minimal: flag("minimal")?,
-                clean_causal: flag("clean_causal")?,
-                query_causal: flag("query_causal")?,
-                interleaved: flag("interleaved")?,
-            },
-            "butterfly" => FamilySpec::Butterfly {
-                n: num("n")?,
-                minimal: flag("minimal")?,
-                mask_token: flag("mask_token")?,
-                radius: num("radius")?,
-            },
-            "mae" => FamilySpec::Mae {
-                n: num("n")?,
-                span: num("span")?,
-                stride: num("stride")?,
-                causal_encoder: flag("causal_encoder")?,
-            },
-            "file" => {
-                FamilySpec::File { name: text_of("name")?.to_string(), bytes: text_of("text")?.as_bytes().to_vec() }
-            }
-            other => return Err(format!("unknown family {other:?}")),
-        })
+/// Rewrites the flat shape earlier versions of the app saved for a built-in family
+/// (`clean_causal`, `query_causal` and `interleaved` flags; butterfly's `mask_token` and
+/// `radius`) into the core's ([`BuiltinFamily`]'s `clean`, `query`, `order`, `aggregate`). Other
+/// JSON is left as it is.
+fn upgrade_flat_shape(v: &mut Value) {
+    let Some(map) = v.as_object_mut() else { return };
+    // A flag that is not a boolean stays, and the core refuses it by name.
+    let mut flag = |old: &str, new: &str, words: [&str; 2]| {
+        if let Some(on) = map.get(old).and_then(Value::as_bool) {
+            map.remove(old);
+            map.insert(new.into(), Value::from(words[usize::from(on)]));
+        }
+    };
+    flag("clean_causal", "clean", ["full", "causal"]);
+    flag("query_causal", "query", ["full", "causal"]);
+    flag("interleaved", "order", ["grouped", "interleaved"]);
+    if let Some(mask) = map.remove("mask_token") {
+        let radius = map.remove("radius").unwrap_or(Value::from(1));
+        let aggregate =
+            if mask.as_bool() == Some(true) { Value::from("mask") } else { json!({ "neighbours": radius }) };
+        map.insert("aggregate".into(), aggregate);
     }
 }
 
@@ -244,6 +181,9 @@ pub struct Design {
     pub depth: (usize, usize),
     /// Milliseconds building the family and deriving took (injected clock).
     pub millis: f64,
+    /// The designer link's fragment ([`FamilySpec::link`]), serialised once here rather than on
+    /// every render.
+    pub link: Result<String, String>,
 }
 
 impl Design {
@@ -273,6 +213,7 @@ impl Design {
         }
         let depth = (d.report().depth_dense, d.report().depth_sparse);
         Ok(Design {
+            link: spec.link(),
             spec,
             positions: d.position_texts(),
             labels: d.label_texts(),
@@ -309,20 +250,6 @@ impl Design {
             parts.push(format!("+{}", s.len() - 4));
         }
         parts.join(",")
-    }
-
-    /// Position labels for the editor: the inputs, shortened to the mask file's label limit.
-    pub fn editor_labels(&self) -> Vec<String> {
-        self.positions
-            .iter()
-            .map(|l| {
-                if l.chars().count() > MAX_LABEL_CHARS {
-                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
-                } else {
-                    l.clone()
-                }
-            })
-            .collect()
     }
 
     /// The derived task as one JSON object: the same object `hasseflow derive --json` prints (the

@@ -3,121 +3,24 @@
 //! diagram with the tasks each node serves, and the derived dense and sparse masks. Equivalent
 //! nodes share a colour; hovering one lights up all its equivalents. Drawing only: the
 //! derivation and everything it implies come from [`Design`].
+//!
+//! The family form is [`family`], the small drawings (inputs/labels row, mask canvas, Hasse
+//! diagram) [`drawing`]; this module lays out the results: report, merged task, masks, tasks.
 
 use std::rc::Rc;
 
-use hasseflow_core::BitMatrix;
 use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, layout};
-use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
-use super::form::{checked, input_value, select_value};
 use super::io;
-use super::palette::{Palette, Theme};
+use super::palette::Theme;
 use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
 
-/// Fill colour of merged node `c` (and of every task node equivalent to it): golden-angle hues,
-/// light enough for dark captions. An SVG attribute, not a style (the CSP forbids inline styles).
-fn node_fill(c: usize) -> String {
-    format!("hsl({:.0}, 70%, 78%)", (c as f64 * 137.508) % 360.0)
-}
+mod drawing;
+mod family;
 
-/// What the form holds before "Derive".
-#[derive(Clone, PartialEq)]
-struct Draft {
-    family: String,
-    n: usize,
-    block: usize,
-    prompt: usize,
-    span: usize,
-    stride: usize,
-    bidirectional: bool,
-    pad: bool,
-    minimal: bool,
-    mask_token: bool,
-    causal_encoder: bool,
-    clean_causal: bool,
-    query_causal: bool,
-    interleaved: bool,
-    radius: usize,
-}
-
-impl Default for Draft {
-    fn default() -> Self {
-        Draft {
-            family: "butterfly".into(),
-            n: 4,
-            block: 2,
-            prompt: 0,
-            span: 2,
-            stride: 0,
-            bidirectional: false,
-            pad: false,
-            minimal: false,
-            mask_token: false,
-            causal_encoder: false,
-            clean_causal: false,
-            query_causal: false,
-            interleaved: false,
-            radius: 1,
-        }
-    }
-}
-
-impl Draft {
-    /// The form showing `spec` (a family file leaves the built-in fields at their defaults).
-    fn from_spec(spec: &FamilySpec) -> Draft {
-        let d = Draft::default();
-        match spec.clone() {
-            FamilySpec::Autoregressive { n, bidirectional, pad } => {
-                Draft { family: "autoregressive".into(), n, bidirectional, pad, ..d }
-            }
-            FamilySpec::Block { n, block, prompt, minimal, clean_causal, query_causal, interleaved } => Draft {
-                family: "block".into(),
-                n,
-                block,
-                prompt,
-                minimal,
-                clean_causal,
-                query_causal,
-                interleaved,
-                ..d
-            },
-            FamilySpec::Butterfly { n, minimal, mask_token, radius } => {
-                Draft { family: "butterfly".into(), n, minimal, mask_token, radius, ..d }
-            }
-            FamilySpec::Mae { n, span, stride, causal_encoder } => {
-                Draft { family: "mae".into(), n, span, stride, causal_encoder, ..d }
-            }
-            FamilySpec::File { .. } => d,
-        }
-    }
-
-    fn spec(&self) -> FamilySpec {
-        match self.family.as_str() {
-            "block" => FamilySpec::Block {
-                n: self.n,
-                block: self.block,
-                prompt: self.prompt,
-                minimal: self.minimal,
-                clean_causal: self.clean_causal,
-                query_causal: self.query_causal,
-                interleaved: self.interleaved,
-            },
-            "butterfly" => FamilySpec::Butterfly {
-                n: self.n,
-                minimal: self.minimal,
-                mask_token: self.mask_token,
-                radius: self.radius,
-            },
-            "mae" => {
-                FamilySpec::Mae { n: self.n, span: self.span, stride: self.stride, causal_encoder: self.causal_encoder }
-            }
-            _ => FamilySpec::Autoregressive { n: self.n, bidirectional: self.bidirectional, pad: self.pad },
-        }
-    }
-}
+use drawing::{IoRow, MaskCanvas, MiniHasse};
+use family::FamilyForm;
 
 /// Designer properties.
 #[derive(Properties, Clone)]
@@ -130,8 +33,6 @@ pub struct DesignerProps {
     pub seq: u64,
     /// Colour theme.
     pub theme: Theme,
-    /// The share-link fragment of the derivation shown, or why there is none.
-    pub link: Result<String, String>,
     /// Dispatch.
     pub dispatch: Callback<Action>,
 }
@@ -143,7 +44,7 @@ impl PartialEq for DesignerProps {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             _ => false,
         };
-        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq && self.link == o.link
+        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq
     }
 }
 
@@ -157,8 +58,6 @@ struct Scenes {
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
     let design_url = use_state(|| None::<String>);
-    // The form starts from the design shown (a restored one included), else butterfly n=4.
-    let draft = use_state(|| p.design.as_ref().map_or_else(Draft::default, |d| Draft::from_spec(&d.spec)));
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
         let design = p.design.clone();
@@ -184,106 +83,12 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         })
     };
 
-    let set = |f: fn(&mut Draft, &Event)| {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let mut d = (*draft).clone();
-            f(&mut d, &e);
-            draft.set(d);
-        })
-    };
-    let on_family = {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| draft.set(Draft { family: select_value(&e), ..(*draft).clone() }))
-    };
-    let on_derive = {
-        let (draft, d) = (draft.clone(), p.dispatch.clone());
-        Callback::from(move |_: MouseEvent| d.emit(Action::Derive(draft.spec())))
-    };
-    let on_file = {
-        let d = p.dispatch.clone();
-        Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            if let Some(file) = input.files().and_then(|l| l.get(0)) {
-                let name = file.name();
-                let limit = hasseflow_core::format::MAX_INPUT_BYTES;
-                if file.size() > limit as f64 {
-                    d.emit(Action::Notify(
-                        Level::Error,
-                        format!("could not read {name}: it is over {} MB. Nothing was changed.", limit / 1_000_000),
-                    ));
-                } else {
-                    let d = d.clone();
-                    wasm_bindgen_futures::spawn_local(async move {
-                        match io::read_file(file).await {
-                            Ok(bytes) => d.emit(Action::Derive(FamilySpec::File { name, bytes })),
-                            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
-                        }
-                    });
-                }
-            }
-            input.set_value("");
-        })
-    };
-    let dr = &*draft;
-    let fam = dr.family.as_str();
-    let form = html! {
-        <section class="panel family-form" aria-label="Task family">
-            <div class="toolrow">
-                <label>{"Family "}
-                    <select id="family" onchange={on_family}>
-                        <option value="autoregressive" selected={fam == "autoregressive"}>{"autoregressive"}</option>
-                        <option value="block" selected={fam == "block"}>{"block generation"}</option>
-                        <option value="butterfly" selected={fam == "butterfly"}>{"bidirectional fully supervised (butterfly)"}</option>
-                        <option value="mae" selected={fam == "mae"}>{"masked autoencoding (MAE)"}</option>
-                    </select>
-                </label>
-                <label>{"n "}<input id="family-n" type="number" min="1" value={dr.n.to_string()}
-                    onchange={set(|d, e| d.n = input_value(e).trim().parse().unwrap_or(d.n))} /></label>
-                if fam == "block" {
-                    <label>{"block s "}<input id="family-block" type="number" min="1" value={dr.block.to_string()}
-                        onchange={set(|d, e| d.block = input_value(e).trim().parse().unwrap_or(d.block))} /></label>
-                    <label>{"prompt "}<input id="family-prompt" type="number" min="0" value={dr.prompt.to_string()}
-                        onchange={set(|d, e| d.prompt = input_value(e).trim().parse().unwrap_or(d.prompt))} /></label>
-                    <label><input id="family-clean-causal" type="checkbox" checked={dr.clean_causal}
-                        onchange={set(|d, e| d.clean_causal = checked(e))} />{" causal inside clean blocks"}</label>
-                    <label><input id="family-query-causal" type="checkbox" checked={dr.query_causal}
-                        onchange={set(|d, e| d.query_causal = checked(e))} />{" causal inside mask blocks"}</label>
-                    <label><input id="family-interleaved" type="checkbox" checked={dr.interleaved}
-                        onchange={set(|d, e| d.interleaved = checked(e))} />{" interleaved order"}</label>
-                }
-                if fam == "mae" {
-                    <label>{"span "}<input id="family-span" type="number" min="1" value={dr.span.to_string()}
-                        onchange={set(|d, e| d.span = input_value(e).trim().parse().unwrap_or(d.span))} /></label>
-                    <label>{"stride "}<input id="family-stride" type="number" min="0" value={dr.stride.to_string()}
-                        onchange={set(|d, e| d.stride = input_value(e).trim().parse().unwrap_or(d.stride))} /></label>
-                    <label><input id="family-causal-encoder" type="checkbox" checked={dr.causal_encoder}
-                        onchange={set(|d, e| d.causal_encoder = checked(e))} />{" causal encoder"}</label>
-                }
-                if fam == "autoregressive" {
-                    <label><input id="family-bidirectional" type="checkbox" checked={dr.bidirectional}
-                        onchange={set(|d, e| d.bidirectional = checked(e))} />{" bidirectional tasks"}</label>
-                    <label><input id="family-pad" type="checkbox" checked={dr.pad}
-                        onchange={set(|d, e| d.pad = checked(e))} />{" pad"}</label>
-                }
-                if fam == "block" || fam == "butterfly" {
-                    <label><input id="family-minimal" type="checkbox" checked={dr.minimal}
-                        onchange={set(|d, e| d.minimal = checked(e))} />{" minimal layout"}</label>
-                }
-                if fam == "butterfly" {
-                    <label><input id="family-mask-token" type="checkbox" checked={dr.mask_token}
-                        onchange={set(|d, e| d.mask_token = checked(e))} />{" P_k holds m@k"}</label>
-                    if !dr.mask_token {
-                        <label>{"aggregate radius "}<input id="family-radius" type="number" min="1" value={dr.radius.to_string()}
-                            onchange={set(|d, e| d.radius = input_value(e).trim().parse().unwrap_or(d.radius).max(1))} /></label>
-                    }
-                }
-                <button type="button" id="derive" class="primary" onclick={on_derive}>{"Derive"}</button>
-                <label class="button" for="family-file">{"Family file…"}</label>
-                <input id="family-file" class="visually-hidden" type="file" accept=".json,application/json" onchange={on_file} />
-            </div>
-        </section>
-    };
+    // The form starts from the built-in family shown (a restored one included), else butterfly n=4.
+    let shown = p.design.as_ref().and_then(|d| match &d.spec {
+        FamilySpec::Builtin(b) => Some(*b),
+        FamilySpec::File { .. } => None,
+    });
+    let form = html! { <FamilyForm shown={shown} dispatch={p.dispatch.clone()} /> };
 
     let Some(design) = p.design.clone() else {
         return html! {
@@ -308,7 +113,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         Callback::from(move |_: MouseEvent| dsp.emit(Action::OpenDerived))
     };
     let share = {
-        let (dsp, link, url) = (p.dispatch.clone(), p.link.clone(), design_url.clone());
+        let (dsp, link, url) = (p.dispatch.clone(), design.link.clone(), design_url.clone());
         Callback::from(move |_: MouseEvent| {
             let Ok(fragment) = link.clone() else { return };
             let full = io::url_with_fragment(&fragment);
@@ -422,8 +227,8 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                         { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
                     <div class="toolrow">
                         <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
-                        <button type="button" id="share-design" onclick={share} disabled={p.link.is_err()}
-                            title={p.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
+                        <button type="button" id="share-design" onclick={share} disabled={design.link.is_err()}
+                            title={design.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
                         <button type="button" id="export-derived" onclick={export}
                             title="the derive --json object: report, mask, sparse_mask, positions (inputs), labels">{"Export derived task (JSON)"}</button>
                     </div>
@@ -459,209 +264,5 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                 <div class="tasks" id="tasks">{ tasks }</div>
             </section>
         </div>
-    }
-}
-
-/// Inputs/labels row properties.
-#[derive(Properties, PartialEq, Clone)]
-pub struct IoRowProps {
-    /// Input text per position.
-    pub inputs: Vec<String>,
-    /// Label text per position.
-    pub labels: Vec<Option<String>>,
-    /// Element id.
-    #[prop_or_default]
-    pub id: Option<AttrValue>,
-    /// Positions to highlight (the hovered merged node's members).
-    #[prop_or_default]
-    pub lit: Option<Rc<Vec<usize>>>,
-}
-
-/// One column per position: its input above its label (text only).
-#[function_component(IoRow)]
-pub fn io_row(p: &IoRowProps) -> Html {
-    let lit = |i: usize| p.lit.as_ref().is_some_and(|l| l.contains(&i)).then_some("lit");
-    html! {
-        <div class="io-row" id={p.id.clone()}>
-            <table>
-                <tr class="inputs"><th>{"in"}</th>{ for p.inputs.iter().enumerate().map(|(i, t)| html! {
-                    <td class={classes!(lit(i))}>{ t.clone() }</td> }) }</tr>
-                <tr class="labels"><th>{"label"}</th>{ for p.labels.iter().enumerate().map(|(i, l)| html! {
-                    <td class={classes!(lit(i))}>{ l.clone().unwrap_or_else(|| "·".into()) }</td>
-                }) }</tr>
-            </table>
-        </div>
-    }
-}
-
-/// Mask canvas properties.
-#[derive(Properties, Clone)]
-pub struct MaskCanvasProps {
-    /// The mask.
-    pub mask: Rc<BitMatrix>,
-    /// CSS size (square).
-    pub px: f64,
-    /// Theme.
-    pub theme: Theme,
-    /// Element id (the canvas also carries its rows in `data-rows`, for tests).
-    #[prop_or_default]
-    pub id: Option<AttrValue>,
-    /// Positions whose rows and columns are highlighted (listed in `data-lit`).
-    #[prop_or_default]
-    pub lit: Option<Rc<Vec<usize>>>,
-}
-
-impl PartialEq for MaskCanvasProps {
-    fn eq(&self, o: &Self) -> bool {
-        *self.mask == *o.mask && self.px == o.px && self.theme == o.theme && self.id == o.id && self.lit == o.lit
-    }
-}
-
-/// A small read-only mask: set cells in ink, row `q` reads column `k`.
-#[function_component(MaskCanvas)]
-pub fn mask_canvas(p: &MaskCanvasProps) -> Html {
-    let node = use_node_ref();
-    {
-        let (node, p) = (node.clone(), p.clone());
-        use_effect_with(p.clone(), move |_| {
-            let Some(canvas) = node.cast::<HtmlCanvasElement>() else { return };
-            let Some(ctx) =
-                canvas.get_context("2d").ok().flatten().and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-            else {
-                return;
-            };
-            let pal = Palette::of(p.theme);
-            let scale = f64::from(canvas.width()) / p.px;
-            let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
-            ctx.set_fill_style_str(pal.background_css);
-            ctx.fill_rect(0.0, 0.0, p.px, p.px);
-            let n = p.mask.n().max(1);
-            let s = p.px / n as f64;
-            ctx.set_fill_style_str(pal.accent_css);
-            for q in 0..p.mask.n() {
-                for k in p.mask.row_ones(q) {
-                    ctx.fill_rect(k as f64 * s, q as f64 * s, s.max(0.5), s.max(0.5));
-                }
-            }
-            if let Some(lit) = &p.lit {
-                // The hovered node's rows (what it reads) and columns (who reads it).
-                ctx.set_fill_style_str(pal.highlight_css);
-                for &i in lit.iter().filter(|&&i| i < n) {
-                    ctx.fill_rect(0.0, i as f64 * s, p.px, s.max(0.5));
-                    ctx.fill_rect(i as f64 * s, 0.0, s.max(0.5), p.px);
-                }
-            }
-            if s >= 6.0 {
-                ctx.set_stroke_style_str(pal.gridline_css);
-                ctx.set_line_width(0.5);
-                ctx.begin_path();
-                for i in 0..=n {
-                    let t = i as f64 * s;
-                    ctx.move_to(t, 0.0);
-                    ctx.line_to(t, p.px);
-                    ctx.move_to(0.0, t);
-                    ctx.line_to(p.px, t);
-                }
-                ctx.stroke();
-            }
-        });
-    }
-    let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
-    let px = (p.px * dpr).round() as u32;
-    let rows = p.id.as_ref().map(|_| p.mask.to_row_strings().join(","));
-    let lit = p.lit.as_ref().map(|l| l.iter().map(usize::to_string).collect::<Vec<_>>().join(","));
-    html! {
-        <canvas ref={node} id={p.id.clone()} class="mask-canvas" data-rows={rows} data-lit={lit} width={px.to_string()} height={px.to_string()}
-            data-px={p.px.to_string()} role="img"
-            aria-label={format!("{} x {} mask", p.mask.n(), p.mask.n())} />
-    }
-}
-
-/// Small Hasse diagram properties.
-#[derive(Properties, Clone)]
-pub struct MiniHasseProps {
-    /// The laid-out diagram.
-    pub scene: Rc<Scene>,
-    /// Merged node of each node (colour and hover identity).
-    pub colour: Rc<Vec<usize>>,
-    /// Hovered merged node.
-    pub hover: Option<usize>,
-    /// Hover callback (merged node).
-    pub on_hover: Callback<Option<usize>>,
-    /// CSS width.
-    pub width: f64,
-    /// CSS height.
-    pub height: f64,
-    /// A second line under each node (the tasks a merged node serves).
-    pub served: Option<Rc<Vec<String>>>,
-    /// Element id.
-    #[prop_or_default]
-    pub id: Option<AttrValue>,
-}
-
-impl PartialEq for MiniHasseProps {
-    fn eq(&self, o: &Self) -> bool {
-        Rc::ptr_eq(&self.scene, &o.scene) && self.colour == o.colour && self.hover == o.hover
-    }
-}
-
-/// A Hasse diagram fitted into a box; nodes filled by merged node, minimal ones at the bottom.
-#[function_component(MiniHasse)]
-pub fn mini_hasse(p: &MiniHasseProps) -> Html {
-    let s = &p.scene;
-    let pad = 14.0;
-    let view_box = format!("{:.1} {:.1} {:.1} {:.1}", -pad, -pad, s.width + 2.0 * pad, s.height + 2.0 * pad + 12.0);
-    let merged = |c: usize| p.colour.get(c).copied().unwrap_or(c);
-    let edges: Html = s
-        .edges
-        .iter()
-        .map(|e| {
-            let lit = p.hover.is_some_and(|h| merged(e.lower) == h || merged(e.upper) == h);
-            html! { <path class={classes!("edge", lit.then_some("lit"))} d={e.path.svg_d()} /> }
-        })
-        .collect();
-    let nodes: Html = s
-        .nodes
-        .iter()
-        .map(|n| {
-            let m = merged(n.class);
-            let lit = p.hover == Some(m);
-            let class = classes!("node", lit.then_some("equiv"), (p.hover.is_some() && !lit).then_some("dim"));
-            let enter = {
-                let cb = p.on_hover.clone();
-                Callback::from(move |_: PointerEvent| cb.emit(Some(m)))
-            };
-            let leave = {
-                let cb = p.on_hover.clone();
-                Callback::from(move |_: PointerEvent| cb.emit(None))
-            };
-            let served = p.served.as_ref().and_then(|v| v.get(n.class)).cloned();
-            let title = match &served {
-                Some(sv) => format!("{} — serves {sv}", n.full),
-                None => n.full.clone(),
-            };
-            html! {
-                <g class={class} data-merged={m.to_string()} onpointerenter={enter} onpointerleave={leave}>
-                    <title>{ title }</title>
-                    <rect x={format!("{:.1}", n.x - n.w / 2.0)} y={format!("{:.1}", n.y - n.h / 2.0)}
-                        width={format!("{:.1}", n.w)} height={format!("{:.1}", n.h)} rx="5" fill={node_fill(m)} />
-                    <text x={format!("{:.1}", n.x)} y={format!("{:.1}", n.y)} text-anchor="middle" dominant-baseline="central">
-                        { n.caption.clone() }
-                    </text>
-                    if let Some(sv) = served {
-                        <text class="served" x={format!("{:.1}", n.x)} y={format!("{:.1}", n.y + n.h / 2.0 + 9.0)} text-anchor="middle">
-                            { sv }
-                        </text>
-                    }
-                </g>
-            }
-        })
-        .collect();
-    html! {
-        <svg id={p.id.clone()} class="mini-hasse" width={p.width.to_string()} height={p.height.to_string()} viewBox={view_box}
-            preserveAspectRatio="xMidYMid meet" role="img" aria-label="Hasse diagram: information flows up">
-            <g class="edges">{ edges }</g>
-            <g class="nodes">{ nodes }</g>
-        </svg>
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use hasseflow_core::derive::{BlockOptions, BuiltinFamily, ButterflyOptions};
 use yew::prelude::*;
 
 use crate::state::{Action, FamilySpec, SideView, View};
@@ -50,15 +51,7 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "Block Two-Stream",
             "Derived, not designed: merging block generation's tasks gives the Block Two-Stream mask (Designer).",
             vec![
-                Action::Derive(FamilySpec::Block {
-                    n: 6,
-                    block: 2,
-                    prompt: 0,
-                    minimal: false,
-                    clean_causal: false,
-                    query_causal: false,
-                    interleaved: false,
-                }),
+                Action::Derive(FamilySpec::Builtin(BuiltinFamily::Block(BlockOptions::new(6, 2)))),
                 Action::SetView(View::Designer),
             ],
         ),
@@ -67,7 +60,7 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "Butterfly",
             "Bidirectional, fully supervised tasks merge into the Butterfly mask (Designer).",
             vec![
-                Action::Derive(FamilySpec::Butterfly { n: 4, minimal: false, mask_token: false, radius: 1 }),
+                Action::Derive(FamilySpec::Builtin(BuiltinFamily::Butterfly(ButterflyOptions::new(4)))),
                 Action::SetView(View::Designer),
             ],
         ),

@@ -489,7 +489,7 @@ pub fn app() -> Html {
             <div id="status-line" class="status-line" aria-live="polite">{ for message }</div>
             if state.view == View::Designer {
                 <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
-                    link={state.design_fragment()} dispatch={dispatch.clone()} />
+                    dispatch={dispatch.clone()} />
             } else if state.view == View::Models {
                 <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
             } else {

@@ -1,17 +1,15 @@
-//! The `derive` subcommand: a built-in family's options or a family file → the core's
-//! derivation (THEORY §5-6), printed as text or JSON, the merged mask optionally written out.
+//! The `derive` subcommand: a built-in family's options (the core's [`BuiltinFamily`]) or a family
+//! file → the core's derivation (THEORY §5-6), printed as text or JSON, the merged mask optionally
+//! written out (the core's mask file of the derivation).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use hasseflow_core::BitMatrix;
 use hasseflow_core::derive::{
-    self, Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, Family, MaeOptions,
+    self, Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions,
 };
-use hasseflow_core::format::{self, Encoding, MAX_LABEL_CHARS, MaskFile, Provenance};
-use hasseflow_core::interop;
+use hasseflow_core::format::{self, Encoding};
 use hasseflow_core::presets::{Inner, TwoStreamOrder};
 use serde_json::{Value, json};
 
@@ -123,18 +121,19 @@ fn check_derive_options(a: &DeriveArgs) -> Result<()> {
     Ok(())
 }
 
-fn build_family(a: &DeriveArgs) -> Result<Family> {
+/// The built-in family the arguments name, with their options (`None`: a family file).
+fn builtin(a: &DeriveArgs) -> Result<Option<BuiltinFamily>> {
     check_derive_options(a)?;
     let n = || a.n.context("give the number of tokens with --n N");
     let inner = |i: InnerArg| match i {
         InnerArg::Full => Inner::Full,
         InnerArg::Causal => Inner::Causal,
     };
-    let family = match a.family.as_str() {
+    Ok(Some(match a.family.as_str() {
         "autoregressive" => {
-            derive::autoregressive(AutoregressiveOptions { n: n()?, bidirectional: a.bidirectional, pad: a.pad })?
+            BuiltinFamily::Autoregressive(AutoregressiveOptions { n: n()?, bidirectional: a.bidirectional, pad: a.pad })
         }
-        "block" => derive::block_generation(BlockOptions {
+        "block" => BuiltinFamily::Block(BlockOptions {
             n: n()?,
             block: a.block.context("give the block size with --block S")?,
             clean: inner(a.clean),
@@ -142,51 +141,43 @@ fn build_family(a: &DeriveArgs) -> Result<Family> {
             prompt: a.prompt,
             minimal: a.minimal,
             order: if a.interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
-        })?,
-        "butterfly" => derive::butterfly(ButterflyOptions {
+        }),
+        "butterfly" => BuiltinFamily::Butterfly(ButterflyOptions {
             n: n()?,
             minimal: a.minimal,
             aggregate: match a.aggregate {
                 AggregateArg::Neighbours => Aggregate::Neighbours(a.radius),
                 AggregateArg::Mask => Aggregate::Mask,
             },
-        })?,
-        "mae" => derive::masked_autoencoding(MaeOptions {
+        }),
+        "mae" => BuiltinFamily::Mae(MaeOptions {
             n: n()?,
             span: a.span.context("give the masked span length with --span S")?,
             stride: a.stride,
             causal_encoder: a.causal_encoder,
-        })?,
-        path => {
-            let bytes = read_limited(path, format::MAX_INPUT_BYTES)?;
-            let name = if path == "-" { "<stdin>" } else { path };
-            derive::parse_family(&bytes).with_context(|| format!("{name}: invalid family"))?
-        }
-    };
-    Ok(family)
+        }),
+        _ => return Ok(None),
+    }))
 }
 
 pub(crate) fn derive_command(a: &DeriveArgs) -> Result<()> {
-    let family = build_family(a)?;
+    let spec = builtin(a)?;
+    let family = match &spec {
+        Some(spec) => spec.build()?,
+        None => {
+            let bytes = read_limited(&a.family, format::MAX_INPUT_BYTES)?;
+            let name = if a.family == "-" { "<stdin>" } else { &a.family };
+            derive::parse_family(&bytes).with_context(|| format!("{name}: invalid family"))?
+        }
+    };
     let d = derive::derive(&family)?;
     if let Some(path) = &a.mask_out {
-        let mask = if a.sparse { d.sparse() } else { d.dense() };
-        // Mask files cap labels at MAX_LABEL_CHARS (long aggregated tokens are shortened).
-        let labels = d
-            .position_texts()
-            .into_iter()
-            .map(|l| {
-                if l.chars().count() > MAX_LABEL_CHARS {
-                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
-                } else {
-                    l
-                }
-            })
-            .collect();
-        // Built-in families reproduce presets: record the preset only where it rebuilds this mask,
-        // so exports (FlexAttention) can use its closed form.
-        let provenance = if a.sparse { None } else { derived_provenance(a, mask) };
-        let file = MaskFile { labels: Some(labels), provenance, ..MaskFile::new(mask.clone()) };
+        // Labels = inputs (cut to the mask file's limit); a built-in family's dense mask also
+        // records the preset it rebuilds, so exports (FlexAttention) can use its closed form.
+        let file = match &spec {
+            Some(spec) => spec.mask_file(&d, a.sparse),
+            None => d.mask_file(a.sparse),
+        };
         std::fs::write(path, format::write_json(&file, Encoding::Auto))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -204,32 +195,6 @@ pub(crate) fn derive_command(a: &DeriveArgs) -> Result<()> {
     };
     print_out(&text);
     Ok(())
-}
-
-/// The preset a built-in family's dense mask equals, if it does (checked by rebuilding it).
-fn derived_provenance(a: &DeriveArgs, mask: &BitMatrix) -> Option<Provenance> {
-    let inner = |i: InnerArg| match i {
-        InnerArg::Full => "full",
-        InnerArg::Causal => "causal",
-    };
-    let (preset, n, params) = match a.family.as_str() {
-        "autoregressive" if !a.bidirectional => ("causal", mask.n(), BTreeMap::new()),
-        "block" => (
-            "block-two-stream",
-            a.n?,
-            BTreeMap::from([
-                ("s".to_string(), json!(a.block?)),
-                ("clean".to_string(), json!(inner(a.clean))),
-                ("query".to_string(), json!(inner(a.query))),
-                ("prompt".to_string(), json!(a.prompt)),
-                ("drop_last".to_string(), json!(a.minimal)),
-                ("order".to_string(), json!(if a.interleaved { "interleaved" } else { "grouped" })),
-            ]),
-        ),
-        "butterfly" => ("butterfly", a.n?, BTreeMap::from([("minimal".to_string(), json!(a.minimal))])),
-        _ => return None,
-    };
-    interop::provenance_if_matches(mask, Provenance { preset: preset.into(), n, params })
 }
 
 /// Each task's Hasse diagram and the content of its labelled positions, as JSON.

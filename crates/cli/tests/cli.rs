@@ -328,6 +328,24 @@ fn derive_mask_out_records_the_preset_it_rebuilds() {
     assert!(!std::fs::read_to_string(&out).expect("mask written").contains("provenance"));
     ok(&["derive", "mae", "--n", "6", "--span", "2", "--mask-out", out_s], "");
     assert!(!std::fs::read_to_string(&out).expect("mask written").contains("provenance"));
+    // The provenance and labels written, field for field: the app's designer opens a derived mask
+    // with the same ones (`opening_a_derived_mask_keeps_the_provenance_the_cli_writes`).
+    let written = |args: &[&str]| -> serde_json::Value {
+        ok(&[&["derive"], args, &["--mask-out", out_s]].concat(), "");
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("mask written")).expect("mask file JSON")
+    };
+    let block = written(&["block", "--n", "8", "--block", "2"]);
+    let want = serde_json::json!({"preset": "block-two-stream", "n": 8, "params": {
+        "s": 2, "clean": "full", "query": "full", "prompt": 0, "drop_last": false, "order": "grouped"}});
+    assert_eq!(block["provenance"], want);
+    assert_eq!((block["labels"][0].as_str(), block["labels"][15].as_str()), (Some("w_0"), Some("m@7")));
+    let butterfly = written(&["butterfly", "--n", "4"]);
+    assert_eq!(
+        butterfly["provenance"],
+        serde_json::json!({"preset": "butterfly", "n": 4, "params": {"minimal": false}})
+    );
+    assert_eq!(butterfly["labels"][8], "w'_0[w_1]");
+    assert!(ok(&["export", out_s, "--to", "flex"], "").contains("# Closed form of preset 'butterfly'"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -5,6 +5,12 @@
 //!
 //! Tokens are 0-based: `w_0 .. w_{n-1}`. Every task mask is the task's own (dense) closure, so
 //! each task analysis is one layer.
+//!
+//! The options structs are also the families' serialised form (inside
+//! [`super::BuiltinFamily`]): field names as written here, every field but `n`, `block` and `span`
+//! optional (missing: its default of `new`).
+
+use serde::{Deserialize, Serialize};
 
 use super::task::{Family, FamilyError, Input, InputId, Task, Token};
 use crate::bits::BitMatrix;
@@ -104,13 +110,16 @@ fn causal(n: usize) -> BitMatrix {
 }
 
 /// Options of the autoregressive family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AutoregressiveOptions {
     /// Tokens `n ≥ 2`.
     pub n: usize,
     /// Each task as one bidirectional block instead of the inference chain (R): nothing is shared.
+    #[serde(default)]
     pub bidirectional: bool,
     /// Keep `w_{n-1}` (read by nobody) as a padding position: `n` positions instead of `n-1`.
+    #[serde(default)]
     pub pad: bool,
 }
 
@@ -160,21 +169,27 @@ pub fn autoregressive(o: AutoregressiveOptions) -> Result<Family, FamilyError> {
 }
 
 /// Options of the block generation family; they mirror [`BlockTwoStream`]'s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BlockOptions {
     /// Tokens `n ≥ 1`.
     pub n: usize,
     /// Block size `s ≥ 1`.
     pub block: usize,
     /// Attention inside a clean block (and inside the prompt).
+    #[serde(default)]
     pub clean: Inner,
     /// Attention inside a mask block.
+    #[serde(default)]
     pub query: Inner,
     /// Clean prompt tokens `p_0..` read by everything.
+    #[serde(default)]
     pub prompt: usize,
     /// Minimal layout: drop the last clean block, which no task reads (`2n - s` positions).
+    #[serde(default)]
     pub minimal: bool,
     /// Grouped `[prompt | w | m]` or interleaved `[prompt | K_0 Q_0 K_1 Q_1 ...]`.
+    #[serde(default)]
     pub order: TwoStreamOrder,
 }
 
@@ -292,8 +307,10 @@ pub fn block_generation(o: BlockOptions) -> Result<Family, FamilyError> {
     Ok(f)
 }
 
-/// How the predictor `P_k` of the butterfly family holds its input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the predictor `P_k` of the butterfly family holds its input. Serialised as
+/// `{"neighbours": radius}` or `"mask"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Aggregate {
     /// The aggregated token `w'_k` built from `w_j` with `0 < |j-k| ≤ radius` (default radius 1:
     /// the mean of `w_{k-1}` and `w_{k+1}`, one neighbour at the ends).
@@ -302,21 +319,31 @@ pub enum Aggregate {
     Mask,
 }
 
+impl Default for Aggregate {
+    /// The two neighbours: `Neighbours(1)`.
+    fn default() -> Self {
+        Aggregate::Neighbours(1)
+    }
+}
+
 /// Options of the bidirectional fully supervised (butterfly) family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ButterflyOptions {
     /// Tokens `n ≥ 2`.
     pub n: usize,
     /// Minimal layout: leave out `F_{n-1}` and `B_0`, read by nobody (`3n-2` positions).
+    #[serde(default)]
     pub minimal: bool,
     /// What `P_k` holds.
+    #[serde(default)]
     pub aggregate: Aggregate,
 }
 
 impl ButterflyOptions {
     /// The default of THEORY §6: padded `3n` layout, `w'_k` from the two neighbours.
     pub fn new(n: usize) -> Self {
-        ButterflyOptions { n, minimal: false, aggregate: Aggregate::Neighbours(1) }
+        ButterflyOptions { n, minimal: false, aggregate: Aggregate::default() }
     }
 
     /// The preset these options should reproduce.
@@ -383,15 +410,18 @@ pub fn butterfly(o: ButterflyOptions) -> Result<Family, FamilyError> {
 }
 
 /// Options of the masked autoencoding family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MaeOptions {
     /// Tokens `n ≥ 1`.
     pub n: usize,
     /// Length of the masked span, `1..=n`.
     pub span: usize,
     /// Distance between span starts (0: equal to `span`, non-overlapping spans).
+    #[serde(default)]
     pub stride: usize,
     /// The encoder reads the visible tokens causally instead of bidirectionally.
+    #[serde(default)]
     pub causal_encoder: bool,
 }
 

@@ -6,8 +6,13 @@
 //! leaks, the minimality criterion and training-inference consistency).
 //!
 //! - [`task`]: inputs (tokens, mask tokens, aggregated tokens), tasks, families.
-//! - [`merge`]: the pipeline itself ([`derive`]) and its report.
+//! - [`keys`]: per-task Hasse diagrams and the canonical keys that decide node equivalence.
+//! - [`merge`]: the pipeline itself ([`derive`]): equivalence classes, merged task, masks.
+//! - [`checks`]: leaks, the minimality criterion, training-inference consistency.
+//! - [`report`]: [`DeriveReport`], the derived task as JSON and text.
 //! - [`families`]: the built-in families (autoregressive, block generation, butterfly, MAE).
+//! - [`builtin`]: [`BuiltinFamily`], a built-in family with its options as one (serde) value, and
+//!   the mask file of its derivation with the preset it reproduces.
 //! - [`file`]: the user family file (`docs/FAMILY_FORMAT.md`).
 //!
 //! # Examples
@@ -19,15 +24,22 @@
 //! assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
 //! ```
 
+pub mod builtin;
+pub mod checks;
 pub mod families;
 pub mod file;
+pub mod keys;
 pub mod merge;
+pub mod report;
 pub mod task;
 
+pub use builtin::BuiltinFamily;
 pub use families::{
     Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
     butterfly, masked_autoencoding,
 };
 pub use file::{FAMILY_FORMAT_TAG, FAMILY_FORMAT_VERSION, parse_family};
-pub use merge::{Derivation, DeriveReport, ISO_BUDGET, Leak, MergedNode, TaskDiagram, derive, multiset_text};
+pub use keys::{ISO_BUDGET, TaskDiagram};
+pub use merge::{Derivation, MergedNode, derive};
+pub use report::{DeriveReport, Leak, multiset_text};
 pub use task::{Family, FamilyError, Input, InputId, MAX_TASK_POSITIONS, Task, Token, parse_input, parse_token};

@@ -1,9 +1,12 @@
 //! The structured presets whose positions are not one per token: Block Two-Stream, Butterfly, XLNet.
 
+use serde::{Deserialize, Serialize};
+
 use super::*;
 
-/// Attention inside a block.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Attention inside a block. Serialised as the preset parameter's words (`"full"`, `"causal"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Inner {
     /// Every token of the block reads every other.
     #[default]
@@ -12,8 +15,10 @@ pub enum Inner {
     Causal,
 }
 
-/// Position order of a two-stream layout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Position order of a two-stream layout. Serialised as the preset parameter's words
+/// (`"grouped"`, `"interleaved"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TwoStreamOrder {
     /// `[prompt | w_0..w_{n-1} | m_0..m_{n-1}]`.
     #[default]
