@@ -391,7 +391,7 @@ pub fn app() -> Html {
         let (s, d) = (state.clone(), dispatch.clone());
         Callback::from(move |_: MouseEvent| {
             let name = format!("hasseflow-mask.{}", kind.extension());
-            let r = s.export_bytes(kind).and_then(|bytes| {
+            let r = s.export_bytes(kind).map_err(|e| e.to_string()).and_then(|bytes| {
                 if kind.is_binary() {
                     io::download_bytes(&bytes, &name, "application/octet-stream")
                 } else {
