@@ -252,3 +252,57 @@ fn gpu_kernels_live_in_wgsl_files_and_the_core_stays_gpu_free() {
     let core = read("crates/core/Cargo.toml");
     assert!(!core.contains("hasseflow-gpu"), "the core must not depend on the GPU crate");
 }
+
+/// Most lines a component may span, from `#[function_component]` to the closing brace of its
+/// function: a bigger one is split into named components (and its effects into hooks).
+const MAX_COMPONENT_LINES: usize = 200;
+
+/// Components over the limit that another change is splitting; remove an entry when it is done.
+const OVERSIZED_FOR_NOW: [(&str, &str); 1] = [("designer.rs", "DesignerView")];
+
+/// `(name, lines)` of every `#[function_component(Name)]` in `text`, counted from the attribute to
+/// the first line after it that is a lone `}` at the start of a line (rustfmt puts the end of a
+/// top-level function there).
+fn component_sizes(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut sizes = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("#[function_component(") else { continue };
+        let name = rest.split(')').next().unwrap_or(rest).to_string();
+        let end = lines[start..].iter().position(|l| *l == "}").unwrap_or_else(|| panic!("{name} has no end"));
+        sizes.push((name, end + 1));
+    }
+    sizes
+}
+
+#[test]
+fn no_component_is_over_two_hundred_lines() {
+    let sample = "#[function_component(A)]\nfn a() -> Html {\n    html! {}\n}\n\n#[function_component(B)]\nfn b() -> Html {\n}\n";
+    assert_eq!(component_sizes(sample), [("A".to_string(), 4), ("B".to_string(), 3)]);
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui")];
+    let mut components = 0;
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("src/ui readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let file = path.file_name().expect("a name").to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&path).expect("source readable");
+            for (name, lines) in component_sizes(&text) {
+                components += 1;
+                if OVERSIZED_FOR_NOW.contains(&(file.as_str(), name.as_str())) {
+                    continue;
+                }
+                assert!(
+                    lines <= MAX_COMPONENT_LINES,
+                    "{}: component {name} spans {lines} lines (at most {MAX_COMPONENT_LINES}): split it into named \
+                     components, its effects into hooks (src/ui/hooks.rs)",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(components >= 20, "found the components ({components})");
+}
