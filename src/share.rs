@@ -2,15 +2,68 @@
 //! (the core's `bits::pack_bits`: row-major, cell `(q, k)` is bit `i % 8` of byte `i / 8` with
 //! `i = q·n + k`, as in the JSON `packed` field, but URL-safe and unpadded), and its position
 //! labels, when it has any, as `&l=<base64url of the labels as a JSON array of strings>`.
-//! Decoding checks everything a tampered link can break and says what.
+//! Decoding checks everything a tampered link can break and says what ([`ShareError`]).
+//!
+//! The codec knows nothing of the editor: the largest side a link may carry is the caller's.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hasseflow_core::BitMatrix;
+use hasseflow_core::bits::PackedBitsError;
 use hasseflow_core::bits::{pack_bits, unpack_bits};
-use hasseflow_core::format::{MAX_LABEL_CHARS, check_labels};
+use hasseflow_core::format::{FormatError, MAX_LABEL_CHARS, check_labels};
 
-use crate::state::MAX_EDIT_N;
+/// Why a share link (or a designer link) cannot be read: what a tampered or truncated link broke.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShareError {
+    /// No `n=` field.
+    #[error("it has no size (n=...)")]
+    NoSize,
+    /// The `n=` field is not a number (the text as given).
+    #[error("n = {0:?} is not a number")]
+    SizeNotANumber(String),
+    /// The size is 0 or larger than the caller accepts.
+    #[error("n = {n} is out of range 1..={max}")]
+    SizeOutOfRange {
+        /// The link's size.
+        n: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// No `m=` field.
+    #[error("it has no mask data (m=...)")]
+    NoMask,
+    /// More mask data than an `n x n` mask needs.
+    #[error("the mask data is too long for n = {0}")]
+    MaskTooLong(usize),
+    /// The mask data is not unpadded base64url.
+    #[error("the mask data is not base64url ({0})")]
+    MaskNotBase64(base64::DecodeError),
+    /// The mask data has the wrong length or bits past the last cell.
+    #[error("the mask data {0}")]
+    MaskBits(PackedBitsError),
+    /// More label data than `n` labels within the length limit can take.
+    #[error("the labels are too long for n = {0}")]
+    LabelsTooLong(usize),
+    /// The label data is not unpadded base64url.
+    #[error("the labels are not base64url ({0})")]
+    LabelsNotBase64(base64::DecodeError),
+    /// The label data is not a JSON list of strings (the JSON error, in words).
+    #[error("the labels are not a list of strings ({0})")]
+    LabelsNotStrings(String),
+    /// The labels are not `n` strings within the length limit.
+    #[error("{0}")]
+    Labels(FormatError),
+    /// More designer data than a family's JSON can take.
+    #[error("the design data is too long")]
+    DesignTooLong,
+    /// The designer data is not unpadded base64url.
+    #[error("the design data is not base64url ({0})")]
+    DesignNotBase64(base64::DecodeError),
+    /// The designer data is not UTF-8.
+    #[error("the design data is not text")]
+    DesignNotText,
+}
 
 /// What a share link carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,10 +82,10 @@ pub struct Shared {
 /// let m = BitMatrix::from_fn(4, |q, k| k <= q);
 /// let f = hasseflow_app::share::encode(&m, None);
 /// assert_eq!(f, "n=4&m=Mfc");
-/// assert_eq!(hasseflow_app::share::decode(&f).unwrap().mask, m);
+/// assert_eq!(hasseflow_app::share::decode(&f, 512).unwrap().mask, m);
 /// let labels = ["a", "b", "<c>", "d e"].map(String::from).to_vec();
 /// let f = hasseflow_app::share::encode(&m, Some(&labels));
-/// assert_eq!(hasseflow_app::share::decode(&f).unwrap().labels, Some(labels));
+/// assert_eq!(hasseflow_app::share::decode(&f, 512).unwrap().labels, Some(labels));
 /// ```
 pub fn encode(mask: &BitMatrix, labels: Option<&[String]>) -> String {
     let n = mask.n();
@@ -45,57 +98,58 @@ pub fn encode(mask: &BitMatrix, labels: Option<&[String]>) -> String {
     out
 }
 
-/// Decodes a fragment made by [`encode`] (a leading `#` is accepted).
+/// Decodes a fragment made by [`encode`] (a leading `#` is accepted) of a mask with at most
+/// `max_n` positions.
 ///
 /// # Errors
-/// A sentence saying what is wrong: missing or bad fields, a size out of range, bad base64, a
-/// wrong length, bits past the last cell; labels that are not a JSON list of `n` strings within
+/// A [`ShareError`] saying what is wrong: missing or bad fields, a size out of range, bad base64,
+/// a wrong length, bits past the last cell; labels that are not a JSON list of `n` strings within
 /// the length limit.
-pub fn decode(fragment: &str) -> Result<Shared, String> {
+pub fn decode(fragment: &str, max_n: usize) -> Result<Shared, ShareError> {
     let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
     let mut n = None;
     let mut data = None;
     let mut label_data = None;
     for part in fragment.split('&').filter(|p| !p.is_empty()) {
         match part.split_once('=') {
-            Some(("n", v)) => n = Some(v.parse::<usize>().map_err(|_| format!("n = {v:?} is not a number"))?),
+            Some(("n", v)) => n = Some(v.parse::<usize>().map_err(|_| ShareError::SizeNotANumber(v.to_string()))?),
             Some(("m", v)) => data = Some(v),
             Some(("l", v)) => label_data = Some(v),
             _ => {}
         }
     }
-    let n = n.ok_or("it has no size (n=...)")?;
-    if n == 0 || n > MAX_EDIT_N {
-        return Err(format!("n = {n} is out of range 1..={MAX_EDIT_N}"));
+    let n = n.ok_or(ShareError::NoSize)?;
+    if n == 0 || n > max_n {
+        return Err(ShareError::SizeOutOfRange { n, max: max_n });
     }
-    let data = data.ok_or("it has no mask data (m=...)")?;
+    let data = data.ok_or(ShareError::NoMask)?;
     let expected = (n * n).div_ceil(8);
     if data.len() > expected.div_ceil(3) * 4 + 4 {
-        return Err(format!("the mask data is too long for n = {n}"));
+        return Err(ShareError::MaskTooLong(n));
     }
-    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the mask data is not base64url ({e})"))?;
-    let mask = unpack_bits(&bytes, n).map_err(|e| format!("the mask data {e}"))?;
+    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(ShareError::MaskNotBase64)?;
+    let mask = unpack_bits(&bytes, n).map_err(ShareError::MaskBits)?;
     let labels = label_data.map(|v| decode_labels(v, n)).transpose()?;
     Ok(Shared { mask, labels })
 }
 
-fn decode_labels(data: &str, n: usize) -> Result<Vec<String>, String> {
+fn decode_labels(data: &str, n: usize) -> Result<Vec<String>, ShareError> {
     // At most MAX_LABEL_CHARS characters of up to 4 UTF-8 bytes (6 escaped in JSON) per label.
     let limit = (n * (MAX_LABEL_CHARS * 6 + 3) + 2).div_ceil(3) * 4;
     if data.len() > limit {
-        return Err(format!("the labels are too long for n = {n}"));
+        return Err(ShareError::LabelsTooLong(n));
     }
-    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the labels are not base64url ({e})"))?;
+    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(ShareError::LabelsNotBase64)?;
     let labels: Vec<String> =
-        serde_json::from_slice(&bytes).map_err(|e| format!("the labels are not a list of strings ({e})"))?;
-    check_labels(&labels, n).map_err(|e| e.to_string())?;
+        serde_json::from_slice(&bytes).map_err(|e| ShareError::LabelsNotStrings(e.to_string()))?;
+    check_labels(&labels, n).map_err(ShareError::Labels)?;
     Ok(labels)
 }
 
 /// Fragment prefix of a designer link: `design=<base64url of the family's JSON>`.
 pub const DESIGN_PREFIX: &str = "design=";
 
-/// A designer link's fragment for a family saved as `spec_json` ([`crate::state::FamilySpec::to_json`]).
+/// A designer link's fragment for a family saved as `spec_json` (the designer's family JSON).
 pub fn encode_design(spec_json: &str) -> String {
     format!("{DESIGN_PREFIX}{}", URL_SAFE_NO_PAD.encode(spec_json))
 }
@@ -103,34 +157,45 @@ pub fn encode_design(spec_json: &str) -> String {
 /// The family JSON of a designer link's data (the part after [`DESIGN_PREFIX`]).
 ///
 /// # Errors
-/// Data that is too long, not base64url or not UTF-8.
-pub fn decode_design(data: &str) -> Result<String, String> {
+/// [`ShareError::DesignTooLong`], [`ShareError::DesignNotBase64`], [`ShareError::DesignNotText`].
+pub fn decode_design(data: &str) -> Result<String, ShareError> {
     if data.len() > 64 * 1024 {
-        return Err("the design data is too long".into());
+        return Err(ShareError::DesignTooLong);
     }
-    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(|e| format!("the design data is not base64url ({e})"))?;
-    String::from_utf8(bytes).map_err(|_| "the design data is not text".to_string())
+    let bytes = URL_SAFE_NO_PAD.decode(data).map_err(ShareError::DesignNotBase64)?;
+    String::from_utf8(bytes).map_err(|_| ShareError::DesignNotText)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const MAX: usize = 512;
+
+    /// The error's message (what the store shows).
+    fn err<T: std::fmt::Debug>(r: Result<T, ShareError>) -> String {
+        r.unwrap_err().to_string()
+    }
+
     #[test]
     fn round_trips_and_refuses_tampering() {
         for n in [1, 3, 8, 13, 64] {
             let m = BitMatrix::from_fn(n, |q, k| (q * 5 + k * 3) % 7 < 3);
-            assert_eq!(decode(&format!("#{}", encode(&m, None))).unwrap(), Shared { mask: m, labels: None });
+            assert_eq!(decode(&format!("#{}", encode(&m, None)), MAX).unwrap(), Shared { mask: m, labels: None });
         }
-        assert!(decode("").unwrap_err().contains("no size"));
-        assert!(decode("n=4").unwrap_err().contains("no mask data"));
-        assert!(decode("n=x&m=AA").unwrap_err().contains("not a number"));
-        assert!(decode("n=0&m=").unwrap_err().contains("out of range"));
-        assert!(decode("n=9999&m=AA").unwrap_err().contains("out of range"));
-        assert!(decode("n=4&m=MQ").unwrap_err().contains("bytes, expected 2"));
-        assert!(decode("n=4&m=M!c").unwrap_err().contains("base64url"));
-        assert!(decode("n=3&m=_wE").is_ok());
-        assert!(decode("n=3&m=_wM").unwrap_err().contains("past the last cell"));
+        assert!(err(decode("", MAX)).contains("no size"));
+        assert!(err(decode("n=4", MAX)).contains("no mask data"));
+        assert!(err(decode("n=x&m=AA", MAX)).contains("not a number"));
+        assert!(err(decode("n=0&m=", MAX)).contains("out of range"));
+        assert!(err(decode("n=9999&m=AA", MAX)).contains("out of range"));
+        assert!(err(decode("n=4&m=MQ", MAX)).contains("bytes, expected 2"));
+        assert!(err(decode("n=4&m=M!c", MAX)).contains("base64url"));
+        assert!(decode("n=3&m=_wE", MAX).is_ok());
+        assert!(err(decode("n=3&m=_wM", MAX)).contains("past the last cell"));
+        // Typed: the caller's limit, and what broke.
+        assert_eq!(decode("n=9", 8), Err(ShareError::SizeOutOfRange { n: 9, max: 8 }));
+        assert_eq!(decode("m=AA", MAX), Err(ShareError::NoSize));
+        assert!(matches!(decode("n=4&m=MQ", MAX), Err(ShareError::MaskBits(_))));
     }
 
     #[test]
@@ -138,16 +203,16 @@ mod tests {
         let m = BitMatrix::from_fn(3, |q, k| k <= q);
         let odd = vec!["<script>".to_string(), "x&l=y#z".to_string(), "ünï ☃ \"q\"".to_string()];
         let f = encode(&m, Some(&odd));
-        assert_eq!(decode(&f).unwrap(), Shared { mask: m.clone(), labels: Some(odd) });
+        assert_eq!(decode(&f, MAX).unwrap(), Shared { mask: m.clone(), labels: Some(odd) });
         let base = encode(&m, None);
         let with = |json: &str| format!("{base}&l={}", URL_SAFE_NO_PAD.encode(json));
-        assert!(decode(&with("[\"a\",\"b\"]")).unwrap_err().contains("expected 3 labels"));
-        assert!(decode(&with("{\"a\":1}")).unwrap_err().contains("not a list of strings"));
-        assert!(decode(&with("[1,2,3]")).unwrap_err().contains("not a list of strings"));
+        assert!(err(decode(&with("[\"a\",\"b\"]"), MAX)).contains("expected 3 labels"));
+        assert!(err(decode(&with("{\"a\":1}"), MAX)).contains("not a list of strings"));
+        assert!(err(decode(&with("[1,2,3]"), MAX)).contains("not a list of strings"));
         let long = format!("[\"{}\",\"b\",\"c\"]", "x".repeat(MAX_LABEL_CHARS + 1));
-        assert!(decode(&with(&long)).unwrap_err().contains("limit"));
-        assert!(decode(&format!("{base}&l=%%%")).unwrap_err().contains("base64url"));
-        assert!(decode(&format!("{base}&l={}", "A".repeat(1 << 20))).unwrap_err().contains("too long"));
+        assert!(err(decode(&with(&long), MAX)).contains("limit"));
+        assert!(err(decode(&format!("{base}&l=%%%"), MAX)).contains("base64url"));
+        assert!(err(decode(&format!("{base}&l={}", "A".repeat(1 << 20)), MAX)).contains("too long"));
     }
 
     #[test]
@@ -156,8 +221,8 @@ mod tests {
         let f = encode_design(json);
         assert!(f.starts_with(DESIGN_PREFIX));
         assert_eq!(decode_design(&f[DESIGN_PREFIX.len()..]).as_deref(), Ok(json));
-        assert!(decode_design("%%").unwrap_err().contains("base64url"));
-        assert!(decode_design(&URL_SAFE_NO_PAD.encode([0xff, 0xfe])).unwrap_err().contains("not text"));
-        assert!(decode_design(&"A".repeat(70_000)).unwrap_err().contains("too long"));
+        assert!(err(decode_design("%%")).contains("base64url"));
+        assert!(err(decode_design(&URL_SAFE_NO_PAD.encode([0xff, 0xfe]))).contains("not text"));
+        assert!(err(decode_design(&"A".repeat(70_000))).contains("too long"));
     }
 }

@@ -98,22 +98,29 @@ fn render_crate_has_no_web_or_ui_dependencies() {
     assert!(!lib.contains("std::time") && !lib.contains("Instant::now"), "render reads no clock");
 }
 
+/// The store's files: `src/state.rs`, everything under `src/state/`, and the share-link codec.
+fn store_files() -> Vec<String> {
+    let mut files = vec!["src/state.rs".to_string(), "src/share.rs".to_string()];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/state");
+    for entry in std::fs::read_dir(&dir).expect("src/state readable") {
+        let path = entry.expect("dir entry").path();
+        assert!(path.is_file(), "{}: the store has no nested folders", path.display());
+        files.push(format!("src/state/{}", path.file_name().expect("a name").to_string_lossy()));
+    }
+    assert!(files.len() >= 8, "found the store's modules");
+    files
+}
+
 #[test]
 fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
-    for file in [
-        "src/state.rs",
-        "src/state/tests.rs",
-        "src/state/designer.rs",
-        "src/state/flow.rs",
-        "src/state/models.rs",
-        "src/state/models_tests.rs",
-        "src/share.rs",
-    ] {
-        let text = read(file);
+    for file in store_files() {
+        let text = read(&file);
         for banned in ["use yew", "yew::", "web_sys", "wasm_bindgen", "js_sys"] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store must build and test natively");
         }
     }
+    // The share-link codec is below the store: the store calls it, never the other way round.
+    assert!(!read("src/share.rs").contains("crate::state"), "src/share.rs uses the store: pass what it needs in");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui");
     // src/ui and its submodule folders (src/ui/models/).
     let mut paths = Vec::new();
@@ -224,14 +231,11 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
             }
         }
     }
-    for file in ["src/state.rs", "src/state/models.rs"] {
+    for file in store_files().iter().filter(|f| !f.ends_with("tests.rs")) {
         let text = read(file);
         for banned in ["ReachJob", "ModelRun::compute", ".run(&"] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store never runs the reach engine");
         }
-    }
-    for file in ["src/state.rs", "src/state/flow.rs"] {
-        let text = read(file);
         for banned in ["GpuFlow", "hasseflow_gpu", "CpuFlowJob", "run_flow("] {
             assert!(!text.contains(banned), "{file} mentions {banned}: the store never runs the flow model");
         }
@@ -254,4 +258,51 @@ fn gpu_kernels_live_in_wgsl_files_and_the_core_stays_gpu_free() {
     assert!(count >= 5, "found the flow kernels");
     let core = read("crates/core/Cargo.toml");
     assert!(!core.contains("hasseflow-gpu"), "the core must not depend on the GPU crate");
+}
+
+/// Most lines a component may span, from `#[function_component]` to the closing brace of its
+/// function: a bigger one is split into named components (and its effects into hooks).
+const MAX_COMPONENT_LINES: usize = 200;
+
+/// `(name, lines)` of every `#[function_component(Name)]` in `text`, counted from the attribute to
+/// the first line after it that is a lone `}` at the start of a line (rustfmt puts the end of a
+/// top-level function there).
+fn component_sizes(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut sizes = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("#[function_component(") else { continue };
+        let name = rest.split(')').next().unwrap_or(rest).to_string();
+        let end = lines[start..].iter().position(|l| *l == "}").unwrap_or_else(|| panic!("{name} has no end"));
+        sizes.push((name, end + 1));
+    }
+    sizes
+}
+
+#[test]
+fn no_component_is_over_two_hundred_lines() {
+    let sample = "#[function_component(A)]\nfn a() -> Html {\n    html! {}\n}\n\n#[function_component(B)]\nfn b() -> Html {\n}\n";
+    assert_eq!(component_sizes(sample), [("A".to_string(), 4), ("B".to_string(), 3)]);
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui")];
+    let mut components = 0;
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("src/ui readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("source readable");
+            for (name, lines) in component_sizes(&text) {
+                components += 1;
+                assert!(
+                    lines <= MAX_COMPONENT_LINES,
+                    "{}: component {name} spans {lines} lines (at most {MAX_COMPONENT_LINES}): split it into named \
+                     components, its effects into hooks (src/ui/hooks.rs)",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(components >= 20, "found the components ({components})");
 }

@@ -314,13 +314,17 @@ impl FlowState {
     }
 }
 
+/// An influence threshold outside `(0, 1)`.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error("the influence threshold must lie strictly between 0 and 1, got {0}")]
+pub struct ThresholdError(pub f64);
+
 /// Why `threshold` is not usable, if it is not (it must lie strictly between 0 and 1).
-pub fn check_threshold(threshold: f64) -> Result<(), String> {
-    if threshold.is_finite() && threshold > 0.0 && threshold < 1.0 {
-        Ok(())
-    } else {
-        Err(format!("the influence threshold must lie strictly between 0 and 1, got {threshold}"))
-    }
+///
+/// # Errors
+/// [`ThresholdError`] when it is not finite or not strictly between 0 and 1.
+pub fn check_threshold(threshold: f64) -> Result<(), ThresholdError> {
+    if threshold.is_finite() && threshold > 0.0 && threshold < 1.0 { Ok(()) } else { Err(ThresholdError(threshold)) }
 }
 
 /// The relative influence of every cell of one layer (`influence / max over the layer`, 0 when
@@ -416,5 +420,85 @@ impl FlowOutcome {
         let support = BitMatrix::from_fn(n, |q, k| f64::from(rel[q * n + k]) > threshold);
         let disagree = BitMatrix::from_fn(n, |q, k| support.get(q, k) != reach.get(q, k));
         LayerPicture { n, layer, lo_decade, shade, relative: rel, support, reach, disagree }
+    }
+}
+
+impl super::AppState {
+    /// The key of the flow run the current mask and settings need (`None` when the mask is too
+    /// large for the model).
+    pub fn flow_key(&self) -> Option<FlowKey> {
+        self.flow.key(self.revision, self.n(), self.doc.stack.is_some())
+    }
+
+    /// What the flow model reads for `key`: the document's stack or its mask.
+    fn flow_source(&self, key: &FlowKey) -> FlowSource {
+        match (&self.doc.stack, key.stack) {
+            (Some(stack), true) => FlowSource::Stack(stack.clone()),
+            _ => FlowSource::Mask(self.doc.mask.clone()),
+        }
+    }
+
+    /// The flow run the shell should start now: the Flow view is shown, no stroke is in progress,
+    /// and the current key has neither an outcome nor a failure.
+    pub fn flow_request(&self) -> Option<FlowRequest> {
+        let key = self.flow_key()?;
+        let wanted = self.view == super::View::Editor
+            && self.side == SideView::Flow
+            && self.stroke.is_none()
+            && self.flow.current(Some(key)).is_none()
+            && !matches!(self.flow.status_for(Some(key)), FlowStatus::Failed(_));
+        wanted.then(|| FlowRequest { key, source: self.flow_source(&key) })
+    }
+
+    /// The model layer the Flow view shows for the shared layer `L` (`None` at `L = 0`, the
+    /// inputs; layers past the model's last show its last).
+    pub fn flow_layer(&self) -> Option<usize> {
+        (self.layer >= 1).then(|| self.layer.min(self.flow.settings.config.layers))
+    }
+
+    /// The Flow view's actions.
+    pub(super) fn apply_flow(&mut self, action: super::Action) {
+        use super::Action;
+        match action {
+            Action::SetSideView(v) => {
+                self.side = v;
+                self.layer = self.layer.min(self.max_layer());
+            }
+            Action::SetFlowSettings(settings) => {
+                let refused = match (settings.config.validate(), check_threshold(settings.threshold)) {
+                    (Err(e), _) => Some(e.to_string()),
+                    (_, Err(e)) => Some(e.to_string()),
+                    _ => None,
+                };
+                if let Some(e) = refused {
+                    self.error(format!("flow model: {e}. The settings were not changed."));
+                    return;
+                }
+                self.flow.settings.config = settings.config;
+                self.flow.settings.backend = settings.backend;
+                self.flow.settings.use_stack = settings.use_stack;
+                self.flow.set_threshold(settings.threshold);
+                self.layer = self.layer.min(self.max_layer());
+            }
+            Action::FlowProgress { key, progress } => {
+                let current = self.flow_key();
+                self.flow.report_status(key, current, FlowStatus::Running(progress.clamp(0.0, 1.0)));
+            }
+            Action::FlowFinished { key, run } => {
+                let current = self.flow_key();
+                let source = self.flow_source(&key);
+                self.flow.finish(key, current, &source, run);
+            }
+            Action::FlowFailed { key, error } => {
+                let current = self.flow_key();
+                self.flow.report_status(key, current, FlowStatus::Failed(error));
+            }
+            Action::SetFlowMap(m) => self.flow.map = m,
+            Action::RetryFlow => {
+                self.flow.status_key = None;
+                self.flow.status = FlowStatus::Idle;
+            }
+            _ => {}
+        }
     }
 }

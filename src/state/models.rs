@@ -9,7 +9,7 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::model::{self, ModelRun, ScaledModel};
+use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 
 /// Largest context the browser runs (larger ones are refused with a message; the CLI has no
@@ -35,10 +35,10 @@ impl ModelChoice {
     /// The gallery entry `name`.
     ///
     /// # Errors
-    /// The core's one-line [`model::ModelError`], in words.
-    pub fn gallery(name: &str) -> Result<ModelChoice, String> {
+    /// The core's [`model::ModelError`] (an unknown name).
+    pub fn gallery(name: &str) -> Result<ModelChoice, model::ModelError> {
         let entry = model::gallery().iter().find(|e| e.name == name);
-        let spec = model::load_gallery(name).map_err(|e| e.to_string())?;
+        let spec = model::load_gallery(name)?;
         Ok(ModelChoice {
             gallery: entry.map(|e| e.name),
             source: entry.map_or_else(String::new, |e| e.source.into()),
@@ -311,9 +311,9 @@ impl ModelsState {
     /// The scaled copy the editor would get (at most `max_n` positions).
     ///
     /// # Errors
-    /// The core's scale error, in words.
-    pub fn scaled(&self, max_n: u64) -> Result<ScaledModel, String> {
-        model::scale_model(&self.choice.spec, self.n, &self.docs, max_n).map_err(|e| e.to_string())
+    /// The core's [`ScaleError`].
+    pub fn scaled(&self, max_n: u64) -> Result<ScaledModel, ScaleError> {
+        model::scale_model(&self.choice.spec, self.n, &self.docs, max_n)
     }
 
     /// The settings changed: a new run is needed, the view shows everything again.
@@ -346,20 +346,43 @@ impl ModelsState {
     }
 }
 
+/// Why a typed context length is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    /// Zero.
+    #[error("the context length must be at least 1")]
+    Zero,
+    /// More than [`MAX_MODEL_N`].
+    #[error(
+        "a context of {0} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model --context {0}, has no such limit)"
+    )]
+    TooLong(u64),
+    /// Not a whole number (the text as typed, trimmed).
+    #[error("the context length {0:?} is not a whole number")]
+    NotANumber(String),
+}
+
 /// `"1,048,576"`, `"1 048 576"` or `"1_048_576"` as a number.
-fn parse_context(text: &str) -> Result<u64, String> {
+fn parse_context(text: &str) -> Result<u64, ContextError> {
     let digits: String = text.chars().filter(|c| !matches!(c, ',' | '_' | ' ' | '\u{a0}' | '\u{202f}')).collect();
     match digits.parse::<u64>() {
-        Ok(0) => Err("the context length must be at least 1".into()),
-        Ok(n) if n > MAX_MODEL_N => Err(format!(
-            "a context of {n} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model --context {n}, has no such limit)"
-        )),
+        Ok(0) => Err(ContextError::Zero),
+        Ok(n) if n > MAX_MODEL_N => Err(ContextError::TooLong(n)),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("the context length {:?} is not a whole number", text.trim())),
+        Err(_) => Err(ContextError::NotANumber(text.trim().to_string())),
     }
 }
 
 impl super::AppState {
+    /// The model run the shell should start now: the Models view is shown and the current key
+    /// has neither its outcome nor a failure.
+    pub fn model_request(&self) -> Option<ModelRequest> {
+        let m = &self.models;
+        let wanted =
+            self.view == super::View::Models && !m.up_to_date() && !matches!(m.status_now(), ModelStatus::Failed(_));
+        wanted.then(|| m.request())
+    }
+
     /// The Models view's actions.
     pub(super) fn apply_model(&mut self, action: super::Action) {
         use super::Action;
@@ -386,7 +409,7 @@ impl super::AppState {
                 }
             },
             Action::SetModelContext { n, docs } => {
-                let parsed = parse_context(&n).and_then(|n| {
+                let parsed = parse_context(&n).map_err(|e| e.to_string()).and_then(|n| {
                     let docs = if docs.trim().is_empty() {
                         Vec::new()
                     } else {
@@ -430,7 +453,7 @@ impl super::AppState {
     fn open_scaled(&mut self) {
         use hasseflow_core::{BitMatrix, ReachStack, StackMode};
         let max = super::MAX_EDIT_N as u64;
-        let built = self.models.scaled(max).and_then(|s| {
+        let built = self.models.scaled(max).map_err(|e| e.to_string()).and_then(|s| {
             let overlays = Overlays { docs: s.docs.clone(), ..Overlays::default() };
             let stack = ReachStack::from_model(&s.spec, s.n, &overlays)
                 .and_then(|st| st.to_layer_stack())

@@ -1,6 +1,10 @@
 //! Reducer tests: every action through `AppState::apply`, natively.
 
+use hasseflow_core::format::{MaskFile, parse_mask_file};
+use hasseflow_core::interop::{self, ExportKind};
+
 use super::*;
+use crate::share;
 use hasseflow_core::derive::{
     Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions,
 };
@@ -904,4 +908,26 @@ fn backend_policy_auto_skips_software_adapters_webgpu_insists_cpu_never_asks() {
     for a in [Ok(&hw), Ok(&sw), none] {
         assert_eq!(plan_backend(BackendChoice::Cpu, a), BackendPlan::Cpu { note: None });
     }
+}
+
+#[test]
+fn every_action_is_counted_so_the_shell_can_tell_a_changed_state() {
+    let mut s = state(BitMatrix::zeros(3));
+    assert_eq!(s.actions, 0);
+    s.apply(Action::HoverCell(Some((0, 0))));
+    // Even one that changes nothing (no undo step yet) counts: the count only tells "maybe new".
+    s.apply(Action::Undo);
+    assert_eq!(s.actions, 2);
+}
+
+#[test]
+fn threshold_and_context_errors_are_typed_and_say_what_is_wrong() {
+    assert_eq!(check_threshold(0.5), Ok(()));
+    assert_eq!(check_threshold(1.0), Err(ThresholdError(1.0)));
+    assert!(check_threshold(f64::NAN).unwrap_err().to_string().contains("strictly between 0 and 1"));
+    assert!(ContextError::TooLong(1 << 21).to_string().contains("hasseflow model --context 2097152"));
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(Action::SetModelContext { n: "12x".into(), docs: String::new() });
+    let m = s.message.as_ref().expect("refused");
+    assert_eq!(m.text, "the context length \"12x\" is not a whole number. Nothing was changed.");
 }

@@ -57,7 +57,6 @@ struct Scenes {
 /// The designer view.
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
-    let design_url = use_state(|| None::<String>);
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
         let design = p.design.clone();
@@ -108,6 +107,89 @@ pub fn designer_view(p: &DesignerProps) -> Html {
     };
     // The hovered merged node's positions light up in the derived masks and the inputs row.
     let lit = p.hover.and_then(|h| design.members.get(h)).map(|m| Rc::new(m.clone()));
+    let total_tasks = d.family().tasks().len();
+    let node_class = d.node_class();
+    let tasks: Html = task_scenes
+        .iter()
+        .enumerate()
+        .map(|(t, scene)| {
+            let task = &d.family().tasks()[t];
+            html! {
+                <figure class="task" data-task={t.to_string()}>
+                    <figcaption title={task.name.clone()}>{ format!("#{t} {}", task.name) }</figcaption>
+                    <IoRow inputs={design.task_inputs[t].clone()} labels={design.task_labels[t].clone()} />
+                    <div class="task-body">
+                        <MaskCanvas mask={Rc::new(task.mask.clone())} px={96.0} theme={p.theme} />
+                        <MiniHasse scene={scene.clone()} colour={Rc::new(node_class[t].clone())} hover={p.hover}
+                            on_hover={on_hover.clone()} width={260.0} height={190.0} served={None::<Rc<Vec<String>>>} />
+                    </div>
+                </figure>
+            }
+        })
+        .collect();
+    let served: Rc<Vec<String>> = Rc::new((0..design.members.len()).map(|c| design.served_text(c)).collect());
+    let identity: Rc<Vec<usize>> = Rc::new((0..design.members.len()).collect());
+    // Tall diagrams (large n) get room to stay readable; the page scrolls.
+    let merged_height = (merged_scene.height * 0.8 + 40.0).clamp(380.0, 1400.0);
+    let dense = Rc::new(d.dense().clone());
+    let sparse = Rc::new(d.sparse().clone());
+    html! {
+        <div class="designer" id="designer">
+            { form }
+            <div class="design-top">
+                <DesignReport design={design.clone()} seq={p.seq} dispatch={p.dispatch.clone()} />
+                <section class="panel merged" aria-label="Minimal merged task">
+                    <span class="title">{ format!("Minimal merged task: {} nodes → {}", r.nodes_before, r.nodes_after) }</span>
+                    <MiniHasse scene={merged_scene} colour={identity} hover={p.hover} on_hover={on_hover.clone()}
+                        width={560.0} height={merged_height} served={Some(served)} id={Some(AttrValue::from("merged-hasse"))} />
+                </section>
+            </div>
+            <section class="panel derived" aria-label="Derived mask">
+                <span class="title">{"Derived mask: inputs and labels above, dense M* and sparse side by side"}</span>
+                <IoRow inputs={design.positions.clone()} labels={design.labels.clone()} id={Some(AttrValue::from("derived-io"))} lit={lit.clone()} />
+                <div class="derived-masks">
+                    <figure>
+                        <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} lit={lit.clone()} />
+                        <figcaption id="derived-dense-caption">{ format!("dense: {} entries, L* = {}", r.entries_dense, design.depth.0) }</figcaption>
+                    </figure>
+                    <figure>
+                        <MaskCanvas mask={sparse} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-sparse"))} lit={lit} />
+                        <figcaption id="derived-sparse-caption">{ format!("sparse: {} entries, L* = {}", r.entries_sparse, design.depth.1) }</figcaption>
+                    </figure>
+                </div>
+            </section>
+            <section class="panel" aria-label="Tasks">
+                <span class="title">{ format!("The {total_tasks} tasks (colour = equivalent nodes; hover one to light up its equivalents)") }</span>
+                if total_tasks > MAX_TASKS_DRAWN {
+                    <p class="note" id="tasks-note">{ format!("Showing the first {MAX_TASKS_DRAWN} of {total_tasks} tasks.") }</p>
+                }
+                <div class="tasks" id="tasks">{ tasks }</div>
+            </section>
+        </div>
+    }
+}
+
+/// [`DesignReport`] properties.
+#[derive(Properties, Clone)]
+struct ReportProps {
+    design: Rc<Design>,
+    seq: u64,
+    dispatch: Callback<Action>,
+}
+
+impl PartialEq for ReportProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.design, &o.design) && self.seq == o.seq
+    }
+}
+
+/// The derivation report: figures with their definitions, Open in editor, the design link and the
+/// JSON export.
+#[function_component(DesignReport)]
+fn design_report(p: &ReportProps) -> Html {
+    let design_url = use_state(|| None::<String>);
+    let design = p.design.clone();
+    let r = design.derivation.report();
     let open = {
         let dsp = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| dsp.emit(Action::OpenDerived))
@@ -186,83 +268,26 @@ pub fn designer_view(p: &DesignerProps) -> Html {
             "every labelled task node sees in the merged task exactly what it sees in its task",
         ),
     ];
-    let total_tasks = d.family().tasks().len();
-    let node_class = d.node_class();
-    let tasks: Html = task_scenes
-        .iter()
-        .enumerate()
-        .map(|(t, scene)| {
-            let task = &d.family().tasks()[t];
-            html! {
-                <figure class="task" data-task={t.to_string()}>
-                    <figcaption title={task.name.clone()}>{ format!("#{t} {}", task.name) }</figcaption>
-                    <IoRow inputs={design.task_inputs[t].clone()} labels={design.task_labels[t].clone()} />
-                    <div class="task-body">
-                        <MaskCanvas mask={Rc::new(task.mask.clone())} px={96.0} theme={p.theme} />
-                        <MiniHasse scene={scene.clone()} colour={Rc::new(node_class[t].clone())} hover={p.hover}
-                            on_hover={on_hover.clone()} width={260.0} height={190.0} served={None::<Rc<Vec<String>>>} />
-                    </div>
-                </figure>
-            }
-        })
-        .collect();
-    let served: Rc<Vec<String>> = Rc::new((0..design.members.len()).map(|c| design.served_text(c)).collect());
-    let identity: Rc<Vec<usize>> = Rc::new((0..design.members.len()).collect());
-    // Tall diagrams (large n) get room to stay readable; the page scrolls.
-    let merged_height = (merged_scene.height * 0.8 + 40.0).clamp(380.0, 1400.0);
-    let dense = Rc::new(d.dense().clone());
-    let sparse = Rc::new(d.sparse().clone());
     html! {
-        <div class="designer" id="designer">
-            { form }
-            <div class="design-top">
-                <section class="panel" aria-label="Derivation report">
-                    <span class="title" id="design-family">{ r.family.clone() }</span>
-                    <dl class="stats" id="design-report">
-                        { for stats.into_iter().map(|(id, label, value, what)| html! {
-                            <div class="stat" title={what}><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
-                        }) }
-                    </dl>
-                    <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}>
-                        { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
-                    <div class="toolrow">
-                        <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
-                        <button type="button" id="share-design" onclick={share} disabled={design.link.is_err()}
-                            title={design.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
-                        <button type="button" id="export-derived" onclick={export}
-                            title="the derive --json object: report, mask, sparse_mask, positions (inputs), labels">{"Export derived task (JSON)"}</button>
-                    </div>
-                    if let Some(url) = (*design_url).clone() {
-                        <label class="share">{"Link "}<input id="design-url" type="text" readonly=true value={url} /></label>
-                    }
-                </section>
-                <section class="panel merged" aria-label="Minimal merged task">
-                    <span class="title">{ format!("Minimal merged task: {} nodes → {}", r.nodes_before, r.nodes_after) }</span>
-                    <MiniHasse scene={merged_scene} colour={identity} hover={p.hover} on_hover={on_hover.clone()}
-                        width={560.0} height={merged_height} served={Some(served)} id={Some(AttrValue::from("merged-hasse"))} />
-                </section>
+        <section class="panel" aria-label="Derivation report">
+            <span class="title" id="design-family">{ r.family.clone() }</span>
+            <dl class="stats" id="design-report">
+                { for stats.into_iter().map(|(id, label, value, what)| html! {
+                    <div class="stat" title={what}><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
+                }) }
+            </dl>
+            <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}>
+                { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
+            <div class="toolrow">
+                <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
+                <button type="button" id="share-design" onclick={share} disabled={design.link.is_err()}
+                    title={design.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
+                <button type="button" id="export-derived" onclick={export}
+                    title="the derive --json object: report, mask, sparse_mask, positions (inputs), labels">{"Export derived task (JSON)"}</button>
             </div>
-            <section class="panel derived" aria-label="Derived mask">
-                <span class="title">{"Derived mask: inputs and labels above, dense M* and sparse side by side"}</span>
-                <IoRow inputs={design.positions.clone()} labels={design.labels.clone()} id={Some(AttrValue::from("derived-io"))} lit={lit.clone()} />
-                <div class="derived-masks">
-                    <figure>
-                        <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} lit={lit.clone()} />
-                        <figcaption id="derived-dense-caption">{ format!("dense: {} entries, L* = {}", r.entries_dense, design.depth.0) }</figcaption>
-                    </figure>
-                    <figure>
-                        <MaskCanvas mask={sparse} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-sparse"))} lit={lit} />
-                        <figcaption id="derived-sparse-caption">{ format!("sparse: {} entries, L* = {}", r.entries_sparse, design.depth.1) }</figcaption>
-                    </figure>
-                </div>
-            </section>
-            <section class="panel" aria-label="Tasks">
-                <span class="title">{ format!("The {total_tasks} tasks (colour = equivalent nodes; hover one to light up its equivalents)") }</span>
-                if total_tasks > MAX_TASKS_DRAWN {
-                    <p class="note" id="tasks-note">{ format!("Showing the first {MAX_TASKS_DRAWN} of {total_tasks} tasks.") }</p>
-                }
-                <div class="tasks" id="tasks">{ tasks }</div>
-            </section>
-        </div>
+            if let Some(url) = (*design_url).clone() {
+                <label class="share">{"Link "}<input id="design-url" type="text" readonly=true value={url} /></label>
+            }
+        </section>
     }
 }

@@ -110,6 +110,11 @@ impl PartialEq for ModelsProps {
 #[function_component(ModelsView)]
 pub fn models_view(p: &ModelsProps) -> Html {
     let m = &p.models;
+    // The scaled copy the editor would get: once per model, context and documents.
+    let scaled = {
+        let models = p.models.clone();
+        use_memo(m.settings, move |_| models.scaled(crate::state::MAX_EDIT_N as u64).map_err(|e| e.to_string()))
+    };
     let current: Option<Rc<ModelOutcome>> = m.current().cloned();
     let status = m.status_now();
     let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
@@ -144,7 +149,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
             data-dropped={m.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
-                <ModelPicker choice={m.choice.clone()} n={m.n} docs={m.docs.clone()} scaled={m.scaled(crate::state::MAX_EDIT_N as u64)}
+                <ModelPicker choice={m.choice.clone()} n={m.n} docs={m.docs.clone()} scaled={(*scaled).clone()}
                     outcome={current.clone()} dispatch={p.dispatch.clone()} />
             </aside>
             <section class="center" aria-label="Reach of the model">
