@@ -22,7 +22,9 @@ mod flow;
 mod import;
 mod models;
 mod tools;
-pub use designer::{Design, FamilySpec, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, View};
+pub use designer::{
+    Design, FamilySpec, LinkError, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, SavedFamilyError, View,
+};
 use document::stats_of;
 pub use document::{Derived, Document, History, UNDO_LIMIT, default_block_size};
 pub use flow::{

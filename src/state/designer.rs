@@ -108,30 +108,54 @@ impl FamilySpec {
     /// earlier versions wrote (see [`upgrade_flat_shape`]), so old autosaves and links still load.
     ///
     /// # Errors
-    /// A sentence naming the missing, mistyped or unknown field.
-    pub fn from_json(text: &str) -> Result<FamilySpec, String> {
-        let mut v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    /// [`SavedFamilyError`]: not JSON, or the missing, mistyped or unknown field by name.
+    pub fn from_json(text: &str) -> Result<FamilySpec, SavedFamilyError> {
+        let invalid = |e: serde_json::Error| SavedFamilyError::Invalid(e.to_string());
+        let mut v: Value = serde_json::from_str(text).map_err(|e| SavedFamilyError::NotJson(e.to_string()))?;
         if v.get("family").and_then(Value::as_str) == Some("file") {
-            let SavedFile::File { name, text } = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            let SavedFile::File { name, text } = serde_json::from_value(v).map_err(invalid)?;
             return Ok(FamilySpec::File { name, bytes: text.into_bytes() });
         }
         upgrade_flat_shape(&mut v);
-        serde_json::from_value(v).map(FamilySpec::Builtin).map_err(|e| e.to_string())
+        serde_json::from_value(v).map(FamilySpec::Builtin).map_err(invalid)
     }
 
     /// The designer link's fragment (built-in families only: a family file may be large, and is
     /// shared as a file).
     ///
     /// # Errors
-    /// A family file.
-    pub fn link(&self) -> Result<String, String> {
+    /// [`LinkError::FamilyFile`] for a family file.
+    pub fn link(&self) -> Result<String, LinkError> {
         match self {
-            FamilySpec::File { .. } => Err("a family file is shared as the file itself, not by link".into()),
-            spec => {
-                spec.to_json().map(|j| share::encode_design(&j)).ok_or_else(|| "this family cannot be saved".into())
-            }
+            FamilySpec::File { .. } => Err(LinkError::FamilyFile),
+            spec => spec.to_json().map(|j| share::encode_design(&j)).ok_or(LinkError::NotSaved),
         }
     }
+}
+
+/// Why a saved family (an autosave or a designer link) cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SavedFamilyError {
+    /// Not JSON at all.
+    #[error("not JSON ({0})")]
+    NotJson(String),
+    /// JSON, but not a family: serde's sentence naming the field.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Why there is no designer link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// Nothing derived yet.
+    #[error("derive a family first")]
+    NothingDerived,
+    /// A family file is shared as the file, which may be large.
+    #[error("a family file is shared as the file itself, not by link")]
+    FamilyFile,
+    /// The family could not be serialised.
+    #[error("this family cannot be saved")]
+    NotSaved,
 }
 
 /// Rewrites the flat shape earlier versions of the app saved for a built-in family
@@ -183,18 +207,18 @@ pub struct Design {
     pub millis: f64,
     /// The designer link's fragment ([`FamilySpec::link`]), serialised once here rather than on
     /// every render.
-    pub link: Result<String, String>,
+    pub link: Result<String, LinkError>,
 }
 
 impl Design {
     /// Builds and derives `spec`, timing it with `clock`.
     ///
     /// # Errors
-    /// The family's or the pipeline's error, in words.
-    pub fn compute(spec: FamilySpec, clock: fn() -> f64) -> Result<Design, String> {
+    /// The family's or the pipeline's [`FamilyError`].
+    pub fn compute(spec: FamilySpec, clock: fn() -> f64) -> Result<Design, FamilyError> {
         let start = clock();
-        let family = spec.build().map_err(|e| e.to_string())?;
-        let d = derive::derive(&family).map_err(|e| e.to_string())?;
+        let family = spec.build()?;
+        let d = derive::derive(&family)?;
         let f = d.family();
         let text = |i| f.input(i).to_string();
         let task_inputs = f.tasks().iter().map(|t| t.inputs.iter().map(|&i| text(i)).collect()).collect();

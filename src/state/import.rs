@@ -8,7 +8,7 @@ use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, pars
 use hasseflow_core::interop::{self, ExportKind};
 use hasseflow_core::presets::{build_preset, preset_labels};
 
-use super::{Action, AppState, Document, FamilySpec, MAX_EDIT_N, View};
+use super::{Action, AppState, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
 use crate::share;
 
 impl AppState {
@@ -83,8 +83,8 @@ impl AppState {
     ///
     /// # Errors
     /// No derivation yet, or a family file.
-    pub fn design_fragment(&self) -> Result<String, String> {
-        self.design.as_ref().map_or_else(|| Err("derive a family first".into()), |d| d.link.clone())
+    pub fn design_fragment(&self) -> Result<String, LinkError> {
+        self.design.as_ref().map_or(Err(LinkError::NothingDerived), |d| d.link.clone())
     }
 
     /// The share-link fragment of the current mask and its labels.

@@ -281,7 +281,7 @@ fn design_report(p: &ReportProps) -> Html {
             <div class="toolrow">
                 <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
                 <button type="button" id="share-design" onclick={share} disabled={design.link.is_err()}
-                    title={design.link.clone().err().unwrap_or_else(|| "a link that derives this family again".into())}>{"Share link"}</button>
+                    title={design.link.as_ref().err().map_or_else(|| "a link that derives this family again".to_string(), ToString::to_string)}>{"Share link"}</button>
                 <button type="button" id="export-derived" onclick={export}
                     title="the derive --json object: report, mask, sparse_mask, positions (inputs), labels">{"Export derived task (JSON)"}</button>
             </div>
