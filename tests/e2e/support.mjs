@@ -96,7 +96,9 @@ export async function openFresh(context, url) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.errors = errors;
-  await page.goto(url);
+  // Clear the origin's storage from a page where the app does not run (the THEORY.md the build
+  // ships): cleared under a booting app, an autosave it had already read could be written back.
+  await page.goto(new URL('THEORY.md', url).href);
   await page.evaluate(() => localStorage.clear());
   await page.goto(url);
   await page.waitForSelector('#grid');
