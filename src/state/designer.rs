@@ -51,11 +51,15 @@ impl From<BuiltinFamily> for FamilySpec {
 /// Largest family file whose text the designer's autosave keeps.
 pub const MAX_SAVED_FAMILY_BYTES: usize = 512 * 1024;
 
-/// A family file as the autosave keeps it: `{"family": "file", "name": ..., "text": ...}`.
+/// A family file as the autosave keeps it: `{"family": "file", "name": ..., "text": ...}` (a plain
+/// struct, not a tagged enum: [`FamilySpec::from_json`] reads the tag first, and serde's tagged
+/// enums cost a buffering deserializer in the wasm).
 #[derive(Serialize, Deserialize)]
-#[serde(tag = "family", rename_all = "lowercase")]
-enum SavedFile {
-    File { name: String, text: String },
+#[serde(deny_unknown_fields)]
+struct SavedFile {
+    family: String,
+    name: String,
+    text: String,
 }
 
 impl FamilySpec {
@@ -99,7 +103,7 @@ impl FamilySpec {
             FamilySpec::Builtin(b) => serde_json::to_string(b).ok(),
             FamilySpec::File { name, bytes } => {
                 let text = std::str::from_utf8(bytes).ok().filter(|_| bytes.len() <= MAX_SAVED_FAMILY_BYTES)?;
-                serde_json::to_string(&SavedFile::File { name: name.clone(), text: text.into() }).ok()
+                serde_json::to_string(&SavedFile { family: "file".into(), name: name.clone(), text: text.into() }).ok()
             }
         }
     }
@@ -113,7 +117,7 @@ impl FamilySpec {
         let invalid = |e: serde_json::Error| SavedFamilyError::Invalid(e.to_string());
         let mut v: Value = serde_json::from_str(text).map_err(|e| SavedFamilyError::NotJson(e.to_string()))?;
         if v.get("family").and_then(Value::as_str) == Some("file") {
-            let SavedFile::File { name, text } = serde_json::from_value(v).map_err(invalid)?;
+            let SavedFile { name, text, .. } = serde_json::from_value(v).map_err(invalid)?;
             return Ok(FamilySpec::File { name, bytes: text.into_bytes() });
         }
         upgrade_flat_shape(&mut v);

@@ -704,6 +704,18 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
   // Position labels came along (the inputs), shown as text in the order view.
   assert.ok((await page.locator('#hasse .node', { hasText: 'w_0' }).count()) >= 1);
   await shot(page, 'designer-butterfly-in-editor');
+  // It carries the provenance `derive --mask-out` writes: its FlexAttention export is the closed
+  // form, the same mask_mod the CLI writes from that file.
+  const [flex] = await Promise.all([page.waitForEvent('download'), clickExport(page, '#export-flex')]);
+  const appPy = readFileSync(await flex.path(), 'utf8');
+  const maskOut = path.join(ART, 'derived-butterfly-4.json');
+  execFileSync(CLI, ['derive', 'butterfly', '--n', '4', '--mask-out', maskOut]);
+  const cliPy = execFileSync(CLI, ['export', maskOut, '--to', 'flex'], { encoding: 'utf8' });
+  const body = (py) => py.slice(py.indexOf('def mask_mod'), py.indexOf('def block_mask_for'));
+  assert.match(appPy, /Closed form of preset 'butterfly'/);
+  assert.ok(!appPy.includes('MASK_TENSOR'), 'a closed form, not a lookup table');
+  assert.ok(body(cliPy).includes('return'), 'the CLI wrote a mask_mod');
+  assert.equal(body(appPy), body(cliPy));
   // The layer view works on it.
   await page.click('#layer-prev');
   await page.waitForFunction(() => document.querySelector('#layer-value').textContent === '0');

@@ -41,7 +41,7 @@ use crate::interop::provenance_if_matches;
 /// let file = spec.mask_file(&d, false);
 /// assert_eq!(file.provenance.unwrap().preset, "block-two-stream");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "family", rename_all = "lowercase")]
 pub enum BuiltinFamily {
     /// [`autoregressive`].
@@ -52,6 +52,30 @@ pub enum BuiltinFamily {
     Butterfly(ButterflyOptions),
     /// [`masked_autoencoding`].
     Mae(MaeOptions),
+}
+
+/// The `"family"` tags, in [`BuiltinFamily::all`]'s order.
+const NAMES: [&str; 4] = ["autoregressive", "block", "butterfly", "mae"];
+
+/// By hand rather than derived: serde's derived internally tagged form buffers the input in its
+/// `Content` type first, about 10 KB of wasm for one small object. This reads the object, takes
+/// the tag out and hands the rest to the options struct, with the same errors.
+impl<'de> Deserialize<'de> for BuiltinFamily {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut object = serde_json::Map::deserialize(deserializer)?;
+        let tag = object.remove("family").ok_or_else(|| D::Error::missing_field("family"))?;
+        let rest = serde_json::Value::Object(object);
+        let family = match tag.as_str() {
+            Some("autoregressive") => serde_json::from_value(rest).map(BuiltinFamily::Autoregressive),
+            Some("block") => serde_json::from_value(rest).map(BuiltinFamily::Block),
+            Some("butterfly") => serde_json::from_value(rest).map(BuiltinFamily::Butterfly),
+            Some("mae") => serde_json::from_value(rest).map(BuiltinFamily::Mae),
+            Some(other) => return Err(D::Error::unknown_variant(other, &NAMES)),
+            None => return Err(D::Error::custom(format!("\"family\" must be a string, not {tag}"))),
+        };
+        family.map_err(D::Error::custom)
+    }
 }
 
 impl BuiltinFamily {
@@ -212,6 +236,8 @@ mod tests {
         assert!(err(r#"{"family":"mae","n":6}"#).contains("missing field `span`"));
         assert!(err(r#"{"n":6}"#).contains("missing field `family`"));
         assert!(err(r#"{"family":"xlnet","n":6}"#).contains("unknown variant `xlnet`"));
+        assert!(err(r#"{"family":3,"n":6}"#).contains("\"family\" must be a string"));
+        assert!(err(r#"["block",6]"#).contains("expected a map"), "{}", err(r#"["block",6]"#));
         assert!(err(r#"{"family":"butterfly","n":4,"mask_token":true}"#).contains("unknown field `mask_token`"));
         assert!(err(r#"{"family":"block","n":6,"block":2,"clean":"sideways"}"#).contains("unknown variant `sideways`"));
     }
