@@ -724,6 +724,30 @@ test('designer: the three case studies and MAE equal hasseflow derive --json', a
   await page.close();
 });
 
+test('designer form: n carries over between families; the butterfly radius survives mask tokens', async () => {
+  const page = await fresh();
+  await openDesigner(page);
+  await page.selectOption('#family', 'butterfly');
+  const set = async (id, v) => {
+    await page.locator(id).fill(String(v));
+    await page.locator(id).dispatchEvent('change');
+  };
+  await set('#family-n', 7);
+  await set('#family-radius', 3);
+  await page.locator('#family-mask-token').setChecked(true);
+  assert.equal(await page.locator('#family-radius').count(), 0, 'no radius with mask tokens');
+  await page.locator('#family-mask-token').setChecked(false);
+  assert.equal(await page.locator('#family-radius').inputValue(), '3');
+  await page.selectOption('#family', 'mae');
+  assert.equal(await page.locator('#family-n').inputValue(), '7');
+  await page.selectOption('#family', 'butterfly');
+  assert.equal(await page.locator('#family-radius').inputValue(), '3');
+  // What the form shows is what is derived: the CLI's report for the same options.
+  await deriveFamily(page, 'butterfly');
+  assert.deepEqual(await derivedRows(page), cliDerive(['butterfly', '--n', '7', '--radius', '3']).mask);
+  await page.close();
+});
+
 test('designer: the last family is saved and derived again after a reload', async () => {
   const page = await fresh();
   await openDesigner(page);

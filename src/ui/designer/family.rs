@@ -14,11 +14,13 @@ use crate::ui::io;
 const START_N: usize = 4;
 
 /// What the form holds before "Derive": every built-in family with the options last set for it,
-/// and which one is chosen.
+/// which one is chosen, and butterfly's last aggregate radius (kept while "P_k holds m@k" is on,
+/// since `Aggregate::Mask` has no radius). `n` is shared: switching family keeps it.
 #[derive(Clone, PartialEq)]
 struct Draft {
     specs: [BuiltinFamily; 4],
     chosen: usize,
+    radius: usize,
 }
 
 impl Draft {
@@ -26,12 +28,41 @@ impl Draft {
     fn new(shown: Option<BuiltinFamily>) -> Draft {
         let specs = BuiltinFamily::all(START_N);
         let at = |name: &str| specs.iter().position(|s| s.name() == name).unwrap_or(0);
-        let mut d = Draft { chosen: at("butterfly"), specs };
+        let mut d = Draft { chosen: at("butterfly"), specs, radius: 1 };
         if let Some(spec) = shown {
             d.chosen = at(spec.name());
             d.specs[d.chosen] = spec;
+            if let BuiltinFamily::Butterfly(o) = spec
+                && let Aggregate::Neighbours(r) = o.aggregate
+            {
+                d.radius = r;
+            }
         }
         d
+    }
+
+    /// Chooses the family called `name`, carrying the current `n` over.
+    fn choose(&mut self, name: &str) {
+        let n = self.spec().n();
+        self.chosen = self.specs.iter().position(|s| s.name() == name).unwrap_or(self.chosen);
+        *self.specs[self.chosen].n_mut() = n;
+    }
+
+    /// Butterfly's aggregate: mask tokens, or the neighbours within the remembered radius.
+    fn set_mask_token(&mut self, on: bool) {
+        if let BuiltinFamily::Butterfly(o) = &mut self.specs[self.chosen] {
+            o.aggregate = if on { Aggregate::Mask } else { Aggregate::Neighbours(self.radius) };
+        }
+    }
+
+    /// Butterfly's aggregate radius (at least 1), remembered for when mask tokens are turned off.
+    fn set_radius(&mut self, text: &str) {
+        if let BuiltinFamily::Butterfly(o) = &mut self.specs[self.chosen]
+            && let Aggregate::Neighbours(r) = &mut o.aggregate
+        {
+            *r = text.trim().parse().unwrap_or(*r).max(1);
+            self.radius = *r;
+        }
     }
 
     fn spec(&self) -> BuiltinFamily {
@@ -80,12 +111,20 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
             draft.set(d);
         })
     };
+    // Edits the draft as a whole (butterfly's remembered radius).
+    let edit = |f: fn(&mut Draft, &Event)| {
+        let draft = draft.clone();
+        Callback::from(move |e: Event| {
+            let mut d = (*draft).clone();
+            f(&mut d, &e);
+            draft.set(d);
+        })
+    };
     let on_family = {
         let draft = draft.clone();
         Callback::from(move |e: Event| {
-            let name = select_value(&e);
             let mut d = (*draft).clone();
-            d.chosen = d.specs.iter().position(|s| s.name() == name).unwrap_or(d.chosen);
+            d.choose(&select_value(&e));
             draft.set(d);
         })
     };
@@ -154,15 +193,10 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
         BuiltinFamily::Butterfly(o) => html! { <>
             { minimal(o.minimal) }
             <label><input id="family-mask-token" type="checkbox" checked={o.aggregate == Aggregate::Mask}
-                onchange={set(|s, e| if let BuiltinFamily::Butterfly(o) = s {
-                    o.aggregate = if checked(e) { Aggregate::Mask } else { Aggregate::default() };
-                })} />{" P_k holds m@k"}</label>
+                onchange={edit(|d, e| d.set_mask_token(checked(e)))} />{" P_k holds m@k"}</label>
             if let Aggregate::Neighbours(radius) = o.aggregate {
                 <label>{"aggregate radius "}<input id="family-radius" type="number" min="1" value={radius.to_string()}
-                    onchange={set(|s, e| if let BuiltinFamily::Butterfly(o) = s
-                        && let Aggregate::Neighbours(r) = &mut o.aggregate {
-                        *r = number(e, *r).max(1);
-                    })} /></label>
+                    onchange={edit(|d, e| d.set_radius(&input_value(e)))} /></label>
             }
         </> },
         BuiltinFamily::Mae(o) => html! { <>
