@@ -3,7 +3,10 @@
 //! A mask `M` (`M[q][k] = 1`: query `q` reads key `k`) used in every layer of a Transformer with
 //! residual connections makes information flow converge to a partial order on classes of
 //! positions. This crate computes that order and everything around it, with no UI, web, GPU, IO
-//! or clock dependencies, so it runs the same natively, in the CLI and in wasm.
+//! or clock dependencies, so it runs the same natively, in the CLI and in wasm. The compute
+//! kernels ([`bits`], [`analysis`], [`ops`], [`stack`], [`flow`], [`pattern`], [`reach`], [`rng`])
+//! live in the `hasseflow-engine` crate and are re-exported here at the same paths: a crate of
+//! their own only so that release wasm builds optimise them for speed and the rest for size.
 //!
 //! - [`BitMatrix`]: bit-packed masks.
 //! - [`Analysis`]: closure, classes, Hasse diagram, `L*`, growth, height, width.
@@ -18,19 +21,13 @@
 //! - [`model`]: Hugging Face `config.json` files and the gallery of real architectures → [`pattern::ModelSpec`].
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
-pub mod analysis;
-pub mod bits;
+pub use hasseflow_engine::{analysis, bits, flow, ops, pattern, reach, rng, stack};
+
 pub mod derive;
-pub mod flow;
 pub mod format;
 pub mod interop;
 pub mod model;
-pub mod ops;
-pub mod pattern;
 pub mod presets;
-pub mod reach;
-pub mod rng;
-pub mod stack;
 
 pub use analysis::{Analysis, FirstReach, position_runs, reach_after};
 pub use bits::BitMatrix;

@@ -23,44 +23,7 @@ pub enum ScaleError {
     },
 }
 
-/// `x / factor`, rounded to the nearest integer (halves up), at least 1.
-pub fn scale_length(x: u64, factor: u64) -> u64 {
-    let f = factor.max(1);
-    let r = x % f;
-    (x / f + u64::from(r > 0 && r >= f - r)).max(1)
-}
-
-impl ModelSpec {
-    /// The same model with every window and chunk size divided by `factor` (rounded, at least 1).
-    /// Full and linear layers, the direction and the name stay (the name gets `1:factor`);
-    /// `max_position_embeddings` is scaled the same way.
-    ///
-    /// # Examples
-    /// ```
-    /// use hasseflow_core::model::load_gallery;
-    /// use hasseflow_core::pattern::LayerKind;
-    /// let small = load_gallery("mistral-7b-v0.1").unwrap().scaled(256);
-    /// assert_eq!(small.layers[0], LayerKind::Sliding { window: 16 });
-    /// ```
-    pub fn scaled(&self, factor: u64) -> ModelSpec {
-        let layers = self
-            .layers
-            .iter()
-            .map(|&k| match k {
-                LayerKind::Sliding { window } => LayerKind::Sliding { window: scale_length(window, factor) },
-                LayerKind::Chunked { size } => LayerKind::Chunked { size: scale_length(size, factor) },
-                other => other,
-            })
-            .collect();
-        ModelSpec {
-            name: if factor > 1 { format!("{} (scaled 1:{factor})", self.name) } else { self.name.clone() },
-            model_type: self.model_type.clone(),
-            causal: self.causal,
-            layers,
-            max_position_embeddings: self.max_position_embeddings.map(|m| scale_length(m, factor)),
-        }
-    }
-}
+pub use crate::pattern::scale_length;
 
 /// A model scaled to at most `max_n` positions: what [`scale_model`] returns.
 #[derive(Clone, Debug, PartialEq, Eq)]

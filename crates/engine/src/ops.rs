@@ -48,7 +48,7 @@ pub fn densify(mask: &BitMatrix) -> BitMatrix {
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::{Analysis, BitMatrix, sparsify, SparsifyOptions};
+/// use hasseflow_engine::{Analysis, BitMatrix, sparsify, SparsifyOptions};
 /// let causal = BitMatrix::from_fn(5, |q, k| k <= q);
 /// let s = sparsify(&causal, SparsifyOptions::default());
 /// assert_eq!(s, BitMatrix::from_fn(5, |q, k| q == k || q == k + 1));

@@ -90,3 +90,49 @@ pub struct ModelSpec {
     /// The config's `max_position_embeddings`, when given.
     pub max_position_embeddings: Option<u64>,
 }
+
+/// `x / factor`, rounded to the nearest integer (halves up), at least 1.
+pub fn scale_length(x: u64, factor: u64) -> u64 {
+    let f = factor.max(1);
+    let r = x % f;
+    (x / f + u64::from(r > 0 && r >= f - r)).max(1)
+}
+
+impl ModelSpec {
+    /// The same model with every window and chunk size divided by `factor` (rounded, at least 1).
+    /// Full and linear layers, the direction and the name stay (the name gets `1:factor`);
+    /// `max_position_embeddings` is scaled the same way.
+    ///
+    /// # Examples
+    /// ```
+    /// use hasseflow_engine::pattern::{LayerKind, ModelSpec};
+    /// let mistral = ModelSpec {
+    ///     name: "mistral".into(),
+    ///     model_type: "mistral".into(),
+    ///     causal: true,
+    ///     layers: vec![LayerKind::Sliding { window: 4096 }; 32],
+    ///     max_position_embeddings: Some(32768),
+    /// };
+    /// let small = mistral.scaled(256);
+    /// assert_eq!(small.layers[0], LayerKind::Sliding { window: 16 });
+    /// assert_eq!(small.max_position_embeddings, Some(128));
+    /// ```
+    pub fn scaled(&self, factor: u64) -> ModelSpec {
+        let layers = self
+            .layers
+            .iter()
+            .map(|&k| match k {
+                LayerKind::Sliding { window } => LayerKind::Sliding { window: scale_length(window, factor) },
+                LayerKind::Chunked { size } => LayerKind::Chunked { size: scale_length(size, factor) },
+                other => other,
+            })
+            .collect();
+        ModelSpec {
+            name: if factor > 1 { format!("{} (scaled 1:{factor})", self.name) } else { self.name.clone() },
+            model_type: self.model_type.clone(),
+            causal: self.causal,
+            layers,
+            max_position_embeddings: self.max_position_embeddings.map(|m| scale_length(m, factor)),
+        }
+    }
+}

@@ -109,7 +109,7 @@ impl FirstReach {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::{BitMatrix, FirstReach};
+    /// use hasseflow_engine::{BitMatrix, FirstReach};
     /// let window = BitMatrix::from_fn(4, |q, k| q >= k && q - k < 2);
     /// let d = FirstReach::new(&window);
     /// assert_eq!(d.get(3, 0), Some(3));

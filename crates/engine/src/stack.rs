@@ -115,7 +115,7 @@ impl LayerStack {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::{BitMatrix, Layer, LayerStack, StackMode};
+    /// use hasseflow_engine::{BitMatrix, Layer, LayerStack, StackMode};
     /// let causal = BitMatrix::from_fn(4, |q, k| k <= q);
     /// let anti = causal.transpose();
     /// let stack = LayerStack::new(vec![Layer::single(causal), Layer::single(anti)]).unwrap();

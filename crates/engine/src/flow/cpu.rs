@@ -14,8 +14,8 @@ use crate::bits::{BitMatrix, Ones};
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::BitMatrix;
-/// use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, FlowReport, cpu};
+/// use hasseflow_engine::BitMatrix;
+/// use hasseflow_engine::flow::{FlowConfig, FlowMasks, FlowModel, FlowReport, cpu};
 /// let config = FlowConfig { layers: 3, ..FlowConfig::default() };
 /// let window = BitMatrix::from_fn(6, |q, k| q >= k && q - k < 2);
 /// let model = FlowModel::new(config, 6).unwrap();
@@ -35,8 +35,8 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
 /// step sizes.
 ///
 /// ```
-/// use hasseflow_core::BitMatrix;
-/// use hasseflow_core::flow::{FlowConfig, FlowMasks, FlowModel, cpu};
+/// use hasseflow_engine::BitMatrix;
+/// use hasseflow_engine::flow::{FlowConfig, FlowMasks, FlowModel, cpu};
 /// let config = FlowConfig { layers: 2, ..FlowConfig::default() };
 /// let mask = BitMatrix::from_fn(5, |q, k| k <= q);
 /// let (model, masks) = (FlowModel::new(config, 5).unwrap(), FlowMasks::uniform(&mask, &config));

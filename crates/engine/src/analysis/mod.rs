@@ -40,7 +40,7 @@ const UNVISITED: u32 = u32::MAX;
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::{Analysis, BitMatrix};
+/// use hasseflow_engine::{Analysis, BitMatrix};
 /// // prefix-LM, n = 5, prefix 2 (THEORY §8)
 /// let mask = BitMatrix::from_fn(5, |q, k| k <= q || k < 2);
 /// let a = Analysis::new(&mask);

@@ -230,7 +230,7 @@ impl FlowModel {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::flow::{FlowConfig, FlowModel};
+    /// use hasseflow_engine::flow::{FlowConfig, FlowModel};
     /// let a = FlowModel::new(FlowConfig::default(), 8).unwrap();
     /// let b = FlowModel::new(FlowConfig::default(), 8).unwrap();
     /// assert_eq!(a, b);

@@ -26,8 +26,8 @@ pub(super) enum Phase {
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::pattern::{LayerKind, Overlays};
-/// use hasseflow_core::reach::{ReachJob, ReachOptions, ReachStack, RuleLayer, StructuredLayer};
+/// use hasseflow_engine::pattern::{LayerKind, Overlays};
+/// use hasseflow_engine::reach::{ReachJob, ReachOptions, ReachStack, RuleLayer, StructuredLayer};
 /// let layer = StructuredLayer::Rule(RuleLayer::new(LayerKind::Sliding { window: 4 }, true, Overlays::default()));
 /// let stack = ReachStack::new(64, vec![layer; 8], Vec::new()).unwrap();
 /// let mut job = ReachJob::new(&stack, ReachOptions::default()).unwrap();

@@ -19,7 +19,7 @@ pub const fn words_for(n: usize) -> usize {
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::BitMatrix;
+/// use hasseflow_engine::BitMatrix;
 /// let m = BitMatrix::from_fn(3, |q, k| k <= q);
 /// assert!(m.get(2, 0));
 /// assert!(!m.get(0, 2));
@@ -77,7 +77,7 @@ impl BitMatrix {
 
     /// Builds a matrix from its rows given as bit words (little-endian bit order inside a word).
     /// Bits beyond `n` are cleared.
-    pub(crate) fn from_words(n: usize, bits: Vec<u64>) -> Self {
+    pub fn from_words(n: usize, bits: Vec<u64>) -> Self {
         debug_assert_eq!(bits.len(), words_for(n) * n);
         let mut m = BitMatrix { n, words: words_for(n), bits };
         m.clear_tails();
@@ -142,7 +142,7 @@ impl BitMatrix {
 
     /// Row `q` as mutable words. Callers must keep bits past `n` zero.
     #[inline]
-    pub(crate) fn row_mut(&mut self, q: usize) -> &mut [u64] {
+    pub fn row_mut(&mut self, q: usize) -> &mut [u64] {
         &mut self.bits[q * self.words..(q + 1) * self.words]
     }
 
@@ -320,8 +320,8 @@ impl Iterator for Ones<'_> {
 ///
 /// # Examples
 /// ```
-/// use hasseflow_core::BitMatrix;
-/// use hasseflow_core::bits::{pack_bits, unpack_bits};
+/// use hasseflow_engine::BitMatrix;
+/// use hasseflow_engine::bits::{pack_bits, unpack_bits};
 /// let m = BitMatrix::from_fn(3, |q, k| k <= q);
 /// assert_eq!(pack_bits(&m), [0b1101_1001, 0b1]); // cells 0, 3, 4, 6, 7 and 8
 /// assert_eq!(unpack_bits(&pack_bits(&m), 3), Ok(m));
@@ -385,7 +385,7 @@ pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {
 
 /// Sets bit `i` in a word slice.
 #[inline]
-pub(crate) fn set_bit(words: &mut [u64], i: usize) {
+pub fn set_bit(words: &mut [u64], i: usize) {
     words[i / WORD_BITS] |= 1 << (i % WORD_BITS);
 }
 
