@@ -21,16 +21,11 @@
 //! - [`model`]: Hugging Face `config.json` files and the gallery of real architectures → [`pattern::ModelSpec`].
 //! - [`interop`]: FlexAttention Python, block statistics, `.npy`, DOT, FlashAttention and FlashMask.
 
-pub use hasseflow_engine::{analysis, bits, flow, ops, pattern, reach, rng, stack};
+// Every engine module and root item, at the same paths as the engine's (one list: its lib.rs).
+pub use hasseflow_engine::*;
 
 pub mod derive;
 pub mod format;
 pub mod interop;
 pub mod model;
 pub mod presets;
-
-pub use analysis::{Analysis, FirstReach, position_runs, reach_after};
-pub use bits::BitMatrix;
-pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
-pub use reach::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer, StructuredLayer};
-pub use stack::{Layer, LayerStack, StackAnalysis, StackMode};

@@ -56,11 +56,11 @@ impl Draft {
     }
 
     /// Butterfly's aggregate radius (at least 1), remembered for when mask tokens are turned off.
-    fn set_radius(&mut self, text: &str) {
+    fn set_radius(&mut self, radius: usize) {
         if let BuiltinFamily::Butterfly(o) = &mut self.specs[self.chosen]
             && let Aggregate::Neighbours(r) = &mut o.aggregate
         {
-            *r = text.trim().parse().unwrap_or(*r).max(1);
+            *r = radius.max(1);
             self.radius = *r;
         }
     }
@@ -85,6 +85,16 @@ fn number(e: &Event, old: usize) -> usize {
     input_value(e).trim().parse().unwrap_or(old)
 }
 
+/// A change handler: edits a copy of the draft with `f` and stores it.
+fn edit(draft: &UseStateHandle<Draft>, f: impl Fn(&mut Draft, &Event) + 'static) -> Callback<Event> {
+    let draft = draft.clone();
+    Callback::from(move |e: Event| {
+        let mut d = (*draft).clone();
+        f(&mut d, &e);
+        draft.set(d);
+    })
+}
+
 fn causal(on: bool) -> Inner {
     if on { Inner::Causal } else { Inner::Full }
 }
@@ -104,30 +114,12 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
     let draft = use_state(|| Draft::new(p.shown));
     // Edits the chosen family's options.
     let set = |f: fn(&mut BuiltinFamily, &Event)| {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let mut d = (*draft).clone();
-            f(&mut d.specs[d.chosen], &e);
-            draft.set(d);
+        edit(&draft, move |d, e| {
+            let chosen = d.chosen;
+            f(&mut d.specs[chosen], e);
         })
     };
-    // Edits the draft as a whole (butterfly's remembered radius).
-    let edit = |f: fn(&mut Draft, &Event)| {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let mut d = (*draft).clone();
-            f(&mut d, &e);
-            draft.set(d);
-        })
-    };
-    let on_family = {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let mut d = (*draft).clone();
-            d.choose(&select_value(&e));
-            draft.set(d);
-        })
-    };
+    let on_family = edit(&draft, |d, e| d.choose(&select_value(e)));
     let on_derive = {
         let (draft, d) = (draft.clone(), p.dispatch.clone());
         Callback::from(move |_: MouseEvent| d.emit(Action::Derive(FamilySpec::Builtin(draft.spec()))))
@@ -193,10 +185,10 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
         BuiltinFamily::Butterfly(o) => html! { <>
             { minimal(o.minimal) }
             <label><input id="family-mask-token" type="checkbox" checked={o.aggregate == Aggregate::Mask}
-                onchange={edit(|d, e| d.set_mask_token(checked(e)))} />{" P_k holds m@k"}</label>
+                onchange={edit(&draft, |d, e| d.set_mask_token(checked(e)))} />{" P_k holds m@k"}</label>
             if let Aggregate::Neighbours(radius) = o.aggregate {
                 <label>{"aggregate radius "}<input id="family-radius" type="number" min="1" value={radius.to_string()}
-                    onchange={edit(|d, e| d.set_radius(&input_value(e)))} /></label>
+                    onchange={edit(&draft, |d, e| d.set_radius(number(e, d.radius)))} /></label>
             }
         </> },
         BuiltinFamily::Mae(o) => html! { <>
