@@ -6,3 +6,9 @@ pub mod state;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
+
+/// Mounts the app into the page's body: the whole of the binary's `main` (crates/web).
+#[cfg(target_arch = "wasm32")]
+pub fn start() {
+    yew::Renderer::<ui::App>::new().render();
+}

@@ -315,3 +315,50 @@ fn no_component_is_over_two_hundred_lines() {
     }
     assert!(components >= 20, "found the components ({components})");
 }
+
+/// The compute kernels' entry points, called from size-optimised code (the core's model runs,
+/// the app's store and runners).
+const KERNEL_ENTRY_POINTS: [(&str, &str); 12] = [
+    ("crates/engine/src/reach/engine/job.rs", "pub fn new(stack"),
+    ("crates/engine/src/reach/engine/job.rs", "pub fn step(&mut self)"),
+    ("crates/engine/src/reach/engine/job.rs", "pub fn finish(mut self)"),
+    ("crates/engine/src/reach/engine/limit.rs", "pub(crate) fn limit("),
+    ("crates/engine/src/reach/engine/limit.rs", "pub(crate) fn all_rows("),
+    ("crates/engine/src/reach/engine/limit.rs", "pub fn repeated_growth("),
+    ("crates/engine/src/flow/cpu.rs", "pub fn run_flow("),
+    ("crates/engine/src/flow/cpu.rs", "pub fn new(model: &FlowModel, masks"),
+    ("crates/engine/src/flow/cpu.rs", "pub fn step_layers("),
+    ("crates/engine/src/flow/cpu.rs", "pub fn step(&mut self, model"),
+    ("crates/engine/src/analysis/mod.rs", "pub fn new(mask: &BitMatrix)"),
+    ("crates/render/src/lib.rs", "pub fn layout(input"),
+];
+
+#[test]
+fn the_release_wasm_keeps_the_kernels_at_full_speed() {
+    // The release wasm is one fat-LTO program re-optimised at the linking crate's opt-level: the
+    // linking crate is the one-line hasseflow-web at 3, everything else at z but the kernels.
+    let manifest = read("Cargo.toml");
+    let profile = manifest.split("[profile.wasm-release]").nth(1).expect("a wasm-release profile");
+    let profile = profile.split("\n[profile.bench]").next().unwrap_or(profile);
+    for line in ["lto = \"fat\"", "opt-level = \"z\""] {
+        assert!(profile.contains(line), "profile.wasm-release has {line}");
+    }
+    for package in ["hasseflow-web", "hasseflow-engine", "hasseflow-render", "layout-rs"] {
+        let table = format!("[profile.wasm-release.package.{package}]\nopt-level = 3");
+        assert!(profile.contains(&table), "{package} is at opt-level 3 in profile.wasm-release");
+    }
+    let html = read("index.html");
+    assert!(html.contains(r#"href="crates/web/Cargo.toml" data-bin="hasseflow-app""#), "trunk builds hasseflow-web");
+    // A kernel inlined into a size-optimised caller is compiled as size-optimised code (Mistral
+    // at 1M ran ~35% slower), so their entry points are never inlined.
+    for (file, signature) in KERNEL_ENTRY_POINTS {
+        let text = read(file);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.contains(signature));
+        let at = at.unwrap_or_else(|| panic!("{file} has no `{signature}`"));
+        assert!(
+            at > 0 && lines[at - 1].trim_start().starts_with("#[inline(never)]"),
+            "{file}: `{signature}` is #[inline(never)] (a kernel entry point)"
+        );
+    }
+}

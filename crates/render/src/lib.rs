@@ -88,6 +88,7 @@ impl<'a> HasseInput<'a> {
 /// // class 0 (position 0, the source) is drawn below class 3.
 /// assert!(scene.nodes[0].y > scene.nodes[3].y);
 /// ```
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub fn layout(input: &HasseInput<'_>, options: &LayoutOptions) -> Scene {
     let use_layout_rs = match options.engine {
         Engine::Auto => lowered_size(input) <= options.layout_rs_limit,

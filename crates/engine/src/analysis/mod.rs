@@ -71,6 +71,7 @@ impl Analysis {
     /// masks, else a layer sweep of `O(L* · ones(M) + Σ spans)` word operations, where a span is
     /// the word range of a row's new cells in one layer (about `w/64 + 2` words for a window `w`).
     /// Memory: a few `n x n` bit matrices (2 MiB each at n = 4096).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(mask: &BitMatrix) -> Analysis {
         let n = mask.n();
         let adj = mask.with_diagonal();

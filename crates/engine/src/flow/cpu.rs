@@ -23,6 +23,7 @@ use crate::bits::{BitMatrix, Ones};
 /// let report = FlowReport::new(&cpu::run_flow(&model, &masks), &masks);
 /// assert!(report.layers.iter().all(|l| l.agreement == 1.0));
 /// ```
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
     let mut job = CpuFlowJob::new(model, masks);
     job.step(model, masks, usize::MAX);
@@ -84,6 +85,7 @@ impl CpuFlowJob {
     ///
     /// # Panics
     /// If `masks` has a different size or layer count than `model` (build both from one config).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(model: &FlowModel, masks: &FlowMasks) -> CpuFlowJob {
         let cfg = *model.config();
         let n = model.n();
@@ -110,6 +112,7 @@ impl CpuFlowJob {
 
     /// Runs up to `steps` more layer steps; returns whether the job is done. `model` and `masks`
     /// must be the ones given to [`CpuFlowJob::new`].
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn step_layers(&mut self, model: &FlowModel, masks: &FlowMasks, steps: usize) -> bool {
         let end = self.done.saturating_add(steps).min(self.total());
         while self.done < end {
@@ -126,6 +129,7 @@ impl CpuFlowJob {
 
     /// Finishes the unperturbed pass if needed, then runs up to `copies` more perturbed copies
     /// (finishing the one in flight counts as one); returns whether the job is done.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn step(&mut self, model: &FlowModel, masks: &FlowMasks, copies: usize) -> bool {
         let finished = self.done.saturating_sub(self.layers) / self.layers;
         let target = finished.saturating_add(copies).saturating_mul(self.layers).saturating_add(self.layers);

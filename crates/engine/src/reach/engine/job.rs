@@ -64,6 +64,7 @@ impl<'a> ReachJob<'a> {
     ///
     /// # Errors
     /// [`ReachError::QueryOutOfRange`] for a query outside `0..n`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(stack: &'a ReachStack, options: ReachOptions) -> Result<ReachJob<'a>, ReachError> {
         let n = stack.n;
         for &q in &options.queries {
@@ -113,6 +114,7 @@ impl<'a> ReachJob<'a> {
     /// # Errors
     /// [`ReachError::TooManyIntervals`] when the general path would hold too many intervals (the
     /// job is then finished and [`ReachJob::finish`] returns the error too).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn step(&mut self) -> Result<bool, ReachError> {
         let r = self.advance();
         if let Err(e) = &r {
@@ -209,6 +211,7 @@ impl<'a> ReachJob<'a> {
     ///
     /// # Errors
     /// The error of a failed step ([`ReachError::TooManyIntervals`]).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn finish(mut self) -> Result<ReachReport, ReachError> {
         loop {
             match std::mem::replace(&mut self.phase, Phase::Taken) {

@@ -105,11 +105,13 @@ pub(super) fn close(mut c: Rows) -> Result<Rows, ReachError> {
     }
 }
 
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub(crate) fn limit(stack: &ReachStack) -> Result<Rows, ReachError> {
     let adjs = layer_adjs(stack);
     close(union_adjacency(stack, &adjs))
 }
 
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub(crate) fn all_rows(stack: &ReachStack) -> Result<Vec<IntervalRows>, ReachError> {
     let adjs = layer_adjs(stack);
     let mut prev = Rows::identity(stack.n);
@@ -126,6 +128,7 @@ pub(crate) fn all_rows(stack: &ReachStack) -> Result<Vec<IntervalRows>, ReachErr
 /// `max_row_intervals` intervals, or the general path would be too large.
 ///
 /// This is how [`crate::Analysis`] gets `L*` and growth for masks whose rows are few intervals.
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub fn repeated_growth(adj: &BitMatrix, limit_cells: usize, max_row_intervals: usize) -> Option<Vec<usize>> {
     let n = adj.n();
     let rows = IntervalRows::from_bitmatrix(adj, max_row_intervals).ok()?;
