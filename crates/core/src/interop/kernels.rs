@@ -320,7 +320,9 @@ pub fn parse_kernel_json(bytes: &[u8], n: Option<usize>) -> Result<BitMatrix, Ke
             crate::format::MAX_INPUT_BYTES
         )));
     }
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| KernelImportError::NotKernel(e.to_string()))?;
+    // Text first, then JSON: every JSON in the crate is read from a `&str` (one reader in the wasm).
+    let text = std::str::from_utf8(bytes).map_err(|e| KernelImportError::NotKernel(format!("not UTF-8 text ({e})")))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| KernelImportError::NotKernel(e.to_string()))?;
     let kernel = v.get("kernel").and_then(Value::as_str).ok_or_else(|| {
         KernelImportError::NotKernel("no \"kernel\" field (\"flash-attention\" or \"flashmask\")".into())
     })?;
