@@ -336,16 +336,18 @@ const KERNEL_ENTRY_POINTS: [(&str, &str); 12] = [
 #[test]
 fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     // The release wasm is one fat-LTO program re-optimised at the linking crate's opt-level: the
-    // linking crate is the one-line hasseflow-web at 3, everything else at z but the kernels.
+    // linking crate is the one-line hasseflow-web at 3, everything else at z but the kernels (at 2) and the layouts (at s).
     let manifest = read("Cargo.toml");
     let profile = manifest.split("[profile.wasm-release]").nth(1).expect("a wasm-release profile");
     let profile = profile.split("\n[profile.bench]").next().unwrap_or(profile);
     for line in ["lto = \"fat\"", "opt-level = \"z\""] {
         assert!(profile.contains(line), "profile.wasm-release has {line}");
     }
-    for package in ["hasseflow-web", "hasseflow-engine", "hasseflow-render", "layout-rs"] {
-        let table = format!("[profile.wasm-release.package.{package}]\nopt-level = 3");
-        assert!(profile.contains(&table), "{package} is at opt-level 3 in profile.wasm-release");
+    for (package, level) in
+        [("hasseflow-web", "3"), ("hasseflow-engine", "2"), ("hasseflow-render", "\"s\""), ("layout-rs", "\"s\"")]
+    {
+        let table = format!("[profile.wasm-release.package.{package}]\nopt-level = {level}");
+        assert!(profile.contains(&table), "{package} is at opt-level {level} in profile.wasm-release");
     }
     let html = read("index.html");
     assert!(html.contains(r#"href="crates/web/Cargo.toml" data-bin="hasseflow-app""#), "trunk builds hasseflow-web");
