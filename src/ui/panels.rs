@@ -68,7 +68,7 @@ pub fn tools(p: &ToolsProps) -> Html {
             <div class="toolrow" role="toolbar" aria-label="Paint tool">
                 { for Tool::ALL.iter().map(|&(t, name, key)| html! {
                     <button type="button" class={classes!("tool", (p.tool == t).then_some("on"))}
-                        id={format!("tool-{}", name.to_lowercase().replace(' ', "-"))}
+                        id={format!("tool-{}", name.to_ascii_lowercase().replace(' ', "-"))}
                         aria-pressed={(p.tool == t).to_string()} title={format!("{name} ({})", key.to_ascii_uppercase())}
                         onclick={act(Action::SetTool(t))}>{ name }</button>
                 }) }

@@ -211,8 +211,10 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
     let on_threshold = {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
-            if let Ok(v) = select_value(&e).parse::<f64>() {
-                d.emit(Action::SetFlowSettings(FlowSettings { threshold: v, ..s }));
+            // One of the offered values, by its text (no float parsing in the wasm).
+            let chosen = select_value(&e);
+            if let Some(&threshold) = THRESHOLDS.iter().find(|t| t.to_string() == chosen) {
+                d.emit(Action::SetFlowSettings(FlowSettings { threshold, ..s }));
             }
         })
     };

@@ -47,3 +47,41 @@ fn errors_name_the_problem() {
     assert!(bad("block-two-stream", &[("order", "zigzag")]).contains("grouped, interleaved"));
     assert!(build_preset("causal", 9000, &BTreeMap::new(), 8192).is_err());
 }
+
+#[test]
+fn decimals_parse_as_std_does_within_the_fast_path() {
+    use super::build::parse_decimal;
+    for text in [
+        "0",
+        "1",
+        "0.25",
+        ".5",
+        "5.",
+        "0.3",
+        "0.1",
+        "1e-3",
+        "2.5E-3",
+        "0.000001",
+        "123456789012345",
+        "0.999999999999999",
+    ] {
+        assert_eq!(parse_decimal(text), text.parse::<f64>().ok(), "{text}");
+    }
+    // Every decimal with up to 15 digits and a point anywhere, against std (pseudo-random digits).
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let digits = (x % 1_000_000_000_000_000).to_string();
+        let point = usize::try_from(x >> 59).unwrap_or(0) % (digits.len() + 1);
+        let text = format!("{}.{}", &digits[..point], &digits[point..]);
+        let exp = format!("{text}e-{}", (x >> 40) % 8);
+        for t in [text, exp] {
+            assert_eq!(parse_decimal(&t).map(f64::to_bits), t.parse::<f64>().ok().map(f64::to_bits), "{t}");
+        }
+    }
+    for bad in ["", ".", "e3", "1e", "-0.5", "+1", "0x1", "1.2.3", "nan", "inf", "1 ", "0.1234567890123456", "1e-30"] {
+        assert_eq!(parse_decimal(bad), None, "{bad:?}");
+    }
+}
