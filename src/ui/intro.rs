@@ -23,7 +23,12 @@ fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> Action {
     Action::LoadPreset {
         name: name.into(),
         n,
-        params: params.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect::<BTreeMap<_, _>>(),
+        // `extend`, not `collect`: BTreeMap's FromIterator sorts (a sort per call site in the wasm).
+        params: {
+            let mut map = BTreeMap::new();
+            map.extend(params.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())));
+            map
+        },
     }
 }
 

@@ -151,25 +151,26 @@ impl BuiltinFamily {
     /// Complexity: one preset build, `O(positions²)`.
     pub fn provenance(&self, mask: &BitMatrix) -> Option<Provenance> {
         let param = |k: &str, v: serde_json::Value| (k.to_string(), v);
-        let (preset, n, params) = match self {
-            BuiltinFamily::Autoregressive(o) if !o.bidirectional => ("causal", mask.n(), BTreeMap::new()),
+        let (preset, n, list) = match self {
+            BuiltinFamily::Autoregressive(o) if !o.bidirectional => ("causal", mask.n(), vec![]),
             BuiltinFamily::Block(o) => {
                 let p = o.preset();
-                let params = BTreeMap::from([
+                let list = vec![
                     param("s", p.block.into()),
                     param("clean", serde_json::to_value(p.clean).ok()?),
                     param("query", serde_json::to_value(p.query).ok()?),
                     param("prompt", p.prompt.into()),
                     param("drop_last", p.drop_last.into()),
                     param("order", serde_json::to_value(p.order).ok()?),
-                ]);
-                ("block-two-stream", p.n, params)
+                ];
+                ("block-two-stream", p.n, list)
             }
-            BuiltinFamily::Butterfly(o) => {
-                ("butterfly", o.n, BTreeMap::from([param("minimal", o.preset().minimal.into())]))
-            }
+            BuiltinFamily::Butterfly(o) => ("butterfly", o.n, vec![param("minimal", o.preset().minimal.into())]),
             BuiltinFamily::Autoregressive(_) | BuiltinFamily::Mae(_) => return None,
         };
+        // `extend`, not `BTreeMap::from`: that sorts (a sort per array length in the wasm).
+        let mut params = BTreeMap::new();
+        params.extend(list);
         provenance_if_matches(mask, Provenance { preset: preset.into(), n, params })
     }
 

@@ -77,16 +77,16 @@ pub struct FlexExport {
 
 /// Provenance parameters as the text [`build_preset`] takes (`4`, `true`, `3,2,4`, `full`).
 pub fn provenance_params(p: &Provenance) -> BTreeMap<String, String> {
-    p.params
-        .iter()
-        .map(|(k, v)| {
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            (k.clone(), text)
-        })
-        .collect()
+    // `extend`, not `collect`: BTreeMap's FromIterator sorts (a sort per call site in the wasm).
+    let mut params = BTreeMap::new();
+    params.extend(p.params.iter().map(|(k, v)| {
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        (k.clone(), text)
+    }));
+    params
 }
 
 /// `Some(provenance)` when rebuilding its preset gives exactly `mask`, else `None`: how a caller
