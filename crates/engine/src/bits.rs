@@ -195,6 +195,7 @@ impl BitMatrix {
     /// The transpose `Mᵀ` (information flow reversed).
     ///
     /// Complexity: `O(n² / 64 + ones)`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn transpose(&self) -> BitMatrix {
         let mut t = BitMatrix::zeros(self.n);
         for q in 0..self.n {
@@ -237,6 +238,7 @@ impl BitMatrix {
     /// With `A = Ā_2`, `B = Ā_1` this is the reachability after the two layers.
     ///
     /// Complexity: `O(ones(self) · n / 64)` word operations (rows of `other` are OR-ed).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn bool_product(&self, other: &BitMatrix) -> BitMatrix {
         assert_eq!(self.n, other.n, "matrices of different sizes");
         let mut out = BitMatrix::zeros(self.n);

@@ -235,6 +235,7 @@ impl FlowModel {
     /// let b = FlowModel::new(FlowConfig::default(), 8).unwrap();
     /// assert_eq!(a, b);
     /// ```
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(config: FlowConfig, n: usize) -> Result<FlowModel, FlowError> {
         config.validate()?;
         if !(1..=MAX_N).contains(&n) {
@@ -334,6 +335,7 @@ impl FlowMasks {
 
     /// Model layer `l` uses stack layer `l mod K`; within a layer with `m` head masks, model head
     /// `h` uses mask `h mod m` (so `m` must not exceed the model's heads: every mask is used).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn from_stack(stack: &LayerStack, config: &FlowConfig) -> Result<FlowMasks, FlowError> {
         let mut distinct = Vec::new();
         let mut per_stack = Vec::new();
@@ -379,6 +381,7 @@ impl FlowMasks {
     /// `Ā_l = (OR of layer l's head masks) ∨ I`.
     ///
     /// Complexity: one boolean product per layer, `O(ones(Ā_l) · n / 64)`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn reach(&self) -> Vec<BitMatrix> {
         let mut r = BitMatrix::identity(self.n);
         let mut out = Vec::with_capacity(self.layers.len());

@@ -69,6 +69,7 @@ impl FlowReport {
     /// Compares `raw` with `R(L)` of `masks`, counting `q` as influenced by `k` when its relative
     /// influence exceeds `threshold` (a choice: THEORY §7 fixes no level; higher levels ask for
     /// a visible change and call faint long-chain paths uninfluenced).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn with_threshold(raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> FlowReport {
         let mut builder = ReportBuilder::new(raw, masks, threshold);
         while !builder.step(raw) {}
@@ -77,6 +78,7 @@ impl FlowReport {
 
     /// This report at another threshold: the influence columns are recomputed (`O(layers · n²)`),
     /// the rollout agreement (independent of the threshold) is kept.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn rethreshold(&self, raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> FlowReport {
         let layers = raw
             .influence
@@ -183,6 +185,7 @@ pub struct ReportBuilder {
 
 impl ReportBuilder {
     /// A builder for `raw` against `R(L)` of `masks` at `threshold`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(raw: &FlowRaw, masks: &FlowMasks, threshold: f64) -> ReportBuilder {
         let n = raw.n;
         let mut rollout = vec![0f64; n * n];
@@ -194,6 +197,7 @@ impl ReportBuilder {
 
     /// Compares the next layer of `raw` (the one given to [`ReportBuilder::new`]); returns whether
     /// every layer is done.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn step(&mut self, raw: &FlowRaw) -> bool {
         let l = self.layers.len();
         if l < raw.attention.len().min(self.reach.len()) {
@@ -239,6 +243,7 @@ fn rollout_layer(current: &[f64], a: &[f32], n: usize) -> Vec<f64> {
 /// Its non-zero pattern is `R(L)` whenever every allowed key gets a positive weight (softmax does).
 ///
 /// Complexity: `O(Σ_l nonzeros(A_l) · n)`.
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
 pub fn rollout(attention: &[Vec<f32>], n: usize) -> Vec<Vec<f64>> {
     let mut current = vec![0f64; n * n];
     for q in 0..n {

@@ -453,6 +453,7 @@ impl ReachStack {
 
     /// The stack of a model at sequence length `n`: every layer gets the model's direction and
     /// the same overlays; the leak check uses `overlays.docs`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn from_model(spec: &ModelSpec, n: u64, overlays: &Overlays) -> Result<ReachStack, ReachError> {
         let layers = spec
             .layers
@@ -504,6 +505,7 @@ impl ReachStack {
 
     /// The dense [`LayerStack`] of the same layers (for the dense engine), up to [`DENSE_MAX`]
     /// positions.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn to_layer_stack(&self) -> Result<LayerStack, ReachError> {
         if self.n > DENSE_MAX {
             return Err(ReachError::TooLargeForDense { n: self.n as u64, dense_max: DENSE_MAX });
@@ -516,18 +518,21 @@ impl ReachStack {
 
     /// Every layer's `R(l)` as interval rows, `l = 0..=L` (memory `O(L · n · intervals)`: for
     /// tests and small `n`; [`ReachStack::run`] keeps only two layers).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn all_reach_rows(&self) -> Result<Vec<IntervalRows>, ReachError> {
         engine::all_rows(self)
     }
 
     /// The limit (reflexive-transitive closure of the union of all layers' masks) as interval
     /// rows.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn limit_rows(&self) -> Result<IntervalRows, ReachError> {
         Ok(engine::limit(self)?.to_interval_rows())
     }
 
     /// Runs the stack: every layer exactly, the limit, its structure.
     /// The same work as a [`ReachJob`] driven to its end.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn run(&self, options: &ReachOptions) -> Result<ReachReport, ReachError> {
         engine::run(self, options)
     }
