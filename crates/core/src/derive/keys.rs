@@ -77,7 +77,8 @@ impl TaskDiagram {
             let from = slot_flat.len();
             slot_flat.extend_from_slice(members);
             if members.len() > 1 {
-                slot_flat[from..].sort_by(|&a, &b| {
+                // Keys end with the slot, so they are distinct: unstable gives the same order.
+                slot_flat[from..].sort_unstable_by(|&a, &b| {
                     let (ia, ib) = (family.input(inputs[a]), family.input(inputs[b]));
                     (ia.pos(), ia, a).cmp(&(ib.pos(), ib, b))
                 });

@@ -156,7 +156,8 @@ pub fn derive(family: &Family) -> Result<Derivation, super::FamilyError> {
         }
     }
     let mut order: Vec<usize> = (0..count).collect();
-    order.sort_by_key(|&c| {
+    // Keys end with `c`, so they are distinct and an unstable sort gives the same order.
+    order.sort_unstable_by_key(|&c| {
         let (t, v) = origins[c];
         let d = &diagrams[t];
         let min_pos = d.node_inputs(v).iter().map(|&i| family.input(i).pos()).min().unwrap_or(0);

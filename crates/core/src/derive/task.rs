@@ -71,7 +71,7 @@ impl Input {
 
     /// An aggregated token; `from` is sorted and deduplicated.
     pub fn aggregated(name: impl Into<String>, pos: usize, mut from: Vec<Token>) -> Self {
-        from.sort();
+        from.sort_unstable();
         from.dedup();
         Input::Aggregated { name: name.into(), pos, from }
     }

@@ -77,9 +77,11 @@ impl Analysis {
         let adj = mask.with_diagonal();
         let (comp_of, comp_count) = tarjan(&adj);
 
-        // Relabel: positions sorted by (topological class rank, position).
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&p| (comp_of[p], p));
+        // Relabel: positions sorted by (topological class rank, position). Sorted as plain pairs,
+        // like `hasse` below: one sort routine in the wasm for both.
+        let mut keyed: Vec<(usize, usize)> = (0..n).map(|p| (comp_of[p] as usize, p)).collect();
+        keyed.sort_unstable();
+        let order: Vec<usize> = keyed.into_iter().map(|(_, p)| p).collect();
         let identity = order.iter().enumerate().all(|(i, &p)| i == p);
         let mut start = vec![0usize; comp_count + 1];
         for &c in &comp_of {
@@ -180,8 +182,9 @@ impl Analysis {
         let closure = BitMatrix::from_words(n, closure_bits);
 
         // Public class numbering: by smallest member (order[start[c]] is the smallest member).
-        let mut by_min: Vec<usize> = (0..comp_count).collect();
-        by_min.sort_by_key(|&c| order[start[c]]);
+        let mut keyed: Vec<(usize, usize)> = (0..comp_count).map(|c| (order[start[c]], c)).collect();
+        keyed.sort_unstable();
+        let by_min: Vec<usize> = keyed.into_iter().map(|(_, c)| c).collect();
         let mut rank = vec![0usize; comp_count];
         for (r, &c) in by_min.iter().enumerate() {
             rank[c] = r;
