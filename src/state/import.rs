@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::format::{FormatError, InputError, MaskFile, Provenance, parse_mask_file};
+use hasseflow_core::format::{FormatError, InputError, MaskFile, parse_mask_file};
 use hasseflow_core::interop::{self, ExportKind};
-use hasseflow_core::presets::{build_preset, preset_labels};
+use hasseflow_core::presets::{build_preset, preset_labels, preset_provenance};
 
 use super::{Action, AppState, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
 use crate::share;
@@ -21,11 +21,10 @@ impl AppState {
                     let size = mask.n();
                     // Two-stream, Butterfly and XLNet name their positions (w/m, F/B/P, h/g).
                     let labels = preset_labels(&name, n, &params, MAX_EDIT_N).ok().flatten().map(Rc::new);
-                    let params = params.into_iter().map(|(k, v)| (k, serde_json_value(&v))).collect();
                     self.commit(Document {
                         mask: Rc::new(mask),
                         labels,
-                        provenance: Some(Provenance { preset: name.clone(), n, params }),
+                        provenance: Some(preset_provenance(&name, n, &params)),
                         stack: None,
                     });
                     self.info(format!("preset {name}: {size} positions."));
@@ -134,17 +133,6 @@ impl AppState {
                 self.load_file(file, &what);
             }
         }
-    }
-}
-
-/// Provenance keeps parameters as JSON values: integers and booleans as such, the rest as text.
-fn serde_json_value(text: &str) -> serde_json::Value {
-    if let Ok(i) = text.parse::<u64>() {
-        serde_json::Value::from(i)
-    } else if let Ok(b) = text.parse::<bool>() {
-        serde_json::Value::Bool(b)
-    } else {
-        serde_json::Value::String(text.to_string())
     }
 }
 

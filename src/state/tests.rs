@@ -933,3 +933,20 @@ fn threshold_and_context_errors_are_typed_and_say_what_is_wrong() {
     let m = s.message.as_ref().expect("refused");
     assert_eq!(m.text, "the context length \"12x\" is not a whole number. Nothing was changed.");
 }
+
+#[test]
+fn a_loaded_preset_records_the_provenance_the_cli_writes() {
+    // One rule for both shells (core `preset_provenance`): numbers, fractions and flags typed by
+    // the parameter's kind. The app once kept a fraction as text and typed any number-like text.
+    let mut s = state(BitMatrix::zeros(2));
+    let params = BTreeMap::from([("p".to_string(), "0.3".to_string()), ("causal".to_string(), "true".to_string())]);
+    s.apply(Action::LoadPreset { name: "random".into(), n: 8, params: params.clone() });
+    let recorded = s.doc.provenance.clone().expect("a preset records its provenance");
+    assert_eq!(recorded, hasseflow_core::presets::preset_provenance("random", 8, &params));
+    assert_eq!(recorded.params["p"], serde_json::json!(0.3));
+    assert_eq!(recorded.params["causal"], serde_json::json!(true));
+    let lists = BTreeMap::from([("segments".to_string(), "3".to_string())]);
+    s.apply(Action::LoadPreset { name: "document".into(), n: 3, params: lists });
+    let recorded = s.doc.provenance.clone().expect("a preset records its provenance");
+    assert_eq!(recorded.params["segments"], serde_json::json!("3"), "a list stays text, even of one number");
+}

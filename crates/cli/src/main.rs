@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use hasseflow_core::format::{Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile, Provenance};
+use hasseflow_core::format::{Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile};
 use hasseflow_core::interop;
-use hasseflow_core::presets::{CATALOG, ParamKind, build_preset, preset_labels, preset_spec};
+use hasseflow_core::presets::{CATALOG, build_preset, preset_labels, preset_provenance};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, SparsifyOptions, sparsify};
-use serde_json::{Value, json};
 
 mod analyze;
 mod derivation;
@@ -249,8 +248,7 @@ fn run(cli: Cli) -> Result<()> {
             let params = parse_params(&params)?;
             let mask = build_preset(&name, n, &params, MAX_N)?;
             let labels = preset_labels(&name, n, &params, MAX_N)?;
-            let spec = preset_spec(&name).context("preset exists")?;
-            let provenance = Provenance { preset: name, n, params: typed_params(spec.params, &params) };
+            let provenance = preset_provenance(&name, n, &params);
             let file = MaskFile { provenance: Some(provenance), labels, ..MaskFile::new(mask) };
             print_out(&render(&file, format, encoding.into()));
             Ok(())
@@ -357,26 +355,6 @@ fn parse_params(args: &[String]) -> Result<BTreeMap<String, String>> {
         }
     }
     Ok(out)
-}
-
-/// Parameters for provenance, as JSON numbers and booleans where the kind says so.
-fn typed_params(
-    specs: &[hasseflow_core::presets::ParamSpec],
-    given: &BTreeMap<String, String>,
-) -> BTreeMap<String, Value> {
-    given
-        .iter()
-        .map(|(k, v)| {
-            let kind = specs.iter().find(|p| p.name == k).map(|p| p.kind);
-            let value = match kind {
-                Some(ParamKind::Int { .. }) => v.parse::<u64>().map(Value::from).unwrap_or_else(|_| json!(v)),
-                Some(ParamKind::Fraction) => v.parse::<f64>().map(Value::from).unwrap_or_else(|_| json!(v)),
-                Some(ParamKind::Bool) => v.parse::<bool>().map(Value::from).unwrap_or_else(|_| json!(v)),
-                _ => json!(v),
-            };
-            (k.clone(), value)
-        })
-        .collect()
 }
 
 fn catalog_text() -> String {

@@ -274,6 +274,35 @@ pub fn preset_labels(
     }
 }
 
+/// The provenance of a mask built by [`build_preset`]`(name, n, given, _)`: the preset, `n`, and
+/// the given parameters as JSON numbers and booleans where the parameter's kind says so (an
+/// integer, a fraction, a flag), as text otherwise. What `hasseflow preset` writes and what the
+/// app records when it loads a preset.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use hasseflow_core::presets::preset_provenance;
+/// let given = BTreeMap::from([("w".to_string(), "3".to_string())]);
+/// let p = preset_provenance("sliding-window", 8, &given);
+/// assert_eq!((p.preset.as_str(), p.n, p.params["w"].as_u64()), ("sliding-window", 8, Some(3)));
+/// ```
+pub fn preset_provenance(name: &str, n: usize, given: &BTreeMap<String, String>) -> crate::format::Provenance {
+    use serde_json::Value;
+    let kind = |k: &str| preset_spec(name).and_then(|s| s.params.iter().find(|p| p.name == k)).map(|p| p.kind);
+    let mut params = BTreeMap::new();
+    params.extend(given.iter().map(|(k, v)| {
+        let typed = match kind(k) {
+            Some(ParamKind::Int { .. }) => v.trim().parse::<u64>().ok().map(Value::from),
+            Some(ParamKind::Fraction) => parse_decimal(v.trim()).map(Value::from),
+            Some(ParamKind::Bool) => v.trim().parse::<bool>().ok().map(Value::from),
+            _ => None,
+        };
+        (k.clone(), typed.unwrap_or_else(|| Value::String(v.clone())))
+    }));
+    crate::format::Provenance { preset: name.into(), n, params }
+}
+
 /// A decimal number such as `0.25`, `.5`, `1` or `2.5e-3`, exactly as `str::parse::<f64>` reads
 /// it, for up to 15 significant digits and a decimal exponent within ±22; `None` for anything
 /// else. Both the digits and the power of ten are then exact doubles, so one division or

@@ -16,7 +16,7 @@ mod shapes;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build_preset, preset_labels};
+pub use build::{build_preset, preset_labels, preset_provenance};
 pub use shapes::{BlockTwoStream, Butterfly, ButterflySlot, Inner, TwoStreamOrder, TwoStreamSlot, xlnet};
 
 /// Kind of a preset parameter (for validation and for building UI controls).

@@ -85,3 +85,23 @@ fn decimals_parse_as_std_does_within_the_fast_path() {
         assert_eq!(parse_decimal(bad), None, "{bad:?}");
     }
 }
+
+#[test]
+fn provenance_types_parameters_by_their_kind() {
+    use super::preset_provenance;
+    let given = BTreeMap::from([
+        ("p".to_string(), "0.25".to_string()),
+        ("causal".to_string(), "false".to_string()),
+        ("seed".to_string(), "7".to_string()),
+    ]);
+    let p = preset_provenance("random", 16, &given);
+    assert_eq!((p.preset.as_str(), p.n), ("random", 16));
+    assert_eq!(p.params["p"], serde_json::json!(0.25));
+    assert_eq!(p.params["causal"], serde_json::json!(false));
+    assert_eq!(p.params["seed"], serde_json::json!(7));
+    // Text that is not of its kind stays text (build_preset refuses it with a reason).
+    let odd = BTreeMap::from([("p".to_string(), "half".to_string())]);
+    assert_eq!(preset_provenance("random", 4, &odd).params["p"], serde_json::json!("half"));
+    let lists = BTreeMap::from([("segments".to_string(), "3,2".to_string())]);
+    assert_eq!(preset_provenance("document", 5, &lists).params["segments"], serde_json::json!("3,2"));
+}
