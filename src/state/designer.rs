@@ -205,8 +205,6 @@ pub struct Design {
     pub labels: Vec<Option<String>>,
     /// Members (positions) of each merged node.
     pub members: Vec<Vec<usize>>,
-    /// `L*` of the dense and of the sparse mask.
-    pub depth: (usize, usize),
     /// Milliseconds building the family and deriving took (injected clock).
     pub millis: f64,
     /// The designer link's fragment ([`FamilySpec::link`]), serialised once here rather than on
@@ -239,7 +237,6 @@ impl Design {
         for (p, &c) in d.position_node().iter().enumerate() {
             members[c].push(p);
         }
-        let depth = (d.report().depth_dense, d.report().depth_sparse);
         Ok(Design {
             link: spec.link(),
             spec,
@@ -249,7 +246,6 @@ impl Design {
             task_labels,
             served,
             members,
-            depth,
             derivation: d,
             millis: clock() - start,
         })

@@ -150,11 +150,11 @@ pub fn designer_view(p: &DesignerProps) -> Html {
                 <div class="derived-masks">
                     <figure>
                         <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} lit={lit.clone()} />
-                        <figcaption id="derived-dense-caption">{ format!("dense: {} entries, L* = {}", r.entries_dense, design.depth.0) }</figcaption>
+                        <figcaption id="derived-dense-caption">{ format!("dense: {} entries, L* = {}", r.entries_dense, r.depth_dense) }</figcaption>
                     </figure>
                     <figure>
                         <MaskCanvas mask={sparse} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-sparse"))} lit={lit} />
-                        <figcaption id="derived-sparse-caption">{ format!("sparse: {} entries, L* = {}", r.entries_sparse, design.depth.1) }</figcaption>
+                        <figcaption id="derived-sparse-caption">{ format!("sparse: {} entries, L* = {}", r.entries_sparse, r.depth_sparse) }</figcaption>
                     </figure>
                 </div>
             </section>
@@ -256,7 +256,7 @@ fn design_report(p: &ReportProps) -> Html {
         (
             "depth",
             "L* dense / sparse",
-            format!("{} / {}", design.depth.0, design.depth.1),
+            format!("{} / {}", r.depth_dense, r.depth_sparse),
             "layers until the dense and the sparse mask reach their limit",
         ),
         ("leaks", "leaks", leaks, "labelled positions that see their own label"),

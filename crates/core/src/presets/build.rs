@@ -289,7 +289,8 @@ pub fn preset_labels(
 /// ```
 pub fn preset_provenance(name: &str, n: usize, given: &BTreeMap<String, String>) -> crate::format::Provenance {
     use serde_json::Value;
-    let kind = |k: &str| preset_spec(name).and_then(|s| s.params.iter().find(|p| p.name == k)).map(|p| p.kind);
+    let spec = preset_spec(name);
+    let kind = |k: &str| spec.and_then(|s| s.params.iter().find(|p| p.name == k)).map(|p| p.kind);
     let mut params = BTreeMap::new();
     params.extend(given.iter().map(|(k, v)| {
         let typed = match kind(k) {
