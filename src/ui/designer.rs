@@ -12,6 +12,7 @@ use std::rc::Rc;
 use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, layout};
 use yew::prelude::*;
 
+use super::form::on_click;
 use super::io;
 use super::palette::Theme;
 use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
@@ -190,10 +191,7 @@ fn design_report(p: &ReportProps) -> Html {
     let design_url = use_state(|| None::<String>);
     let design = p.design.clone();
     let r = design.derivation.report();
-    let open = {
-        let dsp = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| dsp.emit(Action::OpenDerived))
-    };
+    let open = on_click(&p.dispatch, Action::OpenDerived);
     let share = {
         let (dsp, link, url) = (p.dispatch.clone(), design.link.clone(), design_url.clone());
         Callback::from(move |_: MouseEvent| {

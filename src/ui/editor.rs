@@ -10,6 +10,7 @@ use yew::prelude::*;
 use super::Store;
 use super::files::FilesPanel;
 use super::flow::FlowPanel;
+use super::form::on_click;
 use super::grid::Grid;
 use super::intro::Intro;
 use super::order::OrderDiagram;
@@ -120,10 +121,7 @@ pub fn side_panel(p: &SideProps) -> Html {
     let flow_key = state.flow_key();
     let flow_pending =
         state.flow.current(flow_key).is_none() && !matches!(state.flow.status_for(flow_key), FlowStatus::Failed(_));
-    let set_side = |v: SideView| {
-        let d = dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::SetSideView(v)))
-    };
+    let set_side = |v: SideView| on_click(dispatch, Action::SetSideView(v));
     html! {
         <aside class="right" aria-label="Layers and the order of the limit">
             <Stats rows={stats} />
@@ -211,10 +209,7 @@ pub fn order_panel(p: &OrderPanelProps) -> Html {
             Rc::new(lit)
         })
     };
-    let set_view = |v: OrderView| {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::SetOrderView(v)))
-    };
+    let set_view = |v: OrderView| on_click(&p.dispatch, Action::SetOrderView(v));
     let on_hover_class = {
         let d = p.dispatch.clone();
         Callback::from(move |c| d.emit(Action::HoverClass(c)))

@@ -1,7 +1,17 @@
 //! Reading form controls from their events: one place for the `target_unchecked_into` casts the
-//! panels, the designer and the Flow view all need.
+//! panels, the designer and the Flow view all need; and [`on_click`], the handler of every button
+//! that dispatches a fixed action.
 
 use yew::prelude::*;
+
+use crate::state::Action;
+
+/// A click handler that dispatches `action`. One closure type for every such button (a closure
+/// written at each button is its own type, with its own code and drop glue in the wasm).
+pub fn on_click(dispatch: &Callback<Action>, action: Action) -> Callback<MouseEvent> {
+    let d = dispatch.clone();
+    Callback::from(move |_: MouseEvent| d.emit(action.clone()))
+}
 
 /// The value of the `<input>` that fired `e`.
 pub fn input_value(e: &Event) -> String {

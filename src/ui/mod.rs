@@ -5,6 +5,7 @@
 //! views, theme; the status line), [`editor`] (tools and files | grid | side panel), the
 //! designer and the Models view.
 
+mod chart;
 mod designer;
 mod editor;
 mod files;

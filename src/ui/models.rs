@@ -20,6 +20,7 @@ use hasseflow_core::model::ModelRun;
 use hasseflow_core::reach::{ReachJob, ReachOptions};
 use yew::prelude::*;
 
+use super::form::on_click;
 use super::io;
 use super::palette::Theme;
 use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState};
@@ -120,10 +121,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
     let progress = match &status {
         ModelStatus::Failed(e) => {
-            let retry = {
-                let d = p.dispatch.clone();
-                Callback::from(move |_: MouseEvent| d.emit(Action::RetryModel))
-            };
+            let retry = on_click(&p.dispatch, Action::RetryModel);
             html! { <p class="models-status flow-error" id="models-error" role="alert">{ format!("The run failed: {e}") }
             {" "}<button type="button" id="models-retry" onclick={retry}>{"Retry"}</button></p> }
         }

@@ -119,3 +119,11 @@ pub fn viridis(t: f64) -> Rgb {
 pub fn css(c: Rgb) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
+
+/// A legend entry: a square of `colour` and what it means (the legends of the layer control, the
+/// Flow maps and the heatmap).
+pub fn swatch(colour: Rgb, meaning: yew::AttrValue) -> yew::Html {
+    yew::html! {
+        <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(colour)} /></svg>{ meaning }</span>
+    }
+}

@@ -9,8 +9,9 @@ use hasseflow_core::presets::{CATALOG, ParamKind, preset_spec};
 use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
 use yew::prelude::*;
 
+use super::chart;
 use super::form::{checked, input_value, select_value};
-use super::palette::{Palette, Theme, css};
+use super::palette::{Palette, Theme, swatch};
 use crate::state::{Action, MAX_EDIT_N, Tool};
 
 /// Tool bar properties.
@@ -258,13 +259,11 @@ pub fn layer_control(p: &LayerProps) -> Html {
             </div>
             <p id="convergence" class={classes!("convergence", (p.layer >= p.depth).then_some("done"))} role="status">{ status }</p>
             <div class="legend" aria-label="Legend">
-                <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.new_cell)} /></svg>{ format!("new at L = {}", p.layer) }</span>
+                { swatch(pal.new_cell, format!("new at L = {}", p.layer).into()) }
                 { for legend_layers.iter().map(|&l| {
-                    let c = css(pal.layer_colour(l, p.depth));
-                    html! { <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={c} /></svg>
-                        { if l == 0 { "self (0)".to_string() } else { format!("layer {l}") } }</span> }
+                    swatch(pal.layer_colour(l, p.depth), if l == 0 { "self (0)".into() } else { format!("layer {l}").into() })
                 }) }
-                <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.pending)} /></svg>{"in M, not yet reached"}</span>
+                { swatch(pal.pending, "in M, not yet reached".into()) }
             </div>
             <GrowthPlot growth={p.growth.clone()} layer={p.layer} />
         </section>
@@ -300,14 +299,14 @@ pub fn growth_plot(p: &GrowthProps) -> Html {
         <figure class="growth">
             <svg width={w.to_string()} height={h.to_string()} role="img"
                 aria-label={format!("Reached cells per layer: {}", g.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))}>
-                <line class="axis" x1={pad.to_string()} y1={(h - pad + 6.0).to_string()} x2={(w - 4.0).to_string()} y2={(h - pad + 6.0).to_string()} />
-                <line class="axis" x1={pad.to_string()} y1="4" x2={pad.to_string()} y2={(h - pad + 6.0).to_string()} />
+                { chart::line("axis", (pad, h - pad + 6.0), (w - 4.0, h - pad + 6.0)) }
+                { chart::line("axis", (pad, 4.0), (pad, h - pad + 6.0)) }
                 <polyline class="curve" points={pts.join(" ")} />
                 <circle class="cursor" cx={format!("{:.1}", x(cur))} cy={format!("{:.1}", y(cur_v))} r="4" />
-                <text class="tick" x={pad.to_string()} y={(h - 4.0).to_string()} text-anchor="middle">{"0"}</text>
-                <text class="tick" x={format!("{:.1}", x(last))} y={(h - 4.0).to_string()} text-anchor="middle">{ last.to_string() }</text>
-                <text class="tick" x={(pad - 4.0).to_string()} y="12" text-anchor="end">{ top.to_string() }</text>
-                <text class="tick" x={format!("{:.1}", (w + pad) / 2.0)} y={(h - 4.0).to_string()} text-anchor="middle">{"layer L"}</text>
+                { chart::tick((pad, h - 4.0), "middle", "0".into()) }
+                { chart::tick((x(last), h - 4.0), "middle", last.to_string().into()) }
+                { chart::tick((pad - 4.0, 12.0), "end", top.to_string().into()) }
+                { chart::tick(((w + pad) / 2.0, h - 4.0), "middle", "layer L".into()) }
             </svg>
             <figcaption>{ format!("|R({cur})| = {cur_v} reached cells") }</figcaption>
         </figure>

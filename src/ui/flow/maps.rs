@@ -5,7 +5,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
-use super::super::palette::{Palette, Rgb, Theme, css, viridis};
+use super::super::palette::{Palette, Rgb, Theme, css, swatch, viridis};
 use crate::state::LayerPicture;
 
 /// Canvas pixels per side of each map (at least; CSS scales it to the panel).
@@ -37,9 +37,9 @@ pub fn flow_legend(p: &LegendProps) -> Html {
                 </svg>
                 { format!("relative influence, log scale: {} … 1", pow10(p.lo)) }
             </span>
-            <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.empty)} /></svg>{"0 (no influence)"}</span>
-            <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(reach_colour(p.theme))} /></svg>{"in R(L)"}</span>
-            <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(MARK)} /></svg>{"measurement ≠ theory"}</span>
+            { swatch(pal.empty, "0 (no influence)".into()) }
+            { swatch(reach_colour(p.theme), "in R(L)".into()) }
+            { swatch(MARK, "measurement ≠ theory".into()) }
         </div>
     }
 }

@@ -8,7 +8,7 @@ use hasseflow_core::flow::BackendKind;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use super::super::form::{checked, input_value, select_value};
+use super::super::form::{checked, input_value, on_click, select_value};
 use super::super::io;
 use super::super::palette::Theme;
 use super::maps::{FlowLegend, MAP_PX, draw_maps, sci};
@@ -79,10 +79,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         });
     }
 
-    let set_map = |m: FlowMap| {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::SetFlowMap(m)))
-    };
+    let set_map = |m: FlowMap| on_click(&p.dispatch, Action::SetFlowMap(m));
     let on_move = {
         let (d, n) = (p.dispatch.clone(), p.n);
         Callback::from(move |e: MouseEvent| {
@@ -98,10 +95,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             d.emit(Action::HoverCell(inside.then(|| (at(y), at(x)))));
         })
     };
-    let on_leave = {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::HoverCell(None)))
-    };
+    let on_leave = on_click(&p.dispatch, Action::HoverCell(None));
 
     let (state, status) = status_line(p);
     let hover = match (p.hover, &*picture) {
@@ -250,10 +244,7 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
 
 /// The status line (backend badge, time, progress or failure) and the panel's `data-state`.
 fn status_line(p: &FlowProps) -> (&'static str, Html) {
-    let retry = {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::RetryFlow))
-    };
+    let retry = on_click(&p.dispatch, Action::RetryFlow);
     let export_report = |o: Rc<FlowOutcome>| {
         let d = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
@@ -350,7 +341,7 @@ pub fn flow_agreement(p: &AgreementProps) -> Html {
                     <table class="flow-layers" id="flow-layers-table" aria-label="Agreement per layer (click a row to show it)">
                         <tr><th>{"L"}</th><th>{"|R(L)|"}</th><th>{"agreement"}</th><th>{"false +"}</th><th>{"false −"}</th><th>{"rollout"}</th></tr>
                         { for o.run.report.layers.iter().map(|r| {
-                            let go = { let d = p.dispatch.clone(); let l = r.layer; Callback::from(move |_: MouseEvent| d.emit(Action::SetLayer(l))) };
+                            let go = on_click(&p.dispatch, Action::SetLayer(r.layer));
                             html! {
                                 <tr class={classes!((r.layer == pic.layer).then_some("current"), (r.agreement < 1.0).then_some("off"))} onclick={go}>
                                     <td>{ r.layer }</td><td>{ r.reach }</td><td>{ format!("{:.2}%", 100.0 * r.agreement) }</td>

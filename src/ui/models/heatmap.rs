@@ -9,8 +9,8 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
-use super::super::form::input_value;
-use super::super::palette::{Palette, Theme, css, viridis};
+use super::super::form::{input_value, on_click};
+use super::super::palette::{Palette, Theme, css, swatch, viridis};
 use crate::state::{Action, HeatView, ModelOutcome};
 
 /// Heatmap properties.
@@ -120,14 +120,8 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
         let hover = hover.clone();
         Callback::from(move |_: MouseEvent| hover.set(None))
     };
-    let zoom = |factor: f64| {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::ZoomModel { factor, fq: 0.5, fk: 0.5 }))
-    };
-    let whole = {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::ResetModelZoom))
-    };
+    let zoom = |factor: f64| on_click(&p.dispatch, Action::ZoomModel { factor, fq: 0.5, fk: 0.5 });
+    let whole = on_click(&p.dispatch, Action::ResetModelZoom);
     let on_layer = {
         let d = p.dispatch.clone();
         Callback::from(move |e: InputEvent| {
@@ -183,7 +177,7 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
                     else { format!("{} display rows × {} columns", picture.rows, picture.cols) } }</span>
             </div>
             <div class="legend" aria-label="Heatmap legend">
-                <span class="swatch-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill={css(pal.empty)} /></svg>{"no key reached"}</span>
+                { swatch(pal.empty, "no key reached".into()) }
                 <span class="swatch-item">
                     <svg width="96" height="12" aria-hidden="true">
                         { for (0..8).map(|i| html! { <rect x={(i * 12).to_string()} width="12" height="12"

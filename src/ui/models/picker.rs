@@ -6,7 +6,7 @@ use std::rc::Rc;
 use hasseflow_core::model::{self, MAX_CONFIG_BYTES, ScaledModel};
 use yew::prelude::*;
 
-use super::super::form::{input_value, select_value};
+use super::super::form::{input_value, on_click, select_value};
 use super::super::io;
 use crate::state::{Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome};
 
@@ -101,10 +101,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
             d.emit(Action::LoadModelConfig { name: "pasted config.json".into(), bytes: paste.as_bytes().to_vec() });
         })
     };
-    let open_scaled = {
-        let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::OpenScaledModel))
-    };
+    let open_scaled = on_click(d, Action::OpenScaledModel);
     let export = p.outcome.clone().map(|o| {
         let d = d.clone();
         Callback::from(move |_: MouseEvent| {

@@ -6,6 +6,8 @@ use std::rc::Rc;
 use hasseflow_render::{HasseInput, LayoutOptions, layout};
 use yew::prelude::*;
 
+use super::super::chart;
+use super::super::form::on_click;
 use super::super::order::OrderDiagram;
 use super::heatmap::grouped;
 use crate::state::{Action, ModelOutcome, OrderView};
@@ -142,20 +144,20 @@ pub fn layer_plot(p: &LayerProps) -> Html {
             <span class="title">{"Coverage and lookback per layer"}</span>
             <svg id="model-plot" viewBox={format!("0 0 {w} {h}")} width={w.to_string()} height={h.to_string()} role="img" aria-label={summary} {onclick}>
                 <polygon class="band" points={band.join(" ")} />
-                <line class="axis" x1={left.to_string()} y1={y(0.0).to_string()} x2={(w - 6.0).to_string()} y2={y(0.0).to_string()} />
-                <line class="axis" x1={left.to_string()} y1={y(1.0).to_string()} x2={left.to_string()} y2={y(0.0).to_string()} />
-                <line class="grid" x1={left.to_string()} y1={y(1.0).to_string()} x2={(w - 6.0).to_string()} y2={y(1.0).to_string()} />
-                <line class="cursor-line" x1={format!("{:.1}", x(layer))} x2={format!("{:.1}", x(layer))} y1={y(1.0).to_string()} y2={y(0.0).to_string()} />
+                { chart::line("axis", (left, y(0.0)), (w - 6.0, y(0.0))) }
+                { chart::line("axis", (left, y(1.0)), (left, y(0.0))) }
+                { chart::line("grid", (left, y(1.0)), (w - 6.0, y(1.0))) }
+                { chart::line("cursor-line", (x(layer), y(1.0)), (x(layer), y(0.0))) }
                 <polyline class="median" points={med.join(" ")} />
                 <polyline class="coverage" points={cov.join(" ")} />
                 { for r.growth.iter().enumerate().filter(|(l, _)| depth <= 64 || l % 4 == 0).map(|(l, &c)| html! {
                     <circle class="dot" cx={format!("{:.1}", x(l))} cy={format!("{:.1}", y(c as f64 / limit))} r="2.5" />
                 }) }
-                <text class="tick" x={(left - 4.0).to_string()} y={(y(1.0) + 4.0).to_string()} text-anchor="end">{"1"}</text>
-                <text class="tick" x={(left - 4.0).to_string()} y={(y(0.0) + 4.0).to_string()} text-anchor="end">{"0"}</text>
-                <text class="tick" x={left.to_string()} y={(h - 8.0).to_string()} text-anchor="middle">{"0"}</text>
-                <text class="tick" x={format!("{:.1}", x(depth))} y={(h - 8.0).to_string()} text-anchor="middle">{ depth.to_string() }</text>
-                <text class="tick" x={format!("{:.1}", (w + left) / 2.0)} y={(h - 8.0).to_string()} text-anchor="middle">{"layer l"}</text>
+                { chart::tick((left - 4.0, y(1.0) + 4.0), "end", "1".into()) }
+                { chart::tick((left - 4.0, y(0.0) + 4.0), "end", "0".into()) }
+                { chart::tick((left, h - 8.0), "middle", "0".into()) }
+                { chart::tick((x(depth), h - 8.0), "middle", depth.to_string().into()) }
+                { chart::tick(((w + left) / 2.0, h - 8.0), "middle", "layer l".into()) }
             </svg>
             <div class="legend">
                 <span class="swatch-item"><svg width="22" height="10" aria-hidden="true"><line class="coverage" x1="1" y1="5" x2="21" y2="5" /><circle class="dot" cx="11" cy="5" r="2.5" /></svg>{"coverage |R(l)| / |limit| (solid, dots)"}</span>
@@ -180,7 +182,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
                     <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
                     <tbody>
                     { for r.layers.iter().map(|l| {
-                        let go = { let d = p.dispatch.clone(); let at = l.layer; Callback::from(move |_: MouseEvent| d.emit(Action::SetModelLayer(at))) };
+                        let go = on_click(&p.dispatch, Action::SetModelLayer(l.layer));
                         html! {
                             <tr class={classes!((l.layer == p.layer).then_some("current"))} onclick={go} data-layer={l.layer.to_string()} data-cells={l.cells.to_string()}>
                                 <td>{ l.layer }</td><td>{ l.label.clone() }</td><td class="num">{ grouped(l.cells) }</td>
