@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check: formatting, clippy, all workspace tests (core, render, app store, CLI, GPU
 # kernels on a real Vulkan adapter, architecture), browser tests, the Python interop tests (NumPy),
-# a trunk build of the app, and the end-to-end tests of that build in headless Chromium. Installs
+# a trunk build of the app, the end-to-end tests of that build in headless Chromium, and the
+# release bundle (scripts/release.sh) with the size target and most end-to-end tests run on it. Installs
 # what is missing first (lavapipe included, so the GPU tests run on machines without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,5 +62,12 @@ e2e_log=$(mktemp)
 (cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs) 2>&1 | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$e2e_log")
 rm -f "$e2e_log"
+step "release bundle (scripts/release.sh into dist-release/) and the end-to-end tests against it"
+./scripts/release.sh --dist dist-release
+rel_log=$(mktemp)
+(cd tests/e2e && HASSEFLOW_DIST=dist-release node --test --test-concurrency=1 release.test.mjs assets.test.mjs e2e.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs) 2>&1 | tee "$rel_log"
+rel_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$rel_log")
+rm -f "$rel_log"
+e2e_passed=$((e2e_passed + rel_passed))
 echo "screenshots and timings: target/e2e-artifacts/"
 echo "$((passed + e2e_passed)) passed, 0 failed"

@@ -354,7 +354,8 @@ const KERNEL_ENTRY_POINTS: [(&str, &str); 27] = [
 #[test]
 fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     // The release wasm is one fat-LTO program re-optimised at the linking crate's opt-level: the
-    // linking crate is the one-line hasseflow-web at 3, everything else at z but the kernels (at 2) and the layouts (at s).
+    // linking crate is the one-line hasseflow-web at 3, everything else at z but the kernels (at 2)
+    // and layout-rs (at s).
     let manifest = read("Cargo.toml");
     let profile = manifest.split("[profile.wasm-release]").nth(1).expect("a wasm-release profile");
     let profile = profile.split("\n[profile.bench]").next().unwrap_or(profile);
@@ -362,7 +363,7 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
         assert!(profile.contains(line), "profile.wasm-release has {line}");
     }
     for (package, level) in
-        [("hasseflow-web", "3"), ("hasseflow-engine", "2"), ("hasseflow-render", "\"s\""), ("layout-rs", "\"s\"")]
+        [("hasseflow-web", "3"), ("hasseflow-engine", "2"), ("hasseflow-render", "\"z\""), ("layout-rs", "\"s\"")]
     {
         let table = format!("[profile.wasm-release.package.{package}]\nopt-level = {level}");
         assert!(profile.contains(&table), "{package} is at opt-level {level} in profile.wasm-release");
@@ -381,4 +382,56 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
             "{file}: `{signature}` is #[inline(never)] (a kernel entry point)"
         );
     }
+}
+
+#[test]
+fn the_release_bundle_is_built_by_release_sh_with_the_target_flags() {
+    // RUSTFLAGS replaces .cargo/config.toml's target rustflags, so release.sh must repeat each
+    // (SIMD for the kernels) beside its own: the standard library compiled with the app (at the
+    // profile's `z`, optimize_for_size) and abort on panic.
+    let config = read(".cargo/config.toml");
+    let target_flags = config
+        .lines()
+        .find(|l| l.starts_with("rustflags"))
+        .and_then(|l| l.split_once('['))
+        .map(|(_, v)| {
+            v.trim_end_matches(']').split(',').map(|f| f.trim().trim_matches('"').to_string()).collect::<Vec<_>>()
+        })
+        .expect("a rustflags line for the wasm target in .cargo/config.toml");
+    let script = read("scripts/release.sh");
+    let rustflags = script
+        .lines()
+        .find_map(|l| l.strip_prefix("export RUSTFLAGS="))
+        .expect("release.sh exports RUSTFLAGS")
+        .trim_matches('"')
+        .to_string();
+    let flags: Vec<&str> = rustflags.split_whitespace().collect();
+    for pair in target_flags.chunks(2) {
+        assert!(flags.windows(2).any(|w| w == pair), "release.sh's RUSTFLAGS keep {pair:?} of .cargo/config.toml");
+    }
+    assert!(rustflags.contains("panic=immediate-abort"), "release.sh's RUSTFLAGS abort on panic");
+    for line in [
+        "export RUSTC_BOOTSTRAP=1",
+        "export CARGO_UNSTABLE_BUILD_STD=std,panic_abort",
+        "export CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size",
+        "exec trunk build --release --locked",
+    ] {
+        assert!(script.contains(line), "release.sh has `{line}`");
+    }
+    // wasm-opt's extra passes (measured in docs/BENCHMARKS.md): offsets folded into loads, and
+    // large single-caller functions kept out of line (inlining them made the wasm compress worse).
+    let html = read("index.html");
+    let params = html
+        .split("data-wasm-opt-params=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("index.html passes wasm-opt params");
+    assert!(params.contains("--low-memory-unused"), "wasm-opt params: {params}");
+    assert!(params.contains("--one-caller-inline-max-function-size"), "wasm-opt params: {params}");
+    // The README's release command, and the tests of what it builds.
+    assert!(read("README.md").contains("./scripts/release.sh"), "the README names scripts/release.sh");
+    let tests = read("scripts/test.sh");
+    assert!(tests.contains("scripts/release.sh --dist dist-release"), "test.sh builds the release bundle");
+    assert!(tests.contains("HASSEFLOW_DIST=dist-release"), "test.sh runs e2e tests against it");
+    assert!(tests.contains("release.test.mjs"), "test.sh runs release.test.mjs (the size target)");
 }

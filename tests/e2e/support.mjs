@@ -12,7 +12,9 @@ import { chromium } from 'playwright-core';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '../..');
-export const DIST = path.join(ROOT, 'dist');
+/** The built app under test: dist/ (trunk build), or HASSEFLOW_DIST (the release bundle that
+ * scripts/release.sh builds; scripts/test.sh runs part of the suite against it). */
+export const DIST = process.env.HASSEFLOW_DIST ? path.resolve(ROOT, process.env.HASSEFLOW_DIST) : path.join(ROOT, 'dist');
 export const ART = path.join(ROOT, 'target', 'e2e-artifacts');
 export const FIX = path.join(HERE, 'fixtures');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
