@@ -57,17 +57,21 @@ step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && compgen -G "dist/hasseflow-app-*_bg.wasm" >/dev/null
 echo "app built: $(du -h dist/*.wasm | cut -f1) of wasm"
+# Runs e2e test files (node --test, one at a time) against the build in $HASSEFLOW_DIST (default
+# dist/); adds the passes to $passed (a failure stops the script: pipefail).
+e2e_check() {
+  local log
+  log=$(mktemp)
+  (cd tests/e2e && node --test --test-concurrency=1 "$@") 2>&1 | tee "$log"
+  local n
+  n=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log")
+  rm -f "$log"
+  passed=$((passed + n))
+}
 step "end-to-end tests (headless Chromium)"
-e2e_log=$(mktemp)
-(cd tests/e2e && node --test --test-concurrency=1 e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs) 2>&1 | tee "$e2e_log"
-e2e_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$e2e_log")
-rm -f "$e2e_log"
+e2e_check e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs
 step "release bundle (scripts/release.sh into dist-release/) and the end-to-end tests against it"
 ./scripts/release.sh --dist dist-release
-rel_log=$(mktemp)
-(cd tests/e2e && HASSEFLOW_DIST=dist-release node --test --test-concurrency=1 release.test.mjs assets.test.mjs e2e.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs) 2>&1 | tee "$rel_log"
-rel_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$rel_log")
-rm -f "$rel_log"
-e2e_passed=$((e2e_passed + rel_passed))
+HASSEFLOW_DIST=dist-release e2e_check release.test.mjs assets.test.mjs e2e.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs
 echo "screenshots and timings: target/e2e-artifacts/"
-echo "$((passed + e2e_passed)) passed, 0 failed"
+echo "$passed passed, 0 failed"

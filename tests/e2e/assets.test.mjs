@@ -7,15 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DIST, servedApp } from './support.mjs';
+import { DIST, HASHED_CSS, HASHED_JS, HASHED_WASM, servedApp } from './support.mjs';
 
 const app = servedApp();
-
-// Trunk writes its 64-bit content hash in hex without leading zeros: usually 16 digits, sometimes
-// fewer (a build named hasseflow-app-873e79382d8ddee_bg.wasm failed a {16} pattern).
-const HASHED_WASM = /^hasseflow-app-[0-9a-f]{1,16}_bg\.wasm$/;
-const HASHED_JS = /^hasseflow-app-[0-9a-f]{1,16}\.js$/;
-const HASHED_CSS = /^style-[0-9a-f]{1,16}\.css$/;
 
 test('dist/ names the wasm, the JS glue and the stylesheet by content hash, and index.html points at them', () => {
   const files = readdirSync(DIST);

@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { DIST } from './support.mjs';
+import { DIST, HASHED_WASM } from './support.mjs';
 
 /** The target for the gzipped wasm, in bytes (450 KB, read as 1000-byte kilobytes: the stricter). */
 const MAX_GZIPPED = 450_000;
 
 function wasmPath() {
-  const files = readdirSync(DIST).filter((f) => /^hasseflow-app-[0-9a-f]{1,16}_bg\.wasm$/.test(f));
+  const files = readdirSync(DIST).filter((f) => HASHED_WASM.test(f));
   assert.equal(files.length, 1, `one hashed wasm in ${DIST}: ${files.join(', ')}`);
   return path.join(DIST, files[0]);
 }

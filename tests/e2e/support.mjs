@@ -15,6 +15,12 @@ export const ROOT = path.resolve(HERE, '../..');
 /** The built app under test: dist/ (trunk build), or HASSEFLOW_DIST (the release bundle that
  * scripts/release.sh builds; scripts/test.sh runs part of the suite against it). */
 export const DIST = process.env.HASSEFLOW_DIST ? path.resolve(ROOT, process.env.HASSEFLOW_DIST) : path.join(ROOT, 'dist');
+/** The built files' names: trunk writes its 64-bit content hash in hex without leading zeros,
+ * usually 16 digits, sometimes fewer (a build named hasseflow-app-873e79382d8ddee_bg.wasm failed a
+ * {16} pattern). */
+export const HASHED_WASM = /^hasseflow-app-[0-9a-f]{1,16}_bg\.wasm$/;
+export const HASHED_JS = /^hasseflow-app-[0-9a-f]{1,16}\.js$/;
+export const HASHED_CSS = /^style-[0-9a-f]{1,16}\.css$/;
 export const ART = path.join(ROOT, 'target', 'e2e-artifacts');
 export const FIX = path.join(HERE, 'fixtures');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
