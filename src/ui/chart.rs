@@ -4,7 +4,7 @@
 use yew::prelude::*;
 
 /// A coordinate as the charts write it (one decimal).
-fn at(v: f64) -> AttrValue {
+pub fn at(v: f64) -> AttrValue {
     format!("{v:.1}").into()
 }
 

@@ -1,13 +1,14 @@
 //! Reading form controls from their events: one place for the `target_unchecked_into` casts the
-//! panels, the designer and the Flow view all need; and [`on_click`], the handler of every button
-//! that dispatches a fixed action.
+//! panels, the designer and the Flow view all need; and [`on_click`], the handler of every control
+//! that dispatches a fixed action on a mouse event.
 
 use yew::prelude::*;
 
 use crate::state::Action;
 
-/// A click handler that dispatches `action`. One closure type for every such button (a closure
-/// written at each button is its own type, with its own code and drop glue in the wasm).
+/// A mouse-event handler that dispatches `action`: buttons' clicks, and the Flow maps' mouse leave.
+/// One closure type for every such control (a closure written at each is its own type, with its
+/// own code and drop glue in the wasm).
 pub fn on_click(dispatch: &Callback<Action>, action: Action) -> Callback<MouseEvent> {
     let d = dispatch.clone();
     Callback::from(move |_: MouseEvent| d.emit(action.clone()))

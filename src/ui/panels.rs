@@ -302,7 +302,7 @@ pub fn growth_plot(p: &GrowthProps) -> Html {
                 { chart::line("axis", (pad, h - pad + 6.0), (w - 4.0, h - pad + 6.0)) }
                 { chart::line("axis", (pad, 4.0), (pad, h - pad + 6.0)) }
                 <polyline class="curve" points={pts.join(" ")} />
-                <circle class="cursor" cx={format!("{:.1}", x(cur))} cy={format!("{:.1}", y(cur_v))} r="4" />
+                <circle class="cursor" cx={chart::at(x(cur))} cy={chart::at(y(cur_v))} r="4" />
                 { chart::tick((pad, h - 4.0), "middle", "0".into()) }
                 { chart::tick((x(last), h - 4.0), "middle", last.to_string().into()) }
                 { chart::tick((pad - 4.0, 12.0), "end", top.to_string().into()) }

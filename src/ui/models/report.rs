@@ -151,7 +151,7 @@ pub fn layer_plot(p: &LayerProps) -> Html {
                 <polyline class="median" points={med.join(" ")} />
                 <polyline class="coverage" points={cov.join(" ")} />
                 { for r.growth.iter().enumerate().filter(|(l, _)| depth <= 64 || l % 4 == 0).map(|(l, &c)| html! {
-                    <circle class="dot" cx={format!("{:.1}", x(l))} cy={format!("{:.1}", y(c as f64 / limit))} r="2.5" />
+                    <circle class="dot" cx={chart::at(x(l))} cy={chart::at(y(c as f64 / limit))} r="2.5" />
                 }) }
                 { chart::tick((left - 4.0, y(1.0) + 4.0), "end", "1".into()) }
                 { chart::tick((left - 4.0, y(0.0) + 4.0), "end", "0".into()) }
