@@ -137,6 +137,12 @@ struct Input {
     /// FlashAttention window.
     #[arg(long)]
     n: Option<usize>,
+    /// For a mask_mod: the batch index `b` it is evaluated at (create_mask's `[b, h]`).
+    #[arg(long, default_value_t = 0)]
+    batch: u64,
+    /// For a mask_mod: the head index `h` it is evaluated at.
+    #[arg(long, default_value_t = 0)]
+    head: u64,
 }
 
 #[derive(clap::Args)]
@@ -269,7 +275,7 @@ fn run(cli: Cli) -> Result<()> {
             let m = &input.mask;
             let second = || -> Result<BitMatrix> {
                 let path = other.as_deref().context("this operation needs a second mask file")?;
-                let b = read_mask(&Input { file: path.to_string(), n })?.mask;
+                let b = read_mask(&Input { file: path.to_string(), n, batch: 0, head: 0 })?.mask;
                 if b.n() != m.n() {
                     bail!("masks differ in size: {} and {}", m.n(), b.n());
                 }
@@ -319,7 +325,7 @@ fn read_mask(input: &Input) -> Result<MaskFile> {
     let bytes = read_limited(&input.file, MAX_INPUT_BYTES)?;
     let name = if input.file == "-" { "<stdin>" } else { &input.file };
     let size = input.n.map_or(interop::SizeHint::None, interop::SizeHint::Given);
-    match interop::import_mask(&bytes, size) {
+    match interop::import_mask_at(&bytes, size, input.batch, input.head) {
         Ok((file, _)) => Ok(file),
         Err(e @ interop::ImportError::Kernel(interop::KernelImportError::NeedsSize)) => {
             bail!("{name}: {e} (for a FlashAttention window: hasseflow convert {name} --n N)")

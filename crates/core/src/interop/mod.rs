@@ -32,7 +32,7 @@ pub use kernels::{
     FlashMaskColumns, FlashWindow, KernelImportError, NotRepresentable, flash_json, flash_window, flashmask_columns,
     flashmask_json, is_kernel_json, parse_kernel_json,
 };
-pub use mask_mod::{MaskMod, MaskModError, is_mask_mod};
+pub use mask_mod::{MaskMod, MaskModError, MaskModReport, is_mask_mod};
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
 
 /// One export format, for callers that offer a menu (the web app) or a flag (the CLI).
@@ -218,6 +218,15 @@ pub enum ImportError {
 /// assert_eq!(source, Source::MaskMod { name: "m".into(), n: 3 });
 /// ```
 pub fn import_mask(bytes: &[u8], size: SizeHint) -> Result<(MaskFile, Source), ImportError> {
+    import_mask_at(bytes, size, 0, 0)
+}
+
+/// [`import_mask`], with a `mask_mod` evaluated at batch `batch` and head `head` (what
+/// `create_mask(mask_mod, B, H, n, n)[batch, head]` gives); other inputs ignore them.
+///
+/// # Errors
+/// As [`import_mask`].
+pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Result<(MaskFile, Source), ImportError> {
     if is_npy(bytes) {
         return Ok((MaskFile::new(read_npy(bytes)?), Source::Npy));
     }
@@ -240,7 +249,7 @@ pub fn import_mask(bytes: &[u8], size: SizeHint) -> Result<(MaskFile, Source), I
             SizeHint::None => m.declared_n(),
             SizeHint::Fallback(n) => m.declared_n().or(Some(n)),
         };
-        let mask = m.to_mask_sized(n)?;
+        let mask = m.to_mask_at(m.size(n)?, batch, head)?;
         let n = mask.n();
         return Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n }));
     }

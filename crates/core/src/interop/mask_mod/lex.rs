@@ -1,183 +1,457 @@
-//! Tokens and logical lines of a `mask_mod` text.
+//! Python tokens, as CPython's tokenizer makes them: logical lines, `INDENT` / `DEDENT`, implicit
+//! joining inside brackets, `\` continuations, any line ending (`\n`, `\r\n`, lone `\r`), a UTF-8
+//! BOM, form feeds, and Python's tab rule (a tab moves to the next multiple of 8; indentation
+//! that changes meaning with a tab width of 1 is a `TabError`).
 
 use super::{MaskModError, at};
+
+/// Deepest bracket nesting (CPython's tokenizer refuses more with "too many nested parentheses").
+pub(super) const MAX_BRACKETS: usize = 200;
+/// Deepest indentation (CPython: "too many levels of indentation").
+pub(super) const MAX_INDENT_LEVELS: usize = 100;
+/// Most tokens a text may have.
+pub(super) const MAX_TOKENS: usize = 2_000_000;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Tok {
     Name(String),
+    /// An integer literal that fits in 64 bits.
     Int(i64),
-    Str,
+    /// An integer literal over 64 bits (its number of digits).
+    BigInt(usize),
+    Float(f64),
+    /// A string literal's value (`f`-strings: `None`, never evaluated).
+    Str(Option<String>),
     Op(&'static str),
+    Newline,
+    Indent,
+    Dedent,
+    End,
 }
 
 #[derive(Clone, Debug)]
 pub(super) struct Token {
     pub(super) tok: Tok,
-    pub(super) line: usize,
-    pub(super) col: usize,
+    pub(super) line: u32,
+    pub(super) col: u32,
 }
 
-/// One logical line: its indentation and tokens.
-#[derive(Clone, Debug)]
-pub(super) struct Line {
-    pub(super) indent: usize,
-    pub(super) toks: Vec<Token>,
-}
-
-pub(super) const OPS: [&str; 47] = [
+const OPS: [&str; 48] = [
     "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=", "-=", "*=",
     "/=", "%=", "&=", "|=", "^=", "@=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]",
-    "{", "}", ",", ":", ".", ";", "=",
+    "{", "}", ",", ":", ".", ";", "=", "!",
 ];
 
-pub(super) fn lex(text: &str) -> Result<Vec<Line>, MaskModError> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut lines = Vec::new();
-    let mut cur: Vec<Token> = Vec::new();
-    let mut indent = 0;
-    let mut depth = 0usize;
-    let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
-    let mut at_line_start = true;
-    while i < chars.len() {
-        if at_line_start && depth == 0 {
-            // Measure indentation; blank and comment-only lines do not count.
-            let mut width = 0;
-            while i < chars.len() && (chars[i] == ' ' || chars[i] == '\t') {
-                width += if chars[i] == '\t' { 8 - width % 8 } else { 1 };
-                i += 1;
-                col += 1;
+/// Folds an identifier character as NFKC would for the forms that matter (fullwidth ASCII), and
+/// accepts letters whose NFKC form is themselves (Latin-1 letters but `ª º µ`, Greek, Cyrillic,
+/// CJK). Anything else is refused rather than risk naming two variables alike or apart.
+fn ident_char(c: char, first: bool) -> Option<Result<char, ()>> {
+    if c == '_' || c.is_ascii_alphabetic() || (!first && c.is_ascii_digit()) {
+        return Some(Ok(c));
+    }
+    if c.is_ascii() {
+        return None;
+    }
+    let u = c as u32;
+    let folded = match u {
+        0xFF21..=0xFF3A | 0xFF41..=0xFF5A | 0xFF3F => char::from_u32(u - 0xFF00 + 0x20),
+        0xFF10..=0xFF19 if !first => char::from_u32(u - 0xFF00 + 0x20),
+        _ => None,
+    };
+    if let Some(f) = folded {
+        return Some(Ok(f));
+    }
+    let stable = matches!(u, 0xC0..=0xD6 | 0xD8..=0xF6 | 0xF8..=0xFF | 0x391..=0x3A1 | 0x3A3..=0x3A9 | 0x3B1..=0x3C9
+        | 0x410..=0x44F | 0x4E00..=0x9FFF);
+    if stable {
+        Some(Ok(c))
+    } else if c.is_alphanumeric() {
+        Some(Err(()))
+    } else {
+        None
+    }
+}
+
+fn clip(text: &str) -> String {
+    let mut s: String = text.chars().take(24).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+struct Lexer {
+    chars: Vec<char>,
+    i: usize,
+    line: u32,
+    col: u32,
+    out: Vec<Token>,
+}
+
+impl Lexer {
+    fn peek(&self, k: usize) -> char {
+        self.chars.get(self.i + k).copied().unwrap_or('\0')
+    }
+    fn bump(&mut self) -> char {
+        let c = self.peek(0);
+        self.i += 1;
+        if c == '\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+        c
+    }
+    fn push(&mut self, tok: Tok, line: u32, col: u32) -> Result<(), MaskModError> {
+        if self.out.len() >= MAX_TOKENS {
+            return Err(MaskModError::Text(format!("the text has over {MAX_TOKENS} tokens")));
+        }
+        self.out.push(Token { tok, line, col });
+        Ok(())
+    }
+    fn err(&self, what: impl Into<String>) -> MaskModError {
+        at(self.line as usize, self.col as usize, what)
+    }
+}
+
+/// Tokenizes a whole text.
+pub(super) fn lex(text: &str) -> Result<Vec<Token>, MaskModError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut chars = Vec::with_capacity(text.len());
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\r' {
+            if it.peek() == Some(&'\n') {
+                it.next();
             }
-            if i >= chars.len() {
+            chars.push('\n');
+        } else {
+            chars.push(c);
+        }
+    }
+    let mut lx = Lexer { chars, i: 0, line: 1, col: 1, out: Vec::new() };
+    // Indentation stack: (width with tabs to 8, width with tabs to 1).
+    let mut indents: Vec<(usize, usize)> = vec![(0, 0)];
+    let mut brackets: Vec<char> = Vec::new();
+    let mut at_line_start = true;
+    while lx.i < lx.chars.len() {
+        if at_line_start && brackets.is_empty() {
+            let (mut w8, mut w1) = (0usize, 0usize);
+            loop {
+                match lx.peek(0) {
+                    ' ' => {
+                        w8 += 1;
+                        w1 += 1;
+                    }
+                    '\t' => {
+                        w8 = (w8 / 8 + 1) * 8;
+                        w1 += 1;
+                    }
+                    '\x0c' => {
+                        w8 = 0;
+                        w1 = 0;
+                    }
+                    _ => break,
+                }
+                lx.bump();
+            }
+            let c = lx.peek(0);
+            if c == '\0' && lx.i >= lx.chars.len() {
                 break;
             }
-            if !matches!(chars[i], '\n' | '\r' | '#') {
-                indent = width;
-                at_line_start = false;
+            if c == '\n' || c == '#' || (c == '\\' && lx.peek(1) == '\n') {
+                // A blank or comment-only line: no tokens, no indentation change.
+                if c == '#' {
+                    while lx.i < lx.chars.len() && lx.peek(0) != '\n' {
+                        lx.bump();
+                    }
+                }
+                if lx.peek(0) == '\\' {
+                    lx.bump();
+                }
+                if lx.i < lx.chars.len() {
+                    lx.bump();
+                }
+                continue;
             }
+            let (line, col) = (lx.line, lx.col);
+            let &(top8, top1) = indents.last().unwrap_or(&(0, 0));
+            if w8 > top8 {
+                if w1 <= top1 {
+                    return Err(lx.err("inconsistent use of tabs and spaces in indentation (TabError)"));
+                }
+                if indents.len() > MAX_INDENT_LEVELS {
+                    return Err(lx.err(format!("too many levels of indentation (over {MAX_INDENT_LEVELS})")));
+                }
+                indents.push((w8, w1));
+                lx.push(Tok::Indent, line, col)?;
+            } else if w8 == top8 {
+                if w1 != top1 {
+                    return Err(lx.err("inconsistent use of tabs and spaces in indentation (TabError)"));
+                }
+            } else {
+                while indents.last().is_some_and(|&(t8, _)| t8 > w8) {
+                    indents.pop();
+                    lx.push(Tok::Dedent, line, col)?;
+                }
+                match indents.last() {
+                    Some(&(t8, t1)) if t8 == w8 => {
+                        if t1 != w1 {
+                            return Err(lx.err("inconsistent use of tabs and spaces in indentation (TabError)"));
+                        }
+                    }
+                    _ => return Err(lx.err("unindent does not match any outer indentation level")),
+                }
+            }
+            at_line_start = false;
         }
-        let c = chars[i];
+        let (line, col) = (lx.line, lx.col);
+        let c = lx.peek(0);
         match c {
             '\n' => {
-                if depth == 0 && !cur.is_empty() {
-                    lines.push(Line { indent, toks: std::mem::take(&mut cur) });
-                }
-                if depth == 0 {
+                lx.bump();
+                if brackets.is_empty() {
+                    lx.push(Tok::Newline, line, col)?;
                     at_line_start = true;
                 }
-                i += 1;
-                line += 1;
-                col = 1;
             }
-            '\r' | ' ' | '\t' | '\x0c' => {
-                i += 1;
-                col += 1;
+            ' ' | '\t' | '\x0c' => {
+                lx.bump();
             }
             '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
+                while lx.i < lx.chars.len() && lx.peek(0) != '\n' {
+                    lx.bump();
                 }
             }
-            '\\' if chars.get(i + 1) == Some(&'\n') => {
-                i += 2;
-                line += 1;
-                col = 1;
+            '\\' => {
+                lx.bump();
+                if lx.peek(0) != '\n' {
+                    return Err(at(
+                        line as usize,
+                        col as usize,
+                        "unexpected character after line continuation character",
+                    ));
+                }
+                lx.bump();
+                if lx.i >= lx.chars.len() {
+                    return Err(at(line as usize, col as usize, "unexpected end of file after a line continuation"));
+                }
             }
-            '"' | '\'' => {
-                let (l0, c0) = (line, col);
-                let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
-                let q = if triple { 3 } else { 1 };
-                i += q;
-                col += q;
-                loop {
-                    if i >= chars.len() {
-                        return Err(at(l0, c0, "unterminated string"));
-                    }
-                    if chars[i] == '\\' {
-                        i += 2;
-                        col += 2;
-                        continue;
-                    }
-                    if chars[i] == '\n' {
-                        if !triple {
-                            return Err(at(l0, c0, "unterminated string"));
+            '0'..='9' => number(&mut lx)?,
+            '.' if lx.peek(1).is_ascii_digit() => number(&mut lx)?,
+            '"' | '\'' => string(&mut lx, String::new())?,
+            _ if c.is_ascii_alphabetic() || c == '_' || !c.is_ascii() => {
+                let start = lx.i;
+                let mut name = String::new();
+                while lx.i < lx.chars.len() {
+                    let ch = lx.peek(0);
+                    match ident_char(ch, lx.i == start) {
+                        Some(Ok(f)) => {
+                            name.push(f);
+                            lx.bump();
                         }
-                        line += 1;
-                        col = 1;
-                        i += 1;
-                        continue;
+                        Some(Err(())) => {
+                            return Err(lx.err(format!(
+                                "identifier character {ch:?} (U+{:04X}) is not supported: Python folds identifiers \
+                                 by NFKC, which hasseflow does only for ASCII-like letters",
+                                ch as u32
+                            )));
+                        }
+                        None => break,
                     }
-                    if chars[i] == c && (!triple || (chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c))) {
-                        i += q;
-                        col += q;
-                        break;
-                    }
-                    i += 1;
-                    col += 1;
                 }
-                // String prefixes (f, r, b) were lexed as a name just before: fold them in.
-                if let Some(Token { tok: Tok::Name(p), .. }) = cur.last()
-                    && p.len() <= 2
-                    && p.chars().all(|ch| "rRbBfFuU".contains(ch))
-                {
-                    cur.pop();
+                if name.is_empty() {
+                    return Err(lx.err(format!("invalid character {c:?} (U+{:04X})", c as u32)));
                 }
-                cur.push(Token { tok: Tok::Str, line: l0, col: c0 });
-            }
-            c if c.is_ascii_digit() => {
-                let (l0, c0) = (line, col);
-                let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
-                    i += 1;
-                }
-                col += i - start;
-                let raw: String = chars[start..i].iter().filter(|&&ch| ch != '_').collect();
-                let lower = raw.to_ascii_lowercase();
-                let parsed = if let Some(h) = lower.strip_prefix("0x") {
-                    i64::from_str_radix(h, 16).ok()
-                } else if let Some(b) = lower.strip_prefix("0b") {
-                    i64::from_str_radix(b, 2).ok()
-                } else if let Some(o) = lower.strip_prefix("0o") {
-                    i64::from_str_radix(o, 8).ok()
-                } else if raw.bytes().all(|b| b.is_ascii_digit()) {
-                    raw.parse::<i64>().ok()
+                let lower = name.to_ascii_lowercase();
+                let is_prefix = name.len() <= 2 && lower.chars().all(|p| matches!(p, 'r' | 'b' | 'f' | 'u'));
+                if is_prefix && matches!(lx.peek(0), '"' | '\'') {
+                    string(&mut lx, lower)?;
                 } else {
-                    return Err(at(l0, c0, format!("the number {raw} is not an integer")));
-                };
-                let v = parsed.ok_or_else(|| at(l0, c0, format!("the integer {raw} does not fit in 64 bits")))?;
-                cur.push(Token { tok: Tok::Int(v), line: l0, col: c0 });
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let (l0, c0) = (line, col);
-                let start = i;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
+                    lx.push(Tok::Name(name), line, col)?;
                 }
-                col += i - start;
-                cur.push(Token { tok: Tok::Name(chars[start..i].iter().collect()), line: l0, col: c0 });
             }
             _ => {
-                let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
-                let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
-                    return Err(at(line, col, format!("unexpected character {c:?}")));
+                let op = OPS.iter().find(|op| op.chars().enumerate().all(|(k, oc)| lx.peek(k) == oc));
+                let Some(op) = op else {
+                    return Err(lx.err(format!("invalid character {c:?} (U+{:04X})", c as u32)));
                 };
+                for _ in 0..op.len() {
+                    lx.bump();
+                }
                 match *op {
-                    "(" | "[" | "{" => depth += 1,
-                    ")" | "]" | "}" => {
-                        depth = depth.checked_sub(1).ok_or_else(|| at(line, col, format!("unmatched {op}")))?;
+                    "(" | "[" | "{" => {
+                        if brackets.len() >= MAX_BRACKETS {
+                            return Err(at(
+                                line as usize,
+                                col as usize,
+                                format!("too many nested parentheses (over {MAX_BRACKETS})"),
+                            ));
+                        }
+                        brackets.push(op.chars().next().unwrap_or('('));
                     }
+                    ")" | "]" | "}" => {
+                        let want = match *op {
+                            ")" => '(',
+                            "]" => '[',
+                            _ => '{',
+                        };
+                        if brackets.pop() != Some(want) {
+                            return Err(at(line as usize, col as usize, format!("unmatched '{op}'")));
+                        }
+                    }
+                    "!" => return Err(at(line as usize, col as usize, "invalid syntax: '!'")),
                     _ => {}
                 }
-                cur.push(Token { tok: Tok::Op(op), line, col });
-                i += op.len();
-                col += op.len();
+                lx.push(Tok::Op(op), line, col)?;
             }
         }
     }
-    if depth != 0 {
-        return Err(MaskModError::Text("unbalanced brackets at the end of the text".into()));
+    if let Some(b) = brackets.last() {
+        return Err(MaskModError::Text(format!("'{b}' was never closed")));
     }
-    if !cur.is_empty() {
-        lines.push(Line { indent, toks: cur });
+    let (line, col) = (lx.line, lx.col);
+    if !at_line_start {
+        lx.push(Tok::Newline, line, col)?;
     }
-    Ok(lines)
+    for _ in 1..indents.len() {
+        lx.push(Tok::Dedent, line, col)?;
+    }
+    lx.push(Tok::End, line, col)?;
+    Ok(lx.out)
+}
+
+fn number(lx: &mut Lexer) -> Result<(), MaskModError> {
+    let (line, col) = (lx.line, lx.col);
+    let start = lx.i;
+    let radix = if lx.peek(0) == '0' && matches!(lx.peek(1), 'x' | 'X' | 'o' | 'O' | 'b' | 'B') {
+        let r = match lx.peek(1) {
+            'x' | 'X' => 16,
+            'o' | 'O' => 8,
+            _ => 2,
+        };
+        lx.bump();
+        lx.bump();
+        r
+    } else {
+        10
+    };
+    let mut digits = String::new();
+    let mut float = false;
+    loop {
+        let c = lx.peek(0);
+        if c == '_' {
+            lx.bump();
+            continue;
+        }
+        if c.is_digit(radix) || (radix == 10 && c.is_ascii_digit()) {
+            digits.push(c);
+            lx.bump();
+        } else if radix == 10 && c == '.' && !float && !digits.contains(['e', 'E']) {
+            float = true;
+            digits.push(c);
+            lx.bump();
+        } else if radix == 10 && matches!(c, 'e' | 'E') && !digits.contains(['e', 'E']) {
+            let sign = matches!(lx.peek(1), '+' | '-');
+            if !lx.peek(if sign { 2 } else { 1 }).is_ascii_digit() {
+                break;
+            }
+            float = true;
+            digits.push(c);
+            lx.bump();
+            if sign {
+                digits.push(lx.bump());
+            }
+        } else {
+            break;
+        }
+    }
+    let text: String = lx.chars[start..lx.i].iter().collect();
+    if matches!(lx.peek(0), 'j' | 'J') {
+        return Err(at(line as usize, col as usize, format!("the complex number {}j is not supported", clip(&text))));
+    }
+    if lx.peek(0).is_ascii_alphanumeric() || lx.peek(0) == '_' {
+        return Err(at(line as usize, col as usize, format!("invalid number literal {}", clip(&text))));
+    }
+    let tok = if float {
+        match digits.parse::<f64>() {
+            Ok(v) => Tok::Float(v),
+            Err(_) => return Err(at(line as usize, col as usize, format!("invalid number literal {}", clip(&text)))),
+        }
+    } else if digits.is_empty() {
+        return Err(at(line as usize, col as usize, format!("invalid number literal {}", clip(&text))));
+    } else if radix == 10 && digits.len() > 1 && digits.starts_with('0') && digits.chars().any(|d| d != '0') {
+        return Err(at(line as usize, col as usize, "leading zeros in decimal integer literals are not permitted"));
+    } else {
+        match i64::from_str_radix(&digits, radix) {
+            Ok(v) => Tok::Int(v),
+            Err(_) => Tok::BigInt(digits.len()),
+        }
+    };
+    lx.push(tok, line, col)
+}
+
+fn string(lx: &mut Lexer, prefix: String) -> Result<(), MaskModError> {
+    let (line, col) = (lx.line, lx.col.saturating_sub(prefix.len() as u32));
+    let raw = prefix.contains('r');
+    let fstr = prefix.contains('f');
+    let quote = lx.bump();
+    let triple = lx.peek(0) == quote && lx.peek(1) == quote;
+    if triple {
+        lx.bump();
+        lx.bump();
+    }
+    let mut value = String::new();
+    loop {
+        if lx.i >= lx.chars.len() {
+            let what = if triple { "unterminated triple-quoted string literal" } else { "unterminated string literal" };
+            return Err(at(line as usize, col as usize, what));
+        }
+        let c = lx.peek(0);
+        if c == quote && (!triple || (lx.peek(1) == quote && lx.peek(2) == quote)) {
+            lx.bump();
+            if triple {
+                lx.bump();
+                lx.bump();
+            }
+            break;
+        }
+        if c == '\n' && !triple {
+            return Err(at(line as usize, col as usize, "unterminated string literal"));
+        }
+        lx.bump();
+        if c == '\\' {
+            let e = lx.peek(0);
+            if lx.i >= lx.chars.len() {
+                continue;
+            }
+            lx.bump();
+            if raw {
+                value.push('\\');
+                value.push(e);
+                continue;
+            }
+            match e {
+                '\n' => {}
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                'r' => value.push('\r'),
+                '0' => value.push('\0'),
+                '\\' | '\'' | '"' => value.push(e),
+                _ => {
+                    value.push('\\');
+                    value.push(e);
+                }
+            }
+        } else {
+            value.push(c);
+        }
+    }
+    lx.push(Tok::Str(if fstr { None } else { Some(value) }), line, col)
+}
+
+/// A short form of a literal's text for messages (24 characters at most).
+pub(super) fn short(text: &str) -> String {
+    clip(text)
 }

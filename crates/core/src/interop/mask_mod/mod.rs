@@ -1,34 +1,57 @@
-//! FlexAttention `mask_mod` import: the Python that researchers write, read back into a mask.
+//! FlexAttention `mask_mod` import: runs the Python a mask file contains, in Rust, and evaluates
+//! the chosen mask as torch's `create_mask` does.
 //!
-//! Accepted (the subset real `mask_mod`s use, which means the same for torch tensors and here):
-//! - module level: imports (ignored), docstrings, `if __name__ == "__main__":` blocks (never run
-//!   on import, so ignored), `NAME = <integer constant expression>`, `def` and
-//!   `NAME = lambda ...` mask functions of four arguments under any names, and
-//!   `NAME = and_masks(f, g, ...)` / `or_masks(...)` of mask functions defined in the same text;
-//! - inside a `def`: a docstring, `NAME = <expression>` bindings, then `return <expression>`;
-//! - expressions over the query and key arguments, integer literals, `True`/`False`, named
-//!   constants, calls of the text's own mask functions, `& | ~ == != < <= > >= + - * // %` and
-//!   parentheses, with Python's precedence (comparisons bind looser than `&` and `|`) and its
-//!   floor semantics for `//` and `%` (which torch's integer tensors follow too).
+//! - **An interpreter of the module** ([`interp`]): imports, assignments (tuple, item and slice
+//!   targets), augmented assignment, `if`/`for`/`while`, `assert`, `def` with defaults, keywords,
+//!   `*args`, annotations and docstrings, closures, `lambda`, decorators, `functools.partial`,
+//!   conditional expressions, comprehensions; Python's integer semantics (64-bit, floor division and
+//!   modulo on negatives), floats, bools, tuples, lists, dicts and strings. A module-level statement
+//!   that fails on something hasseflow does not model (`torch.set_default_device`, a class, a
+//!   benchmark call) is skipped, and the names it binds become unavailable: the import fails only
+//!   if the mask uses one, naming the statement. What Python itself would raise (a `NameError`,
+//!   `ZeroDivisionError`, a failed `assert`) stops the import, as it stops Python's.
+//! - **Tensors as torch computes them** ([`tensor`], [`tensor_ops`], [`builtins`]): bool, integer
+//!   and float tensors of any rank with torch's type promotion, broadcasting, basic and advanced
+//!   indexing, item and slice assignment, and the constructors, elementwise operations and
+//!   reductions mask code uses.
+//! - **The mask, as `create_mask` evaluates it** ([`trace`]): the function is called once with
+//!   `b`, `h`, `q_idx`, `kv_idx` as traced 0-d tensors (what `vmap` passes), which records a
+//!   graph of tensor operations; Python control flow on a traced value is refused, as `vmap`
+//!   refuses it. The graph is then evaluated at any `(b, h)` and size, row by row by interval
+//!   analysis (exact; whole key ranges at once), into a dense mask or interval rows for the
+//!   structured engine.
+//! - **Library masks** ([`library`]): `attn_gym.masks`, `transformers.masking_utils` and
+//!   FlexAttention's `and_masks` / `or_masks` / `noop_mask`, as Python preludes.
+//! - **Bounded**: text size, tokens, nesting, steps, calls, tensor elements and graph size are all
+//!   limited; each refusal names its line and column.
 //!
-//! Everything else is refused with one line naming the construct and where it is (tensor lookups,
-//! other calls, `and`/`or`/`not`, chained comparisons, loops, conditionals, the batch or head
-//! argument used in arithmetic), and so is an expression that mixes booleans and integers where
-//! torch would promote or fail. Assignments nobody uses are never read, so a training script's
-//! other lines do not stop the import.
-//!
-//! The function taken is the one named `mask_mod`, else the last mask function defined. The size
-//! comes from the caller, else from an integer constant `N` in the text (what hasseflow's own
-//! exports define).
-//!
-//! Complexity: parsing is linear in the text; [`MaskMod::to_mask`] evaluates the compiled
-//! expression once per cell, `O(n² · size of the expression)`.
+//! The function taken is the global named `mask_mod`, else the last global bound to a callable of
+//! four positional arguments. The size comes from the caller, else from an integer `N` in the text.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use crate::bits::BitMatrix;
-use crate::format::{MAX_INPUT_BYTES, MAX_N};
+use crate::format::MAX_N;
+
+mod ast;
+mod builtins;
+mod interp;
+mod lex;
+pub mod library;
+mod ops;
+mod parse;
+mod tensor;
+mod tensor_ops;
+#[cfg(test)]
+mod tests;
+mod trace;
+mod value;
+
+use interp::{Ctx, FailKind, Interp};
+use value::{Globals, Value, shared};
+
+/// Largest mask_mod text read.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Why a text is not an importable `mask_mod`, with the 1-based line and column where known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -46,62 +69,94 @@ pub enum MaskModError {
     /// Something about the text as a whole.
     #[error("{0}")]
     Text(String),
-    /// Evaluating the expression failed at a cell (division by zero, overflow).
+    /// Evaluating the mask failed at a cell (division by zero, an index out of range), as torch's
+    /// `create_mask` would.
     #[error("at q_idx = {q}, kv_idx = {k}: {what}")]
     Cell {
         /// The query.
-        q: usize,
+        q: u64,
         /// The key.
-        k: usize,
+        k: u64,
         /// What went wrong.
         what: String,
     },
     /// No size was given and the text defines no `N`.
     #[error("the mask_mod has no size: give n (e.g. --n 64) or define N = 64 in the text")]
     NeedsSize,
-    /// The size is outside `1..=MAX_N`.
-    #[error("mask size n = {0} is out of range 1..={MAX_N}")]
-    Size(usize),
+    /// The size is outside `1..=MAX_N` (dense) or the structured engine's range.
+    #[error("mask size n = {n} is out of range 1..={max}")]
+    Size {
+        /// The size asked for (as the text wrote it).
+        n: i128,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// A row has more intervals than the structured engine takes.
+    #[error(
+        "row q = {q} of the mask has over {cap} intervals of keys: too irregular for the structured engine above n = {dense}"
+    )]
+    TooIrregular {
+        /// The row.
+        q: u64,
+        /// The cap.
+        cap: usize,
+        /// The dense limit.
+        dense: usize,
+    },
 }
 
 /// True when the bytes look like Python mask code rather than JSON, a text grid or `.npy`: UTF-8
-/// text whose first significant character is not `{` or `[` and which contains `def ` or
-/// `lambda`.
+/// text whose first significant character is not `{` or `[`, and which has a `def`, `lambda` or
+/// `import` word.
 pub fn is_mask_mod(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
     let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
     match first {
         None => false,
         Some(l) if l.starts_with('{') || l.starts_with('[') => false,
-        Some(_) => text.contains("def ") || text.contains("lambda"),
+        Some(_) => {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| matches!(w, "def" | "lambda" | "import"))
+        }
     }
 }
 
-fn at(line: usize, col: usize, what: impl Into<String>) -> MaskModError {
+pub(crate) fn at(line: usize, col: usize, what: impl Into<String>) -> MaskModError {
     MaskModError::At { line, col, what: what.into() }
 }
 
-mod compile;
-mod eval;
-mod lex;
-mod parse;
-#[cfg(test)]
-mod tests;
-
-use compile::{Binding, Compiler, Func, check_arity, collect, first_name};
-use eval::{Val, eval};
-use lex::lex;
-
-/// A `mask_mod` read from Python, ready to evaluate at any size.
+/// A `mask_mod` read from Python: its traced graph, ready to evaluate at any size and `(b, h)`.
 #[derive(Clone, Debug)]
 pub struct MaskMod {
-    funcs: Vec<Func>,
-    entry: usize,
-    declared_n: Option<i64>,
+    graph: trace::Graph,
+    root: usize,
+    name: String,
+    declared_n: Option<Result<i64, String>>,
+    skipped: Vec<(usize, usize, String)>,
+    deps: u8,
+}
+
+/// What the import did besides the mask: statements skipped, and which indices the mask reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaskModReport {
+    /// The function taken.
+    pub name: String,
+    /// Module-level statements skipped: line, column, why.
+    pub skipped: Vec<(usize, usize, String)>,
+    /// The mask depends on the batch index `b`.
+    pub uses_batch: bool,
+    /// The mask depends on the head index `h`.
+    pub uses_head: bool,
+    /// Recorded tensor operations.
+    pub operations: usize,
+}
+
+fn fail_error(f: interp::Fail) -> MaskModError {
+    at(f.pos.line as usize, f.pos.col as usize, f.msg)
 }
 
 impl MaskMod {
-    /// Parses Python text into a `mask_mod`.
+    /// Runs a Python text and traces its mask function.
     ///
     /// # Errors
     /// [`MaskModError::At`] naming the refused construct and its line and column, or
@@ -112,112 +167,227 @@ impl MaskMod {
     /// use hasseflow_core::interop::mask_mod::MaskMod;
     /// let m = MaskMod::parse("W = 3\ndef sliding(b, h, q, kv):\n    return (kv <= q) & (q - kv < W)\n").unwrap();
     /// assert_eq!(m.to_mask(4).unwrap().to_row_strings(), ["1...", "11..", "111.", ".111"]);
-    /// assert!(MaskMod::parse("def f(b, h, q, k):\n    return MASK[q, k]\n").is_err());
+    /// let lookup = "import torch\ndoc = torch.repeat_interleave(torch.arange(2), torch.tensor([2, 2]))\n\
+    ///               def mask_mod(b, h, q, kv):\n    return doc[q] == doc[kv]\n";
+    /// assert_eq!(MaskMod::parse(lookup).unwrap().to_mask(4).unwrap().to_row_strings(), ["11..", "11..", "..11", "..11"]);
     /// ```
     pub fn parse(text: &str) -> Result<MaskMod, MaskModError> {
-        if text.len() > MAX_INPUT_BYTES {
+        if text.len() > MAX_TEXT_BYTES {
             return Err(MaskModError::Text(format!(
-                "the text is {} bytes, over the limit of {MAX_INPUT_BYTES}",
+                "the mask_mod text is {} bytes, over the limit of {MAX_TEXT_BYTES}",
                 text.len()
             )));
         }
-        let lines = lex(text)?;
-        let (bindings, order) = collect(&lines)?;
-        let mut c = Compiler { bindings, funcs: Vec::new(), func_ids: HashMap::new(), constants: HashMap::new() };
-        let entry_name = if c.bindings.contains_key("mask_mod") {
-            "mask_mod".to_string()
-        } else {
-            order
-                .iter()
-                .rev()
-                .find(|(name, _)| {
-                    c.bindings.get(name).and_then(|b| b.last()).is_some_and(|b| match b {
-                        Binding::Def { params, .. } | Binding::Lambda { params, .. } => params.len() == 4,
-                        Binding::Value { .. } => true,
-                    })
-                })
-                .map(|(name, _)| name.clone())
-                .ok_or_else(|| match order.last().and_then(|(name, _)| Some((name, c.bindings.get(name)?.last()?))) {
-                    Some((name, Binding::Def { body, line, col, .. }))
-                        if body.iter().any(|l| first_name(l) == Some("def")) =>
-                    {
-                        at(*line, *col, format!(
-                            "`{name}` builds a mask function inside a function (a factory): write its parameters as \
-                             module constants and define mask_mod(b, h, q_idx, kv_idx) at module level"
-                        ))
-                    }
-                    Some((name, Binding::Def { params, line, col, .. } | Binding::Lambda { params, line, col, .. })) => {
-                        check_arity(name, params, *line, *col).err().unwrap_or(MaskModError::Text(String::new()))
-                    }
-                    _ => MaskModError::Text("no mask function found: define mask_mod(b, h, q_idx, kv_idx)".into()),
-                })?
-        };
-        let (l, col) = c.bindings[&entry_name].last().map_or((1, 1), |b| match b {
-            Binding::Def { line, col, .. } | Binding::Lambda { line, col, .. } | Binding::Value { line, col, .. } => {
-                (*line, *col)
-            }
-        });
-        let entry = c.function(&entry_name, l, col)?;
-        let declared_n = match c.bindings.get("N") {
-            Some(v) if matches!(v.as_slice(), [Binding::Value { .. }]) => c.constant("N", l, col).ok(),
+        let toks = lex::lex(text)?;
+        let body = parse::Parser::new(toks).module()?;
+        let mut it = Interp::new();
+        let globals = shared(Globals::default());
+        let ctx = Ctx { globals: globals.clone(), frame: None };
+        it.run_module(&body, &ctx).map_err(fail_error)?;
+        let (name, entry) = pick_entry(&globals.borrow())?;
+        let declared_n = match globals.borrow().get("N") {
+            Some(Value::Int(v)) => Some(Ok(v)),
+            Some(Value::Unavailable(u)) => Some(Err(u.what.clone())),
             _ => None,
         };
-        Ok(MaskMod { funcs: c.funcs, entry, declared_n })
+        let args: Vec<Value> = (0..4).map(|i| Value::Traced(i, tensor::DType::I64)).collect();
+        let pos = ast::Pos::default();
+        let result = it.call(&entry, args, Vec::new(), pos).map_err(|f| {
+            let mut e = fail_error(f.clone());
+            if (f.kind == FailKind::Unsupported || f.kind == FailKind::Exception || f.kind == FailKind::Limit)
+                && let MaskModError::At { what, .. } = &mut e
+            {
+                what.push_str(&format!(" (while evaluating `{name}`)"));
+            }
+            e
+        })?;
+        let root = match result {
+            Value::Traced(id, tensor::DType::Bool) => id,
+            Value::Tensor(t) if t.borrow().shape.is_empty() && t.borrow().dtype == tensor::DType::Bool => {
+                let v = t.borrow().data[0];
+                it.graph.push(trace::Op::Const(v), tensor::DType::Bool).map_err(MaskModError::Text)?
+            }
+            Value::Traced(_, d) => {
+                return Err(MaskModError::Text(format!("`{name}` returns a {d} tensor, not a boolean mask")));
+            }
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::None => {
+                return Err(MaskModError::Text(format!(
+                    "`{name}` returns a Python {} that depends on neither q_idx nor kv_idx, not a tensor \
+                     (create_mask refuses this too)",
+                    result.type_name()
+                )));
+            }
+            other => {
+                return Err(MaskModError::Text(format!(
+                    "`{name}` returns a {}, not a boolean tensor",
+                    other.type_name()
+                )));
+            }
+        };
+        let all = it.graph.deps()[root];
+        let skipped = it.skipped.iter().map(|(p, m)| (p.line as usize, p.col as usize, m.clone())).collect();
+        Ok(MaskMod { graph: it.graph, root, name, declared_n, skipped, deps: all })
     }
 
     /// The name of the function taken.
     pub fn name(&self) -> &str {
-        &self.funcs[self.entry].name
+        &self.name
     }
 
-    /// The size the text declares (`N = <int>`), if any.
-    pub fn declared_n(&self) -> Option<usize> {
-        self.declared_n.and_then(|n| usize::try_from(n).ok())
-    }
-
-    /// Evaluates the function at one cell.
-    ///
-    /// # Errors
-    /// [`MaskModError::Cell`] on division by zero or integer overflow.
-    pub fn eval(&self, q: usize, k: usize) -> Result<bool, MaskModError> {
-        let cell = |what: String| MaskModError::Cell { q, k, what };
-        match eval(&self.funcs[self.entry].body, &self.funcs, q as i64, k as i64, 0).map_err(cell)? {
-            Val::B(b) => Ok(b),
-            Val::I(_) => Err(MaskModError::Cell { q, k, what: "the function returned an integer".into() }),
+    /// What the import did.
+    pub fn report(&self) -> MaskModReport {
+        MaskModReport {
+            name: self.name.clone(),
+            skipped: self.skipped.clone(),
+            uses_batch: self.deps & 1 != 0,
+            uses_head: self.deps & 2 != 0,
+            operations: self.graph.nodes.len() - 4,
         }
     }
 
-    /// The `n x n` mask: cell `(q, k)` is the function's value at `q_idx = q`, `kv_idx = k`.
+    /// The size the text declares (`N = <int>`), if it is a usable one.
+    pub fn declared_n(&self) -> Option<usize> {
+        match &self.declared_n {
+            Some(Ok(v)) => usize::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The interval rows of the `n x n` mask at `(b, h)`: row `q` lists the sorted, disjoint,
+    /// inclusive key ranges `[lo, hi]` the mask sets, at most `cap` per row.
+    ///
+    /// # Errors
+    /// [`MaskModError::Cell`] where torch would raise, [`MaskModError::TooIrregular`] over `cap`.
+    pub fn rows(
+        &self,
+        n: u64,
+        b: u64,
+        h: u64,
+        cap: usize,
+        mut each: impl FnMut(u64, &[[u64; 2]]),
+    ) -> Result<(), MaskModError> {
+        let cell = |e: trace::RowError| match e {
+            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
+        };
+        let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
+        let mut row = Vec::new();
+        for q in 0..n {
+            ev.row(q, n, cap, &mut row).map_err(cell)?;
+            each(q, &row);
+        }
+        Ok(())
+    }
+
+    /// Evaluates the function at one cell (`b = h = 0`).
+    ///
+    /// # Errors
+    /// [`MaskModError::Cell`] where torch would raise.
+    pub fn eval(&self, q: usize, k: usize) -> Result<bool, MaskModError> {
+        let n = (q.max(k) + 1) as u64;
+        let mut ev = trace::RowEval::new(&self.graph, self.root, 0, 0).map_err(|e| match e {
+            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
+        })?;
+        let mut row = Vec::new();
+        ev.row(q as u64, n, usize::MAX, &mut row).map_err(|e| match e {
+            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
+        })?;
+        Ok(row.iter().any(|&[lo, hi]| lo <= k as u64 && k as u64 <= hi))
+    }
+
+    /// The `n x n` mask at `b = h = 0`.
     ///
     /// # Errors
     /// [`MaskModError::Size`] outside `1..=MAX_N`; [`MaskModError::Cell`] where evaluation fails.
     pub fn to_mask(&self, n: usize) -> Result<BitMatrix, MaskModError> {
+        self.to_mask_at(n, 0, 0)
+    }
+
+    /// The `n x n` mask at batch `b`, head `h`.
+    ///
+    /// # Errors
+    /// As [`MaskMod::to_mask`].
+    pub fn to_mask_at(&self, n: usize, b: u64, h: u64) -> Result<BitMatrix, MaskModError> {
         if n == 0 || n > MAX_N {
-            return Err(MaskModError::Size(n));
+            return Err(MaskModError::Size { n: n as i128, max: MAX_N as u64 });
         }
         let mut m = BitMatrix::zeros(n);
-        for q in 0..n {
-            for k in 0..n {
-                if self.eval(q, k)? {
-                    m.set(q, k, true);
+        self.rows(n as u64, b, h, usize::MAX, |q, spans| {
+            for &[lo, hi] in spans {
+                for k in lo..=hi {
+                    m.set(q as usize, k as usize, true);
                 }
             }
-        }
+        })?;
         Ok(m)
+    }
+
+    /// The size to use: `n` if given, else the declared `N`.
+    ///
+    /// # Errors
+    /// [`MaskModError::NeedsSize`] when neither is known; [`MaskModError::Size`] or
+    /// [`MaskModError::At`] for an unusable `N`.
+    pub fn size(&self, n: Option<usize>) -> Result<usize, MaskModError> {
+        if let Some(n) = n {
+            return Ok(n);
+        }
+        match &self.declared_n {
+            Some(Ok(v)) if *v >= 1 && (*v as u128) <= usize::MAX as u128 => Ok(*v as usize),
+            Some(Ok(v)) => Err(MaskModError::Size { n: i128::from(*v), max: MAX_N as u64 }),
+            Some(Err(why)) => Err(MaskModError::Text(format!("N could not be computed: {why}"))),
+            None => Err(MaskModError::NeedsSize),
+        }
     }
 
     /// The mask at `n`, else at the declared `N`.
     ///
     /// # Errors
-    /// [`MaskModError::NeedsSize`] when neither is known, and those of [`MaskMod::to_mask`].
+    /// As [`MaskMod::size`] and [`MaskMod::to_mask`].
     pub fn to_mask_sized(&self, n: Option<usize>) -> Result<BitMatrix, MaskModError> {
-        let n = n.or(self.declared_n()).ok_or(MaskModError::NeedsSize)?;
-        self.to_mask(n)
+        self.to_mask(self.size(n)?)
+    }
+}
+
+/// The global named `mask_mod`, else the last global holding a four-argument callable.
+fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
+    if let Some(v) = g.get("mask_mod") {
+        if let Value::Unavailable(u) = &v {
+            return Err(MaskModError::Text(format!("`mask_mod` is unavailable: {}", u.what)));
+        }
+        return Ok(("mask_mod".into(), v));
+    }
+    let mut best: Option<(u64, String, Value)> = None;
+    let mut unavailable: Option<(u64, String)> = None;
+    for (name, (v, clock)) in &g.vars {
+        if let Value::Unavailable(u) = v {
+            if unavailable.as_ref().is_none_or(|(c, _)| clock > c) {
+                unavailable = Some((*clock, format!("`{name}` ({})", u.what)));
+            }
+            continue;
+        }
+        let takes_four = match Interp::arity(v) {
+            Some((req, max)) => req <= 4 && max.is_none_or(|m| m >= 4) && req >= 1,
+            None => matches!(v, Value::Native(n) if n.name.starts_with("hasseflow.mask")),
+        };
+        if takes_four && best.as_ref().is_none_or(|(c, _, _)| clock > c) {
+            best = Some((*clock, name.to_string(), v.clone()));
+        }
+    }
+    match best {
+        Some((_, name, v)) => Ok((name, v)),
+        None => Err(MaskModError::Text(match unavailable {
+            Some((_, what)) => format!(
+                "no mask function found: define mask_mod(b, h, q_idx, kv_idx); the last skipped binding was {what}"
+            ),
+            None => "no mask function found: define mask_mod(b, h, q_idx, kv_idx)".into(),
+        })),
     }
 }
 
 impl fmt::Display for MaskMod {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "mask_mod `{}`", self.name())
+        write!(f, "mask_mod `{}`", self.name)
     }
 }

@@ -1,323 +1,1245 @@
-//! Expressions: types, the compiled form and the parser.
+//! A recursive-descent parser for Python statements and expressions, with CPython's precedence.
+//! Left-associative operator runs become one [`ExprKind::Chain`], so a long `a + b + ...` costs
+//! no recursion; bracket and operator nesting is bounded by [`MAX_NESTING`].
 
-use super::lex::{Tok, Token};
+use std::rc::Rc;
+
+use super::ast::{
+    Arg, BinOp, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, Param, ParamKind, Pos, Stmt, StmtKind, UnOp,
+};
+use super::lex::{Tok, Token, short};
 use super::{MaskModError, at};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Ty {
-    Int,
-    Bool,
+/// Deepest expression nesting (brackets, unary operators, lambdas, conditional expressions).
+pub(super) const MAX_NESTING: usize = 200;
+
+pub(super) struct Parser {
+    toks: Vec<Token>,
+    i: usize,
+    depth: usize,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum BinOp {
-    And,
-    Or,
-    Add,
-    Sub,
-    Mul,
-    FloorDiv,
-    Mod,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
+const KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
 
-/// A compiled expression; variables are the query and key of the current call frame.
-#[derive(Clone, Debug)]
-pub(super) enum Expr {
-    Int(i64),
-    Bool(bool),
-    Q,
-    K,
-    Neg(Box<Expr>),
-    Not(Box<Expr>, Ty),
-    Bin(BinOp, Ty, Box<Expr>, Box<Expr>),
-    /// A call of mask function `f` with the query and key expressions.
-    Call(usize, Box<Expr>, Box<Expr>),
-    /// `and_masks`/`or_masks`: every function, combined with `&` (true) or `|` (false).
-    Combine(bool, Vec<usize>),
-}
+type R<T> = Result<T, MaskModError>;
 
-impl Expr {
-    /// Whether the value depends on neither index: in Python it is then a plain `int`/`bool`,
-    /// not a tensor (and `~True` is the integer -2 there).
-    pub(super) fn is_const(&self) -> bool {
-        match self {
-            Expr::Int(_) | Expr::Bool(_) => true,
-            Expr::Q | Expr::K | Expr::Combine(..) => false,
-            Expr::Neg(a) | Expr::Not(a, _) => a.is_const(),
-            Expr::Bin(_, _, a, b) | Expr::Call(_, a, b) => a.is_const() && b.is_const(),
-        }
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Name(n) => format!("`{}`", short(n)),
+        Tok::Int(v) => format!("the number {v}"),
+        Tok::BigInt(d) => format!("a {d}-digit number"),
+        Tok::Float(v) => format!("the number {v}"),
+        Tok::Str(_) => "a string".into(),
+        Tok::Op(o) => format!("`{o}`"),
+        Tok::Newline => "the end of the line".into(),
+        Tok::Indent => "an indent".into(),
+        Tok::Dedent => "a dedent".into(),
+        Tok::End => "the end of the text".into(),
     }
 }
 
-/// A parsed expression before names are resolved (what a `def` body holds).
-#[derive(Clone, Debug)]
-pub(super) enum Ast {
-    Int(i64),
-    Bool(bool),
-    Name(String, usize, usize),
-    Unary(&'static str, Box<Ast>, usize, usize),
-    Bin(&'static str, Box<Ast>, Box<Ast>, usize, usize),
-    Call(String, Vec<Ast>, usize, usize),
-}
+impl Parser {
+    pub(super) fn new(toks: Vec<Token>) -> Parser {
+        Parser { toks, i: 0, depth: 0 }
+    }
 
-pub(super) struct Parser<'a> {
-    pub(super) toks: &'a [Token],
-    pub(super) i: usize,
-}
-
-pub(super) const CMP: [&str; 6] = ["<", "<=", ">", ">=", "==", "!="];
-
-impl<'a> Parser<'a> {
-    pub(super) fn new(toks: &'a [Token]) -> Self {
-        Parser { toks, i: 0 }
+    fn tok(&self) -> &Tok {
+        &self.toks[self.i.min(self.toks.len() - 1)].tok
     }
-    pub(super) fn peek(&self) -> Option<&'a Token> {
-        self.toks.get(self.i)
+    fn tok_at(&self, k: usize) -> &Tok {
+        &self.toks[(self.i + k).min(self.toks.len() - 1)].tok
     }
-    pub(super) fn peek_op(&self) -> Option<&'static str> {
-        match self.peek() {
-            Some(Token { tok: Tok::Op(o), .. }) => Some(o),
-            _ => None,
-        }
+    fn pos(&self) -> Pos {
+        let t = &self.toks[self.i.min(self.toks.len() - 1)];
+        Pos { line: t.line, col: t.col }
     }
-    pub(super) fn where_(&self) -> (usize, usize) {
-        match self.peek().or(self.toks.last()) {
-            Some(t) => (t.line, t.col),
-            None => (0, 0),
-        }
+    fn err_here(&self, what: impl Into<String>) -> MaskModError {
+        let p = self.pos();
+        at(p.line as usize, p.col as usize, what)
     }
-    pub(super) fn refuse(&self, what: impl Into<String>) -> MaskModError {
-        let (l, c) = self.where_();
-        at(l, c, what)
+    fn unexpected(&self) -> MaskModError {
+        self.err_here(format!("invalid syntax: unexpected {}", describe(self.tok())))
     }
-    pub(super) fn expect_op(&mut self, op: &str) -> Result<(), MaskModError> {
-        if self.peek_op() == Some(op) {
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.tok(), Tok::Op(o) if *o == op)
+    }
+    fn is_kw(&self, kw: &str) -> bool {
+        matches!(self.tok(), Tok::Name(n) if n == kw)
+    }
+    fn eat_op(&mut self, op: &str) -> bool {
+        if self.is_op(op) {
             self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.is_kw(kw) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_op(&mut self, op: &str) -> R<()> {
+        if self.eat_op(op) {
             Ok(())
         } else {
-            Err(self.refuse(format!("expected `{op}`, found {}", self.describe())))
+            Err(self.err_here(format!("expected `{op}`, found {}", describe(self.tok()))))
         }
     }
-    pub(super) fn describe(&self) -> String {
-        match self.peek() {
-            None => "the end of the line".into(),
-            Some(Token { tok: Tok::Name(n), .. }) => format!("`{n}`"),
-            Some(Token { tok: Tok::Int(v), .. }) => format!("`{v}`"),
-            Some(Token { tok: Tok::Str, .. }) => "a string".into(),
-            Some(Token { tok: Tok::Op(o), .. }) => format!("`{o}`"),
+    fn name(&mut self) -> R<Rc<str>> {
+        match self.tok() {
+            Tok::Name(n) if !KEYWORDS.contains(&n.as_str()) => {
+                let n: Rc<str> = n.as_str().into();
+                self.i += 1;
+                Ok(n)
+            }
+            _ => Err(self.err_here(format!("expected a name, found {}", describe(self.tok())))),
         }
     }
-    pub(super) fn done(&self) -> Result<(), MaskModError> {
-        match self.peek() {
-            None => Ok(()),
-            Some(_) => Err(self.refuse(format!("unexpected {} after the expression", self.describe()))),
+    fn enter(&mut self) -> R<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err_here(format!("expression nested too deeply (over {MAX_NESTING} levels)")));
+        }
+        Ok(())
+    }
+
+    /// The whole module.
+    pub(super) fn module(&mut self) -> R<Vec<Stmt>> {
+        let mut out = Vec::new();
+        loop {
+            match self.tok() {
+                Tok::End => return Ok(out),
+                Tok::Newline => self.i += 1,
+                Tok::Indent => return Err(self.err_here("unexpected indent")),
+                _ => self.statement(&mut out)?,
+            }
         }
     }
 
-    /// Any expression (refusing `lambda`, `not`, `and`, `or`, `if ... else` with their names).
-    pub(super) fn expr(&mut self) -> Result<Ast, MaskModError> {
-        if let Some(Token { tok: Tok::Name(n), .. }) = self.peek()
-            && n == "lambda"
-        {
-            return Err(self.refuse("a lambda inside an expression is not supported (bind it to a name)"));
-        }
-        let e = self.comparison()?;
-        if let Some(Token { tok: Tok::Name(n), .. }) = self.peek() {
-            match n.as_str() {
-                "and" | "or" => {
-                    return Err(self.refuse(format!(
-                        "`{n}` is not supported: on tensors Python's `{n}` fails; use `{}`",
-                        if n == "and" { "&" } else { "|" }
-                    )));
+    fn block(&mut self) -> R<Vec<Stmt>> {
+        self.expect_op(":")?;
+        let mut out = Vec::new();
+        if matches!(self.tok(), Tok::Newline) {
+            self.i += 1;
+            if !matches!(self.tok(), Tok::Indent) {
+                return Err(self.err_here("expected an indented block"));
+            }
+            self.i += 1;
+            loop {
+                match self.tok() {
+                    Tok::Dedent => {
+                        self.i += 1;
+                        return Ok(out);
+                    }
+                    Tok::End => return Ok(out),
+                    Tok::Newline => self.i += 1,
+                    _ => self.statement(&mut out)?,
                 }
-                "if" => return Err(self.refuse("a conditional expression (`x if c else y`) is not supported")),
-                "for" => return Err(self.refuse("a comprehension is not supported")),
+            }
+        }
+        self.simple_statements(&mut out)?;
+        Ok(out)
+    }
+
+    /// Skips a block without parsing it (class bodies): the header's `:` onwards.
+    fn skip_block(&mut self) -> R<()> {
+        while !self.is_op(":") || self.depth_brackets_open() {
+            if matches!(self.tok(), Tok::End) {
+                return Err(self.err_here("expected `:`"));
+            }
+            self.i += 1;
+        }
+        self.i += 1;
+        if matches!(self.tok(), Tok::Newline) {
+            self.i += 1;
+            if !matches!(self.tok(), Tok::Indent) {
+                return Err(self.err_here("expected an indented block"));
+            }
+            self.i += 1;
+            let mut level = 1usize;
+            while level > 0 {
+                match self.tok() {
+                    Tok::Indent => level += 1,
+                    Tok::Dedent => level -= 1,
+                    Tok::End => return Ok(()),
+                    _ => {}
+                }
+                self.i += 1;
+            }
+        } else {
+            while !matches!(self.tok(), Tok::Newline | Tok::End) {
+                self.i += 1;
+            }
+            self.i += 1;
+        }
+        Ok(())
+    }
+    fn depth_brackets_open(&self) -> bool {
+        // Bracketed newlines never reach the parser, so a `:` inside brackets is a slice or a dict:
+        // count the brackets between the header's start and here.
+        let mut d = 0i64;
+        let mut j = self.i;
+        while j > 0 {
+            j -= 1;
+            match &self.toks[j].tok {
+                Tok::Op("(" | "[" | "{") => d += 1,
+                Tok::Op(")" | "]" | "}") => d -= 1,
+                Tok::Newline | Tok::Indent | Tok::Dedent => break,
                 _ => {}
             }
         }
-        Ok(e)
+        d > 0
     }
 
-    pub(super) fn comparison(&mut self) -> Result<Ast, MaskModError> {
-        if let Some(Token { tok: Tok::Name(n), .. }) = self.peek()
-            && n == "not"
-        {
-            return Err(self.refuse("`not` is not supported: on tensors Python's `not` fails; use `~`"));
-        }
-        let a = self.bitor()?;
-        let Some(op) = self.peek_op().filter(|o| CMP.contains(o)) else {
-            if let Some(Token { tok: Tok::Name(n), .. }) = self.peek()
-                && (n == "in" || n == "is")
-            {
-                return Err(self.refuse(format!("`{n}` is not supported")));
-            }
-            return Ok(a);
-        };
-        let (l, c) = self.where_();
-        self.i += 1;
-        let b = self.bitor()?;
-        if self.peek_op().is_some_and(|o| CMP.contains(&o)) {
-            return Err(self.refuse(
-                "a chained comparison is not supported: Python turns it into `and`, which fails on tensors; \
-                 write (a < b) & (b < c)",
-            ));
-        }
-        Ok(Ast::Bin(op, Box::new(a), Box::new(b), l, c))
-    }
-
-    pub(super) fn left_assoc(
-        &mut self,
-        ops: &[&'static str],
-        next: fn(&mut Self) -> Result<Ast, MaskModError>,
-    ) -> Result<Ast, MaskModError> {
-        let mut a = next(self)?;
-        while let Some(op) = self.peek_op().filter(|o| ops.contains(o)) {
-            let (l, c) = self.where_();
-            self.i += 1;
-            let b = next(self)?;
-            a = Ast::Bin(op, Box::new(a), Box::new(b), l, c);
-        }
-        Ok(a)
-    }
-
-    pub(super) fn bitor(&mut self) -> Result<Ast, MaskModError> {
-        self.left_assoc(&["|"], Self::bitxor)
-    }
-    pub(super) fn bitxor(&mut self) -> Result<Ast, MaskModError> {
-        let a = self.bitand()?;
-        if self.peek_op() == Some("^") {
-            return Err(self.refuse("`^` is not supported (use (a | b) & ~(a & b))"));
-        }
-        Ok(a)
-    }
-    pub(super) fn bitand(&mut self) -> Result<Ast, MaskModError> {
-        self.left_assoc(&["&"], Self::shift)
-    }
-    pub(super) fn shift(&mut self) -> Result<Ast, MaskModError> {
-        let a = self.sum()?;
-        if let Some(op @ ("<<" | ">>")) = self.peek_op() {
-            return Err(self.refuse(format!("the shift `{op}` is not supported")));
-        }
-        Ok(a)
-    }
-    pub(super) fn sum(&mut self) -> Result<Ast, MaskModError> {
-        self.left_assoc(&["+", "-"], Self::product)
-    }
-    pub(super) fn product(&mut self) -> Result<Ast, MaskModError> {
-        let a = self.left_assoc(&["*", "//", "%"], Self::unary)?;
-        if let Some(op @ ("/" | "@")) = self.peek_op() {
-            return Err(self.refuse(format!(
-                "`{op}` is not supported{}",
-                if op == "/" { " (true division gives floats; use //)" } else { "" }
-            )));
-        }
-        Ok(a)
-    }
-    pub(super) fn unary(&mut self) -> Result<Ast, MaskModError> {
-        if let Some(op @ ("-" | "+" | "~")) = self.peek_op() {
-            let (l, c) = self.where_();
-            self.i += 1;
-            let e = self.unary()?;
-            return Ok(if op == "+" { e } else { Ast::Unary(op, Box::new(e), l, c) });
-        }
-        let e = self.atom()?;
-        if self.peek_op() == Some("**") {
-            return Err(self.refuse("`**` is not supported"));
-        }
-        Ok(e)
-    }
-    pub(super) fn atom(&mut self) -> Result<Ast, MaskModError> {
-        let Some(t) = self.peek() else { return Err(self.refuse("an expression is missing")) };
-        let (l, c) = (t.line, t.col);
-        match &t.tok {
-            Tok::Int(v) => {
-                self.i += 1;
-                Ok(Ast::Int(*v))
-            }
-            Tok::Str => Err(at(l, c, "a string is not supported in an expression")),
-            Tok::Op("(") => {
-                self.i += 1;
-                let e = self.expr()?;
-                if self.peek_op() == Some(",") {
-                    return Err(self.refuse("a tuple is not supported"));
+    fn statement(&mut self, out: &mut Vec<Stmt>) -> R<()> {
+        let pos = self.pos();
+        let kw = match self.tok() {
+            Tok::Name(n) => n.clone(),
+            Tok::Op("@") => {
+                let mut decorators = Vec::new();
+                while self.eat_op("@") {
+                    decorators.push(self.test()?);
+                    if !matches!(self.tok(), Tok::Newline) {
+                        return Err(self.unexpected());
+                    }
+                    self.i += 1;
                 }
-                self.expect_op(")")?;
-                Ok(e)
+                if self.is_kw("def") {
+                    let f = self.funcdef()?;
+                    out.push(Stmt { kind: StmtKind::Def(f, decorators), pos });
+                } else if self.is_kw("class") {
+                    self.class(out, pos)?;
+                } else if self.is_kw("async") {
+                    self.i += 1;
+                    return self.statement(out);
+                } else {
+                    return Err(self.unexpected());
+                }
+                return Ok(());
             }
-            Tok::Op(o) => Err(at(l, c, format!("unexpected `{o}`"))),
+            _ => return self.simple_statements(out),
+        };
+        let stmt = match kw.as_str() {
+            "if" => {
+                self.i += 1;
+                let mut arms = vec![(self.named_test()?, self.block()?)];
+                let mut orelse = Vec::new();
+                loop {
+                    if self.eat_kw("elif") {
+                        arms.push((self.named_test()?, self.block()?));
+                    } else if self.eat_kw("else") {
+                        orelse = self.block()?;
+                        break;
+                    } else {
+                        break;
+                    }
+                }
+                StmtKind::If(arms, orelse)
+            }
+            "for" => {
+                self.i += 1;
+                let target = self.target_list()?;
+                if !self.eat_kw("in") {
+                    return Err(self.err_here("expected `in`"));
+                }
+                let iter = self.testlist()?;
+                let body = self.block()?;
+                let orelse = if self.eat_kw("else") { self.block()? } else { Vec::new() };
+                StmtKind::For(target, iter, body, orelse)
+            }
+            "while" => {
+                self.i += 1;
+                let cond = self.named_test()?;
+                let body = self.block()?;
+                let orelse = if self.eat_kw("else") { self.block()? } else { Vec::new() };
+                StmtKind::While(cond, body, orelse)
+            }
+            "def" => StmtKind::Def(self.funcdef()?, Vec::new()),
+            "class" => return self.class(out, pos),
+            "try" => {
+                self.i += 1;
+                let body = self.block()?;
+                let mut handlers = Vec::new();
+                while self.eat_kw("except") {
+                    self.eat_op("*");
+                    if !self.is_op(":") {
+                        self.test()?;
+                        if self.eat_kw("as") {
+                            self.name()?;
+                        }
+                    }
+                    handlers.push(self.block()?);
+                }
+                let orelse = if self.eat_kw("else") { self.block()? } else { Vec::new() };
+                let fin = if self.eat_kw("finally") { self.block()? } else { Vec::new() };
+                if handlers.is_empty() && fin.is_empty() {
+                    return Err(self.err_here("expected `except` or `finally` block"));
+                }
+                StmtKind::Try(body, handlers, orelse, fin)
+            }
+            "with" => {
+                self.i += 1;
+                let mut items = Vec::new();
+                let mut names = Vec::new();
+                let paren = self.is_op("(") && self.with_is_parenthesized();
+                if paren {
+                    self.i += 1;
+                }
+                loop {
+                    items.push(self.test()?);
+                    if self.eat_kw("as") {
+                        let t = self.target()?;
+                        bound_names(&t, &mut names);
+                    }
+                    if !self.eat_op(",") || (paren && self.is_op(")")) {
+                        break;
+                    }
+                }
+                if paren {
+                    self.expect_op(")")?;
+                }
+                StmtKind::With(items, names, self.block()?)
+            }
+            "async" => {
+                self.i += 1;
+                self.skip_block()?;
+                StmtKind::Unsupported("an `async` statement", Vec::new())
+            }
+            "match" if self.is_match_statement() => {
+                self.skip_block()?;
+                StmtKind::Unsupported("a `match` statement", Vec::new())
+            }
+            _ => return self.simple_statements(out),
+        };
+        out.push(Stmt { kind: stmt, pos });
+        Ok(())
+    }
+
+    fn with_is_parenthesized(&self) -> bool {
+        // `with (a as b, c):` — an `as` at bracket depth 1 before the matching `)`.
+        let mut d = 0i64;
+        let mut j = self.i;
+        while j < self.toks.len() {
+            match &self.toks[j].tok {
+                Tok::Op("(" | "[" | "{") => d += 1,
+                Tok::Op(")" | "]" | "}") => {
+                    d -= 1;
+                    if d == 0 {
+                        return false;
+                    }
+                }
+                Tok::Name(n) if n == "as" && d == 1 => return true,
+                Tok::Newline | Tok::End => return false,
+                _ => {}
+            }
+            j += 1;
+        }
+        false
+    }
+
+    fn is_match_statement(&self) -> bool {
+        // A soft keyword: `match <subject>:` followed by an indented block.
+        if matches!(self.tok_at(1), Tok::Op("=" | "." | "(" | "[" | ",") | Tok::Newline) {
+            return false;
+        }
+        let mut j = self.i;
+        while j + 2 < self.toks.len() && !matches!(self.toks[j].tok, Tok::Newline | Tok::End) {
+            j += 1;
+        }
+        matches!(self.toks[j - 1].tok, Tok::Op(":"))
+            && matches!(self.toks.get(j + 1).map(|t| &t.tok), Some(Tok::Indent))
+    }
+
+    fn class(&mut self, out: &mut Vec<Stmt>, pos: Pos) -> R<()> {
+        self.i += 1;
+        let name = self.name()?;
+        self.skip_block()?;
+        out.push(Stmt { kind: StmtKind::Unsupported("a class", vec![name]), pos });
+        Ok(())
+    }
+
+    fn funcdef(&mut self) -> R<Rc<FuncDef>> {
+        self.i += 1; // def
+        let name = self.name()?;
+        self.expect_op("(")?;
+        let params = self.params(")")?;
+        if self.eat_op("->") {
+            self.test()?;
+        }
+        let body = self.block()?;
+        Ok(Rc::new(finish_def(name, params, body)))
+    }
+
+    /// Parameters up to `close` (`)` for `def`, `:` for `lambda`, which has no annotations).
+    fn params(&mut self, close: &str) -> R<Vec<Param>> {
+        let mut params: Vec<Param> = Vec::new();
+        let mut kw_only = false;
+        let lambda = close == ":";
+        loop {
+            if self.eat_op(close) {
+                break;
+            }
+            let p = self.pos();
+            let (kind, name) = if self.eat_op("**") {
+                (ParamKind::VarKw, self.name()?)
+            } else if self.eat_op("*") {
+                kw_only = true;
+                if self.is_op(",") {
+                    self.i += 1;
+                    continue;
+                }
+                (ParamKind::VarArgs, self.name()?)
+            } else if self.eat_op("/") {
+                if !self.eat_op(",") && !self.is_op(close) {
+                    return Err(self.unexpected());
+                }
+                continue;
+            } else {
+                (if kw_only { ParamKind::KwOnly } else { ParamKind::Normal }, self.name()?)
+            };
+            if !lambda && self.eat_op(":") {
+                self.test()?;
+            }
+            let default = if self.eat_op("=") { Some(self.test()?) } else { None };
+            if default.is_none()
+                && kind == ParamKind::Normal
+                && params.iter().any(|q| q.default.is_some() && q.kind == ParamKind::Normal)
+            {
+                return Err(at(
+                    p.line as usize,
+                    p.col as usize,
+                    "parameter without a default follows parameter with a default",
+                ));
+            }
+            if params.iter().any(|q| q.name == name) {
+                return Err(at(
+                    p.line as usize,
+                    p.col as usize,
+                    format!("duplicate argument `{name}` in function definition"),
+                ));
+            }
+            params.push(Param { name, default, kind });
+            if !self.eat_op(",") {
+                if lambda {
+                    self.expect_op(":")?;
+                } else {
+                    self.expect_op(")")?;
+                }
+                break;
+            }
+        }
+        Ok(params)
+    }
+
+    fn simple_statements(&mut self, out: &mut Vec<Stmt>) -> R<()> {
+        loop {
+            let pos = self.pos();
+            let kind = self.simple()?;
+            out.push(Stmt { kind, pos });
+            if self.eat_op(";") {
+                if matches!(self.tok(), Tok::Newline | Tok::End) {
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        match self.tok() {
+            Tok::Newline => {
+                self.i += 1;
+                Ok(())
+            }
+            Tok::End | Tok::Dedent => Ok(()),
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    fn simple(&mut self) -> R<StmtKind> {
+        let kw = match self.tok() {
+            Tok::Name(n) => n.clone(),
+            _ => String::new(),
+        };
+        match kw.as_str() {
+            "pass" => {
+                self.i += 1;
+                return Ok(StmtKind::Pass);
+            }
+            "break" => {
+                self.i += 1;
+                return Ok(StmtKind::Break);
+            }
+            "continue" => {
+                self.i += 1;
+                return Ok(StmtKind::Continue);
+            }
+            "return" => {
+                self.i += 1;
+                let v = if self.at_stmt_end() { None } else { Some(self.testlist_star()?) };
+                return Ok(StmtKind::Return(v));
+            }
+            "raise" => {
+                self.i += 1;
+                let v = if self.at_stmt_end() { None } else { Some(self.test()?) };
+                if self.eat_kw("from") {
+                    self.test()?;
+                }
+                return Ok(StmtKind::Raise(v));
+            }
+            "global" | "nonlocal" => {
+                self.i += 1;
+                let mut names = vec![self.name()?];
+                while self.eat_op(",") {
+                    names.push(self.name()?);
+                }
+                return Ok(if kw == "global" { StmtKind::Global(names) } else { StmtKind::Nonlocal(names) });
+            }
+            "del" => {
+                self.i += 1;
+                let t = self.target_list()?;
+                let targets = match t.kind {
+                    ExprKind::Tuple(v) => v,
+                    _ => vec![t],
+                };
+                return Ok(StmtKind::Del(targets));
+            }
+            "assert" => {
+                self.i += 1;
+                let c = self.test()?;
+                let m = if self.eat_op(",") { Some(self.test()?) } else { None };
+                return Ok(StmtKind::Assert(c, m));
+            }
+            "import" => {
+                self.i += 1;
+                let mut items = Vec::new();
+                loop {
+                    let path = self.dotted()?;
+                    let (name, aliased) = if self.eat_kw("as") {
+                        (self.name()?, true)
+                    } else {
+                        (path.split('.').next().unwrap_or("").into(), false)
+                    };
+                    items.push((path, name, aliased));
+                    if !self.eat_op(",") {
+                        break;
+                    }
+                }
+                return Ok(StmtKind::Import(items));
+            }
+            "from" => {
+                self.i += 1;
+                let mut dots = String::new();
+                while self.is_op(".") || self.is_op("...") {
+                    dots.push_str(if self.is_op(".") { "." } else { "..." });
+                    self.i += 1;
+                }
+                let module: Rc<str> =
+                    if self.is_kw("import") { dots.into() } else { format!("{dots}{}", self.dotted()?).into() };
+                if !self.eat_kw("import") {
+                    return Err(self.err_here("expected `import`"));
+                }
+                if self.eat_op("*") {
+                    return Ok(StmtKind::ImportFrom(module, Vec::new()));
+                }
+                let paren = self.eat_op("(");
+                let mut names = Vec::new();
+                loop {
+                    if paren && self.is_op(")") {
+                        break;
+                    }
+                    let n = self.name()?;
+                    let alias = if self.eat_kw("as") { self.name()? } else { n.clone() };
+                    names.push((n, alias));
+                    if !self.eat_op(",") {
+                        break;
+                    }
+                }
+                if paren {
+                    self.expect_op(")")?;
+                }
+                return Ok(StmtKind::ImportFrom(module, names));
+            }
+            _ => {}
+        }
+        // Expression statement or assignment.
+        let first = self.testlist_star()?;
+        if self.eat_op("=") {
+            let mut targets = vec![first];
+            let mut value = self.testlist_star()?;
+            while self.eat_op("=") {
+                targets.push(value);
+                value = self.testlist_star()?;
+            }
+            for t in &targets {
+                check_target(t)?;
+            }
+            return Ok(StmtKind::Assign(targets, value));
+        }
+        if self.is_op(":") {
+            self.i += 1;
+            check_target(&first)?;
+            self.test()?;
+            let value = if self.eat_op("=") { Some(self.testlist_star()?) } else { None };
+            return Ok(StmtKind::AnnAssign(first, value));
+        }
+        if let Tok::Op(op) = self.tok()
+            && op.len() >= 2
+            && op.ends_with('=')
+            && !matches!(*op, "==" | "<=" | ">=" | "!=")
+        {
+            let sym = &op[..op.len() - 1];
+            let bop = BinOp::from_symbol(sym).ok_or_else(|| self.unexpected())?;
+            self.i += 1;
+            check_target(&first)?;
+            if matches!(first.kind, ExprKind::Tuple(_) | ExprKind::List(_)) {
+                return Err(at(
+                    first.pos.line as usize,
+                    first.pos.col as usize,
+                    "illegal expression for augmented assignment",
+                ));
+            }
+            let value = self.testlist_star()?;
+            return Ok(StmtKind::AugAssign(first, bop, value));
+        }
+        Ok(StmtKind::Expr(first))
+    }
+
+    fn at_stmt_end(&self) -> bool {
+        matches!(self.tok(), Tok::Newline | Tok::End | Tok::Dedent | Tok::Op(";"))
+    }
+
+    fn dotted(&mut self) -> R<Rc<str>> {
+        let mut s = self.name()?.to_string();
+        while self.eat_op(".") {
+            s.push('.');
+            s.push_str(&self.name()?);
+        }
+        Ok(s.into())
+    }
+
+    /// Targets of `for` and `del`: `a`, `a, b`, `(a, b)`, `x[i]`, `*rest`.
+    fn target_list(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let first = self.target()?;
+        if !self.is_op(",") {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.is_kw("in") || self.is_op("=") || self.at_stmt_end() {
+                break;
+            }
+            items.push(self.target()?);
+        }
+        Ok(Expr { kind: ExprKind::Tuple(items), pos })
+    }
+    fn target(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        if self.eat_op("*") {
+            let inner = self.bitor()?;
+            return Ok(Expr { kind: ExprKind::Starred(Box::new(inner)), pos });
+        }
+        let e = self.bitor()?;
+        check_target(&e)?;
+        Ok(e)
+    }
+
+    /// `a, b, *c` as a tuple (or one expression).
+    fn testlist_star(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let first = self.test_or_star()?;
+        if !self.is_op(",") {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.at_stmt_end() || self.is_op("=") || self.is_op(")") || self.is_op(":") {
+                break;
+            }
+            if let Tok::Op(op) = self.tok()
+                && op.ends_with('=')
+                && op.len() >= 2
+                && !matches!(*op, "==" | "<=" | ">=" | "!=")
+            {
+                break;
+            }
+            items.push(self.test_or_star()?);
+        }
+        Ok(Expr { kind: ExprKind::Tuple(items), pos })
+    }
+    fn testlist(&mut self) -> R<Expr> {
+        self.testlist_star()
+    }
+    fn test_or_star(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        if self.eat_op("*") {
+            let inner = self.bitor()?;
+            return Ok(Expr { kind: ExprKind::Starred(Box::new(inner)), pos });
+        }
+        self.named_test()
+    }
+
+    fn named_test(&mut self) -> R<Expr> {
+        if let (Tok::Name(n), Tok::Op(":=")) = (self.tok(), self.tok_at(1)) {
+            let pos = self.pos();
+            let name: Rc<str> = n.as_str().into();
+            self.i += 2;
+            let v = self.test()?;
+            return Ok(Expr { kind: ExprKind::Walrus(name, Box::new(v)), pos });
+        }
+        self.test()
+    }
+
+    pub(super) fn test(&mut self) -> R<Expr> {
+        self.enter()?;
+        let r = self.test_inner();
+        self.depth -= 1;
+        r
+    }
+    fn test_inner(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        if self.eat_kw("lambda") {
+            let params = self.params(":")?;
+            let body = self.test()?;
+            let ret = Stmt { kind: StmtKind::Return(Some(body)), pos };
+            return Ok(Expr { kind: ExprKind::Lambda(Rc::new(finish_def("<lambda>".into(), params, vec![ret]))), pos });
+        }
+        let e = self.or_test()?;
+        if self.eat_kw("if") {
+            let cond = self.or_test()?;
+            if !self.eat_kw("else") {
+                return Err(self.err_here("expected `else` after `if` expression"));
+            }
+            let other = self.test()?;
+            return Ok(Expr { kind: ExprKind::IfExp(Box::new([cond, e, other])), pos });
+        }
+        Ok(e)
+    }
+    fn test_nocond(&mut self) -> R<Expr> {
+        self.or_test()
+    }
+
+    fn or_test(&mut self) -> R<Expr> {
+        self.bool_op("or")
+    }
+    fn bool_op(&mut self, kw: &str) -> R<Expr> {
+        let pos = self.pos();
+        let first = if kw == "or" { self.bool_op("and")? } else { self.not_test()? };
+        if !self.is_kw(kw) {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_kw(kw) {
+            items.push(if kw == "or" { self.bool_op("and")? } else { self.not_test()? });
+        }
+        Ok(Expr { kind: ExprKind::BoolOp(kw == "and", items), pos })
+    }
+    fn not_test(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        if self.eat_kw("not") {
+            self.enter()?;
+            let e = self.not_test();
+            self.depth -= 1;
+            return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(e?)), pos });
+        }
+        self.comparison()
+    }
+    fn comparison(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let first = self.bitor()?;
+        let mut rest = Vec::new();
+        loop {
+            let op = match self.tok() {
+                Tok::Op("<") => CmpOp::Lt,
+                Tok::Op("<=") => CmpOp::Le,
+                Tok::Op(">") => CmpOp::Gt,
+                Tok::Op(">=") => CmpOp::Ge,
+                Tok::Op("==") => CmpOp::Eq,
+                Tok::Op("!=") => CmpOp::Ne,
+                Tok::Name(n) if n == "in" => CmpOp::In,
+                Tok::Name(n) if n == "is" => {
+                    if matches!(self.tok_at(1), Tok::Name(m) if m == "not") {
+                        self.i += 1;
+                        CmpOp::IsNot
+                    } else {
+                        CmpOp::Is
+                    }
+                }
+                Tok::Name(n) if n == "not" && matches!(self.tok_at(1), Tok::Name(m) if m == "in") => {
+                    self.i += 1;
+                    CmpOp::NotIn
+                }
+                _ => break,
+            };
+            self.i += 1;
+            rest.push((op, self.bitor()?));
+        }
+        if rest.is_empty() { Ok(first) } else { Ok(Expr { kind: ExprKind::Compare(Box::new(first), rest), pos }) }
+    }
+
+    fn chain(&mut self, level: usize) -> R<Expr> {
+        const LEVELS: [&[&str]; 6] = [&["|"], &["^"], &["&"], &["<<", ">>"], &["+", "-"], &["*", "/", "//", "%", "@"]];
+        let pos = self.pos();
+        let next = |p: &mut Parser| if level + 1 < LEVELS.len() { p.chain(level + 1) } else { p.factor() };
+        let first = next(self)?;
+        let mut rest = Vec::new();
+        while let Tok::Op(op) = self.tok() {
+            if !LEVELS[level].contains(op) {
+                break;
+            }
+            let bop = BinOp::from_symbol(op).ok_or_else(|| self.unexpected())?;
+            self.i += 1;
+            rest.push((bop, next(self)?));
+        }
+        if rest.is_empty() { Ok(first) } else { Ok(Expr { kind: ExprKind::Chain(Box::new(first), rest), pos }) }
+    }
+    fn bitor(&mut self) -> R<Expr> {
+        self.chain(0)
+    }
+
+    fn factor(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let op = match self.tok() {
+            Tok::Op("-") => Some(UnOp::Neg),
+            Tok::Op("+") => Some(UnOp::Pos),
+            Tok::Op("~") => Some(UnOp::Invert),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.i += 1;
+            self.enter()?;
+            let e = self.factor();
+            self.depth -= 1;
+            return Ok(Expr { kind: ExprKind::Unary(op, Box::new(e?)), pos });
+        }
+        let base = self.primary()?;
+        if self.eat_op("**") {
+            self.enter()?;
+            let e = self.factor();
+            self.depth -= 1;
+            return Ok(Expr { kind: ExprKind::Pow(Box::new(base), Box::new(e?)), pos });
+        }
+        Ok(base)
+    }
+
+    fn primary(&mut self) -> R<Expr> {
+        if self.is_kw("await") {
+            return Err(self.err_here("`await` is not supported"));
+        }
+        let mut e = self.atom()?;
+        loop {
+            let pos = self.pos();
+            if self.eat_op(".") {
+                let n = self.name()?;
+                e = Expr { kind: ExprKind::Attr(Box::new(e), n), pos };
+            } else if self.eat_op("(") {
+                let args = self.call_args()?;
+                e = Expr { kind: ExprKind::Call(Box::new(e), args), pos };
+            } else if self.eat_op("[") {
+                let idx = self.subscript()?;
+                self.expect_op("]")?;
+                e = Expr { kind: ExprKind::Subscript(Box::new(e), Box::new(idx)), pos };
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn call_args(&mut self) -> R<Vec<Arg>> {
+        let mut args = Vec::new();
+        self.enter()?;
+        loop {
+            if self.eat_op(")") {
+                break;
+            }
+            if self.eat_op("**") {
+                args.push(Arg::StarStar(self.test()?));
+            } else if self.eat_op("*") {
+                args.push(Arg::Star(self.test()?));
+            } else if let (Tok::Name(n), Tok::Op("=")) = (self.tok(), self.tok_at(1)) {
+                let n: Rc<str> = n.as_str().into();
+                self.i += 2;
+                args.push(Arg::Kw(n, self.test()?));
+            } else {
+                let pos = self.pos();
+                let e = self.named_test()?;
+                if self.is_kw("for") {
+                    let gens = self.comp_for()?;
+                    args.push(Arg::Pos(Expr { kind: ExprKind::Comp(CompKind::Gen, Box::new(e), gens), pos }));
+                } else {
+                    args.push(Arg::Pos(e));
+                }
+            }
+            if !self.eat_op(",") {
+                self.expect_op(")")?;
+                break;
+            }
+        }
+        self.depth -= 1;
+        Ok(args)
+    }
+
+    fn subscript(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let first = self.slice_item()?;
+        if !self.is_op(",") {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.is_op("]") {
+                break;
+            }
+            items.push(self.slice_item()?);
+        }
+        Ok(Expr { kind: ExprKind::Tuple(items), pos })
+    }
+    fn slice_item(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let lower = if self.is_op(":") { None } else { Some(Box::new(self.test_or_star()?)) };
+        if !self.eat_op(":") {
+            return lower.map(|b| *b).ok_or_else(|| self.unexpected());
+        }
+        let upper =
+            if self.is_op(":") || self.is_op(",") || self.is_op("]") { None } else { Some(Box::new(self.test()?)) };
+        let step =
+            if self.eat_op(":") && !(self.is_op(",") || self.is_op("]")) { Some(Box::new(self.test()?)) } else { None };
+        Ok(Expr { kind: ExprKind::Slice(lower, upper, step), pos })
+    }
+
+    fn comp_for(&mut self) -> R<Vec<Comp>> {
+        let mut gens = Vec::new();
+        while self.eat_kw("for") {
+            let target = self.target_list()?;
+            if !self.eat_kw("in") {
+                return Err(self.err_here("expected `in`"));
+            }
+            let iter = self.or_test()?;
+            let mut conds = Vec::new();
+            while self.eat_kw("if") {
+                conds.push(self.test_nocond()?);
+            }
+            gens.push(Comp { target, iter, conds });
+        }
+        Ok(gens)
+    }
+
+    fn atom(&mut self) -> R<Expr> {
+        let pos = self.pos();
+        let t = self.tok().clone();
+        let kind = match t {
             Tok::Name(n) => {
                 self.i += 1;
-                let name = n.clone();
-                match name.as_str() {
-                    "True" => return Ok(Ast::Bool(true)),
-                    "False" => return Ok(Ast::Bool(false)),
-                    "None" => return Err(at(l, c, "`None` is not supported")),
-                    "lambda" | "not" | "and" | "or" | "if" | "for" | "in" | "is" | "await" | "yield" => {
-                        return Err(at(l, c, format!("`{name}` is not supported here")));
+                match n.as_str() {
+                    "None" => ExprKind::None,
+                    "True" => ExprKind::Bool(true),
+                    "False" => ExprKind::Bool(false),
+                    "yield" => return Err(at(pos.line as usize, pos.col as usize, "`yield` is not supported")),
+                    _ if KEYWORDS.contains(&n.as_str()) => {
+                        self.i -= 1;
+                        return Err(self.unexpected());
                     }
-                    _ => {}
-                }
-                match self.peek_op() {
-                    Some(".") => {
-                        let mut path = name;
-                        while self.peek_op() == Some(".") {
-                            self.i += 1;
-                            match self.peek() {
-                                Some(Token { tok: Tok::Name(m), .. }) => {
-                                    path.push('.');
-                                    path.push_str(m);
-                                    self.i += 1;
-                                }
-                                _ => return Err(self.refuse("expected a name after `.`")),
-                            }
-                        }
-                        let what = if self.peek_op() == Some("(") {
-                            format!(
-                                "the call `{path}(...)` is not supported (only the text's own mask functions, and_masks and or_masks)"
-                            )
-                        } else {
-                            format!("the attribute `{path}` is not supported")
-                        };
-                        Err(at(l, c, what))
-                    }
-                    Some("[") => Err(at(
-                        l,
-                        c,
-                        format!(
-                            "the lookup `{name}[...]` is not supported (a tensor or table lookup has no closed form here)"
-                        ),
-                    )),
-                    Some("(") => {
-                        self.i += 1;
-                        let mut args = Vec::new();
-                        while self.peek_op() != Some(")") {
-                            if let Some(Token { tok: Tok::Name(_), .. }) = self.peek()
-                                && self.toks.get(self.i + 1).is_some_and(|t| t.tok == Tok::Op("="))
-                            {
-                                return Err(self.refuse("keyword arguments are not supported"));
-                            }
-                            args.push(self.expr()?);
-                            if self.peek_op() == Some(",") {
-                                self.i += 1;
-                            } else if self.peek_op() != Some(")") {
-                                return Err(self.refuse(format!("expected `,` or `)`, found {}", self.describe())));
-                            }
-                        }
-                        self.i += 1;
-                        if self.peek_op() == Some("(") {
-                            return Err(self.refuse("calling the result of a call is not supported"));
-                        }
-                        Ok(Ast::Call(name, args, l, c))
-                    }
-                    _ => Ok(Ast::Name(name, l, c)),
+                    _ => ExprKind::Name(n.into()),
                 }
             }
+            Tok::Int(v) => {
+                self.i += 1;
+                ExprKind::Int(v)
+            }
+            Tok::BigInt(d) => {
+                self.i += 1;
+                ExprKind::BigInt(d)
+            }
+            Tok::Float(v) => {
+                self.i += 1;
+                ExprKind::Float(v)
+            }
+            Tok::Str(_) => {
+                // Adjacent literals concatenate; any f-string makes the whole an f-string.
+                let mut s = String::new();
+                let mut f = false;
+                while let Tok::Str(v) = self.tok() {
+                    match v {
+                        Some(v) => s.push_str(v),
+                        None => f = true,
+                    }
+                    self.i += 1;
+                }
+                if f { ExprKind::FStr } else { ExprKind::Str(s.into()) }
+            }
+            Tok::Op("...") => {
+                self.i += 1;
+                ExprKind::Ellipsis
+            }
+            Tok::Op("(") => {
+                self.i += 1;
+                self.enter()?;
+                let r = self.paren(pos);
+                self.depth -= 1;
+                return r;
+            }
+            Tok::Op("[") => {
+                self.i += 1;
+                self.enter()?;
+                let r = self.list_display(pos);
+                self.depth -= 1;
+                return r;
+            }
+            Tok::Op("{") => {
+                self.i += 1;
+                self.enter()?;
+                let r = self.brace_display(pos);
+                self.depth -= 1;
+                return r;
+            }
+            _ => return Err(self.unexpected()),
+        };
+        Ok(Expr { kind, pos })
+    }
+
+    fn paren(&mut self, pos: Pos) -> R<Expr> {
+        if self.eat_op(")") {
+            return Ok(Expr { kind: ExprKind::Tuple(Vec::new()), pos });
+        }
+        if self.is_kw("yield") {
+            return Err(self.err_here("`yield` is not supported"));
+        }
+        let first = self.test_or_star()?;
+        if self.is_kw("for") {
+            let gens = self.comp_for()?;
+            self.expect_op(")")?;
+            return Ok(Expr { kind: ExprKind::Comp(CompKind::Gen, Box::new(first), gens), pos });
+        }
+        if self.eat_op(")") {
+            if matches!(first.kind, ExprKind::Starred(_)) {
+                return Err(at(pos.line as usize, pos.col as usize, "cannot use starred expression here"));
+            }
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.is_op(")") {
+                break;
+            }
+            items.push(self.test_or_star()?);
+        }
+        self.expect_op(")")?;
+        Ok(Expr { kind: ExprKind::Tuple(items), pos })
+    }
+
+    fn list_display(&mut self, pos: Pos) -> R<Expr> {
+        if self.eat_op("]") {
+            return Ok(Expr { kind: ExprKind::List(Vec::new()), pos });
+        }
+        let first = self.test_or_star()?;
+        if self.is_kw("for") {
+            let gens = self.comp_for()?;
+            self.expect_op("]")?;
+            return Ok(Expr { kind: ExprKind::Comp(CompKind::List, Box::new(first), gens), pos });
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.is_op("]") {
+                break;
+            }
+            items.push(self.test_or_star()?);
+        }
+        self.expect_op("]")?;
+        Ok(Expr { kind: ExprKind::List(items), pos })
+    }
+
+    fn brace_display(&mut self, pos: Pos) -> R<Expr> {
+        if self.eat_op("}") {
+            return Ok(Expr { kind: ExprKind::Dict(Vec::new()), pos });
+        }
+        let dict_item = |p: &mut Parser| -> R<(Option<Expr>, Expr)> {
+            if p.eat_op("**") {
+                return Ok((None, p.bitor()?));
+            }
+            let k = p.test()?;
+            p.expect_op(":")?;
+            Ok((Some(k), p.test()?))
+        };
+        if self.is_op("**") || self.dict_ahead() {
+            let first = dict_item(self)?;
+            if self.is_kw("for") {
+                let (Some(k), v) = first else { return Err(self.unexpected()) };
+                let gens = self.comp_for()?;
+                self.expect_op("}")?;
+                return Ok(Expr { kind: ExprKind::DictComp(Box::new((k, v)), gens), pos });
+            }
+            let mut items = vec![first];
+            while self.eat_op(",") {
+                if self.is_op("}") {
+                    break;
+                }
+                items.push(dict_item(self)?);
+            }
+            self.expect_op("}")?;
+            return Ok(Expr { kind: ExprKind::Dict(items), pos });
+        }
+        let first = self.test_or_star()?;
+        if self.is_kw("for") {
+            let gens = self.comp_for()?;
+            self.expect_op("}")?;
+            return Ok(Expr { kind: ExprKind::Comp(CompKind::Set, Box::new(first), gens), pos });
+        }
+        let mut items = vec![first];
+        while self.eat_op(",") {
+            if self.is_op("}") {
+                break;
+            }
+            items.push(self.test_or_star()?);
+        }
+        self.expect_op("}")?;
+        Ok(Expr { kind: ExprKind::Set(items), pos })
+    }
+    /// Whether a `:` follows the first item at this bracket level (a dict, not a set).
+    fn dict_ahead(&self) -> bool {
+        let mut d = 0i64;
+        let mut j = self.i;
+        while j < self.toks.len() {
+            match &self.toks[j].tok {
+                Tok::Op("(" | "[" | "{") => d += 1,
+                Tok::Op(")" | "]" | "}") => {
+                    if d == 0 {
+                        return false;
+                    }
+                    d -= 1;
+                }
+                Tok::Op(":") if d == 0 => return true,
+                Tok::Op(",") if d == 0 => return false,
+                Tok::Name(n) if d == 0 && (n == "for" || n == "lambda") => return false,
+                Tok::End => return false,
+                _ => {}
+            }
+            j += 1;
+        }
+        false
+    }
+}
+
+fn check_target(e: &Expr) -> R<()> {
+    match &e.kind {
+        ExprKind::Name(_) | ExprKind::Attr(..) | ExprKind::Subscript(..) => Ok(()),
+        ExprKind::Tuple(v) | ExprKind::List(v) => v.iter().try_for_each(check_target),
+        ExprKind::Starred(inner) => check_target(inner),
+        _ => Err(at(e.pos.line as usize, e.pos.col as usize, "cannot assign to this expression")),
+    }
+}
+
+/// Names an assignment target binds.
+pub(super) fn bound_names(e: &Expr, out: &mut Vec<Rc<str>>) {
+    match &e.kind {
+        ExprKind::Name(n) if !out.contains(n) => {
+            out.push(n.clone());
+        }
+        ExprKind::Tuple(v) | ExprKind::List(v) => v.iter().for_each(|x| bound_names(x, out)),
+        ExprKind::Starred(inner) => bound_names(inner, out),
+        _ => {}
+    }
+}
+
+/// Names a statement list binds at its own scope (not inside nested functions).
+pub(super) fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Assign(targets, _) => targets.iter().for_each(|t| bound_names(t, out)),
+            StmtKind::AugAssign(t, _, _) | StmtKind::AnnAssign(t, _) => bound_names(t, out),
+            StmtKind::For(t, _, b, e) => {
+                bound_names(t, out);
+                assigned_names(b, out);
+                assigned_names(e, out);
+            }
+            StmtKind::While(_, b, e) => {
+                assigned_names(b, out);
+                assigned_names(e, out);
+            }
+            StmtKind::If(arms, e) => {
+                arms.iter().for_each(|(_, b)| assigned_names(b, out));
+                assigned_names(e, out);
+            }
+            StmtKind::Try(b, hs, e, f) => {
+                assigned_names(b, out);
+                hs.iter().for_each(|h| assigned_names(h, out));
+                assigned_names(e, out);
+                assigned_names(f, out);
+            }
+            StmtKind::With(_, names, b) => {
+                for n in names {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+                assigned_names(b, out);
+            }
+            StmtKind::Def(f, _) if !out.contains(&f.name) => {
+                out.push(f.name.clone());
+            }
+            StmtKind::Import(items) => {
+                for (_, n, _) in items {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+            }
+            StmtKind::ImportFrom(_, items) => {
+                for (_, n) in items {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+            }
+            StmtKind::Unsupported(_, names) => {
+                for n in names {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+            }
+            StmtKind::Del(ts) => ts.iter().for_each(|t| bound_names(t, out)),
+            _ => {}
         }
     }
+}
+
+fn collect_decl(body: &[Stmt], globals: &mut Vec<Rc<str>>, nonlocals: &mut Vec<Rc<str>>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Global(ns) => globals.extend(ns.iter().cloned()),
+            StmtKind::Nonlocal(ns) => nonlocals.extend(ns.iter().cloned()),
+            StmtKind::For(_, _, b, e) | StmtKind::While(_, b, e) => {
+                collect_decl(b, globals, nonlocals);
+                collect_decl(e, globals, nonlocals);
+            }
+            StmtKind::If(arms, e) => {
+                arms.iter().for_each(|(_, b)| collect_decl(b, globals, nonlocals));
+                collect_decl(e, globals, nonlocals);
+            }
+            StmtKind::Try(b, hs, e, f) => {
+                collect_decl(b, globals, nonlocals);
+                hs.iter().for_each(|h| collect_decl(h, globals, nonlocals));
+                collect_decl(e, globals, nonlocals);
+                collect_decl(f, globals, nonlocals);
+            }
+            StmtKind::With(_, _, b) => collect_decl(b, globals, nonlocals),
+            _ => {}
+        }
+    }
+}
+
+fn finish_def(name: Rc<str>, params: Vec<Param>, body: Vec<Stmt>) -> FuncDef {
+    let mut locals: Vec<Rc<str>> = params.iter().map(|p| p.name.clone()).collect();
+    assigned_names(&body, &mut locals);
+    let (mut globals, mut nonlocals) = (Vec::new(), Vec::new());
+    collect_decl(&body, &mut globals, &mut nonlocals);
+    locals.retain(|n| !globals.contains(n) && !nonlocals.contains(n));
+    FuncDef { name, params, body, locals, globals, nonlocals }
 }

@@ -1,0 +1,1893 @@
+//! Python builtins, attribute and item access, and the torch / functools / math functions mask
+//! code uses, each with the semantics of the real one.
+
+use std::rc::Rc;
+
+use super::ast::Pos;
+use super::interp::{Interp, R, exc, limit, py_eq, range_len, unavailable_msg, unsup};
+use super::ops::{Elem, elementwise, push};
+use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
+use super::tensor_ops::{self, along, cat, dim_of, reshape, slice_indices};
+use super::trace::{Op, Table};
+use super::value::{Native, Partial, Unavailable, Value, shared};
+
+const PY_BUILTINS: [&str; 32] = [
+    "print",
+    "len",
+    "range",
+    "abs",
+    "min",
+    "max",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "sum",
+    "enumerate",
+    "zip",
+    "sorted",
+    "reversed",
+    "round",
+    "divmod",
+    "pow",
+    "any",
+    "all",
+    "callable",
+    "map",
+    "filter",
+    "getattr",
+    "slice",
+    "frozenset",
+    "ValueError",
+    "NotImplementedError",
+];
+
+/// A Python builtin by name.
+pub(super) fn builtin(name: &str) -> Option<Value> {
+    match name {
+        "__name__" => Some(Value::Str("hasseflow_mask_module".into())),
+        "__file__" => Some(Value::Str("mask_mod.py".into())),
+        "__doc__" => Some(Value::None),
+        _ if PY_BUILTINS.contains(&name)
+            || matches!(
+                name,
+                "TypeError" | "RuntimeError" | "AssertionError" | "Exception" | "KeyError" | "IndexError"
+            ) =>
+        {
+            Some(Value::native(&format!("builtins.{name}")))
+        }
+        _ => None,
+    }
+}
+
+const TORCH_FNS: [&str; 78] = [
+    "arange",
+    "zeros",
+    "ones",
+    "full",
+    "tensor",
+    "as_tensor",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "repeat_interleave",
+    "cumsum",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "diff",
+    "where",
+    "abs",
+    "absolute",
+    "clamp",
+    "clip",
+    "minimum",
+    "maximum",
+    "min",
+    "max",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "sign",
+    "remainder",
+    "fmod",
+    "floor_divide",
+    "div",
+    "true_divide",
+    "add",
+    "sub",
+    "mul",
+    "neg",
+    "any",
+    "all",
+    "sum",
+    "searchsorted",
+    "bucketize",
+    "set_default_device",
+    "manual_seed",
+    "compile",
+    "no_grad",
+    "inference_mode",
+    "device",
+    "get_default_dtype",
+    "is_tensor",
+    "numel",
+    "flip",
+    "empty",
+    "randint",
+    "rand",
+    "randn",
+    "randperm",
+];
+
+const MODULES: [&str; 12] = [
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.nn.attention",
+    "torch.nn.attention.flex_attention",
+    "torch.cuda",
+    "torch.jit",
+    "functools",
+    "math",
+    "typing",
+    "torch.backends",
+    "torch._dynamo",
+];
+
+/// Whether a dotted name is a function this module implements.
+pub(super) fn is_known(full: &str) -> bool {
+    if let Some(f) = full.strip_prefix("torch.")
+        && TORCH_FNS.contains(&f)
+    {
+        return true;
+    }
+    matches!(
+        full,
+        "torch.nn.functional.pad"
+            | "torch.cuda.is_available"
+            | "torch.cuda.device_count"
+            | "torch.jit.script"
+            | "functools.partial"
+            | "functools.reduce"
+            | "functools.lru_cache"
+            | "functools.cache"
+            | "functools.wraps"
+            | "math.ceil"
+            | "math.floor"
+            | "math.sqrt"
+            | "math.log"
+            | "math.log2"
+            | "math.exp"
+            | "math.gcd"
+            | "math.lcm"
+            | "math.isqrt"
+            | "math.prod"
+            | "math.comb"
+            | "math.isclose"
+    )
+}
+
+/// Positional and keyword arguments of a native call.
+struct Args {
+    pos: Vec<Value>,
+    kw: Vec<(Rc<str>, Value)>,
+    at: Pos,
+    name: Rc<str>,
+}
+
+impl Args {
+    fn get(&self, i: usize, name: &str) -> Option<Value> {
+        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone()).or_else(|| self.pos.get(i).cloned())
+    }
+    fn kw(&self, name: &str) -> Option<Value> {
+        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone())
+    }
+    fn need(&self, i: usize, name: &str) -> R<Value> {
+        self.get(i, name).ok_or_else(|| super::interp::Fail {
+            kind: super::interp::FailKind::Exception,
+            msg: format!("{}() missing argument `{name}` (TypeError)", self.name),
+            pos: self.at,
+        })
+    }
+    fn int(&self, i: usize, name: &str) -> R<Option<i64>> {
+        match self.get(i, name) {
+            None | Some(Value::None) => Ok(None),
+            Some(v) => Ok(Some(to_int(&v, self.at)?)),
+        }
+    }
+    fn dtype(&self) -> R<Option<DType>> {
+        match self.kw("dtype") {
+            None | Some(Value::None) => Ok(None),
+            Some(Value::Dtype(d)) => Ok(Some(d)),
+            Some(Value::Unavailable(u)) => unsup(self.at, unavailable_msg(&u)),
+            Some(_) => unsup(self.at, "this dtype is not supported (bool, integer, float32 and float64 are)"),
+        }
+    }
+}
+
+pub(super) fn to_int(v: &Value, pos: Pos) -> R<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::Tensor(t) => {
+            let t = t.borrow();
+            if t.numel() != 1 || t.dtype.is_float() {
+                return exc(pos, "only integer tensors of a single element can be converted to an index (TypeError)");
+            }
+            Ok(t.data[0].as_i64())
+        }
+        Value::Traced(..) => {
+            exc(pos, "a value that depends on the indices used as a Python int (vmap refuses this too)")
+        }
+        Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+        other => exc(pos, format!("a {} where an integer is expected (TypeError)", other.type_name())),
+    }
+}
+
+fn to_f64(v: &Value, pos: Pos) -> R<f64> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Tensor(t) if t.borrow().numel() == 1 => Ok(t.borrow().data[0].as_f64()),
+        _ => to_int(v, pos).map(|i| i as f64),
+    }
+}
+
+fn tensor_of(v: &Value, pos: Pos) -> R<Tensor> {
+    match v {
+        Value::Tensor(t) => Ok(t.borrow().clone()),
+        Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+        Value::Traced(..) => unsup(pos, "this operation on a traced index value is not supported"),
+        other => exc(pos, format!("expected a Tensor, got a {} (TypeError)", other.type_name())),
+    }
+}
+
+/// A shape from `f(2, 3)`, `f((2, 3))` or `f([2, 3])`.
+fn shape_args(vals: &[Value], pos: Pos) -> R<Vec<usize>> {
+    let dims: Vec<Value> = match vals {
+        [Value::Tuple(t)] => t.as_ref().clone(),
+        [Value::List(l)] => l.borrow().clone(),
+        other => other.to_vec(),
+    };
+    let mut out = Vec::with_capacity(dims.len());
+    for d in &dims {
+        let v = to_int(d, pos)?;
+        if v < 0 {
+            return exc(pos, format!("negative dimension {v} (RuntimeError)"));
+        }
+        out.push(v as usize);
+    }
+    checked_numel(&out).or_else(|m| limit(pos, m))?;
+    Ok(out)
+}
+
+fn filled(dt: DType, shape: Vec<usize>, v: Sc) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::new(dt, shape, vec![cast(v, dt); n])
+}
+
+fn scalar_of(v: &Value, pos: Pos) -> R<(Sc, DType)> {
+    Ok(match v {
+        Value::Bool(b) => (Sc::I(i64::from(*b)), DType::Bool),
+        Value::Int(i) => (Sc::I(*i), DType::I64),
+        Value::Float(f) => (Sc::F(*f), DType::F32),
+        Value::Tensor(t) if t.borrow().numel() == 1 => {
+            let t = t.borrow();
+            (t.data[0], t.dtype)
+        }
+        Value::Traced(..) => {
+            return exc(pos, "a traced index value cannot be stored in a new tensor (vmap refuses this too)");
+        }
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        other => return exc(pos, format!("a {} cannot be a tensor element (TypeError)", other.type_name())),
+    })
+}
+
+/// `torch.tensor(data)`: nested lists of numbers (or one-element tensors).
+pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor> {
+    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, data: &mut Vec<(Sc, DType)>, pos: Pos) -> R<()> {
+        let items: Option<Vec<Value>> = match v {
+            Value::List(l) => Some(l.borrow().clone()),
+            Value::Tuple(t) => Some(t.as_ref().clone()),
+            Value::Tensor(t) if !t.borrow().shape.is_empty() => {
+                let t = t.borrow().clone();
+                Some(tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect())
+            }
+            _ => None,
+        };
+        match items {
+            Some(items) => {
+                if shape.len() == depth {
+                    shape.push(items.len());
+                } else if shape.get(depth) != Some(&items.len()) {
+                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
+                }
+                if data.len() + items.len() > super::tensor::MAX_ELEMENTS {
+                    return limit(pos, "a tensor literal over the element limit");
+                }
+                for x in &items {
+                    walk(x, depth + 1, shape, data, pos)?;
+                }
+            }
+            None => {
+                if shape.len() != depth {
+                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
+                }
+                data.push(scalar_of(v, pos)?);
+            }
+        }
+        Ok(())
+    }
+    let mut shape = Vec::new();
+    let mut data = Vec::new();
+    walk(v, 0, &mut shape, &mut data, pos)?;
+    let inferred = if data.iter().any(|(_, d)| d.is_float()) {
+        data.iter().filter(|(_, d)| d.is_float()).map(|(_, d)| *d).fold(DType::F32, DType::promote)
+    } else if !data.is_empty() && data.iter().all(|(_, d)| d.is_bool()) {
+        DType::Bool
+    } else if data.is_empty() {
+        DType::F32
+    } else {
+        DType::I64
+    };
+    let dt = dtype.unwrap_or(inferred);
+    Ok(Tensor::new(dt, shape, data.into_iter().map(|(v, _)| cast(v, dt)).collect()))
+}
+
+fn py_str(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => {
+            if f.fract() == 0.0 && f.abs() < 1e16 {
+                format!("{f:.1}")
+            } else {
+                format!("{f}")
+            }
+        }
+        Value::Str(s) => s.to_string(),
+        Value::Dtype(d) => d.name().into(),
+        other => format!("<{}>", other.type_name()),
+    }
+}
+
+fn identity_decorator() -> Value {
+    Value::native("hasseflow.identity")
+}
+
+fn unavailable(what: String, pos: Pos) -> Value {
+    Value::Unavailable(Rc::new(Unavailable { what: format!("line {}, column {}: {what}", pos.line, pos.col) }))
+}
+
+/// `o.name`.
+pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Value> {
+    let _ = it;
+    Ok(match o {
+        Value::Module(path) => {
+            let full = format!("{path}.{name}");
+            if path.starts_with("torch") || &**path == "math" {
+                match name {
+                    "inf" => return Ok(Value::Float(f64::INFINITY)),
+                    "nan" => return Ok(Value::Float(f64::NAN)),
+                    "pi" => return Ok(Value::Float(std::f64::consts::PI)),
+                    "e" => return Ok(Value::Float(std::f64::consts::E)),
+                    _ => {}
+                }
+            }
+            if &**path == "torch" {
+                if let Some(d) = DType::from_name(name) {
+                    return Ok(Value::Dtype(d));
+                }
+                if matches!(name, "float16" | "half" | "bfloat16" | "complex64" | "uint16" | "uint32" | "uint64") {
+                    return Ok(unavailable(format!("the dtype torch.{name} is not supported"), pos));
+                }
+            }
+            if is_known(&full) {
+                Value::native(&full)
+            } else if MODULES.contains(&full.as_str()) {
+                Value::Module(full.into())
+            } else if let Some(lib) = super::library::prelude_for(&full) {
+                let _ = lib;
+                Value::Module(full.into())
+            } else if super::library::prelude_for(path).is_some() {
+                return it_prelude_attr(it, path, name, pos);
+            } else {
+                unavailable(format!("`{full}` is not supported"), pos)
+            }
+        }
+        Value::Tensor(t) => {
+            let tb = t.borrow();
+            match name {
+                "shape" => Value::Tuple(Rc::new(tb.shape.iter().map(|&d| Value::Int(d as i64)).collect())),
+                "dtype" => Value::Dtype(tb.dtype),
+                "device" => Value::Device,
+                "ndim" => Value::Int(tb.shape.len() as i64),
+                "is_cuda" => Value::Bool(false),
+                "T" | "mT" => {
+                    drop(tb);
+                    return call_method(it, "t", o.clone(), Vec::new(), Vec::new(), pos);
+                }
+                _ => Value::method(&format!("tensor.{name}"), o.clone()),
+            }
+        }
+        Value::Traced(_, d) => match name {
+            "shape" => Value::Tuple(Rc::new(Vec::new())),
+            "dtype" => Value::Dtype(*d),
+            "device" => Value::Device,
+            "ndim" => Value::Int(0),
+            _ => Value::method(&format!("tensor.{name}"), o.clone()),
+        },
+        Value::Func(c) => match name {
+            "__name__" | "__qualname__" => Value::Str(c.name.borrow().clone()),
+            "__doc__" => Value::None,
+            _ => return exc(pos, format!("a function has no attribute `{name}` (AttributeError)")),
+        },
+        Value::Partial(p) => match name {
+            "func" => p.func.clone(),
+            "args" => Value::Tuple(Rc::new(p.args.clone())),
+            _ => return exc(pos, format!("a partial has no attribute `{name}` (AttributeError)")),
+        },
+        Value::Native(n) if name == "__name__" => Value::Str(n.name.rsplit('.').next().unwrap_or("").into()),
+        Value::List(_) | Value::Dict(_) | Value::Str(_) => {
+            Value::method(&format!("{}.{name}", o.type_name()), o.clone())
+        }
+        Value::Dtype(d) => match name {
+            "is_floating_point" => Value::Bool(d.is_float()),
+            _ => return unsup(pos, format!("the dtype attribute `{name}` is not supported")),
+        },
+        Value::Device => match name {
+            "type" => Value::Str("cpu".into()),
+            _ => return unsup(pos, format!("the device attribute `{name}` is not supported")),
+        },
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        other => return unsup(pos, format!("the attribute `{name}` of a {} is not supported", other.type_name())),
+    })
+}
+
+fn it_prelude_attr(it: &mut Interp, module: &str, name: &str, pos: Pos) -> R<Value> {
+    // `import attn_gym.masks as m; m.causal_mask`.
+    let lib = super::library::prelude_for(module).ok_or_else(|| super::interp::Fail {
+        kind: super::interp::FailKind::Unsupported,
+        msg: format!("`{module}` is not supported"),
+        pos,
+    })?;
+    let _ = lib;
+    let stmt_module: Rc<str> = module.into();
+    let v = it.import_from(&stmt_module, name, pos)?;
+    Ok(v)
+}
+
+/// `o[i]`.
+pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value> {
+    if let Value::Unavailable(u) = &i {
+        return unsup(pos, unavailable_msg(u));
+    }
+    match o {
+        Value::Tensor(t) => {
+            let t = t.borrow().clone();
+            tensor_ops::getitem(it, &t, i, pos)
+        }
+        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
+            let items: Vec<Value> = match o {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.as_ref().clone(),
+                Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string().into())).collect(),
+                Value::Range(a, b, s) => {
+                    let n = range_len(*a, *b, *s);
+                    if let Value::Int(k) = &i {
+                        let k = if *k < 0 { k + n } else { *k };
+                        if k < 0 || k >= n {
+                            return exc(pos, "range object index out of range (IndexError)");
+                        }
+                        return Ok(Value::Int(a + k * s));
+                    }
+                    it.iterate(o, pos)?
+                }
+                _ => Vec::new(),
+            };
+            match &i {
+                Value::Slice(s) => {
+                    let st = |v: &Value| -> R<Option<i64>> {
+                        match v {
+                            Value::None => Ok(None),
+                            other => Ok(Some(to_int(other, pos)?)),
+                        }
+                    };
+                    let (a, b, c) = (st(&s[0])?, st(&s[1])?, st(&s[2])?);
+                    let sel: Vec<Value> = if c.unwrap_or(1) < 0 {
+                        let mut v = items.clone();
+                        v.reverse();
+                        if a.is_some() || b.is_some() || c != Some(-1) {
+                            return unsup(pos, "negative slice steps with bounds are not supported");
+                        }
+                        v
+                    } else {
+                        slice_indices(a, b, c, items.len(), pos)?.into_iter().map(|k| items[k].clone()).collect()
+                    };
+                    Ok(match o {
+                        Value::List(_) => Value::List(shared(sel)),
+                        Value::Str(_) => Value::Str(sel.iter().map(py_str).collect::<String>().into()),
+                        _ => Value::Tuple(Rc::new(sel)),
+                    })
+                }
+                Value::Traced(..) => exc(pos, "a list indexed by a traced index (vmap refuses this too: use a tensor)"),
+                _ => {
+                    let k = to_int(&i, pos)?;
+                    let n = items.len() as i64;
+                    let j = if k < 0 { k + n } else { k };
+                    if j < 0 || j >= n {
+                        return exc(
+                            pos,
+                            format!("index {k} out of range for a {} of {n} items (IndexError)", o.type_name()),
+                        );
+                    }
+                    Ok(items[j as usize].clone())
+                }
+            }
+        }
+        Value::Dict(d) => {
+            let found = d.borrow().iter().find(|(k, _)| py_eq(k, &i)).map(|(_, v)| v.clone());
+            found.map_or_else(|| exc(pos, format!("key {} not found (KeyError)", py_str(&i))), Ok)
+        }
+        Value::Traced(..) => exc(pos, "indexing a 0-d index tensor (IndexError)"),
+        Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+        other => exc(pos, format!("a {} is not subscriptable (TypeError)", other.type_name())),
+    }
+}
+
+/// `o[i] = v`.
+pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
+    match o {
+        Value::Tensor(t) => {
+            let mut tb = t.borrow().clone();
+            tensor_ops::setitem(it, &mut tb, i, &v, pos)?;
+            *t.borrow_mut() = tb;
+            Ok(())
+        }
+        Value::List(l) => {
+            let k = to_int(&i, pos)?;
+            let n = l.borrow().len() as i64;
+            let j = if k < 0 { k + n } else { k };
+            if j < 0 || j >= n {
+                return exc(pos, "list assignment index out of range (IndexError)");
+            }
+            l.borrow_mut()[j as usize] = v;
+            Ok(())
+        }
+        Value::Dict(d) => super::interp::dict_set(&mut d.borrow_mut(), i, v, pos),
+        Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+        other => exc(pos, format!("a {} does not support item assignment (TypeError)", other.type_name())),
+    }
+}
+
+fn list_of(it: &mut Interp, v: &Value, pos: Pos) -> R<Vec<Value>> {
+    it.iterate(v, pos)
+}
+
+/// torch functions take a tensor first: a Python number there is a `TypeError`.
+fn tensor_arg(v: &Value, a: &Args) -> R<Value> {
+    match v {
+        Value::Tensor(_) | Value::Traced(..) => Ok(v.clone()),
+        Value::Unavailable(u) => unsup(a.at, unavailable_msg(u)),
+        other => {
+            exc(a.at, format!("{}(): argument 'input' must be Tensor, not {} (TypeError)", a.name, other.type_name()))
+        }
+    }
+}
+
+fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
+    let x = tensor_arg(&a.need(0, "input")?, a)?;
+    let y = a.need(1, "other")?;
+    elementwise(it, kind, &[x, y], a.at)
+}
+
+fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
+    match v {
+        Value::Traced(n, d) => match kind {
+            "any" | "all" => elementwise(it, Elem::Cast(DType::Bool), &[Value::Traced(*n, *d)], pos),
+            "sum" => {
+                let out = if d.is_float() { *d } else { DType::I64 };
+                elementwise(it, Elem::Cast(out), &[Value::Traced(*n, *d)], pos)
+            }
+            _ => Ok(Value::Traced(*n, *d)),
+        },
+        _ => {
+            let t = tensor_of(v, pos)?;
+            it.charge(pos, t.numel())?;
+            if let Some(d) = dim {
+                let d = dim_of(d, t.shape.len(), pos)?;
+                if t.shape.is_empty() {
+                    return reduce_all(it, kind, v, None, pos);
+                }
+                let len = t.shape[d];
+                let outer: usize = t.shape[..d].iter().product();
+                let inner: usize = t.shape[d + 1..].iter().product();
+                let mut shape = t.shape.clone();
+                shape.remove(d);
+                let mut data = Vec::with_capacity(outer * inner);
+                let mut dt = t.dtype;
+                for o in 0..outer {
+                    for s in 0..inner {
+                        let lane: Vec<Sc> = (0..len).map(|k| t.data[o * len * inner + k * inner + s]).collect();
+                        let (v, d2) = reduce_lane(kind, t.dtype, &lane, pos)?;
+                        dt = d2;
+                        data.push(v);
+                    }
+                }
+                return Ok(Value::tensor(Tensor::new(dt, shape, data)));
+            }
+            let (v, dt) = reduce_lane(kind, t.dtype, &t.data, pos)?;
+            Ok(Value::tensor(Tensor::new(dt, Vec::new(), vec![v])))
+        }
+    }
+}
+
+fn reduce_lane(kind: &str, dt: DType, lane: &[Sc], pos: Pos) -> R<(Sc, DType)> {
+    Ok(match kind {
+        "any" => (Sc::I(i64::from(lane.iter().any(|v| v.truthy()))), DType::Bool),
+        "all" => (Sc::I(i64::from(lane.iter().all(|v| v.truthy()))), DType::Bool),
+        "sum" => {
+            if dt.is_float() {
+                (Sc::F(dt.round(lane.iter().map(|v| v.as_f64()).sum())), dt)
+            } else {
+                (Sc::I(lane.iter().fold(0i64, |a, v| a.wrapping_add(v.as_i64()))), DType::I64)
+            }
+        }
+        "max" | "min" | "amax" | "amin" => {
+            if lane.is_empty() {
+                return exc(pos, "max()/min() of an empty tensor (RuntimeError)");
+            }
+            let pick_max = kind.ends_with("max");
+            let mut best = lane[0];
+            for &v in &lane[1..] {
+                let better = match (v, best) {
+                    (Sc::I(a), Sc::I(b)) => {
+                        if pick_max {
+                            a > b
+                        } else {
+                            a < b
+                        }
+                    }
+                    _ => {
+                        if v.as_f64().is_nan() {
+                            true
+                        } else if pick_max {
+                            v.as_f64() > best.as_f64()
+                        } else {
+                            v.as_f64() < best.as_f64()
+                        }
+                    }
+                };
+                if better {
+                    best = v;
+                }
+            }
+            (best, dt)
+        }
+        _ => return unsup(pos, format!("the reduction `{kind}` is not supported")),
+    })
+}
+
+fn searchsorted(it: &mut Interp, sorted: &Value, x: &Value, right: bool, pos: Pos) -> R<Value> {
+    let t = tensor_of(sorted, pos)?;
+    if t.shape.len() != 1 {
+        return unsup(pos, "searchsorted over a tensor that is not 1-d is not supported");
+    }
+    if t.data.windows(2).any(|w| match (w[0], w[1]) {
+        (Sc::I(a), Sc::I(b)) => a > b,
+        (a, b) => a.as_f64() > b.as_f64(),
+    }) {
+        return unsup(pos, "searchsorted over a tensor that is not sorted (torch's result is unspecified)");
+    }
+    let dt = DType::promote(
+        t.dtype,
+        match x {
+            Value::Traced(_, d) => *d,
+            Value::Tensor(v) => v.borrow().dtype,
+            Value::Float(_) => DType::F64,
+            _ => DType::I64,
+        },
+    );
+    let mut tc = t.clone();
+    tc.data = tc.data.iter().map(|&v| cast(v, dt)).collect();
+    tc.dtype = dt;
+    let table = Rc::new(Table::new(tc));
+    match x {
+        Value::Traced(n, d) => {
+            let xid = if *d == dt { *n } else { push(it, Op::Cast(*n), dt, pos)? };
+            let id = push(it, Op::Search(table, right, xid), DType::I64, pos)?;
+            Ok(Value::Traced(id, DType::I64))
+        }
+        _ => {
+            let (vals, shape) = match x {
+                Value::Tensor(v) => {
+                    let v = v.borrow();
+                    (v.data.iter().map(|&s| cast(s, dt)).collect::<Vec<_>>(), v.shape.clone())
+                }
+                other => (vec![cast(scalar_of(other, pos)?.0, dt)], Vec::new()),
+            };
+            let g = super::trace::Graph::new();
+            let _ = g;
+            let data: Vec<Sc> = vals.iter().map(|&v| super::trace::search_value(&table, right, v)).collect();
+            Ok(Value::tensor(Tensor::new(DType::I64, shape, data)))
+        }
+    }
+}
+
+/// Calls a method of a value (`tensor.NAME`, `list.NAME`, ...).
+fn call_method(
+    it: &mut Interp,
+    name: &str,
+    recv: Value,
+    args: Vec<Value>,
+    kw: Vec<(Rc<str>, Value)>,
+    pos: Pos,
+) -> R<Value> {
+    let n = Native { name: format!("tensor.{name}").into(), recv: Some(recv) };
+    call_native(it, &Rc::new(n), args, kw, pos)
+}
+
+/// Calls a built-in function.
+pub(super) fn call_native(
+    it: &mut Interp,
+    n: &Rc<Native>,
+    args: Vec<Value>,
+    kwargs: Vec<(Rc<str>, Value)>,
+    pos: Pos,
+) -> R<Value> {
+    let name: &str = &n.name;
+    let a = Args { pos: args, kw: kwargs, at: pos, name: n.name.clone() };
+    if let Some(recv) = &n.recv {
+        return method(it, name, recv, a);
+    }
+    if let Some(b) = name.strip_prefix("builtins.") {
+        return py_builtin(it, b, a);
+    }
+    if let Some(f) = name.strip_prefix("torch.nn.functional.") {
+        return match f {
+            "pad" => pad(it, &a),
+            _ => unsup(pos, format!("`{name}` is not supported")),
+        };
+    }
+    if let Some(f) = name.strip_prefix("functools.") {
+        return match f {
+            "partial" => {
+                let func = a.need(0, "func")?;
+                if !func.is_callable() {
+                    return exc(pos, "the first argument of partial must be callable (TypeError)");
+                }
+                Ok(Value::Partial(Rc::new(Partial { func, args: a.pos[1..].to_vec(), kwargs: a.kw.clone() })))
+            }
+            "reduce" => {
+                let f = a.need(0, "function")?;
+                let items = list_of(it, &a.need(1, "iterable")?, pos)?;
+                let mut iter = items.into_iter();
+                let mut acc = match a.get(2, "initial") {
+                    Some(v) => v,
+                    None => iter.next().ok_or_else(|| super::interp::Fail {
+                        kind: super::interp::FailKind::Exception,
+                        msg: "reduce() of empty iterable with no initial value (TypeError)".into(),
+                        pos,
+                    })?,
+                };
+                for x in iter {
+                    acc = it.call(&f, vec![acc, x], Vec::new(), pos)?;
+                }
+                Ok(acc)
+            }
+            "lru_cache" | "cache" | "wraps" => match a.pos.first() {
+                Some(f) if f.is_callable() && name != "functools.wraps" => Ok(f.clone()),
+                _ => Ok(identity_decorator()),
+            },
+            _ => unsup(pos, format!("`{name}` is not supported")),
+        };
+    }
+    if name == "hasseflow.identity" {
+        return Ok(a.pos.first().cloned().unwrap_or(Value::None));
+    }
+    if let Some(f) = name.strip_prefix("math.") {
+        let x = || a.need(0, "x");
+        return Ok(match f {
+            "ceil" => Value::Int(to_f64(&x()?, pos)?.ceil() as i64),
+            "floor" => Value::Int(to_f64(&x()?, pos)?.floor() as i64),
+            "sqrt" => Value::Float(to_f64(&x()?, pos)?.sqrt()),
+            "log" => {
+                let v = to_f64(&x()?, pos)?.ln();
+                match a.get(1, "base") {
+                    Some(b) => Value::Float(v / to_f64(&b, pos)?.ln()),
+                    None => Value::Float(v),
+                }
+            }
+            "log2" => Value::Float(to_f64(&x()?, pos)?.log2()),
+            "exp" => Value::Float(to_f64(&x()?, pos)?.exp()),
+            "gcd" | "lcm" => {
+                let (mut p, mut q) = (to_int(&a.need(0, "a")?, pos)?.abs(), to_int(&a.need(1, "b")?, pos)?.abs());
+                let (p0, q0) = (p, q);
+                while q != 0 {
+                    (p, q) = (q, p % q);
+                }
+                if f == "gcd" {
+                    Value::Int(p)
+                } else if p == 0 {
+                    Value::Int(0)
+                } else {
+                    Value::Int(p0 / p * q0)
+                }
+            }
+            "isqrt" => {
+                let v = to_int(&x()?, pos)?;
+                if v < 0 {
+                    return exc(pos, "isqrt() argument must be nonnegative (ValueError)");
+                }
+                let mut r = (v as f64).sqrt() as i64;
+                while r * r > v {
+                    r -= 1;
+                }
+                while (r + 1) * (r + 1) <= v {
+                    r += 1;
+                }
+                Value::Int(r)
+            }
+            "prod" => {
+                let items = list_of(it, &x()?, pos)?;
+                let mut acc = Value::Int(1);
+                for v in items {
+                    acc = super::ops::binary(it, super::ast::BinOp::Mul, acc, v, pos)?;
+                }
+                acc
+            }
+            _ => return unsup(pos, format!("`{name}` is not supported")),
+        });
+    }
+    if let Some(f) = name.strip_prefix("torch.") {
+        return torch_fn(it, f, a);
+    }
+    unsup(pos, format!("`{name}` is not supported"))
+}
+
+fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
+    let pos = a.at;
+    let elem1 = |it: &mut Interp, k: Elem, a: &Args| -> R<Value> {
+        elementwise(it, k, &[tensor_arg(&a.need(0, "input")?, a)?], pos)
+    };
+    Ok(match f {
+        "set_default_device" | "manual_seed" => Value::None,
+        "compile" | "no_grad" | "inference_mode" => match a.pos.first() {
+            Some(v) if v.is_callable() => v.clone(),
+            _ => identity_decorator(),
+        },
+        "device" => Value::Device,
+        "get_default_dtype" => Value::Dtype(DType::F32),
+        "is_tensor" => Value::Bool(matches!(a.need(0, "obj")?, Value::Tensor(_) | Value::Traced(..))),
+        "numel" => Value::Int(tensor_of(&a.need(0, "input")?, pos)?.numel() as i64),
+        "cuda.is_available" => Value::Bool(false),
+        "cuda.device_count" => Value::Int(0),
+        "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
+        "empty" => return unsup(pos, "torch.empty gives uninitialised values (use zeros)"),
+        "randint" | "rand" | "randn" | "randperm" => {
+            return unsup(pos, format!("torch.{f}: random tensors cannot be reproduced outside torch"));
+        }
+        "arange" => {
+            let nums: Vec<Value> = a.pos.clone();
+            let get = |k: usize, kw: &str| a.kw(kw).or_else(|| nums.get(k).cloned());
+            let (start, end, step) = match nums.len() {
+                0 => {
+                    (a.kw("start").unwrap_or(Value::Int(0)), a.need(99, "end")?, a.kw("step").unwrap_or(Value::Int(1)))
+                }
+                1 => (Value::Int(0), nums[0].clone(), a.kw("step").unwrap_or(Value::Int(1))),
+                _ => (nums[0].clone(), nums[1].clone(), get(2, "step").unwrap_or(Value::Int(1))),
+            };
+            let all_int = [&start, &end, &step].iter().all(|v| {
+                matches!(v, Value::Int(_) | Value::Bool(_))
+                    || matches!(v, Value::Tensor(t) if !t.borrow().dtype.is_float())
+            });
+            let dt = a.dtype()?.unwrap_or(if all_int { DType::I64 } else { DType::F32 });
+            if all_int {
+                let (s, e, st) = (to_int(&start, pos)?, to_int(&end, pos)?, to_int(&step, pos)?);
+                if st == 0 {
+                    return exc(pos, "arange: step must be nonzero (RuntimeError)");
+                }
+                let n = range_len(s, e, st);
+                checked_numel(&[n.max(0) as usize]).or_else(|m| limit(pos, m))?;
+                it.charge(pos, n.max(0) as usize)?;
+                Value::tensor(Tensor::new(
+                    dt,
+                    vec![n.max(0) as usize],
+                    (0..n).map(|i| cast(Sc::I(s + i * st), dt)).collect(),
+                ))
+            } else {
+                let (s, e, st) = (to_f64(&start, pos)?, to_f64(&end, pos)?, to_f64(&step, pos)?);
+                if st == 0.0 {
+                    return exc(pos, "arange: step must be nonzero (RuntimeError)");
+                }
+                let n = ((e - s) / st).ceil().max(0.0);
+                if n > super::tensor::MAX_ELEMENTS as f64 {
+                    return limit(pos, "an arange over the element limit");
+                }
+                let n = n as usize;
+                it.charge(pos, n)?;
+                Value::tensor(Tensor::new(dt, vec![n], (0..n).map(|i| cast(Sc::F(s + i as f64 * st), dt)).collect()))
+            }
+        }
+        "zeros" | "ones" | "full" => {
+            let (shape_vals, fill) = if f == "full" {
+                (vec![a.need(0, "size")?], Some(a.need(1, "fill_value")?))
+            } else {
+                (if a.pos.is_empty() { vec![a.need(0, "size")?] } else { a.pos.clone() }, None)
+            };
+            let shape = shape_args(&shape_vals, pos)?;
+            let (v, inferred) = match &fill {
+                Some(x) => scalar_of(x, pos)?,
+                None => (Sc::I(i64::from(f == "ones")), DType::F32),
+            };
+            let dt = a.dtype()?.unwrap_or(if fill.is_some() { inferred } else { DType::F32 });
+            it.charge(pos, shape.iter().product())?;
+            Value::tensor(filled(dt, shape, v))
+        }
+        "zeros_like" | "ones_like" | "full_like" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            let (v, _) = match f {
+                "full_like" => scalar_of(&a.need(1, "fill_value")?, pos)?,
+                "ones_like" => (Sc::I(1), DType::I64),
+                _ => (Sc::I(0), DType::I64),
+            };
+            let dt = a.dtype()?.unwrap_or(t.dtype);
+            Value::tensor(filled(dt, t.shape.clone(), v))
+        }
+        "tensor" | "as_tensor" => {
+            let data = a.need(0, "data")?;
+            if let Value::Traced(..) = data {
+                return exc(pos, "torch.tensor of a traced index value (vmap refuses this too)");
+            }
+            let t = tensor_from(&data, a.dtype()?, pos)?;
+            it.charge(pos, t.numel())?;
+            Value::tensor(t)
+        }
+        "repeat_interleave" => {
+            let input = a.need(0, "input")?;
+            let reps = a.get(1, "repeats");
+            repeat_interleave(it, &input, reps, a.int(2, "dim")?, pos)?
+        }
+        "cumsum" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            let d = a.int(1, "dim")?.ok_or_else(|| super::interp::Fail {
+                kind: super::interp::FailKind::Exception,
+                msg: "cumsum() missing `dim` (TypeError)".into(),
+                pos,
+            })?;
+            cumsum(it, &t, d, a.dtype()?, pos)?
+        }
+        "cat" | "concat" | "concatenate" => {
+            let items = list_of(it, &a.need(0, "tensors")?, pos)?;
+            let ts = items.iter().map(|v| tensor_of(v, pos)).collect::<R<Vec<_>>>()?;
+            let t = cat(&ts, a.int(1, "dim")?.unwrap_or(0), pos)?;
+            it.charge(pos, t.numel())?;
+            Value::tensor(t)
+        }
+        "stack" => {
+            let items = list_of(it, &a.need(0, "tensors")?, pos)?;
+            let ts = items.iter().map(|v| tensor_of(v, pos)).collect::<R<Vec<_>>>()?;
+            let Some(first) = ts.first() else { return exc(pos, "stack expects a non-empty list (RuntimeError)") };
+            let d = a.int(1, "dim")?.unwrap_or(0);
+            let nd = first.shape.len() + 1;
+            let d = dim_of(d, nd, pos)?;
+            let mut unsq = Vec::new();
+            for t in &ts {
+                if t.shape != first.shape {
+                    return exc(pos, "stack expects each tensor to be equal size (RuntimeError)");
+                }
+                let mut s = t.shape.clone();
+                s.insert(d, 1);
+                unsq.push(Tensor::new(t.dtype, s, t.data.clone()));
+            }
+            let t = cat(&unsq, d as i64, pos)?;
+            it.charge(pos, t.numel())?;
+            Value::tensor(t)
+        }
+        "diff" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            diff(it, &t, &a, pos)?
+        }
+        "where" => {
+            if a.pos.len() == 1 && a.kw.is_empty() {
+                return unsup(pos, "torch.where with one argument (nonzero) is not supported");
+            }
+            elementwise(it, Elem::Where, &[a.need(0, "condition")?, a.need(1, "input")?, a.need(2, "other")?], pos)?
+        }
+        "abs" | "absolute" => elem1(it, Elem::Un(Un::Abs), &a)?,
+        "floor" => elem1(it, Elem::Un(Un::Floor), &a)?,
+        "ceil" => elem1(it, Elem::Un(Un::Ceil), &a)?,
+        "trunc" => elem1(it, Elem::Un(Un::Trunc), &a)?,
+        "round" => elem1(it, Elem::Un(Un::Round), &a)?,
+        "sign" => elem1(it, Elem::Un(Un::Sign), &a)?,
+        "neg" => elem1(it, Elem::Un(Un::Neg), &a)?,
+        "logical_not" => elem1(it, Elem::LogicalNot, &a)?,
+        "bitwise_not" => elem1(it, Elem::Un(Un::Invert), &a)?,
+        "clamp" | "clip" => clamp(it, a.need(0, "input")?, a.get(1, "min"), a.get(2, "max"), pos)?,
+        "minimum" | "maximum" => {
+            let (x, y) = (a.need(0, "input")?, a.need(1, "other")?);
+            for v in [&x, &y] {
+                if !matches!(v, Value::Tensor(_) | Value::Traced(..)) {
+                    return exc(
+                        pos,
+                        format!("torch.{f}(): argument must be a Tensor, not a {} (TypeError)", v.type_name()),
+                    );
+                }
+            }
+            elementwise(it, Elem::Bin(if f == "minimum" { Bin::Min } else { Bin::Max }), &[x, y], pos)?
+        }
+        "min" | "max" => match (a.pos.len(), a.get(1, "other")) {
+            (_, Some(o)) if matches!(o, Value::Tensor(_) | Value::Traced(..)) => elementwise(
+                it,
+                Elem::Bin(if f == "min" { Bin::Min } else { Bin::Max }),
+                &[a.need(0, "input")?, o],
+                pos,
+            )?,
+            (_, Some(_)) => {
+                return unsup(pos, format!("torch.{f} along a dimension (values, indices) is not supported"));
+            }
+            _ => reduce_all(it, f, &a.need(0, "input")?, None, pos)?,
+        },
+        "logical_and" => binop_fn(it, Elem::LogicalAnd, &a)?,
+        "logical_or" => binop_fn(it, Elem::LogicalOr, &a)?,
+        "logical_xor" => binop_fn(it, Elem::LogicalXor, &a)?,
+        "bitwise_and" => binop_fn(it, Elem::Bin(Bin::And), &a)?,
+        "bitwise_or" => binop_fn(it, Elem::Bin(Bin::Or), &a)?,
+        "bitwise_xor" => binop_fn(it, Elem::Bin(Bin::Xor), &a)?,
+        "eq" => binop_fn(it, Elem::Cmp(Cmp::Eq), &a)?,
+        "ne" | "not_equal" => binop_fn(it, Elem::Cmp(Cmp::Ne), &a)?,
+        "lt" | "less" => binop_fn(it, Elem::Cmp(Cmp::Lt), &a)?,
+        "le" | "less_equal" => binop_fn(it, Elem::Cmp(Cmp::Le), &a)?,
+        "gt" | "greater" => binop_fn(it, Elem::Cmp(Cmp::Gt), &a)?,
+        "ge" | "greater_equal" => binop_fn(it, Elem::Cmp(Cmp::Ge), &a)?,
+        "remainder" => binop_fn(it, Elem::Bin(Bin::Rem), &a)?,
+        "fmod" => binop_fn(it, Elem::Bin(Bin::Fmod), &a)?,
+        "floor_divide" => binop_fn(it, Elem::Bin(Bin::FloorDiv), &a)?,
+        "true_divide" => binop_fn(it, Elem::Bin(Bin::Div), &a)?,
+        "add" | "sub" | "mul" => {
+            let mut y = a.need(1, "other")?;
+            if let Some(alpha) = a.kw("alpha") {
+                y = super::ops::binary(it, super::ast::BinOp::Mul, y, alpha, pos)?;
+            }
+            let k = match f {
+                "add" => Bin::Add,
+                "sub" => Bin::Sub,
+                _ => Bin::Mul,
+            };
+            elementwise(it, Elem::Bin(k), &[a.need(0, "input")?, y], pos)?
+        }
+        "div" => {
+            let k = match a.kw("rounding_mode") {
+                None | Some(Value::None) => Bin::Div,
+                Some(Value::Str(s)) if &*s == "floor" => Bin::FloorDiv,
+                Some(Value::Str(s)) if &*s == "trunc" => {
+                    let q = binop_fn(it, Elem::Bin(Bin::Div), &a)?;
+                    let t = elementwise(it, Elem::Un(Un::Trunc), &[q], pos)?;
+                    let dt = match (&a.need(0, "input")?, &a.need(1, "other")?) {
+                        (Value::Tensor(x), _) if !x.borrow().dtype.is_float() => Some(x.borrow().dtype),
+                        (Value::Traced(_, d), _) if !d.is_float() => Some(*d),
+                        _ => None,
+                    };
+                    return match dt {
+                        Some(d) => elementwise(it, Elem::Cast(d), &[t], pos),
+                        None => Ok(t),
+                    };
+                }
+                _ => return exc(pos, "div expected rounding_mode to be one of None, 'trunc', or 'floor' (ValueError)"),
+            };
+            binop_fn(it, Elem::Bin(k), &a)?
+        }
+        "any" | "all" | "sum" => reduce_all(it, f, &a.need(0, "input")?, a.int(1, "dim")?, pos)?,
+        "searchsorted" => {
+            let right = matches!(a.kw("right"), Some(Value::Bool(true)))
+                || matches!(a.kw("side"), Some(Value::Str(s)) if &*s == "right");
+            searchsorted(it, &a.need(0, "sorted_sequence")?, &a.need(1, "input")?, right, pos)?
+        }
+        "bucketize" => {
+            let right = matches!(a.kw("right"), Some(Value::Bool(true)));
+            searchsorted(it, &a.need(1, "boundaries")?, &a.need(0, "input")?, right, pos)?
+        }
+        "flip" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            if t.shape.len() != 1 {
+                return unsup(pos, "flip of a tensor that is not 1-d is not supported");
+            }
+            let mut d = t.data.clone();
+            d.reverse();
+            Value::tensor(Tensor::new(t.dtype, t.shape.clone(), d))
+        }
+        _ => return unsup(pos, format!("`torch.{f}` is not supported")),
+    })
+}
+
+fn clamp(it: &mut Interp, x: Value, lo: Option<Value>, hi: Option<Value>, pos: Pos) -> R<Value> {
+    let lo = lo.filter(|v| !matches!(v, Value::None));
+    let hi = hi.filter(|v| !matches!(v, Value::None));
+    if lo.is_none() && hi.is_none() {
+        return exc(pos, "clamp: at least one of `min` or `max` must not be None (RuntimeError)");
+    }
+    // torch promotes the input with both bounds first, then applies max and min in that dtype.
+    let mut v = x;
+    if let Some(l) = lo {
+        v = elementwise(it, Elem::Bin(Bin::Max), &[v, l], pos)?;
+    }
+    if let Some(h) = hi {
+        v = elementwise(it, Elem::Bin(Bin::Min), &[v, h], pos)?;
+    }
+    Ok(v)
+}
+
+fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos) -> R<Value> {
+    let d = dim_of(dim, t.shape.len(), pos)?;
+    let dt = dtype.unwrap_or(if t.dtype.is_float() { t.dtype } else { DType::I64 });
+    let mut src = t.clone();
+    src.data = src.data.iter().map(|&v| cast(v, dt)).collect();
+    src.dtype = dt;
+    it.charge(pos, t.numel())?;
+    let out = along(&src, d, |lane| {
+        let mut acc = if dt.is_float() { Sc::F(0.0) } else { Sc::I(0) };
+        for v in lane.iter_mut() {
+            acc = match (acc, *v) {
+                (Sc::I(a), Sc::I(b)) => Sc::I(dt.wrap(a.wrapping_add(b))),
+                (a, b) => Sc::F(dt.round(a.as_f64() + b.as_f64())),
+            };
+            *v = acc;
+        }
+    });
+    Ok(Value::tensor(out))
+}
+
+fn diff(it: &mut Interp, t: &Tensor, a: &Args, pos: Pos) -> R<Value> {
+    if a.get(1, "n").is_some_and(|v| !matches!(v, Value::Int(1))) {
+        return unsup(pos, "torch.diff with n != 1 is not supported");
+    }
+    if t.shape.len() != 1 || a.int(2, "dim")?.is_some_and(|d| d != -1 && d != 0) {
+        return unsup(pos, "torch.diff of a tensor that is not 1-d is not supported");
+    }
+    let mut parts = Vec::new();
+    if let Some(p) = a.get(3, "prepend").filter(|v| !matches!(v, Value::None)) {
+        parts.push(tensor_of(&p, pos)?);
+    }
+    parts.push(t.clone());
+    if let Some(p) = a.get(4, "append").filter(|v| !matches!(v, Value::None)) {
+        parts.push(tensor_of(&p, pos)?);
+    }
+    let full = cat(&parts, 0, pos)?;
+    it.charge(pos, full.numel())?;
+    if full.dtype.is_bool() {
+        return exc(pos, "torch.diff of a bool tensor uses subtraction, which torch refuses for bool");
+    }
+    let mut data = Vec::new();
+    for w in full.data.windows(2) {
+        data.push(super::tensor::apply_bin(Bin::Sub, full.dtype, w[1], w[0]).or_else(|m| exc(pos, m))?);
+    }
+    let n = data.len();
+    Ok(Value::tensor(Tensor::new(full.dtype, vec![n], data)))
+}
+
+fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
+    let t = tensor_of(input, pos)?;
+    let Some(reps) = reps else {
+        // repeat_interleave(repeats): arange(len) repeated.
+        let counts: Vec<i64> = t.data.iter().map(|v| v.as_i64()).collect();
+        let idx = Tensor::new(DType::I64, vec![counts.len()], (0..counts.len() as i64).map(Sc::I).collect());
+        return repeat_with(it, &idx, &counts, pos);
+    };
+    let counts: Vec<i64> = match &reps {
+        Value::Int(k) => vec![*k; if t.shape.is_empty() { 1 } else { t.shape[0] }],
+        Value::Tensor(r) => {
+            let r = r.borrow();
+            if r.numel() == 1 {
+                vec![r.data[0].as_i64(); if t.shape.is_empty() { 1 } else { t.shape[0] }]
+            } else {
+                r.data.iter().map(|v| v.as_i64()).collect()
+            }
+        }
+        Value::List(_) | Value::Tuple(_) => {
+            tensor_from(&reps, Some(DType::I64), pos)?.data.iter().map(|v| v.as_i64()).collect()
+        }
+        other => {
+            return exc(pos, format!("repeats must be an int or a tensor, not a {} (TypeError)", other.type_name()));
+        }
+    };
+    if t.shape.len() > 1 && dim.is_none() {
+        let flat = Tensor::new(t.dtype, vec![t.numel()], t.data.clone());
+        let counts = if counts.len() == t.shape[0] && counts.len() != flat.numel() {
+            vec![counts[0]; flat.numel()]
+        } else {
+            counts
+        };
+        return repeat_with(it, &flat, &counts, pos);
+    }
+    if t.shape.len() > 1 && dim != Some(0) {
+        return unsup(pos, "repeat_interleave along a dimension other than 0 is not supported");
+    }
+    let base = if t.shape.is_empty() { Tensor::new(t.dtype, vec![1], t.data.clone()) } else { t };
+    repeat_with(it, &base, &counts, pos)
+}
+
+fn repeat_with(it: &mut Interp, t: &Tensor, counts: &[i64], pos: Pos) -> R<Value> {
+    if counts.len() != t.shape[0] {
+        return exc(
+            pos,
+            format!(
+                "repeats must have the same size as input along dim ({} vs {}) (RuntimeError)",
+                counts.len(),
+                t.shape[0]
+            ),
+        );
+    }
+    if counts.iter().any(|&c| c < 0) {
+        return exc(pos, "repeats can not be negative (RuntimeError)");
+    }
+    let total: i64 = counts.iter().sum();
+    let inner: usize = t.shape[1..].iter().product();
+    let mut shape = t.shape.clone();
+    shape[0] = total as usize;
+    checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    it.charge(pos, total as usize * inner)?;
+    let mut data = Vec::with_capacity(total as usize * inner);
+    for (i, &c) in counts.iter().enumerate() {
+        for _ in 0..c {
+            data.extend_from_slice(&t.data[i * inner..(i + 1) * inner]);
+        }
+    }
+    Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
+}
+
+fn pad(it: &mut Interp, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let t = tensor_of(&a.need(0, "input")?, pos)?;
+    let p = list_of(it, &a.need(1, "pad")?, pos)?;
+    if t.shape.len() != 1 || p.len() != 2 {
+        return unsup(pos, "F.pad other than (left, right) of a 1-d tensor is not supported");
+    }
+    if a.get(2, "mode").is_some_and(|m| !matches!(m, Value::Str(ref s) if &**s == "constant")) {
+        return unsup(pos, "F.pad modes other than 'constant' are not supported");
+    }
+    let (l, r) = (to_int(&p[0], pos)?, to_int(&p[1], pos)?);
+    if l < 0 || r < 0 {
+        return unsup(pos, "negative padding is not supported");
+    }
+    let v = match a.get(3, "value") {
+        Some(Value::None) | None => Sc::I(0),
+        Some(v) => scalar_of(&v, pos)?.0,
+    };
+    let mut data = vec![cast(v, t.dtype); l as usize];
+    data.extend_from_slice(&t.data);
+    data.extend(std::iter::repeat_n(cast(v, t.dtype), r as usize));
+    let n = data.len();
+    checked_numel(&[n]).or_else(|m| limit(pos, m))?;
+    Ok(Value::tensor(Tensor::new(t.dtype, vec![n], data)))
+}
+
+fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
+    let pos = a.at;
+    Ok(match b {
+        "print" => Value::None,
+        "ValueError"
+        | "TypeError"
+        | "RuntimeError"
+        | "AssertionError"
+        | "Exception"
+        | "KeyError"
+        | "IndexError"
+        | "NotImplementedError" => match a.pos.first() {
+            Some(Value::Str(s)) => Value::Str(format!("{b}: {s}").into()),
+            _ => Value::Str(b.into()),
+        },
+        "len" => match a.need(0, "obj")? {
+            Value::Str(s) => Value::Int(s.chars().count() as i64),
+            Value::List(l) => Value::Int(l.borrow().len() as i64),
+            Value::Tuple(t) => Value::Int(t.len() as i64),
+            Value::Dict(d) => Value::Int(d.borrow().len() as i64),
+            Value::Range(x, y, s) => Value::Int(range_len(x, y, s)),
+            Value::Tensor(t) => {
+                let t = t.borrow();
+                match t.shape.first() {
+                    Some(&d) => Value::Int(d as i64),
+                    None => return exc(pos, "len() of a 0-d tensor (TypeError)"),
+                }
+            }
+            Value::Traced(..) => return exc(pos, "len() of a 0-d index tensor (TypeError)"),
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(&u)),
+            other => return exc(pos, format!("a {} has no len() (TypeError)", other.type_name())),
+        },
+        "range" => {
+            let ints = a.pos.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?;
+            let (s, e, st) = match ints.as_slice() {
+                [e] => (0, *e, 1),
+                [s, e] => (*s, *e, 1),
+                [s, e, st] => (*s, *e, *st),
+                _ => return exc(pos, "range expects 1 to 3 arguments (TypeError)"),
+            };
+            if st == 0 {
+                return exc(pos, "range() arg 3 must not be zero (ValueError)");
+            }
+            Value::Range(s, e, st)
+        }
+        "abs" => match a.need(0, "x")? {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| super::interp::Fail {
+                kind: super::interp::FailKind::Unsupported,
+                msg: "an integer over 64 bits".into(),
+                pos,
+            })?),
+            Value::Bool(x) => Value::Int(i64::from(x)),
+            Value::Float(f) => Value::Float(f.abs()),
+            v @ (Value::Tensor(_) | Value::Traced(..)) => elementwise(it, Elem::Un(Un::Abs), &[v], pos)?,
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(&u)),
+            other => return exc(pos, format!("bad operand type for abs(): {} (TypeError)", other.type_name())),
+        },
+        "min" | "max" => {
+            let items = if a.pos.len() == 1 { list_of(it, &a.pos[0], pos)? } else { a.pos.clone() };
+            if items.is_empty() {
+                return match a.kw("default") {
+                    Some(d) => Ok(d),
+                    None => exc(pos, format!("{b}() arg is an empty sequence (ValueError)")),
+                };
+            }
+            let key = a.kw("key");
+            let mut best = items[0].clone();
+            let mut best_k = match &key {
+                Some(k) => it.call(k, vec![best.clone()], Vec::new(), pos)?,
+                None => best.clone(),
+            };
+            for v in items.into_iter().skip(1) {
+                let k = match &key {
+                    Some(kf) => it.call(kf, vec![v.clone()], Vec::new(), pos)?,
+                    None => v.clone(),
+                };
+                let c = super::ops::compare(it, if b == "min" { Cmp::Lt } else { Cmp::Gt }, &k, &best_k, pos)?;
+                if it.truthy(&c, pos)? {
+                    best = v;
+                    best_k = k;
+                }
+            }
+            best
+        }
+        "int" => match a.get(0, "x") {
+            None => Value::Int(0),
+            Some(Value::Float(f)) => {
+                if !f.is_finite() {
+                    return exc(pos, "cannot convert an infinite or NaN float to an integer (ValueError)");
+                }
+                if f.abs() >= 9.2e18 {
+                    return unsup(pos, "an integer over 64 bits");
+                }
+                Value::Int(f.trunc() as i64)
+            }
+            Some(Value::Str(s)) => match s.trim().replace('_', "").parse::<i64>() {
+                Ok(v) => Value::Int(v),
+                Err(_) => {
+                    return exc(pos, format!("invalid literal for int(): {:?} (ValueError)", super::lex::short(&s)));
+                }
+            },
+            Some(Value::Tensor(t)) if t.borrow().numel() == 1 => Value::Int(t.borrow().data[0].as_i64()),
+            Some(v) => Value::Int(to_int(&v, pos)?),
+        },
+        "float" => match a.get(0, "x") {
+            None => Value::Float(0.0),
+            Some(Value::Str(s)) => match s.trim() {
+                "inf" | "+inf" | "infinity" => Value::Float(f64::INFINITY),
+                "-inf" | "-infinity" => Value::Float(f64::NEG_INFINITY),
+                t => match t.parse::<f64>() {
+                    Ok(v) => Value::Float(v),
+                    Err(_) => return exc(pos, "could not convert string to float (ValueError)"),
+                },
+            },
+            Some(v) => Value::Float(to_f64(&v, pos)?),
+        },
+        "bool" => match a.get(0, "x") {
+            None => Value::Bool(false),
+            Some(v) => Value::Bool(it.truthy(&v, pos)?),
+        },
+        "str" => Value::Str(py_str(&a.get(0, "object").unwrap_or(Value::Str("".into()))).into()),
+        "list" | "tuple" | "set" | "frozenset" => {
+            let items = match a.get(0, "iterable") {
+                Some(v) => list_of(it, &v, pos)?,
+                None => Vec::new(),
+            };
+            match b {
+                "tuple" => Value::Tuple(Rc::new(items)),
+                "list" => Value::List(shared(items)),
+                _ => {
+                    let mut out: Vec<Value> = Vec::new();
+                    for v in items {
+                        if !out.iter().any(|x| py_eq(x, &v)) {
+                            out.push(v);
+                        }
+                    }
+                    Value::List(shared(out))
+                }
+            }
+        }
+        "dict" => {
+            let mut out = Vec::new();
+            if let Some(src) = a.pos.first() {
+                match src {
+                    Value::Dict(d) => out = d.borrow().clone(),
+                    other => {
+                        for pair in list_of(it, other, pos)? {
+                            let kv = list_of(it, &pair, pos)?;
+                            if kv.len() != 2 {
+                                return exc(pos, "dict() items must be pairs (ValueError)");
+                            }
+                            super::interp::dict_set(&mut out, kv[0].clone(), kv[1].clone(), pos)?;
+                        }
+                    }
+                }
+            }
+            for (k, v) in &a.kw {
+                super::interp::dict_set(&mut out, Value::Str(k.clone()), v.clone(), pos)?;
+            }
+            Value::Dict(shared(out))
+        }
+        "sum" => {
+            let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+            let mut acc = a.get(1, "start").unwrap_or(Value::Int(0));
+            for v in items {
+                acc = super::ops::binary(it, super::ast::BinOp::Add, acc, v, pos)?;
+            }
+            acc
+        }
+        "enumerate" => {
+            let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+            let start = a.int(1, "start")?.unwrap_or(0);
+            Value::List(shared(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| Value::Tuple(Rc::new(vec![Value::Int(start + i as i64), v])))
+                    .collect(),
+            ))
+        }
+        "zip" => {
+            let lists = a.pos.iter().map(|v| list_of(it, v, pos)).collect::<R<Vec<_>>>()?;
+            let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+            Value::List(shared(
+                (0..n).map(|i| Value::Tuple(Rc::new(lists.iter().map(|l| l[i].clone()).collect()))).collect(),
+            ))
+        }
+        "sorted" | "reversed" => {
+            let mut items = list_of(it, &a.need(0, "iterable")?, pos)?;
+            if b == "reversed" {
+                items.reverse();
+            } else {
+                let mut err = None;
+                let mut keyed: Vec<(f64, Value)> = Vec::new();
+                for v in items.drain(..) {
+                    match &v {
+                        Value::Int(i) => keyed.push((*i as f64, v)),
+                        Value::Float(f) => keyed.push((*f, v)),
+                        Value::Bool(x) => keyed.push((f64::from(u8::from(*x)), v)),
+                        _ => err = Some(v.type_name()),
+                    }
+                }
+                if let Some(t) = err {
+                    return unsup(pos, format!("sorted() of {t} values is not supported"));
+                }
+                keyed.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(std::cmp::Ordering::Equal));
+                items = keyed.into_iter().map(|(_, v)| v).collect();
+                if matches!(a.kw("reverse"), Some(Value::Bool(true))) {
+                    items.reverse();
+                }
+            }
+            Value::List(shared(items))
+        }
+        "round" => {
+            let x = a.need(0, "number")?;
+            let nd = a.int(1, "ndigits")?;
+            match (x, nd) {
+                (Value::Int(i), _) => Value::Int(i),
+                (Value::Bool(v), _) => Value::Int(i64::from(v)),
+                (Value::Float(f), None) => {
+                    let r = f.round();
+                    let r = if (f - f.trunc()).abs() == 0.5 { 2.0 * (f / 2.0).round() } else { r };
+                    if !r.is_finite() || r.abs() >= 9.2e18 {
+                        return exc(pos, "cannot convert float to integer (OverflowError)");
+                    }
+                    Value::Int(r as i64)
+                }
+                (Value::Float(f), Some(d)) => {
+                    let m = 10f64.powi(d as i32);
+                    Value::Float((f * m).round() / m)
+                }
+                (v @ (Value::Tensor(_) | Value::Traced(..)), _) => elementwise(it, Elem::Un(Un::Round), &[v], pos)?,
+                (other, _) => return exc(pos, format!("round() of a {} (TypeError)", other.type_name())),
+            }
+        }
+        "divmod" => {
+            let (x, y) = (a.need(0, "a")?, a.need(1, "b")?);
+            let q = super::ops::binary(it, super::ast::BinOp::FloorDiv, x.clone(), y.clone(), pos)?;
+            let r = super::ops::binary(it, super::ast::BinOp::Mod, x, y, pos)?;
+            Value::Tuple(Rc::new(vec![q, r]))
+        }
+        "pow" => super::ops::binary(it, super::ast::BinOp::Pow, a.need(0, "base")?, a.need(1, "exp")?, pos)?,
+        "any" | "all" => {
+            let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+            let mut r = b == "all";
+            for v in items {
+                if it.truthy(&v, pos)? != (b == "all") {
+                    r = !r;
+                    break;
+                }
+            }
+            Value::Bool(r)
+        }
+        "callable" => Value::Bool(a.need(0, "obj")?.is_callable()),
+        "map" | "filter" => {
+            let f = a.need(0, "function")?;
+            let items = list_of(it, &a.need(1, "iterable")?, pos)?;
+            let mut out = Vec::new();
+            for v in items {
+                let r = it.call(&f, vec![v.clone()], Vec::new(), pos)?;
+                if b == "map" {
+                    out.push(r);
+                } else if it.truthy(&r, pos)? {
+                    out.push(v);
+                }
+            }
+            Value::List(shared(out))
+        }
+        "getattr" => {
+            let o = a.need(0, "object")?;
+            let Value::Str(n) = a.need(1, "name")? else {
+                return exc(pos, "getattr(): attribute name must be a string (TypeError)");
+            };
+            match (getattr(it, &o, &n, pos), a.get(2, "default")) {
+                (Ok(v), _) => v,
+                (Err(e), Some(d)) if e.kind == super::interp::FailKind::Exception => d,
+                (Err(e), _) => return Err(e),
+            }
+        }
+        "slice" => {
+            let v: Vec<Value> = a.pos.clone();
+            match v.len() {
+                1 => Value::Slice(Rc::new([Value::None, v[0].clone(), Value::None])),
+                2 => Value::Slice(Rc::new([v[0].clone(), v[1].clone(), Value::None])),
+                3 => Value::Slice(Rc::new([v[0].clone(), v[1].clone(), v[2].clone()])),
+                _ => return exc(pos, "slice expects 1 to 3 arguments (TypeError)"),
+            }
+        }
+        _ => return unsup(pos, format!("the builtin `{b}` is not supported")),
+    })
+}
+
+fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
+    let pos = a.at;
+    let (kind, m) = name.split_once('.').unwrap_or(("", name));
+    match (kind, recv) {
+        ("list", Value::List(l)) => {
+            return Ok(match m {
+                "append" => {
+                    if l.borrow().len() >= super::interp::MAX_ITEMS {
+                        return limit(pos, "a list over the item limit");
+                    }
+                    l.borrow_mut().push(a.need(0, "object")?);
+                    Value::None
+                }
+                "extend" => {
+                    let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+                    if l.borrow().len() + items.len() > super::interp::MAX_ITEMS {
+                        return limit(pos, "a list over the item limit");
+                    }
+                    l.borrow_mut().extend(items);
+                    Value::None
+                }
+                "insert" => {
+                    let i = to_int(&a.need(0, "index")?, pos)?;
+                    let v = a.need(1, "object")?;
+                    let n = l.borrow().len() as i64;
+                    let j = if i < 0 { (i + n).max(0) } else { i.min(n) };
+                    l.borrow_mut().insert(j as usize, v);
+                    Value::None
+                }
+                "pop" => {
+                    let n = l.borrow().len() as i64;
+                    let i = a.int(0, "index")?.unwrap_or(-1);
+                    let j = if i < 0 { i + n } else { i };
+                    if j < 0 || j >= n {
+                        return exc(pos, "pop index out of range (IndexError)");
+                    }
+                    l.borrow_mut().remove(j as usize)
+                }
+                "copy" => Value::List(shared(l.borrow().clone())),
+                "reverse" => {
+                    l.borrow_mut().reverse();
+                    Value::None
+                }
+                "index" | "count" => {
+                    let x = a.need(0, "value")?;
+                    let items = l.borrow().clone();
+                    if m == "count" {
+                        Value::Int(items.iter().filter(|v| py_eq(v, &x)).count() as i64)
+                    } else {
+                        match items.iter().position(|v| py_eq(v, &x)) {
+                            Some(p) => Value::Int(p as i64),
+                            None => return exc(pos, "value is not in list (ValueError)"),
+                        }
+                    }
+                }
+                _ => return unsup(pos, format!("the list method `{m}` is not supported")),
+            });
+        }
+        ("dict", Value::Dict(d)) => {
+            return Ok(match m {
+                "get" => {
+                    let k = a.need(0, "key")?;
+                    let found = d.borrow().iter().find(|(x, _)| py_eq(x, &k)).map(|(_, v)| v.clone());
+                    found.unwrap_or_else(|| a.get(1, "default").unwrap_or(Value::None))
+                }
+                "keys" => Value::List(shared(d.borrow().iter().map(|(k, _)| k.clone()).collect())),
+                "values" => Value::List(shared(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
+                "items" => Value::List(shared(
+                    d.borrow().iter().map(|(k, v)| Value::Tuple(Rc::new(vec![k.clone(), v.clone()]))).collect(),
+                )),
+                "update" => {
+                    let src = match a.pos.first() {
+                        Some(Value::Dict(s)) => s.borrow().clone(),
+                        _ => Vec::new(),
+                    };
+                    let mut db = d.borrow_mut();
+                    for (k, v) in src {
+                        super::interp::dict_set(&mut db, k, v, pos)?;
+                    }
+                    for (k, v) in &a.kw {
+                        super::interp::dict_set(&mut db, Value::Str(k.clone()), v.clone(), pos)?;
+                    }
+                    Value::None
+                }
+                "setdefault" => {
+                    let k = a.need(0, "key")?;
+                    let found = d.borrow().iter().find(|(x, _)| py_eq(x, &k)).map(|(_, v)| v.clone());
+                    match found {
+                        Some(v) => v,
+                        None => {
+                            let v = a.get(1, "default").unwrap_or(Value::None);
+                            super::interp::dict_set(&mut d.borrow_mut(), k, v.clone(), pos)?;
+                            v
+                        }
+                    }
+                }
+                "copy" => Value::Dict(shared(d.borrow().clone())),
+                _ => return unsup(pos, format!("the dict method `{m}` is not supported")),
+            });
+        }
+        ("str", Value::Str(s)) => {
+            return Ok(match m {
+                "upper" => Value::Str(s.to_uppercase().into()),
+                "lower" => Value::Str(s.to_lowercase().into()),
+                "startswith" | "endswith" => {
+                    let Value::Str(p) = a.need(0, "prefix")? else { return unsup(pos, "startswith of a non-string") };
+                    Value::Bool(if m == "startswith" { s.starts_with(&*p) } else { s.ends_with(&*p) })
+                }
+                "join" => {
+                    let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+                    Value::Str(items.iter().map(py_str).collect::<Vec<_>>().join(s).into())
+                }
+                _ => return unsup(pos, format!("the str method `{m}` is not supported")),
+            });
+        }
+        _ => {}
+    }
+    // Tensor methods (concrete or traced).
+    let mut with_self = vec![recv.clone()];
+    with_self.extend(a.pos.iter().cloned());
+    let a2 = Args { pos: with_self, kw: a.kw.clone(), at: pos, name: a.name.clone() };
+    let traced = matches!(recv, Value::Traced(..));
+    let cast_to = |it: &mut Interp, d: DType| elementwise(it, Elem::Cast(d), std::slice::from_ref(recv), pos);
+    Ok(match m {
+        "to" | "type" => {
+            let mut target = a.kw("dtype");
+            for v in &a.pos {
+                if let Value::Dtype(_) = v {
+                    target = Some(v.clone());
+                }
+            }
+            match target {
+                Some(Value::Dtype(d)) => cast_to(it, d)?,
+                _ => recv.clone(),
+            }
+        }
+        "cuda" | "cpu" | "contiguous" | "detach" | "clone" | "requires_grad_" | "pin_memory" => {
+            if let Value::Tensor(t) = recv { Value::tensor(t.borrow().clone()) } else { recv.clone() }
+        }
+        "long" => cast_to(it, DType::I64)?,
+        "int" => cast_to(it, DType::I32)?,
+        "short" => cast_to(it, DType::I16)?,
+        "bool" => cast_to(it, DType::Bool)?,
+        "float" => cast_to(it, DType::F32)?,
+        "double" => cast_to(it, DType::F64)?,
+        "byte" => cast_to(it, DType::U8)?,
+        "new_ones" | "new_zeros" | "new_full" | "new_tensor" | "new_empty" => {
+            let dt = a.dtype()?.unwrap_or(match recv {
+                Value::Traced(_, d) => *d,
+                Value::Tensor(t) => t.borrow().dtype,
+                _ => DType::I64,
+            });
+            if m == "new_tensor" {
+                return Ok(Value::tensor(tensor_from(&a.need(0, "data")?, Some(dt), pos)?));
+            }
+            if m == "new_empty" {
+                return unsup(pos, "new_empty gives uninitialised values");
+            }
+            let size = a.get(0, "size").unwrap_or(Value::Tuple(Rc::new(Vec::new())));
+            let shape = shape_args(std::slice::from_ref(&size), pos)?;
+            let v = match m {
+                "new_ones" => Sc::I(1),
+                "new_zeros" => Sc::I(0),
+                _ => scalar_of(&a.need(1, "fill_value")?, pos)?.0,
+            };
+            Value::tensor(filled(dt, shape, v))
+        }
+        "abs" | "floor" | "ceil" | "trunc" | "round" | "sign" | "neg" | "logical_not" | "bitwise_not" | "eq" | "ne"
+        | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
+        | "bitwise_xor" | "remainder" | "fmod" | "floor_divide" | "div" | "add" | "sub" | "mul" | "minimum"
+        | "maximum" | "greater" | "less" | "greater_equal" | "less_equal" | "not_equal" | "true_divide" => {
+            torch_fn(it, m, a2)?
+        }
+        "clamp" | "clip" => clamp(it, recv.clone(), a.get(0, "min"), a.get(1, "max"), pos)?,
+        "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
+        "clamp_max" => clamp(it, recv.clone(), None, a.get(0, "max"), pos)?,
+        "where" => elementwise(it, Elem::Where, &[a.need(0, "condition")?, recv.clone(), a.need(1, "other")?], pos)?,
+        "any" | "all" | "sum" | "amax" | "amin" => reduce_all(it, m, recv, a.int(0, "dim")?, pos)?,
+        "max" | "min" => match a.get(0, "other") {
+            Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
+                elementwise(it, Elem::Bin(if m == "min" { Bin::Min } else { Bin::Max }), &[recv.clone(), o], pos)?
+            }
+            Some(_) => return unsup(pos, format!("Tensor.{m} along a dimension (values, indices) is not supported")),
+            None => reduce_all(it, m, recv, None, pos)?,
+        },
+        _ if traced => match m {
+            "item" | "tolist" => {
+                return exc(pos, format!("`.{m}()` of a value that depends on the indices (vmap refuses this too)"));
+            }
+            "dim" => Value::Int(0),
+            "numel" => Value::Int(1),
+            "size" => Value::Tuple(Rc::new(Vec::new())),
+            "view" | "reshape" | "squeeze" => recv.clone(),
+            _ => return unsup(pos, format!("`.{m}()` of a traced index value is not supported")),
+        },
+        _ => {
+            let t = tensor_of(recv, pos)?;
+            let Value::Tensor(cell) = recv else { return unsup(pos, "a tensor method of a non-tensor") };
+            match m {
+                "item" => {
+                    if t.numel() != 1 {
+                        return exc(
+                            pos,
+                            "a Tensor with more than one element cannot be converted to a Scalar (RuntimeError)",
+                        );
+                    }
+                    scalar_value(t.dtype, t.data[0])
+                }
+                "tolist" => to_list(&t),
+                "dim" | "ndimension" => Value::Int(t.shape.len() as i64),
+                "numel" | "nelement" => Value::Int(t.numel() as i64),
+                "size" => match a.int(0, "dim")? {
+                    Some(d) => Value::Int(t.shape[dim_of(d, t.shape.len(), pos)?] as i64),
+                    None => Value::Tuple(Rc::new(t.shape.iter().map(|&d| Value::Int(d as i64)).collect())),
+                },
+                "view" | "reshape" => {
+                    let dims: Vec<Value> = match a.pos.as_slice() {
+                        [Value::Tuple(tp)] => tp.as_ref().clone(),
+                        [Value::List(l)] => l.borrow().clone(),
+                        [Value::Dtype(_)] => return unsup(pos, "view as another dtype is not supported"),
+                        other => other.to_vec(),
+                    };
+                    let dims = dims.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?;
+                    Value::tensor(reshape(&t, &dims, pos)?)
+                }
+                "flatten" => Value::tensor(reshape(&t, &[-1], pos)?),
+                "unsqueeze" => {
+                    let d = a.int(0, "dim")?.unwrap_or(0);
+                    let d = dim_of(d, t.shape.len() + 1, pos)?;
+                    let mut s = t.shape.clone();
+                    s.insert(d, 1);
+                    Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
+                }
+                "squeeze" => {
+                    let s: Vec<usize> = match a.int(0, "dim")? {
+                        Some(d) => {
+                            let d = dim_of(d, t.shape.len(), pos)?;
+                            t.shape.iter().enumerate().filter(|&(k, &x)| k != d || x != 1).map(|(_, &x)| x).collect()
+                        }
+                        None => t.shape.iter().copied().filter(|&x| x != 1).collect(),
+                    };
+                    Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
+                }
+                "t" | "transpose" => {
+                    if t.shape.len() < 2 {
+                        return Ok(Value::tensor(t));
+                    }
+                    if t.shape.len() != 2 {
+                        return unsup(pos, "transpose of a tensor that is not 2-d is not supported");
+                    }
+                    let (r, c) = (t.shape[0], t.shape[1]);
+                    let mut data = Vec::with_capacity(r * c);
+                    for j in 0..c {
+                        for i in 0..r {
+                            data.push(t.data[i * c + j]);
+                        }
+                    }
+                    Value::tensor(Tensor::new(t.dtype, vec![c, r], data))
+                }
+                "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
+                "diff" => diff(it, &t, &a2, pos)?,
+                "repeat_interleave" => repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?,
+                "fill_" | "zero_" => {
+                    let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
+                    let mut tb = cell.borrow_mut();
+                    let dt = tb.dtype;
+                    for x in tb.data.iter_mut() {
+                        *x = cast(v, dt);
+                    }
+                    drop(tb);
+                    recv.clone()
+                }
+                "masked_fill" | "masked_fill_" => {
+                    let mask = a.need(0, "mask")?;
+                    let v = a.need(1, "value")?;
+                    let r = elementwise(it, Elem::Where, &[mask, v, recv.clone()], pos)?;
+                    let r = elementwise(it, Elem::Cast(t.dtype), &[r], pos)?;
+                    if m == "masked_fill_" {
+                        if let Value::Tensor(rt) = &r {
+                            *cell.borrow_mut() = rt.borrow().clone();
+                        }
+                        recv.clone()
+                    } else {
+                        r
+                    }
+                }
+                "numpy" => return unsup(pos, "`.numpy()` is not supported"),
+                "expand" | "expand_as" | "repeat" => return unsup(pos, format!("`.{m}()` is not supported")),
+                _ => return unsup(pos, format!("the tensor method `.{m}()` is not supported")),
+            }
+        }
+    })
+}
+
+fn scalar_value(dt: DType, v: Sc) -> Value {
+    match v {
+        Sc::I(x) if dt.is_bool() => Value::Bool(x != 0),
+        Sc::I(x) => Value::Int(x),
+        Sc::F(x) => Value::Float(x),
+    }
+}
+
+fn to_list(t: &Tensor) -> Value {
+    if t.shape.is_empty() {
+        return scalar_value(t.dtype, t.data[0]);
+    }
+    let inner: usize = t.shape[1..].iter().product();
+    let items = (0..t.shape[0])
+        .map(|i| to_list(&Tensor::new(t.dtype, t.shape[1..].to_vec(), t.data[i * inner..(i + 1) * inner].to_vec())))
+        .collect();
+    Value::List(shared(items))
+}

@@ -1,0 +1,1184 @@
+//! The interpreter: runs a module's statements in order, calls functions, and records a traced
+//! graph when a mask function is called with traced indices.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ast::{Arg, BinOp, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, ParamKind, Pos, Stmt, StmtKind, UnOp};
+use super::parse::assigned_names;
+use super::tensor::{Bin, Cmp};
+use super::trace::Graph;
+use super::value::{Closure, Frame, Globals, Shared, Unavailable, Value, shared};
+
+/// Most statements and expressions one import may evaluate.
+pub(super) const MAX_STEPS: u64 = 20_000_000;
+/// Most tensor elements one import may compute, summed over all operations.
+pub(super) const MAX_WORK: u64 = 400_000_000;
+/// Deepest nesting of calls and expressions while running.
+pub(super) const MAX_DEPTH: usize = 600;
+/// Deepest Python call stack.
+pub(super) const MAX_CALLS: usize = 100;
+/// Most items in one list, tuple, dict or string.
+pub(super) const MAX_ITEMS: usize = 1 << 22;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FailKind {
+    /// Something hasseflow does not model; a module-level statement failing so is skipped.
+    Unsupported,
+    /// What Python (or torch) itself would raise.
+    Exception,
+    /// A resource limit: never skipped.
+    Limit,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Fail {
+    pub(super) kind: FailKind,
+    pub(super) msg: String,
+    pub(super) pos: Pos,
+}
+
+pub(super) type R<T> = Result<T, Fail>;
+
+pub(super) fn unsup<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
+    Err(Fail { kind: FailKind::Unsupported, msg: msg.into(), pos })
+}
+pub(super) fn exc<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
+    Err(Fail { kind: FailKind::Exception, msg: msg.into(), pos })
+}
+pub(super) fn limit<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
+    Err(Fail { kind: FailKind::Limit, msg: msg.into(), pos })
+}
+
+pub(super) enum Flow {
+    Normal,
+    Return(Value),
+    Break,
+    Continue,
+}
+
+/// Where names are looked up and bound.
+#[derive(Clone)]
+pub(super) struct Ctx {
+    pub(super) globals: Shared<Globals>,
+    pub(super) frame: Option<Shared<Frame>>,
+}
+
+/// Python builtins hasseflow does not provide (a call is unsupported, not a `NameError`).
+const UNMODELLED_BUILTINS: [&str; 24] = [
+    "isinstance",
+    "issubclass",
+    "type",
+    "super",
+    "object",
+    "open",
+    "input",
+    "iter",
+    "next",
+    "hash",
+    "id",
+    "vars",
+    "setattr",
+    "hasattr",
+    "delattr",
+    "exec",
+    "eval",
+    "compile",
+    "globals",
+    "locals",
+    "format",
+    "repr",
+    "chr",
+    "ord",
+];
+
+pub(super) struct Interp {
+    pub(super) graph: Graph,
+    pub(super) steps: u64,
+    pub(super) work: u64,
+    pub(super) depth: usize,
+    pub(super) calls: usize,
+    /// Module-level statements skipped, with why.
+    pub(super) skipped: Vec<(Pos, String)>,
+    /// Modules imported, as written.
+    pub(super) imports: Vec<String>,
+    pub(super) preludes: HashMap<&'static str, Shared<Globals>>,
+    /// Whether the prelude being run is a library (its statements are never skipped).
+    pub(super) in_prelude: bool,
+}
+
+impl Interp {
+    pub(super) fn new() -> Interp {
+        Interp {
+            graph: Graph::new(),
+            steps: 0,
+            work: 0,
+            depth: 0,
+            calls: 0,
+            skipped: Vec::new(),
+            imports: Vec::new(),
+            preludes: HashMap::new(),
+            in_prelude: false,
+        }
+    }
+
+    pub(super) fn step(&mut self, pos: Pos) -> R<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return limit(pos, format!("the text runs over {MAX_STEPS} steps (a loop or recursion too long)"));
+        }
+        Ok(())
+    }
+    pub(super) fn charge(&mut self, pos: Pos, elements: usize) -> R<()> {
+        self.work += elements as u64;
+        if self.work > MAX_WORK {
+            return limit(pos, format!("the text computes over {MAX_WORK} tensor elements"));
+        }
+        Ok(())
+    }
+
+    /// Runs a module's statements. Outside preludes, a statement that fails on something
+    /// unsupported is skipped and the names it binds become unavailable.
+    pub(super) fn run_module(&mut self, body: &[Stmt], ctx: &Ctx) -> R<()> {
+        for s in body {
+            match self.exec_stmt(s, ctx) {
+                Ok(Flow::Normal) => {}
+                Ok(_) => return exc(s.pos, "`return`, `break` or `continue` outside a function or loop"),
+                Err(f) if f.kind == FailKind::Unsupported && !self.in_prelude => {
+                    let mut names = Vec::new();
+                    assigned_names(std::slice::from_ref(s), &mut names);
+                    let what = format!("line {}, column {}: {}", f.pos.line, f.pos.col, f.msg);
+                    for n in names {
+                        let u = Unavailable { what: what.clone() };
+                        ctx.globals.borrow_mut().set(n, Value::Unavailable(Rc::new(u)));
+                    }
+                    self.skipped.push((f.pos, f.msg));
+                }
+                Err(f) => return Err(f),
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn exec_block(&mut self, body: &[Stmt], ctx: &Ctx) -> R<Flow> {
+        for s in body {
+            match self.exec_stmt(s, ctx)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_stmt(&mut self, s: &Stmt, ctx: &Ctx) -> R<Flow> {
+        self.step(s.pos)?;
+        let pos = s.pos;
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                self.eval(e, ctx)?;
+            }
+            StmtKind::Assign(targets, value) => {
+                let v = self.eval(value, ctx)?;
+                for t in targets {
+                    self.assign(t, v.clone(), ctx)?;
+                }
+            }
+            StmtKind::AugAssign(target, op, value) => {
+                let cur = self.eval(target, ctx)?;
+                let rhs = self.eval(value, ctx)?;
+                let v = self.inplace(*op, cur, rhs, pos)?;
+                self.assign(target, v, ctx)?;
+            }
+            StmtKind::AnnAssign(target, value) => {
+                if let Some(value) = value {
+                    let v = self.eval(value, ctx)?;
+                    self.assign(target, v, ctx)?;
+                }
+            }
+            StmtKind::If(arms, orelse) => {
+                for (cond, body) in arms {
+                    let c = self.eval(cond, ctx)?;
+                    if self.truthy(&c, cond.pos)? {
+                        return self.exec_block(body, ctx);
+                    }
+                }
+                return self.exec_block(orelse, ctx);
+            }
+            StmtKind::For(target, iter, body, orelse) => {
+                let it = self.eval(iter, ctx)?;
+                let items = self.iterate(&it, iter.pos)?;
+                for item in items {
+                    self.step(pos)?;
+                    self.assign(target, item, ctx)?;
+                    match self.exec_block(body, ctx)? {
+                        Flow::Break => return Ok(Flow::Normal),
+                        Flow::Return(v) => return Ok(Flow::Return(v)),
+                        _ => {}
+                    }
+                }
+                return self.exec_block(orelse, ctx);
+            }
+            StmtKind::While(cond, body, orelse) => loop {
+                self.step(pos)?;
+                let c = self.eval(cond, ctx)?;
+                if !self.truthy(&c, cond.pos)? {
+                    return self.exec_block(orelse, ctx);
+                }
+                match self.exec_block(body, ctx)? {
+                    Flow::Break => return Ok(Flow::Normal),
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                }
+            },
+            StmtKind::Break => return Ok(Flow::Break),
+            StmtKind::Continue => return Ok(Flow::Continue),
+            StmtKind::Pass | StmtKind::Global(_) | StmtKind::Nonlocal(_) => {}
+            StmtKind::Return(v) => {
+                let v = match v {
+                    Some(e) => self.eval(e, ctx)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StmtKind::Def(def, decorators) => {
+                let mut f = self.make_function(def, ctx)?;
+                for d in decorators.iter().rev() {
+                    let dv = self.eval(d, ctx)?;
+                    f = self.call(&dv, vec![f], Vec::new(), d.pos)?;
+                }
+                self.bind(&def.name, f, ctx);
+            }
+            StmtKind::Import(items) => {
+                for (path, name, aliased) in items {
+                    self.imports.push(path.to_string());
+                    let v = if *aliased {
+                        self.module_value(path)
+                    } else {
+                        self.module_value(path.split('.').next().unwrap_or(""))
+                    };
+                    self.bind(name, v, ctx);
+                }
+            }
+            StmtKind::ImportFrom(module, names) => {
+                self.imports.push(module.to_string());
+                if names.is_empty() {
+                    return unsup(pos, format!("`from {module} import *` is not supported"));
+                }
+                for (name, alias) in names {
+                    let v = self.import_name(module, name, pos)?;
+                    self.bind(alias, v, ctx);
+                }
+            }
+            StmtKind::Assert(cond, msg) => {
+                let c = self.eval(cond, ctx)?;
+                if !self.truthy(&c, cond.pos)? {
+                    let m = match msg.as_ref().map(|m| self.eval(m, ctx)) {
+                        Some(Ok(Value::Str(s))) => format!("AssertionError: {s}"),
+                        _ => "AssertionError".into(),
+                    };
+                    return exc(pos, m);
+                }
+            }
+            StmtKind::Del(targets) => {
+                for t in targets {
+                    if let ExprKind::Name(n) = &t.kind {
+                        match &ctx.frame {
+                            Some(f) => {
+                                f.borrow_mut().vars.remove(n);
+                            }
+                            None => {
+                                ctx.globals.borrow_mut().vars.remove(n);
+                            }
+                        }
+                    } else {
+                        return unsup(t.pos, "`del` of an item or attribute is not supported");
+                    }
+                }
+            }
+            StmtKind::Raise(e) => {
+                let what = match e.as_ref().map(|e| self.eval(e, ctx)) {
+                    Some(Ok(Value::Str(s))) => s.to_string(),
+                    _ => "an exception".into(),
+                };
+                return exc(pos, format!("the text raises {what}"));
+            }
+            StmtKind::Try(body, _handlers, orelse, fin) => {
+                // Only the path without an exception is modelled: a failing body is not caught.
+                match self.exec_block(body, ctx)? {
+                    Flow::Normal => {}
+                    other => return Ok(other),
+                }
+                match self.exec_block(orelse, ctx)? {
+                    Flow::Normal => {}
+                    other => return Ok(other),
+                }
+                return self.exec_block(fin, ctx);
+            }
+            StmtKind::With(items, names, body) => {
+                for item in items {
+                    self.eval(item, ctx)?;
+                }
+                for n in names {
+                    let u = Unavailable {
+                        what: format!("line {}, column {}: `with ... as {n}` is not supported", pos.line, pos.col),
+                    };
+                    self.bind(n, Value::Unavailable(Rc::new(u)), ctx);
+                }
+                return self.exec_block(body, ctx);
+            }
+            StmtKind::Unsupported(what, _) => return unsup(pos, format!("{what} is not supported")),
+        }
+        Ok(Flow::Normal)
+    }
+
+    pub(super) fn make_function(&mut self, def: &Rc<FuncDef>, ctx: &Ctx) -> R<Value> {
+        let mut defaults = Vec::with_capacity(def.params.len());
+        for p in &def.params {
+            defaults.push(match &p.default {
+                Some(e) => Some(self.eval(e, ctx)?),
+                None => None,
+            });
+        }
+        Ok(Value::Func(Rc::new(Closure {
+            def: def.clone(),
+            defaults,
+            env: ctx.frame.clone(),
+            globals: ctx.globals.clone(),
+            name: std::cell::RefCell::new(def.name.clone()),
+        })))
+    }
+
+    /// Binds a name in the current scope, honouring `global` and `nonlocal`.
+    pub(super) fn bind(&mut self, name: &Rc<str>, v: Value, ctx: &Ctx) {
+        let Some(frame) = &ctx.frame else {
+            ctx.globals.borrow_mut().set(name.clone(), v);
+            return;
+        };
+        let (is_global, is_nonlocal) = {
+            let f = frame.borrow();
+            (f.global_names.contains(name), f.nonlocal_names.contains(name))
+        };
+        if is_global {
+            ctx.globals.borrow_mut().set(name.clone(), v);
+            return;
+        }
+        if is_nonlocal {
+            let mut cur = frame.borrow().parent.clone();
+            while let Some(f) = cur {
+                if f.borrow().locals.contains(name) {
+                    f.borrow_mut().vars.insert(name.clone(), v);
+                    return;
+                }
+                cur = f.borrow().parent.clone();
+            }
+        }
+        frame.borrow_mut().vars.insert(name.clone(), v);
+    }
+
+    pub(super) fn lookup(&mut self, name: &Rc<str>, pos: Pos, ctx: &Ctx) -> R<Value> {
+        let mut cur = ctx.frame.clone();
+        let mut first = true;
+        while let Some(f) = cur {
+            {
+                let fb = f.borrow();
+                if let Some(v) = fb.vars.get(name) {
+                    return Ok(v.clone());
+                }
+                if first
+                    && fb.locals.contains(name)
+                    && !fb.global_names.contains(name)
+                    && !fb.nonlocal_names.contains(name)
+                {
+                    return exc(
+                        pos,
+                        format!("local variable `{name}` referenced before assignment (UnboundLocalError)"),
+                    );
+                }
+                if fb.global_names.contains(name) {
+                    break;
+                }
+            }
+            first = false;
+            cur = f.borrow().parent.clone();
+        }
+        if let Some(v) = ctx.globals.borrow().get(name) {
+            return Ok(v);
+        }
+        if let Some(v) = super::builtins::builtin(name) {
+            return Ok(v);
+        }
+        if UNMODELLED_BUILTINS.contains(&&**name) {
+            return unsup(pos, format!("the builtin `{name}` is not supported"));
+        }
+        exc(pos, format!("name `{}` is not defined (NameError)", super::lex::short(name)))
+    }
+
+    pub(super) fn assign(&mut self, target: &Expr, v: Value, ctx: &Ctx) -> R<()> {
+        match &target.kind {
+            ExprKind::Name(n) => {
+                self.bind(n, v, ctx);
+                Ok(())
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                let vals = self.iterate(&v, target.pos)?;
+                let star = items.iter().position(|e| matches!(e.kind, ExprKind::Starred(_)));
+                match star {
+                    None => {
+                        if vals.len() != items.len() {
+                            return exc(
+                                target.pos,
+                                format!(
+                                    "cannot unpack {} values into {} targets (ValueError)",
+                                    vals.len(),
+                                    items.len()
+                                ),
+                            );
+                        }
+                        for (t, x) in items.iter().zip(vals) {
+                            self.assign(t, x, ctx)?;
+                        }
+                    }
+                    Some(s) => {
+                        let after = items.len() - s - 1;
+                        if vals.len() < items.len() - 1 {
+                            return exc(target.pos, "not enough values to unpack (ValueError)");
+                        }
+                        for (t, x) in items[..s].iter().zip(vals.iter()) {
+                            self.assign(t, x.clone(), ctx)?;
+                        }
+                        let mid = vals[s..vals.len() - after].to_vec();
+                        if let ExprKind::Starred(inner) = &items[s].kind {
+                            self.assign(inner, Value::List(shared(mid)), ctx)?;
+                        }
+                        for (t, x) in items[s + 1..].iter().zip(vals[vals.len() - after..].iter()) {
+                            self.assign(t, x.clone(), ctx)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Subscript(obj, idx) => {
+                let o = self.eval(obj, ctx)?;
+                let i = self.eval(idx, ctx)?;
+                self.setitem(&o, i, v, target.pos)
+            }
+            ExprKind::Attr(obj, name) => {
+                let o = self.eval(obj, ctx)?;
+                match (&o, &**name) {
+                    (Value::Func(c), "__name__" | "__qualname__") => {
+                        if let Value::Str(s) = v {
+                            *c.name.borrow_mut() = s;
+                        }
+                        Ok(())
+                    }
+                    (Value::Func(_), "__doc__") => Ok(()),
+                    _ => unsup(
+                        target.pos,
+                        format!("assigning the attribute `{name}` of a {} is not supported", o.type_name()),
+                    ),
+                }
+            }
+            ExprKind::Starred(inner) => self.assign(inner, v, ctx),
+            _ => exc(target.pos, "cannot assign to this expression"),
+        }
+    }
+
+    pub(super) fn truthy(&mut self, v: &Value, pos: Pos) -> R<bool> {
+        Ok(match v {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+            Value::Tensor(t) => {
+                let t = t.borrow();
+                if t.numel() != 1 {
+                    return exc(pos, format!("the truth value of a tensor with {} elements is ambiguous", t.numel()));
+                }
+                t.data[0].truthy()
+            }
+            Value::Traced(..) => {
+                return exc(
+                    pos,
+                    "data-dependent control flow: a tensor that depends on the indices is used as a Python bool \
+                     (`if`, `and`, `or`, `not`, `min`/`max` of tensors); torch's vmap in create_mask refuses this \
+                     too — use `&`, `|`, `~` or torch.where",
+                );
+            }
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+            _ => true,
+        })
+    }
+
+    pub(super) fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
+        Ok(match v {
+            Value::Tuple(t) => t.as_ref().clone(),
+            Value::List(l) => l.borrow().clone(),
+            Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+            Value::Str(s) => {
+                if s.len() > MAX_ITEMS {
+                    return limit(pos, "a string too long to iterate");
+                }
+                s.chars().map(|c| Value::Str(c.to_string().into())).collect()
+            }
+            Value::Range(a, b, s) => {
+                let n = range_len(*a, *b, *s);
+                if n > MAX_ITEMS as i64 {
+                    return limit(pos, format!("a range of {n} items is over the limit of {MAX_ITEMS}"));
+                }
+                self.charge(pos, n as usize)?;
+                (0..n).map(|i| Value::Int(a + i * s)).collect()
+            }
+            Value::Tensor(t) => {
+                let t = t.borrow().clone();
+                super::tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect()
+            }
+            Value::Traced(..) => {
+                return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
+            }
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+            other => return exc(pos, format!("a {} is not iterable (TypeError)", other.type_name())),
+        })
+    }
+
+    pub(super) fn eval(&mut self, e: &Expr, ctx: &Ctx) -> R<Value> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return limit(e.pos, format!("evaluation nested over {MAX_DEPTH} levels (deep recursion or nesting)"));
+        }
+        let r = self.eval_inner(e, ctx);
+        self.depth -= 1;
+        r
+    }
+
+    fn eval_inner(&mut self, e: &Expr, ctx: &Ctx) -> R<Value> {
+        self.step(e.pos)?;
+        let pos = e.pos;
+        Ok(match &e.kind {
+            ExprKind::Name(n) => self.lookup(n, pos, ctx)?,
+            ExprKind::Int(v) => Value::Int(*v),
+            ExprKind::BigInt(d) => {
+                return unsup(
+                    pos,
+                    format!("a {d}-digit integer literal is over 64 bits (hasseflow models 64-bit integers)"),
+                );
+            }
+            ExprKind::Float(v) => Value::Float(*v),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::FStr => Value::Unavailable(Rc::new(Unavailable {
+                what: format!("line {}, column {}: f-strings are not evaluated", pos.line, pos.col),
+            })),
+            ExprKind::None => Value::None,
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Ellipsis => Value::Ellipsis,
+            ExprKind::Tuple(items) => Value::Tuple(Rc::new(self.eval_items(items, ctx)?)),
+            ExprKind::List(items) => Value::List(shared(self.eval_items(items, ctx)?)),
+            ExprKind::Set(items) => {
+                let vals = self.eval_items(items, ctx)?;
+                let mut out: Vec<Value> = Vec::new();
+                for v in vals {
+                    if !out.iter().any(|x| py_eq(x, &v)) {
+                        out.push(v);
+                    }
+                }
+                Value::List(shared(out))
+            }
+            ExprKind::Dict(items) => {
+                let mut out: Vec<(Value, Value)> = Vec::new();
+                for (k, v) in items {
+                    match k {
+                        Some(k) => {
+                            let k = self.eval(k, ctx)?;
+                            let v = self.eval(v, ctx)?;
+                            dict_set(&mut out, k, v, pos)?;
+                        }
+                        None => {
+                            let d = self.eval(v, ctx)?;
+                            let Value::Dict(d) = d else { return exc(pos, "`**` of a non-dict") };
+                            for (k, v) in d.borrow().iter() {
+                                dict_set(&mut out, k.clone(), v.clone(), pos)?;
+                            }
+                        }
+                    }
+                }
+                Value::Dict(shared(out))
+            }
+            ExprKind::Comp(kind, elt, gens) => {
+                let mut out = Vec::new();
+                let scope = self.comp_scope(gens, ctx);
+                self.comprehension(gens, 0, &scope, &mut |me, c| {
+                    let v = me.eval(elt, c)?;
+                    out.push(v);
+                    if out.len() > MAX_ITEMS {
+                        return limit(pos, "a comprehension over the item limit");
+                    }
+                    Ok(())
+                })?;
+                match kind {
+                    CompKind::List | CompKind::Gen => Value::List(shared(out)),
+                    CompKind::Set => {
+                        let mut uniq: Vec<Value> = Vec::new();
+                        for v in out {
+                            if !uniq.iter().any(|x| py_eq(x, &v)) {
+                                uniq.push(v);
+                            }
+                        }
+                        Value::List(shared(uniq))
+                    }
+                }
+            }
+            ExprKind::DictComp(kv, gens) => {
+                let mut out: Vec<(Value, Value)> = Vec::new();
+                let scope = self.comp_scope(gens, ctx);
+                self.comprehension(gens, 0, &scope, &mut |me, c| {
+                    let k = me.eval(&kv.0, c)?;
+                    let v = me.eval(&kv.1, c)?;
+                    dict_set(&mut out, k, v, pos)
+                })?;
+                Value::Dict(shared(out))
+            }
+            ExprKind::Attr(obj, name) => {
+                let o = self.eval(obj, ctx)?;
+                self.getattr(&o, name, pos)?
+            }
+            ExprKind::Subscript(obj, idx) => {
+                let o = self.eval(obj, ctx)?;
+                let i = self.eval(idx, ctx)?;
+                self.getitem(&o, i, pos)?
+            }
+            ExprKind::Slice(a, b, c) => {
+                let mut parts = [Value::None, Value::None, Value::None];
+                for (k, x) in [a, b, c].into_iter().enumerate() {
+                    if let Some(x) = x {
+                        parts[k] = self.eval(x, ctx)?;
+                    }
+                }
+                Value::Slice(Rc::new(parts))
+            }
+            ExprKind::Call(func, args) => {
+                let f = self.eval(func, ctx)?;
+                let mut pos_args = Vec::new();
+                let mut kwargs: Vec<(Rc<str>, Value)> = Vec::new();
+                for a in args {
+                    match a {
+                        Arg::Pos(x) => pos_args.push(self.eval(x, ctx)?),
+                        Arg::Star(x) => {
+                            let v = self.eval(x, ctx)?;
+                            pos_args.extend(self.iterate(&v, x.pos)?);
+                        }
+                        Arg::Kw(k, x) => {
+                            let v = self.eval(x, ctx)?;
+                            kwargs.push((k.clone(), v));
+                        }
+                        Arg::StarStar(x) => match self.eval(x, ctx)? {
+                            Value::Dict(d) => {
+                                for (k, v) in d.borrow().iter() {
+                                    let Value::Str(k) = k else { return exc(x.pos, "keywords must be strings") };
+                                    kwargs.push((k.clone(), v.clone()));
+                                }
+                            }
+                            Value::Unavailable(u) => return unsup(x.pos, unavailable_msg(&u)),
+                            _ => return exc(x.pos, "`**` needs a dict"),
+                        },
+                    }
+                }
+                self.call(&f, pos_args, kwargs, pos)?
+            }
+            ExprKind::Unary(op, x) => {
+                let v = self.eval(x, ctx)?;
+                if *op == UnOp::Not {
+                    return Ok(Value::Bool(!self.truthy(&v, x.pos)?));
+                }
+                super::ops::unary(self, *op, v, pos)?
+            }
+            ExprKind::Chain(first, rest) => {
+                let mut acc = self.eval(first, ctx)?;
+                for (op, x) in rest {
+                    let v = self.eval(x, ctx)?;
+                    acc = super::ops::binary(self, *op, acc, v, pos)?;
+                }
+                acc
+            }
+            ExprKind::Pow(a, b) => {
+                let x = self.eval(a, ctx)?;
+                let y = self.eval(b, ctx)?;
+                super::ops::binary(self, BinOp::Pow, x, y, pos)?
+            }
+            ExprKind::BoolOp(is_and, items) => {
+                let mut last = Value::None;
+                for x in items {
+                    last = self.eval(x, ctx)?;
+                    let t = self.truthy(&last, x.pos)?;
+                    if t != *is_and {
+                        return Ok(last);
+                    }
+                }
+                last
+            }
+            ExprKind::Compare(first, rest) => {
+                let mut left = self.eval(first, ctx)?;
+                let mut result = Value::Bool(true);
+                for (k, (op, x)) in rest.iter().enumerate() {
+                    let right = self.eval(x, ctx)?;
+                    let r = self.compare(*op, &left, &right, x.pos)?;
+                    if rest.len() == 1 {
+                        return Ok(r);
+                    }
+                    // A chain is `a < b and b < c`: each link is used as a Python bool.
+                    if !self.truthy(&r, x.pos)? {
+                        return Ok(r);
+                    }
+                    result = r;
+                    left = right;
+                    let _ = k;
+                }
+                result
+            }
+            ExprKind::IfExp(parts) => {
+                let c = self.eval(&parts[0], ctx)?;
+                if self.truthy(&c, parts[0].pos)? { self.eval(&parts[1], ctx)? } else { self.eval(&parts[2], ctx)? }
+            }
+            ExprKind::Lambda(def) => self.make_function(def, ctx)?,
+            ExprKind::Starred(_) => return exc(pos, "a starred expression is not allowed here"),
+            ExprKind::Walrus(name, x) => {
+                let v = self.eval(x, ctx)?;
+                self.bind(name, v.clone(), ctx);
+                v
+            }
+        })
+    }
+
+    fn eval_items(&mut self, items: &[Expr], ctx: &Ctx) -> R<Vec<Value>> {
+        let mut out = Vec::with_capacity(items.len());
+        for x in items {
+            if let ExprKind::Starred(inner) = &x.kind {
+                let v = self.eval(inner, ctx)?;
+                out.extend(self.iterate(&v, x.pos)?);
+            } else {
+                out.push(self.eval(x, ctx)?);
+            }
+            if out.len() > MAX_ITEMS {
+                return limit(x.pos, format!("a display of over {MAX_ITEMS} items"));
+            }
+        }
+        Ok(out)
+    }
+
+    fn comp_scope(&mut self, gens: &[Comp], ctx: &Ctx) -> Ctx {
+        let mut locals = Vec::new();
+        for g in gens {
+            super::parse::bound_names(&g.target, &mut locals);
+        }
+        let frame = Frame {
+            vars: HashMap::new(),
+            locals: Vec::new(),
+            global_names: Vec::new(),
+            nonlocal_names: Vec::new(),
+            parent: ctx.frame.clone(),
+        };
+        let _ = locals;
+        Ctx { globals: ctx.globals.clone(), frame: Some(shared(frame)) }
+    }
+
+    fn comprehension(
+        &mut self,
+        gens: &[Comp],
+        k: usize,
+        ctx: &Ctx,
+        body: &mut dyn FnMut(&mut Interp, &Ctx) -> R<()>,
+    ) -> R<()> {
+        if k == gens.len() {
+            return body(self, ctx);
+        }
+        let g = &gens[k];
+        let it = self.eval(&g.iter, ctx)?;
+        for item in self.iterate(&it, g.iter.pos)? {
+            self.step(g.iter.pos)?;
+            self.assign(&g.target, item, ctx)?;
+            let mut ok = true;
+            for c in &g.conds {
+                let v = self.eval(c, ctx)?;
+                if !self.truthy(&v, c.pos)? {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                self.comprehension(gens, k + 1, ctx, body)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn inplace(&mut self, op: BinOp, cur: Value, rhs: Value, pos: Pos) -> R<Value> {
+        // Lists extend in place; tensors update in place (their aliases see it, as in torch).
+        match (&cur, op) {
+            (Value::List(l), BinOp::Add) => {
+                let items = self.iterate(&rhs, pos)?;
+                l.borrow_mut().extend(items);
+                return Ok(cur.clone());
+            }
+            (Value::Tensor(t), _) => {
+                let r = super::ops::binary(self, op, cur.clone(), rhs, pos)?;
+                if let Value::Tensor(r) = &r {
+                    let rb = r.borrow().clone();
+                    let mut tb = t.borrow_mut();
+                    if rb.shape == tb.shape {
+                        let dt = tb.dtype;
+                        tb.data = rb.data.iter().map(|&v| super::tensor::cast(v, dt)).collect();
+                        drop(tb);
+                        return Ok(cur.clone());
+                    }
+                }
+                return Ok(r);
+            }
+            _ => {}
+        }
+        super::ops::binary(self, op, cur, rhs, pos)
+    }
+
+    /// Calls a function value.
+    pub(super) fn call(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
+        self.step(pos)?;
+        match f {
+            Value::Func(c) => self.call_closure(c, args, kwargs, pos),
+            Value::Native(n) => super::builtins::call_native(self, n, args, kwargs, pos),
+            Value::Partial(p) => {
+                let mut all = p.args.clone();
+                all.extend(args);
+                let mut kw = p.kwargs.clone();
+                for (k, v) in kwargs {
+                    kw.retain(|(x, _)| *x != k);
+                    kw.push((k, v));
+                }
+                self.call(&p.func.clone(), all, kw, pos)
+            }
+            Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+            other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
+        }
+    }
+
+    fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
+        if self.calls >= MAX_CALLS {
+            return limit(pos, format!("maximum recursion depth exceeded (over {MAX_CALLS} nested calls)"));
+        }
+        let def = &c.def;
+        let mut vars: HashMap<Rc<str>, Value> = HashMap::new();
+        let mut args = args.into_iter();
+        let mut extra: Vec<Value> = Vec::new();
+        let mut kw_rest: Vec<(Value, Value)> = Vec::new();
+        for p in def.params.iter() {
+            match p.kind {
+                ParamKind::Normal => {
+                    if let Some(a) = args.next() {
+                        vars.insert(p.name.clone(), a);
+                    }
+                }
+                ParamKind::VarArgs => extra.extend(args.by_ref()),
+                _ => {}
+            }
+        }
+        let leftover: Vec<Value> = args.collect();
+        if !leftover.is_empty() {
+            let n = def.params.iter().filter(|p| p.kind == ParamKind::Normal).count();
+            return exc(
+                pos,
+                format!(
+                    "{}() takes {n} positional arguments but {} were given (TypeError)",
+                    def.name,
+                    n + leftover.len()
+                ),
+            );
+        }
+        for (k, v) in kwargs {
+            match def.params.iter().find(|p| p.name == k && matches!(p.kind, ParamKind::Normal | ParamKind::KwOnly)) {
+                Some(p) => {
+                    if vars.contains_key(&p.name) {
+                        return exc(pos, format!("{}() got multiple values for argument `{k}` (TypeError)", def.name));
+                    }
+                    vars.insert(p.name.clone(), v);
+                }
+                None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => kw_rest.push((Value::Str(k), v)),
+                None => {
+                    return exc(pos, format!("{}() got an unexpected keyword argument `{k}` (TypeError)", def.name));
+                }
+            }
+        }
+        for (i, p) in def.params.iter().enumerate() {
+            match p.kind {
+                ParamKind::VarArgs => {
+                    vars.insert(p.name.clone(), Value::Tuple(Rc::new(std::mem::take(&mut extra))));
+                }
+                ParamKind::VarKw => {
+                    vars.insert(p.name.clone(), Value::Dict(shared(std::mem::take(&mut kw_rest))));
+                }
+                _ => {
+                    if !vars.contains_key(&p.name) {
+                        match &c.defaults[i] {
+                            Some(d) => {
+                                vars.insert(p.name.clone(), d.clone());
+                            }
+                            None => {
+                                return exc(
+                                    pos,
+                                    format!("{}() missing required argument `{}` (TypeError)", def.name, p.name),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let frame = Frame {
+            vars,
+            locals: def.locals.clone(),
+            global_names: def.globals.clone(),
+            nonlocal_names: def.nonlocals.clone(),
+            parent: c.env.clone(),
+        };
+        let ctx = Ctx { globals: c.globals.clone(), frame: Some(shared(frame)) };
+        self.calls += 1;
+        self.depth += 1;
+        let r = if self.depth > MAX_DEPTH {
+            limit(pos, format!("evaluation nested over {MAX_DEPTH} levels (deep recursion)"))
+        } else {
+            self.exec_block(&def.body, &ctx)
+        };
+        self.depth -= 1;
+        self.calls -= 1;
+        match r? {
+            Flow::Return(v) => Ok(v),
+            _ => Ok(Value::None),
+        }
+    }
+
+    pub(super) fn compare(&mut self, op: CmpOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
+        let cmp = match op {
+            CmpOp::Lt => Cmp::Lt,
+            CmpOp::Le => Cmp::Le,
+            CmpOp::Gt => Cmp::Gt,
+            CmpOp::Ge => Cmp::Ge,
+            CmpOp::Eq => Cmp::Eq,
+            CmpOp::Ne => Cmp::Ne,
+            CmpOp::Is | CmpOp::IsNot => {
+                let same = match (a, b) {
+                    (Value::None, Value::None) | (Value::Ellipsis, Value::Ellipsis) => true,
+                    (Value::Bool(x), Value::Bool(y)) => x == y,
+                    (Value::Dtype(x), Value::Dtype(y)) => x == y,
+                    (Value::Tensor(x), Value::Tensor(y)) => Rc::ptr_eq(x, y),
+                    (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+                    (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
+                    (Value::Unavailable(u), _) | (_, Value::Unavailable(u)) => return unsup(pos, unavailable_msg(u)),
+                    _ => false,
+                };
+                return Ok(Value::Bool(same == (op == CmpOp::Is)));
+            }
+            CmpOp::In | CmpOp::NotIn => {
+                let found = match b {
+                    Value::Str(s) => match a {
+                        Value::Str(x) => s.contains(&**x),
+                        _ => return exc(pos, "`in <string>` needs a string"),
+                    },
+                    Value::Dict(d) => d.borrow().iter().any(|(k, _)| py_eq(k, a)),
+                    Value::Range(x, y, s) => match a {
+                        Value::Int(v) => {
+                            let n = range_len(*x, *y, *s);
+                            n > 0 && (v - x) % s == 0 && (v - x) / s >= 0 && (v - x) / s < n
+                        }
+                        _ => false,
+                    },
+                    _ => {
+                        let items = self.iterate(b, pos)?;
+                        let mut found = false;
+                        for it in items {
+                            let e = self.compare(CmpOp::Eq, a, &it, pos)?;
+                            if self.truthy(&e, pos)? {
+                                found = true;
+                                break;
+                            }
+                        }
+                        found
+                    }
+                };
+                return Ok(Value::Bool(found == (op == CmpOp::In)));
+            }
+        };
+        super::ops::compare(self, cmp, a, b, pos)
+    }
+
+    /// The value of `import path` (the top-level name of a dotted path is bound by the caller).
+    pub(super) fn module_value(&mut self, path: &str) -> Value {
+        Value::Module(path.into())
+    }
+
+    pub(super) fn import_from(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
+        self.import_name(module, name, pos)
+    }
+
+    fn import_name(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
+        if let Some(lib) = super::library::prelude_for(module) {
+            let g = self.prelude(lib, pos)?;
+            let v = g.borrow().get(name);
+            return match v {
+                Some(v) => Ok(v),
+                None => {
+                    let full = format!("{module}.{name}");
+                    if super::builtins::is_known(&full) {
+                        return Ok(Value::native(&full));
+                    }
+                    Ok(Value::Unavailable(Rc::new(Unavailable {
+                        what: format!(
+                            "line {}, column {}: `{full}` is not in hasseflow's table of library masks",
+                            pos.line, pos.col
+                        ),
+                    })))
+                }
+            };
+        }
+        let m = Value::Module(module.into());
+        self.getattr(&m, name, pos)
+    }
+
+    fn prelude(&mut self, lib: super::library::Lib, pos: Pos) -> R<Shared<Globals>> {
+        if let Some(g) = self.preludes.get(lib.module) {
+            return Ok(g.clone());
+        }
+        let toks = super::lex::lex(lib.source).map_err(|e| Fail {
+            kind: FailKind::Limit,
+            msg: format!("prelude {}: {e}", lib.module),
+            pos,
+        })?;
+        let body = super::parse::Parser::new(toks).module().map_err(|e| Fail {
+            kind: FailKind::Limit,
+            msg: format!("prelude {}: {e}", lib.module),
+            pos,
+        })?;
+        let g = shared(Globals::default());
+        self.preludes.insert(lib.module, g.clone());
+        let was = self.in_prelude;
+        self.in_prelude = true;
+        let r = self.run_module(&body, &Ctx { globals: g.clone(), frame: None });
+        self.in_prelude = was;
+        r.map_err(|f| Fail { msg: format!("in hasseflow's {} prelude: {}", lib.module, f.msg), ..f })?;
+        Ok(g)
+    }
+
+    pub(super) fn getattr(&mut self, o: &Value, name: &str, pos: Pos) -> R<Value> {
+        super::builtins::getattr(self, o, name, pos)
+    }
+    pub(super) fn getitem(&mut self, o: &Value, i: Value, pos: Pos) -> R<Value> {
+        super::builtins::getitem(self, o, i, pos)
+    }
+    pub(super) fn setitem(&mut self, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
+        super::builtins::setitem(self, o, i, v, pos)
+    }
+
+    /// How many positional arguments a callable accepts: (required, maximum or None for *args).
+    pub(super) fn arity(f: &Value) -> Option<(usize, Option<usize>)> {
+        match f {
+            Value::Func(c) => {
+                let normal: Vec<_> =
+                    c.def.params.iter().enumerate().filter(|(_, p)| p.kind == ParamKind::Normal).collect();
+                let required = normal.iter().filter(|(i, _)| c.defaults[*i].is_none()).count();
+                let var = c.def.params.iter().any(|p| p.kind == ParamKind::VarArgs);
+                let kw_required = c
+                    .def
+                    .params
+                    .iter()
+                    .enumerate()
+                    .any(|(i, p)| p.kind == ParamKind::KwOnly && c.defaults[i].is_none());
+                if kw_required {
+                    return None;
+                }
+                Some((required, if var { None } else { Some(normal.len()) }))
+            }
+            Value::Partial(p) => {
+                let (req, max) = Interp::arity(&p.func)?;
+                let given = p.args.len();
+                // Keywords bound by the partial take their parameters out of the positional run.
+                let kw = p.kwargs.len();
+                Some((req.saturating_sub(given + kw), max.map(|m| m.saturating_sub(given + kw))))
+            }
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn unavailable_msg(u: &Unavailable) -> String {
+    format!("the value comes from {}", u.what)
+}
+
+pub(super) fn range_len(a: i64, b: i64, s: i64) -> i64 {
+    if s > 0 && b > a {
+        (b - a - 1) / s + 1
+    } else if s < 0 && a > b {
+        (a - b - 1) / (-s) + 1
+    } else {
+        0
+    }
+}
+
+/// Python `==` for hashable-ish values (dict keys, `in`).
+pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| py_eq(p, q)),
+        (Value::Dtype(x), Value::Dtype(y)) => x == y,
+        _ => match (num(a), num(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        },
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+pub(super) fn dict_set(d: &mut Vec<(Value, Value)>, k: Value, v: Value, pos: Pos) -> R<()> {
+    match &k {
+        Value::List(_) | Value::Dict(_) => return exc(pos, format!("unhashable type: {} (TypeError)", k.type_name())),
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::Traced(..) | Value::Tensor(_) => return unsup(pos, "tensors as dict keys are not supported"),
+        _ => {}
+    }
+    if let Some(slot) = d.iter_mut().find(|(x, _)| py_eq(x, &k)) {
+        slot.1 = v;
+    } else {
+        if d.len() >= MAX_ITEMS {
+            return limit(pos, "a dict over the item limit");
+        }
+        d.push((k, v));
+    }
+    Ok(())
+}
+
+/// Which tensor kernel an AST operator is.
+pub(super) fn kernel_of(op: BinOp) -> Option<Bin> {
+    Some(match op {
+        BinOp::Add => Bin::Add,
+        BinOp::Sub => Bin::Sub,
+        BinOp::Mul => Bin::Mul,
+        BinOp::Div => Bin::Div,
+        BinOp::FloorDiv => Bin::FloorDiv,
+        BinOp::Mod => Bin::Rem,
+        BinOp::Pow => Bin::Pow,
+        BinOp::BitAnd => Bin::And,
+        BinOp::BitOr => Bin::Or,
+        BinOp::BitXor => Bin::Xor,
+        BinOp::Shl => Bin::Shl,
+        BinOp::Shr => Bin::Shr,
+        BinOp::MatMul => return None,
+    })
+}

@@ -1,0 +1,515 @@
+//! Operators on values: Python semantics for Python numbers, torch semantics (promotion,
+//! broadcasting, kernels) for tensors, and graph nodes for traced per-position values.
+
+use std::rc::Rc;
+
+use super::ast::{BinOp, Pos, UnOp};
+use super::interp::{Interp, R, exc, kernel_of, limit, unavailable_msg, unsup};
+use super::tensor::{
+    Bin, Class, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast, broadcast_index,
+    cast, checked_numel, result_type, un_dtype,
+};
+use super::trace::Op;
+use super::value::Value;
+
+/// An elementwise tensor operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Elem {
+    Bin(Bin),
+    Cmp(Cmp),
+    Un(Un),
+    /// `where(cond, a, b)`.
+    Where,
+    Cast(DType),
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+    LogicalNot,
+}
+
+/// An operand of an elementwise operation.
+enum Opd {
+    Py(Sc, DType),
+    Ten(Tensor),
+    Tr(usize, DType),
+}
+
+impl Opd {
+    fn dtype(&self) -> DType {
+        match self {
+            Opd::Py(_, d) | Opd::Tr(_, d) => *d,
+            Opd::Ten(t) => t.dtype,
+        }
+    }
+    fn class(&self) -> Class {
+        match self {
+            Opd::Py(..) => Class::Wrapped,
+            Opd::Tr(..) => Class::Zero,
+            Opd::Ten(t) if t.shape.is_empty() => Class::Zero,
+            Opd::Ten(_) => Class::Dim,
+        }
+    }
+}
+
+fn opd(v: &Value, pos: Pos) -> R<Opd> {
+    Ok(match v {
+        Value::Bool(b) => Opd::Py(Sc::I(i64::from(*b)), DType::Bool),
+        Value::Int(i) => Opd::Py(Sc::I(*i), DType::I64),
+        Value::Float(f) => Opd::Py(Sc::F(*f), DType::F64),
+        Value::Tensor(t) => Opd::Ten(t.borrow().clone()),
+        Value::Traced(n, d) => Opd::Tr(*n, *d),
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::List(_) | Value::Tuple(_) => {
+            return exc(pos, format!("a {} where a tensor or number is expected (TypeError)", v.type_name()));
+        }
+        other => return exc(pos, format!("a {} where a tensor or number is expected (TypeError)", other.type_name())),
+    })
+}
+
+/// The dtype an elementwise operation computes in, and the dtype it returns.
+fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
+    let cls: Vec<(DType, Class)> = opds.iter().map(|o| (o.dtype(), o.class())).collect();
+    Ok(match kind {
+        Elem::Bin(op) => {
+            let dt = result_type(&cls);
+            (dt, bin_dtype(op, dt)?)
+        }
+        Elem::Cmp(_) => (result_type(&cls), DType::Bool),
+        Elem::Un(op) => {
+            let dt = cls[0].0;
+            (dt, un_dtype(op, dt)?)
+        }
+        Elem::Where => {
+            if cls[0].0 != DType::Bool {
+                return Err(format!("where expected a boolean condition, got {}", cls[0].0));
+            }
+            let dt = result_type(&cls[1..]);
+            (dt, dt)
+        }
+        Elem::Cast(d) => (cls[0].0, d),
+        Elem::LogicalAnd | Elem::LogicalOr | Elem::LogicalXor | Elem::LogicalNot => (DType::Bool, DType::Bool),
+    })
+}
+
+/// One element of the operation, operands already cast to the compute dtype.
+fn kernel(kind: Elem, dt: DType, out: DType, v: &[Sc]) -> Result<Sc, &'static str> {
+    Ok(match kind {
+        Elem::Bin(op) => apply_bin(op, dt, v[0], v[1])?,
+        Elem::Cmp(op) => Sc::I(i64::from(apply_cmp(op, v[0], v[1]))),
+        Elem::Un(op) => apply_un(op, out, v[0]),
+        Elem::Where => {
+            if v[0].truthy() {
+                v[1]
+            } else {
+                v[2]
+            }
+        }
+        Elem::Cast(d) => cast(v[0], d),
+        Elem::LogicalAnd => Sc::I(i64::from(v[0].truthy() && v[1].truthy())),
+        Elem::LogicalOr => Sc::I(i64::from(v[0].truthy() || v[1].truthy())),
+        Elem::LogicalXor => Sc::I(i64::from(v[0].truthy() != v[1].truthy())),
+        Elem::LogicalNot => Sc::I(i64::from(!v[0].truthy())),
+    })
+}
+
+/// The dtype operand `i` is cast to before the kernel.
+fn operand_dtype(kind: Elem, i: usize, dt: DType, own: DType) -> DType {
+    match kind {
+        Elem::Where if i == 0 => DType::Bool,
+        Elem::Cast(_) => own,
+        Elem::LogicalAnd | Elem::LogicalOr | Elem::LogicalXor | Elem::LogicalNot => DType::Bool,
+        _ => dt,
+    }
+}
+
+/// Applies an elementwise operation to values (at least one a tensor or traced value).
+pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
+    let opds: Vec<Opd> = vals.iter().map(|v| opd(v, pos)).collect::<R<_>>()?;
+    let (dt, out) = match dtypes(kind, &opds) {
+        Ok(x) => x,
+        Err(m) => return exc(pos, m),
+    };
+    if opds.iter().any(|o| matches!(o, Opd::Tr(..))) {
+        return traced(it, kind, &opds, dt, out, pos);
+    }
+    // Concrete: broadcast and compute.
+    let shapes: Vec<Vec<usize>> = opds
+        .iter()
+        .map(|o| match o {
+            Opd::Ten(t) => t.shape.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut shape: Vec<usize> = Vec::new();
+    for s in &shapes {
+        shape = broadcast(&shape, s).or_else(|m| exc(pos, m))?;
+    }
+    let n = checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    it.charge(pos, n * opds.len().max(1))?;
+    let mut data = Vec::with_capacity(n);
+    let mut buf = [Sc::I(0); 3];
+    for i in 0..n {
+        for (k, o) in opds.iter().enumerate() {
+            let od = operand_dtype(kind, k, dt, o.dtype());
+            buf[k] = match o {
+                Opd::Py(v, _) => cast(*v, od),
+                Opd::Ten(t) => cast(t.data[broadcast_index(i, &shape, &t.shape)], od),
+                Opd::Tr(..) => unreachable!("no traced operand here"),
+            };
+        }
+        match kernel(kind, dt, out, &buf[..opds.len()]) {
+            Ok(v) => data.push(v),
+            Err(m) => return exc(pos, m),
+        }
+    }
+    Ok(Value::tensor(Tensor::new(out, shape, data)))
+}
+
+fn traced(it: &mut Interp, kind: Elem, opds: &[Opd], dt: DType, out: DType, pos: Pos) -> R<Value> {
+    let mut ids = Vec::with_capacity(opds.len());
+    for (k, o) in opds.iter().enumerate() {
+        let od = operand_dtype(kind, k, dt, o.dtype());
+        let id = match o {
+            Opd::Py(v, _) => push(it, Op::Const(cast(*v, od)), od, pos)?,
+            Opd::Ten(t) if t.shape.is_empty() => push(it, Op::Const(cast(t.data[0], od)), od, pos)?,
+            Opd::Ten(t) => {
+                return unsup(
+                    pos,
+                    format!(
+                        "an index tensor combined with a tensor of shape {:?} gives a vector per position, which \
+                         hasseflow does not model (index the tensor by q_idx or kv_idx instead)",
+                        t.shape
+                    ),
+                );
+            }
+            Opd::Tr(n, d) => {
+                if *d == od {
+                    *n
+                } else {
+                    push(it, Op::Cast(*n), od, pos)?
+                }
+            }
+        };
+        ids.push(id);
+    }
+    let op = match kind {
+        Elem::Bin(b) => Op::Bin(b, ids[0], ids[1]),
+        Elem::Cmp(c) => Op::Cmp(c, ids[0], ids[1]),
+        Elem::Un(u) => Op::Un(u, ids[0]),
+        Elem::Where => Op::Where(ids[0], ids[1], ids[2]),
+        Elem::Cast(_) => Op::Cast(ids[0]),
+        Elem::LogicalAnd => Op::Bin(Bin::And, ids[0], ids[1]),
+        Elem::LogicalOr => Op::Bin(Bin::Or, ids[0], ids[1]),
+        Elem::LogicalXor => Op::Bin(Bin::Xor, ids[0], ids[1]),
+        Elem::LogicalNot => Op::Un(Un::Invert, ids[0]),
+    };
+    if let (Op::Cast(a), true) = (&op, dt == out) {
+        return Ok(Value::Traced(*a, out));
+    }
+    let id = push(it, op, out, pos)?;
+    Ok(Value::Traced(id, out))
+}
+
+pub(super) fn push(it: &mut Interp, op: Op, dtype: DType, pos: Pos) -> R<usize> {
+    it.graph.push(op, dtype).or_else(|m| limit(pos, m))
+}
+
+fn is_tensorish(v: &Value) -> bool {
+    matches!(v, Value::Tensor(_) | Value::Traced(..))
+}
+
+fn overflow<T>(pos: Pos) -> R<T> {
+    unsup(pos, "an integer result over 64 bits (hasseflow models Python integers up to 64 bits)")
+}
+
+/// `a <op> b`.
+pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
+    if let Value::Unavailable(u) = &a {
+        return unsup(pos, unavailable_msg(u));
+    }
+    if let Value::Unavailable(u) = &b {
+        return unsup(pos, unavailable_msg(u));
+    }
+    if is_tensorish(&a) || is_tensorish(&b) {
+        let Some(k) = kernel_of(op) else { return unsup(pos, "matrix multiplication `@` is not supported") };
+        return elementwise(it, Elem::Bin(k), &[a, b], pos);
+    }
+    match (&a, &b) {
+        (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
+            if x.len() + y.len() > super::interp::MAX_ITEMS {
+                return limit(pos, "a string over the size limit");
+            }
+            return Ok(Value::Str(format!("{x}{y}").into()));
+        }
+        (Value::List(x), Value::List(y)) if op == BinOp::Add => {
+            let mut v = x.borrow().clone();
+            v.extend(y.borrow().iter().cloned());
+            if v.len() > super::interp::MAX_ITEMS {
+                return limit(pos, "a list over the item limit");
+            }
+            return Ok(Value::List(super::value::shared(v)));
+        }
+        (Value::Tuple(x), Value::Tuple(y)) if op == BinOp::Add => {
+            let mut v = x.as_ref().clone();
+            v.extend(y.iter().cloned());
+            if v.len() > super::interp::MAX_ITEMS {
+                return limit(pos, "a tuple over the item limit");
+            }
+            return Ok(Value::Tuple(Rc::new(v)));
+        }
+        (Value::List(_) | Value::Tuple(_) | Value::Str(_), Value::Int(_) | Value::Bool(_))
+        | (Value::Int(_) | Value::Bool(_), Value::List(_) | Value::Tuple(_) | Value::Str(_))
+            if op == BinOp::Mul =>
+        {
+            let (seq, k) = if matches!(a, Value::Int(_) | Value::Bool(_)) { (&b, &a) } else { (&a, &b) };
+            let k = match k {
+                Value::Int(i) => (*i).max(0) as usize,
+                Value::Bool(t) => usize::from(*t),
+                _ => 0,
+            };
+            let len = match seq {
+                Value::List(l) => l.borrow().len(),
+                Value::Tuple(t) => t.len(),
+                Value::Str(s) => s.len(),
+                _ => 0,
+            };
+            if len.saturating_mul(k) > super::interp::MAX_ITEMS {
+                return limit(pos, format!("a sequence of {len} items repeated {k} times is over the item limit"));
+            }
+            it.charge(pos, len * k)?;
+            return Ok(match seq {
+                Value::List(l) => Value::List(super::value::shared((0..k).flat_map(|_| l.borrow().clone()).collect())),
+                Value::Tuple(t) => Value::Tuple(Rc::new((0..k).flat_map(|_| t.iter().cloned()).collect())),
+                Value::Str(s) => Value::Str(s.repeat(k).into()),
+                _ => Value::None,
+            });
+        }
+        _ => {}
+    }
+    py_arith(op, &a, &b, pos)
+}
+
+fn as_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn as_num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(f) => Some(*f),
+        _ => as_int(v).map(|i| i as f64),
+    }
+}
+
+fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
+    let type_err = || {
+        exc(
+            pos,
+            format!(
+                "unsupported operand types for {}: {} and {} (TypeError)",
+                op.symbol(),
+                a.type_name(),
+                b.type_name()
+            ),
+        )
+    };
+    if let (Value::Bool(x), Value::Bool(y)) = (a, b) {
+        match op {
+            BinOp::BitAnd => return Ok(Value::Bool(*x && *y)),
+            BinOp::BitOr => return Ok(Value::Bool(*x || *y)),
+            BinOp::BitXor => return Ok(Value::Bool(x != y)),
+            _ => {}
+        }
+    }
+    if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
+        let v = match op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::Div => {
+                if y == 0 {
+                    return exc(pos, "division by zero (ZeroDivisionError)");
+                }
+                return Ok(Value::Float(x as f64 / y as f64));
+            }
+            BinOp::FloorDiv | BinOp::Mod => {
+                if y == 0 {
+                    return exc(pos, "integer division or modulo by zero (ZeroDivisionError)");
+                }
+                if x == i64::MIN && y == -1 {
+                    return overflow(pos);
+                }
+                let r =
+                    apply_bin(if op == BinOp::Mod { Bin::Rem } else { Bin::FloorDiv }, DType::I64, Sc::I(x), Sc::I(y));
+                r.ok().map(|s| s.as_i64())
+            }
+            BinOp::Pow => {
+                if y < 0 {
+                    if x == 0 {
+                        return exc(pos, "0 cannot be raised to a negative power (ZeroDivisionError)");
+                    }
+                    return Ok(Value::Float((x as f64).powf(y as f64)));
+                }
+                let mut r: i64 = 1;
+                for _ in 0..y.min(64) {
+                    r = match r.checked_mul(x) {
+                        Some(r) => r,
+                        None => return overflow(pos),
+                    };
+                    if r == 0 || r == 1 {
+                        break;
+                    }
+                }
+                if y > 64 && x.abs() > 1 {
+                    return overflow(pos);
+                }
+                if x == -1 {
+                    r = if y % 2 == 0 { 1 } else { -1 };
+                }
+                Some(r)
+            }
+            BinOp::BitAnd => Some(x & y),
+            BinOp::BitOr => Some(x | y),
+            BinOp::BitXor => Some(x ^ y),
+            BinOp::Shl => {
+                if y < 0 {
+                    return exc(pos, "negative shift count (ValueError)");
+                }
+                if x == 0 {
+                    Some(0)
+                } else if y >= 63 {
+                    None
+                } else {
+                    let r = x << y;
+                    if r >> y == x { Some(r) } else { None }
+                }
+            }
+            BinOp::Shr => {
+                if y < 0 {
+                    return exc(pos, "negative shift count (ValueError)");
+                }
+                Some(if y >= 64 { if x < 0 { -1 } else { 0 } } else { x >> y })
+            }
+            BinOp::MatMul => return type_err(),
+        };
+        return match v {
+            Some(v) => Ok(Value::Int(v)),
+            None => overflow(pos),
+        };
+    }
+    let (Some(x), Some(y)) = (as_num(a), as_num(b)) else { return type_err() };
+    let v = match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return exc(pos, "float division by zero (ZeroDivisionError)");
+            }
+            x / y
+        }
+        BinOp::FloorDiv => {
+            if y == 0.0 {
+                return exc(pos, "float floor division by zero (ZeroDivisionError)");
+            }
+            (x / y).floor()
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                return exc(pos, "float modulo by zero (ZeroDivisionError)");
+            }
+            match apply_bin(Bin::Rem, DType::F64, Sc::F(x), Sc::F(y)) {
+                Ok(s) => s.as_f64(),
+                Err(m) => return exc(pos, m),
+            }
+        }
+        BinOp::Pow => {
+            if x < 0.0 && y.fract() != 0.0 {
+                return unsup(pos, "a negative number to a fractional power (a complex result)");
+            }
+            if x == 0.0 && y < 0.0 {
+                return exc(pos, "0.0 cannot be raised to a negative power (ZeroDivisionError)");
+            }
+            x.powf(y)
+        }
+        _ => return type_err(),
+    };
+    Ok(Value::Float(v))
+}
+
+/// `<op> a` for `-`, `+`, `~`.
+pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
+    if let Value::Unavailable(u) = &a {
+        return unsup(pos, unavailable_msg(u));
+    }
+    if is_tensorish(&a) {
+        return match op {
+            UnOp::Pos => Ok(a),
+            UnOp::Neg => elementwise(it, Elem::Un(Un::Neg), &[a], pos),
+            UnOp::Invert => elementwise(it, Elem::Un(Un::Invert), &[a], pos),
+            UnOp::Not => unreachable!("`not` is handled by the interpreter"),
+        };
+    }
+    match (op, &a) {
+        (UnOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+        (UnOp::Pos, Value::Float(f)) => Ok(Value::Float(*f)),
+        (UnOp::Neg, _) => match as_int(&a).map(i64::checked_neg) {
+            Some(Some(v)) => Ok(Value::Int(v)),
+            Some(None) => overflow(pos),
+            None => exc(pos, format!("bad operand type for unary -: {} (TypeError)", a.type_name())),
+        },
+        (UnOp::Pos, _) => match as_int(&a) {
+            Some(v) => Ok(Value::Int(v)),
+            None => exc(pos, format!("bad operand type for unary +: {} (TypeError)", a.type_name())),
+        },
+        (UnOp::Invert, _) => match as_int(&a) {
+            Some(v) => Ok(Value::Int(!v)),
+            None => exc(pos, format!("bad operand type for unary ~: {} (TypeError)", a.type_name())),
+        },
+        (UnOp::Not, _) => unreachable!("`not` is handled by the interpreter"),
+    }
+}
+
+/// `a <cmp> b` for the six ordering comparisons.
+pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
+    if let Value::Unavailable(u) = a {
+        return unsup(pos, unavailable_msg(u));
+    }
+    if let Value::Unavailable(u) = b {
+        return unsup(pos, unavailable_msg(u));
+    }
+    if is_tensorish(a) || is_tensorish(b) {
+        if matches!(a, Value::None) || matches!(b, Value::None) {
+            return Ok(Value::Bool(op == Cmp::Ne));
+        }
+        return elementwise(it, Elem::Cmp(op), &[a.clone(), b.clone()], pos);
+    }
+    if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
+        return Ok(Value::Bool(op.test(x, y)));
+    }
+    if let (Some(x), Some(y)) = (as_num(a), as_num(b)) {
+        return Ok(Value::Bool(op.test(x, y)));
+    }
+    if let (Value::Str(x), Value::Str(y)) = (a, b) {
+        return Ok(Value::Bool(op.test(x, y)));
+    }
+    match op {
+        Cmp::Eq => Ok(Value::Bool(seq_eq(a, b))),
+        Cmp::Ne => Ok(Value::Bool(!seq_eq(a, b))),
+        _ => exc(pos, format!("`{op:?}` is not supported between {} and {} (TypeError)", a.type_name(), b.type_name())),
+    }
+}
+
+fn seq_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(x), Value::List(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q))
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q)),
+        _ => super::interp::py_eq(a, b),
+    }
+}

@@ -1,0 +1,479 @@
+//! Concrete tensor operations: indexing and assignment (torch's basic and advanced indexing),
+//! construction, shape changes and reductions.
+
+use std::rc::Rc;
+
+use super::ast::Pos;
+use super::interp::{Interp, R, exc, limit, unavailable_msg, unsup};
+use super::ops::push;
+use super::tensor::{DType, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
+use super::trace::{Op, Table};
+use super::value::Value;
+
+/// One item of an index expression.
+enum Ix {
+    Int(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    New,
+    Ell,
+    /// An integer index array and its shape.
+    Adv(Vec<i64>, Vec<usize>),
+    /// A boolean mask.
+    Mask(Tensor),
+}
+
+fn opt_int(v: &Value, pos: Pos) -> R<Option<i64>> {
+    Ok(match v {
+        Value::None => None,
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Tensor(t) if t.borrow().numel() == 1 && !t.borrow().dtype.is_float() => {
+            Some(t.borrow().data[0].as_i64())
+        }
+        Value::Traced(..) => return exc(pos, "a slice bound that depends on the indices (vmap refuses this too)"),
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        _ => return exc(pos, "slice indices must be integers or None (TypeError)"),
+    })
+}
+
+fn to_ix(v: &Value, pos: Pos) -> R<Ix> {
+    Ok(match v {
+        Value::Int(i) => Ix::Int(*i),
+        Value::Bool(_) => return unsup(pos, "indexing a tensor with True/False is not supported"),
+        Value::None => Ix::New,
+        Value::Ellipsis => Ix::Ell,
+        Value::Slice(s) => Ix::Slice(opt_int(&s[0], pos)?, opt_int(&s[1], pos)?, opt_int(&s[2], pos)?),
+        Value::Tensor(t) => {
+            let t = t.borrow();
+            if t.dtype.is_bool() {
+                Ix::Mask(t.clone())
+            } else if t.dtype.is_float() {
+                return exc(pos, "tensors used as indices must be long, int, byte or bool tensors (IndexError)");
+            } else if t.shape.is_empty() {
+                Ix::Int(t.data[0].as_i64())
+            } else {
+                Ix::Adv(t.data.iter().map(|s| s.as_i64()).collect(), t.shape.clone())
+            }
+        }
+        Value::List(l) => {
+            let l = l.borrow();
+            let mut out = Vec::with_capacity(l.len());
+            for x in l.iter() {
+                match x {
+                    Value::Int(i) => out.push(*i),
+                    _ => return unsup(pos, "indexing with a list of non-integers is not supported"),
+                }
+            }
+            let n = out.len();
+            Ix::Adv(out, vec![n])
+        }
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::Traced(..) => unreachable!("traced indices are handled by the caller"),
+        other => return exc(pos, format!("a {} cannot index a tensor (IndexError)", other.type_name())),
+    })
+}
+
+fn norm(i: i64, len: usize, pos: Pos) -> R<usize> {
+    let l = len as i64;
+    let j = if i < 0 { i + l } else { i };
+    if j < 0 || j >= l {
+        return exc(pos, format!("index {i} is out of bounds for a dimension of size {len} (IndexError)"));
+    }
+    Ok(j as usize)
+}
+
+/// Python's slice semantics: the indices selected in `0..len`.
+pub(super) fn slice_indices(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+    len: usize,
+    pos: Pos,
+) -> R<Vec<usize>> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return exc(pos, "slice step cannot be zero (ValueError)");
+    }
+    if step < 0 {
+        return unsup(pos, "negative slice steps on tensors are not supported (torch refuses them too)");
+    }
+    let l = len as i64;
+    let clampi = |v: i64| if v < 0 { (v + l).max(0) } else { v.min(l) };
+    let a = start.map_or(0, clampi);
+    let b = stop.map_or(l, clampi);
+    let mut out = Vec::new();
+    let mut i = a;
+    while i < b {
+        out.push(i as usize);
+        i += step;
+    }
+    Ok(out)
+}
+
+enum Axis {
+    Fixed(usize),
+    Range(Vec<usize>, usize),
+    Adv(usize),
+}
+
+/// The flat positions an index selects in a tensor of `shape`, and the shape of the selection.
+fn select(shape: &[usize], items: Vec<Ix>, pos: Pos) -> R<(Vec<usize>, Vec<usize>)> {
+    // Expand boolean masks into index arrays and the ellipsis into full slices.
+    let mut expanded: Vec<Ix> = Vec::new();
+    let consumed: usize = items
+        .iter()
+        .map(|i| match i {
+            Ix::Int(_) | Ix::Slice(..) | Ix::Adv(..) => 1,
+            Ix::Mask(m) => m.shape.len().max(1),
+            _ => 0,
+        })
+        .sum();
+    if consumed > shape.len() {
+        return exc(pos, format!("too many indices for a tensor of dimension {} (IndexError)", shape.len()));
+    }
+    let mut dim = 0;
+    let mut saw_ell = false;
+    for it in items {
+        match it {
+            Ix::Ell => {
+                if saw_ell {
+                    return exc(pos, "an index can only have a single ellipsis (IndexError)");
+                }
+                saw_ell = true;
+                for _ in 0..shape.len() - consumed {
+                    expanded.push(Ix::Slice(None, None, None));
+                    dim += 1;
+                }
+            }
+            Ix::Mask(m) => {
+                let k = m.shape.len().max(1);
+                if !m.shape.is_empty() && m.shape[..] != shape[dim..dim + k] {
+                    return exc(
+                        pos,
+                        format!(
+                            "the mask of shape {:?} does not match the indexed shape {:?} (IndexError)",
+                            m.shape,
+                            &shape[dim..dim + k]
+                        ),
+                    );
+                }
+                let mut coords: Vec<Vec<i64>> = vec![Vec::new(); k];
+                let strides = m.strides();
+                for (flat, v) in m.data.iter().enumerate() {
+                    if v.truthy() {
+                        for d in 0..k {
+                            coords[d].push(if m.shape.is_empty() {
+                                0
+                            } else {
+                                ((flat / strides[d]) % m.shape[d]) as i64
+                            });
+                        }
+                    }
+                }
+                for c in coords {
+                    let n = c.len();
+                    expanded.push(Ix::Adv(c, vec![n]));
+                }
+                dim += k;
+            }
+            other => {
+                if !matches!(other, Ix::New) {
+                    dim += 1;
+                }
+                expanded.push(other);
+            }
+        }
+    }
+    while dim < shape.len() {
+        expanded.push(Ix::Slice(None, None, None));
+        dim += 1;
+    }
+    // Advanced indices: broadcast together; placed where the first one is when they are adjacent.
+    let adv_pos: Vec<usize> =
+        expanded.iter().enumerate().filter(|(_, i)| matches!(i, Ix::Adv(..))).map(|(k, _)| k).collect();
+    let mut adv_shape: Vec<usize> = Vec::new();
+    for i in &expanded {
+        if let Ix::Adv(_, s) = i {
+            adv_shape = broadcast(&adv_shape, s).or_else(|m| exc(pos, format!("index arrays: {m} (IndexError)")))?;
+        }
+    }
+    let adjacent = adv_pos.windows(2).all(|w| w[1] == w[0] + 1);
+    let mut out_shape: Vec<usize> = Vec::new();
+    let mut axes: Vec<Axis> = Vec::new();
+    let mut adv_arrays: Vec<(Vec<i64>, Vec<usize>)> = Vec::new();
+    let mut adv_at: Option<usize> = None;
+    if !adv_pos.is_empty() && !adjacent {
+        adv_at = Some(0);
+        out_shape.extend(adv_shape.iter().copied());
+    }
+    let mut d = 0;
+    for it in expanded {
+        match it {
+            Ix::Int(i) => {
+                axes.push(Axis::Fixed(norm(i, shape[d], pos)?));
+                d += 1;
+            }
+            Ix::Slice(a, b, s) => {
+                let idx = slice_indices(a, b, s, shape[d], pos)?;
+                let n = idx.len();
+                axes.push(Axis::Range(idx, out_shape.len()));
+                out_shape.push(n);
+                d += 1;
+            }
+            Ix::New => out_shape.push(1),
+            Ix::Adv(v, s) => {
+                for &x in &v {
+                    norm(x, shape[d], pos)?;
+                }
+                if adv_at.is_none() {
+                    adv_at = Some(out_shape.len());
+                    out_shape.extend(adv_shape.iter().copied());
+                }
+                axes.push(Axis::Adv(adv_arrays.len()));
+                adv_arrays.push((v, s));
+                d += 1;
+            }
+            Ix::Ell | Ix::Mask(_) => unreachable!("expanded above"),
+        }
+    }
+    let total = checked_numel(&out_shape).or_else(|m| limit(pos, m))?;
+    let strides = Tensor::new(DType::Bool, shape.to_vec(), Vec::new()).strides();
+    let mut positions = Vec::with_capacity(total);
+    let mut coord = vec![0usize; out_shape.len()];
+    for _ in 0..total {
+        let adv_flat = adv_at.map(|at| {
+            let mut f = 0;
+            for (k, &len) in adv_shape.iter().enumerate() {
+                f = f * len + coord[at + k];
+            }
+            f
+        });
+        let mut flat = 0;
+        for (sd, ax) in axes.iter().enumerate() {
+            let i = match ax {
+                Axis::Fixed(i) => *i,
+                Axis::Range(idx, o) => idx[coord[*o]],
+                Axis::Adv(k) => {
+                    let (v, s) = &adv_arrays[*k];
+                    let raw = v[broadcast_index(adv_flat.unwrap_or(0), &adv_shape, s)];
+                    norm(raw, shape[sd], pos)?
+                }
+            };
+            flat += i * strides[sd];
+        }
+        positions.push(flat);
+        for k in (0..coord.len()).rev() {
+            coord[k] += 1;
+            if coord[k] < out_shape[k] {
+                break;
+            }
+            coord[k] = 0;
+        }
+    }
+    Ok((positions, out_shape))
+}
+
+fn items_of(i: Value) -> Vec<Value> {
+    match i {
+        Value::Tuple(t) => t.as_ref().clone(),
+        other => vec![other],
+    }
+}
+
+/// `t[i]`.
+pub(super) fn getitem(it: &mut Interp, t: &Tensor, i: Value, pos: Pos) -> R<Value> {
+    let items = items_of(i);
+    if items.iter().any(|v| matches!(v, Value::Traced(..))) {
+        return traced_lookup(it, t, &items, pos);
+    }
+    let ix = items.iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;
+    let (positions, shape) = select(&t.shape, ix, pos)?;
+    it.charge(pos, positions.len())?;
+    let data = positions.iter().map(|&p| t.data[p]).collect();
+    Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
+}
+
+/// `t[i] = v`.
+pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos: Pos) -> R<()> {
+    let items = items_of(i);
+    if items.iter().any(|v| matches!(v, Value::Traced(..))) {
+        return exc(pos, "assigning into a tensor at traced indices is not supported");
+    }
+    let ix = items.iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;
+    let (positions, shape) = select(&t.shape, ix, pos)?;
+    it.charge(pos, positions.len())?;
+    let src = match v {
+        Value::Bool(b) => Tensor::scalar(DType::Bool, Sc::I(i64::from(*b))),
+        Value::Int(x) => Tensor::scalar(DType::I64, Sc::I(*x)),
+        Value::Float(x) => Tensor::scalar(DType::F64, Sc::F(*x)),
+        Value::Tensor(s) => s.borrow().clone(),
+        Value::Traced(..) => return exc(pos, "storing a traced index value into a tensor is not supported"),
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::List(_) | Value::Tuple(_) => super::builtins::tensor_from(v, None, pos)?,
+        other => return exc(pos, format!("cannot assign a {} into a tensor (TypeError)", other.type_name())),
+    };
+    // The source broadcasts to the selection's shape (leading 1s of the source may be dropped).
+    let mut s = src.shape.clone();
+    while s.len() > shape.len() && s[0] == 1 {
+        s.remove(0);
+    }
+    let b = broadcast(&shape, &s).or_else(|m| exc(pos, m))?;
+    if b != shape {
+        return exc(
+            pos,
+            format!(
+                "shape mismatch: a value of shape {:?} cannot be assigned to a selection of shape {shape:?}",
+                src.shape
+            ),
+        );
+    }
+    if src.dtype.is_float() && !t.dtype.is_float() && !matches!(v, Value::Float(_)) {
+        // torch casts silently; so do we.
+    }
+    for (k, &p) in positions.iter().enumerate() {
+        t.data[p] = cast(src.data[broadcast_index(k, &shape, &s)], t.dtype);
+    }
+    Ok(())
+}
+
+fn traced_lookup(it: &mut Interp, t: &Tensor, items: &[Value], pos: Pos) -> R<Value> {
+    if items.len() != t.shape.len() {
+        return unsup(
+            pos,
+            format!(
+                "a lookup into a tensor of shape {:?} with {} index(es) gives a vector per position, which hasseflow does \
+                 not model: index every dimension",
+                t.shape,
+                items.len()
+            ),
+        );
+    }
+    if items.len() > 8 {
+        return unsup(pos, "lookups into tensors of over 8 dimensions are not supported");
+    }
+    if t.dtype.is_float() {
+        // Float tables work cell by cell (no interval bounds), which is exact but slow.
+    }
+    let mut idx = Vec::with_capacity(items.len());
+    for v in items {
+        let id = match v {
+            Value::Traced(n, d) => {
+                if d.is_float() {
+                    return exc(pos, "tensors used as indices must be long, int, byte or bool tensors (IndexError)");
+                }
+                if d.is_bool() {
+                    return unsup(pos, "a boolean traced value used as an index is not supported");
+                }
+                *n
+            }
+            Value::Int(i) => push(it, Op::Const(Sc::I(*i)), DType::I64, pos)?,
+            Value::Tensor(x) if x.borrow().shape.is_empty() && !x.borrow().dtype.is_float() => {
+                let v = x.borrow().data[0];
+                push(it, Op::Const(v), DType::I64, pos)?
+            }
+            _ => return unsup(pos, "a lookup mixing traced indices with slices or arrays is not supported"),
+        };
+        idx.push(id);
+    }
+    let table = Rc::new(Table::new(t.clone()));
+    let id = push(it, Op::Gather(table, idx), t.dtype, pos)?;
+    Ok(Value::Traced(id, t.dtype))
+}
+
+/// The sub-tensors along the first dimension (iteration, `unbind`).
+pub(super) fn unbind(t: &Tensor, pos: Pos) -> R<Vec<Tensor>> {
+    if t.shape.is_empty() {
+        return exc(pos, "iteration over a 0-d tensor (TypeError)");
+    }
+    let n = t.shape[0];
+    let inner: usize = t.shape[1..].iter().product();
+    Ok((0..n)
+        .map(|i| Tensor::new(t.dtype, t.shape[1..].to_vec(), t.data[i * inner..(i + 1) * inner].to_vec()))
+        .collect())
+}
+
+/// `t.reshape(shape)` with one `-1` allowed.
+pub(super) fn reshape(t: &Tensor, dims: &[i64], pos: Pos) -> R<Tensor> {
+    let n = t.numel();
+    let known: i64 = dims.iter().filter(|&&d| d != -1).product();
+    let free = dims.iter().filter(|&&d| d == -1).count();
+    if free > 1 || dims.iter().any(|&d| d < -1) {
+        return exc(pos, "invalid shape for reshape (RuntimeError)");
+    }
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|&d| if d == -1 { if known == 0 { 0 } else { n / known as usize } } else { d as usize })
+        .collect();
+    if shape.iter().product::<usize>() != n {
+        return exc(pos, format!("shape {dims:?} is invalid for input of size {n} (RuntimeError)"));
+    }
+    Ok(Tensor::new(t.dtype, shape, t.data.clone()))
+}
+
+/// Normalises a dimension argument.
+pub(super) fn dim_of(d: i64, ndim: usize, pos: Pos) -> R<usize> {
+    let n = ndim.max(1) as i64;
+    let j = if d < 0 { d + n } else { d };
+    if j < 0 || j >= n {
+        return exc(pos, format!("dimension {d} out of range for a tensor of {ndim} dimensions (IndexError)"));
+    }
+    Ok(j as usize)
+}
+
+/// Applies `f` along `dim` to each 1-d lane, which it rewrites in place (cumsum, diff-like ops that keep
+/// the length).
+pub(super) fn along(t: &Tensor, dim: usize, mut f: impl FnMut(&mut [Sc])) -> Tensor {
+    let mut out = t.clone();
+    if t.shape.is_empty() {
+        f(&mut out.data[..]);
+        return out;
+    }
+    let len = t.shape[dim];
+    let stride: usize = t.shape[dim + 1..].iter().product();
+    let outer: usize = t.shape[..dim].iter().product();
+    let mut lane = vec![Sc::I(0); len];
+    for o in 0..outer {
+        for s in 0..stride {
+            let base = o * len * stride + s;
+            for (k, slot) in lane.iter_mut().enumerate() {
+                *slot = out.data[base + k * stride];
+            }
+            f(&mut lane);
+            for (k, v) in lane.iter().enumerate() {
+                out.data[base + k * stride] = *v;
+            }
+        }
+    }
+    out
+}
+
+/// Concatenates tensors along `dim`.
+pub(super) fn cat(ts: &[Tensor], dim: i64, pos: Pos) -> R<Tensor> {
+    let ts: Vec<&Tensor> = ts.iter().filter(|t| !(t.shape.len() == 1 && t.shape[0] == 0)).collect();
+    let Some(first) = ts.first() else { return Ok(Tensor::new(DType::F32, vec![0], Vec::new())) };
+    if first.shape.is_empty() {
+        return exc(pos, "zero-dimensional tensors cannot be concatenated (RuntimeError)");
+    }
+    let d = dim_of(dim, first.shape.len(), pos)?;
+    let mut dt = first.dtype;
+    for t in &ts {
+        if t.shape.len() != first.shape.len() || t.shape.iter().enumerate().any(|(k, &s)| k != d && s != first.shape[k])
+        {
+            return exc(pos, "tensors must have the same shape except in the concatenating dimension (RuntimeError)");
+        }
+        dt = DType::promote(dt, t.dtype);
+    }
+    let mut shape = first.shape.clone();
+    shape[d] = ts.iter().map(|t| t.shape[d]).sum();
+    checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    let outer: usize = shape[..d].iter().product();
+    let inner: usize = shape[d + 1..].iter().product();
+    let mut data = Vec::new();
+    for o in 0..outer {
+        for t in &ts {
+            let chunk = t.shape[d] * inner;
+            data.extend(t.data[o * chunk..(o + 1) * chunk].iter().map(|&v| cast(v, dt)));
+        }
+    }
+    Ok(Tensor::new(dt, shape, data))
+}

@@ -1,0 +1,136 @@
+//! Python values: numbers, strings, containers, functions, modules, concrete tensors, and traced
+//! per-position tensors (nodes of the mask's graph).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ast::FuncDef;
+use super::tensor::{DType, Tensor};
+
+pub(super) type Shared<T> = Rc<RefCell<T>>;
+
+pub(super) fn shared<T>(v: T) -> Shared<T> {
+    Rc::new(RefCell::new(v))
+}
+
+/// A function defined in the text (or a prelude), with its defaults and enclosing scope.
+#[derive(Debug)]
+pub(super) struct Closure {
+    pub(super) def: Rc<FuncDef>,
+    pub(super) defaults: Vec<Option<Value>>,
+    pub(super) env: Option<Shared<Frame>>,
+    pub(super) globals: Shared<Globals>,
+    pub(super) name: RefCell<Rc<str>>,
+}
+
+/// A built-in function (by its dotted name), bound to a receiver for methods.
+#[derive(Debug)]
+pub(super) struct Native {
+    pub(super) name: Rc<str>,
+    pub(super) recv: Option<Value>,
+}
+
+/// `functools.partial(func, *args, **kwargs)`.
+#[derive(Debug)]
+pub(super) struct Partial {
+    pub(super) func: Value,
+    pub(super) args: Vec<Value>,
+    pub(super) kwargs: Vec<(Rc<str>, Value)>,
+}
+
+/// A value the text could not compute (a skipped statement's binding, an unknown library object):
+/// using it is an error that says why.
+#[derive(Debug)]
+pub(super) struct Unavailable {
+    pub(super) what: String,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    Tuple(Rc<Vec<Value>>),
+    List(Shared<Vec<Value>>),
+    Dict(Shared<Vec<(Value, Value)>>),
+    Range(i64, i64, i64),
+    Slice(Rc<[Value; 3]>),
+    Ellipsis,
+    Func(Rc<Closure>),
+    Native(Rc<Native>),
+    Partial(Rc<Partial>),
+    Module(Rc<str>),
+    Tensor(Shared<Tensor>),
+    /// A per-position value of the traced mask: a node and its dtype.
+    Traced(usize, DType),
+    Dtype(DType),
+    Device,
+    Unavailable(Rc<Unavailable>),
+}
+
+impl Value {
+    pub(super) fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Tuple(_) => "tuple",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::Range(..) => "range",
+            Value::Slice(_) => "slice",
+            Value::Ellipsis => "ellipsis",
+            Value::Func(_) | Value::Native(_) | Value::Partial(_) => "function",
+            Value::Module(_) => "module",
+            Value::Tensor(_) | Value::Traced(..) => "Tensor",
+            Value::Dtype(_) => "torch.dtype",
+            Value::Device => "torch.device",
+            Value::Unavailable(_) => "unavailable value",
+        }
+    }
+    pub(super) fn native(name: &str) -> Value {
+        Value::Native(Rc::new(Native { name: name.into(), recv: None }))
+    }
+    pub(super) fn method(name: &str, recv: Value) -> Value {
+        Value::Native(Rc::new(Native { name: name.into(), recv: Some(recv) }))
+    }
+    pub(super) fn tensor(t: Tensor) -> Value {
+        Value::Tensor(shared(t))
+    }
+    pub(super) fn is_callable(&self) -> bool {
+        matches!(self, Value::Func(_) | Value::Native(_) | Value::Partial(_))
+    }
+}
+
+/// A function call's local variables, with the enclosing function's frame for closures.
+#[derive(Debug, Default)]
+pub(super) struct Frame {
+    pub(super) vars: HashMap<Rc<str>, Value>,
+    /// The names local to this frame (assigned anywhere in the function).
+    pub(super) locals: Vec<Rc<str>>,
+    pub(super) global_names: Vec<Rc<str>>,
+    pub(super) nonlocal_names: Vec<Rc<str>>,
+    pub(super) parent: Option<Shared<Frame>>,
+}
+
+/// A module's globals, remembering the order of assignment (the last mask function wins).
+#[derive(Debug, Default)]
+pub(super) struct Globals {
+    pub(super) vars: HashMap<Rc<str>, (Value, u64)>,
+    pub(super) clock: u64,
+}
+
+impl Globals {
+    pub(super) fn get(&self, name: &str) -> Option<Value> {
+        self.vars.get(name).map(|(v, _)| v.clone())
+    }
+    pub(super) fn set(&mut self, name: Rc<str>, v: Value) {
+        self.clock += 1;
+        self.vars.insert(name, (v, self.clock));
+    }
+}
