@@ -50,7 +50,7 @@ rustup component list --installed | grep -q '^clippy' || rustup component add cl
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 
 # The Python tests in a venv (Debian's Python refuses pip installs, PEP 668): NumPy, PyTorch
-# (CPU use; the default wheel is a few GB, pip's cache keeps it) and Transformers.
+# (CPU use; the default wheel is a few GB, pip's cache keeps it), Transformers and attn-gym.
 PY="$HASSEFLOW_VENV/bin/python"
 if ! "$PY" -c "import numpy, torch, transformers, sys
 sys.exit(not (numpy.__version__ == '$NUMPY_VERSION' and torch.__version__.split('+')[0] == '$TORCH_VERSION'
@@ -64,6 +64,13 @@ sys.exit(not (numpy.__version__ == '$NUMPY_VERSION' and torch.__version__.split(
   python3 -m venv "$HASSEFLOW_VENV"
   "$PY" -m pip install --quiet --upgrade pip
   "$PY" -m pip install --quiet "numpy==$NUMPY_VERSION" "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION"
+fi
+# attn-gym's mask factories for the mask_mod corpus: --no-deps, so pip never touches the pinned torch
+# (its only declared dependency; attn_gym.masks needs nothing else).
+if ! "$PY" -c "import importlib.metadata, sys
+sys.exit(importlib.metadata.version('attn-gym') != '$ATTN_GYM_VERSION')" 2>/dev/null; then
+  step "installing attn-gym $ATTN_GYM_VERSION into $HASSEFLOW_VENV"
+  "$PY" -m pip install --quiet --no-deps "attn-gym==$ATTN_GYM_VERSION"
 fi
 
 # End-to-end tests: Debian's Chromium and playwright-core (never `npx playwright install`, which

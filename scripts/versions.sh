@@ -16,5 +16,8 @@ export PATH="$HASSEFLOW_TOOLS/binaryen/node_modules/.bin:$PATH"
 NUMPY_VERSION=2.4.6
 TORCH_VERSION=2.15.0
 TRANSFORMERS_VERSION=5.24.0
+# attn-gym: the mask_mod factories (attn_gym.masks) that the mask_mod corpus imports and runs under
+# torch (tests/python/test_mask_mod_wild.py); installed without its dependencies (torch only, pinned above).
+ATTN_GYM_VERSION=0.0.17
 # The venv lives outside the clone, so a warm machine (and CI's fresh clone on it) reuses it.
 HASSEFLOW_VENV=${HASSEFLOW_VENV:-$HOME/.cache/hasseflow/venv}
