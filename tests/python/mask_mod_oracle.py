@@ -18,6 +18,7 @@ import importlib.util
 import inspect
 import io
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -63,6 +64,7 @@ def load_module(path):
     """Imports the file as a fresh module (CUDA sent to the CPU, its prints swallowed)."""
     global _loaded
     _loaded += 1
+    sys.dont_write_bytecode = True  # no __pycache__ next to the corpus or the generated programs
     spec = importlib.util.spec_from_file_location(f"hasseflow_wild_{_loaded}", path)
     mod = importlib.util.module_from_spec(spec)
     with contextlib.redirect_stdout(io.StringIO()), CudaToCpu():
