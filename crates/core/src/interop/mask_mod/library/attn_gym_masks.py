@@ -41,8 +41,9 @@
 #     tensors are equal (values and dtype), and negative lengths are refused as there.
 #
 # What this file asks of the interpreter beyond the mask functions' operators:
-#   builtins len, range, str, int; `x is None`; tuple unpacking; list `+` and indexing;
-#   torch.tensor(list, dtype=...), torch.zeros(shape, dtype=...), torch.bool, torch.int32;
+#   builtins len, range, str; `x is None`; tuple unpacking; lists (`+`, `* int`, indexing,
+#   .append, .extend); torch.tensor(list, dtype=...), torch.zeros(shape, dtype=...),
+#   torch.cumsum(t, dim=-1), torch.bool, torch.int32, torch.int64;
 #   tensor .tolist(), .dim(), .shape[i], .to(dtype=...); `&` and `|` on integer tensors (bitwise,
 #   natten's Morton layout, with hex literals); indexing a closure tensor with a tuple of indices
 #   (`intervals[image_idx, 0]`, `ancestor_matrix[q_idx, tree_idx]`, `topk_indices[b, h, q, k]`);
@@ -110,19 +111,16 @@ def _offsets_to_doc_ids_tensor(offsets):
         count = bounds[doc + 1] - bounds[doc]
         if count < 0:
             raise RuntimeError("repeats can not be negative")
-        for _ in range(count):
-            ids = ids + [doc]
+        ids.extend([doc] * count)
     return torch.tensor(ids, dtype=torch.int32)
 
 
 def length_to_offsets(lengths, device):
-    # Document lengths -> cumulative offsets [0, l0, l0 + l1, ...] (int64, as cumsum of int32 gives).
-    running = 0
+    # Document lengths -> cumulative offsets [0, l0, l0 + l1, ...]: the lengths as int32, summed
+    # into int64 (cumsum's result type for int32).
     values = [0]
-    for length in lengths:
-        running = running + int(length)
-        values = values + [running]
-    return torch.tensor(values, dtype=torch.int32).to(dtype=torch.int64)
+    values.extend(lengths)
+    return torch.cumsum(torch.tensor(values, dtype=torch.int32), dim=-1)
 
 
 def generate_doc_mask_mod(mask_mod, offsets):
@@ -156,11 +154,10 @@ def generate_vision_cross_attention_mask_mod(intervals, image_token_length):
     # by the text queries in [intervals[i, 0], intervals[i, 1]).
     num_images = intervals.shape[0]
     if image_token_length < 0:
-        raise RuntimeError("repeats can not be negative")
+        raise RuntimeError("Repeats must be non-negative")
     owners = []
     for image in range(num_images):
-        for _ in range(image_token_length):
-            owners = owners + [image]
+        owners.extend([image] * image_token_length)
     image_boundaries = torch.tensor(owners, dtype=torch.int64)
 
     def vision_cross_attention_mask_mod(b, h, q_idx, kv_idx):
@@ -194,11 +191,9 @@ def build_tree_ancestor_matrix(parent_indices, device="cuda"):
         return torch.zeros((0, 0), dtype=torch.bool)
     rows = []
     for node in range(n):
-        own = []
-        for j in range(n):
-            own = own + [j == node]
+        own = [False] * node + [True] + [False] * (n - 1 - node)
         if node == 0:
-            rows = rows + [own]
+            rows.append(own)
         else:
             parent = parent_indices[node]
             if parent < -n:
@@ -210,16 +205,14 @@ def build_tree_ancestor_matrix(parent_indices, device="cuda"):
             if parent < node:
                 parent_row = rows[parent]
             else:
-                parent_row = []
-                for j in range(n):
-                    parent_row = parent_row + [j == parent]
+                parent_row = [False] * parent + [True] + [False] * (n - 1 - parent)
             merged = []
             for j in range(n):
                 if parent_row[j]:
-                    merged = merged + [True]
+                    merged.append(True)
                 else:
-                    merged = merged + [own[j]]
-            rows = rows + [merged]
+                    merged.append(own[j])
+            rows.append(merged)
     return torch.tensor(rows, dtype=torch.bool)
 
 

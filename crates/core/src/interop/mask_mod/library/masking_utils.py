@@ -97,7 +97,7 @@ def blockwise_overlay(block_sequence_ids):
     def inner_mask(batch_idx, head_idx, q_idx, kv_idx):
         q_block = block_sequence_ids[batch_idx, q_idx]
         kv_block = block_sequence_ids[batch_idx, kv_idx]
-        return (q_block == kv_block) & (q_block > 0)
+        return (q_block == kv_block) & (q_block >= 0)
 
     return inner_mask
 
