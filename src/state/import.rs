@@ -125,7 +125,7 @@ impl AppState {
                         format!("imported the FlashAttention window {name} at the editor's size")
                     }
                     interop::Source::Kernel { sized: false } => format!("imported the kernel parameters {name}"),
-                    interop::Source::MaskMod { name: f, n } => {
+                    interop::Source::MaskMod { name: f, n, .. } => {
                         format!("imported mask_mod `{f}` from {name} at n = {n}")
                     }
                     interop::Source::Npy | interop::Source::MaskFile => format!("imported {name}"),

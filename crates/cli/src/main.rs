@@ -45,6 +45,10 @@ enum Command {
         /// Include the first-reach layer of every cell (JSON: `first_reach`, null = never).
         #[arg(long)]
         first_reach: bool,
+        /// A mask_mod on the structured engine with this many layers (used by itself above
+        /// n = 8192, up to 16M positions: the depth that reaches the limit, up to 64).
+        #[arg(long)]
+        layers: Option<usize>,
     },
     /// Print a preset mask. Parameters as KEY=VALUE, e.g. `preset sliding-window --n 8 w=3`.
     Preset {
@@ -243,7 +247,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Derive(args) => derivation::derive_command(&args),
         Command::Flow(args) => flow::flow_command(&args),
         Command::Model(args) => model::model_command(&args),
-        Command::Analyze { input, json, first_reach } => analyze::analyze(&input, json, first_reach),
+        Command::Analyze { input, json, first_reach, layers } => analyze::analyze(&input, json, first_reach, layers),
         Command::Preset { list: true, .. } => {
             print_out(&catalog_text());
             Ok(())
@@ -336,7 +340,7 @@ fn read_mask(input: &Input) -> Result<MaskFile> {
 }
 
 /// Reads a path or `-`, at most one byte over `max` (the parser reports the size).
-fn read_limited(path: &str, max: usize) -> Result<Vec<u8>> {
+pub(crate) fn read_limited(path: &str, max: usize) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     let limit = max as u64 + 1;
     if path == "-" {

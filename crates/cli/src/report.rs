@@ -59,7 +59,7 @@ fn class_name(a: &Analysis, c: usize) -> String {
     }
 }
 
-fn elide(items: Vec<String>, total: usize) -> String {
+pub(crate) fn elide(items: Vec<String>, total: usize) -> String {
     let shown = items.into_iter().take(LIST_MAX).collect::<Vec<_>>().join(" ");
     if total > LIST_MAX { format!("{shown} ... ({} more)", total - LIST_MAX) } else { shown }
 }

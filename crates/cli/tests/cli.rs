@@ -510,3 +510,47 @@ fn mask_mod_python_is_read_by_every_command() {
     let out = hasseflow(&["analyze", "-"], "m = lambda b, h, q, k: q >= k\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no size: give n"));
 }
+
+/// A packed-document mask from a 131072-token lookup tensor (40 documents of random lengths),
+/// analysed on the structured engine, equals its closed form: causal within each document.
+#[test]
+fn a_document_mask_mod_from_a_lookup_tensor_is_analysed_exactly_at_131072() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let n: u64 = 131_072;
+    let mut cuts: Vec<u64> = (0..39).map(|_| 1 + next() % (n - 1)).collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut lengths = Vec::new();
+    let mut prev = 0;
+    for c in cuts.iter().copied().chain([n]) {
+        lengths.push(c - prev);
+        prev = c;
+    }
+    let text = format!(
+        "import torch\nlengths = {lengths:?}\n\
+         document_id = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))\n\n\
+         def document_causal(b, h, q_idx, kv_idx):\n    \
+         return (document_id[q_idx] == document_id[kv_idx]) & (q_idx >= kv_idx)\n"
+    );
+    let dir = std::env::temp_dir().join(format!("hasseflow-doc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("doc.py");
+    std::fs::write(&path, &text).unwrap();
+    let v = json(&["analyze", path.to_str().unwrap(), "--n", "131072", "--json"], "");
+    std::fs::remove_dir_all(&dir).ok();
+    let closed: u64 = lengths.iter().map(|l| l * (l + 1) / 2).sum();
+    assert_eq!(v["engine"], "structured");
+    assert_eq!(v["depth"], 1, "a causal mask is its own closure");
+    assert_eq!(v["reach"]["n"], n);
+    assert_eq!(v["reach"]["limit_cells"], closed);
+    assert_eq!(v["reach"]["growth"][1], closed);
+    assert_eq!(v["reach"]["limit"]["classes"], n, "a causal order: every position its own class");
+    assert_eq!(v["reach"]["limit"]["hasse"]["node_count"], lengths.len(), "one chain per document");
+}

@@ -181,6 +181,8 @@ pub enum Source {
         name: String,
         /// The size it was evaluated at.
         n: usize,
+        /// What the import skipped, and whether the mask reads `b` or `h`.
+        report: MaskModReport,
     },
     /// A hasseflow mask file (JSON) or a text grid.
     MaskFile,
@@ -215,7 +217,7 @@ pub enum ImportError {
 /// use hasseflow_core::interop::{import_mask, SizeHint, Source};
 /// let (file, source) = import_mask(b"def m(b, h, q, k):\n    return k <= q\n", SizeHint::Given(3)).unwrap();
 /// assert_eq!(file.mask.to_row_strings(), ["1..", "11.", "111"]);
-/// assert_eq!(source, Source::MaskMod { name: "m".into(), n: 3 });
+/// assert!(matches!(source, Source::MaskMod { name, n: 3, .. } if name == "m"));
 /// ```
 pub fn import_mask(bytes: &[u8], size: SizeHint) -> Result<(MaskFile, Source), ImportError> {
     import_mask_at(bytes, size, 0, 0)
@@ -251,7 +253,7 @@ pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Re
         };
         let mask = m.to_mask_at(m.size(n)?, batch, head)?;
         let n = mask.n();
-        return Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n }));
+        return Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n, report: m.report() }));
     }
     Ok((crate::format::parse_mask_file(bytes)?, Source::MaskFile))
 }

@@ -52,6 +52,12 @@ use value::{Globals, Value, shared};
 
 /// Largest mask_mod text read.
 pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+/// Most key intervals one row may have on the structured path.
+pub const MAX_ROW_INTERVALS: usize = 64;
+/// The deepest stack [`MaskMod::reach`] tries by itself.
+pub const MAX_AUTO_LAYERS: usize = 64;
+/// Largest `n` of the structured path (the reach engine's range).
+pub const MAX_STRUCTURED_N: u64 = 1 << 24;
 
 /// Why a text is not an importable `mask_mod`, with the 1-based line and column where known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -277,6 +283,80 @@ impl MaskMod {
             each(q, &row);
         }
         Ok(())
+    }
+
+    /// The mask at `(b, h)` as interval rows for the structured reach engine, at any `n` up to
+    /// [`MAX_STRUCTURED_N`], each row at most [`MAX_ROW_INTERVALS`] intervals.
+    ///
+    /// # Errors
+    /// [`MaskModError::Size`], [`MaskModError::Cell`], [`MaskModError::TooIrregular`].
+    ///
+    /// # Examples
+    /// ```
+    /// use hasseflow_core::interop::mask_mod::MaskMod;
+    /// let m = MaskMod::parse("def f(b, h, q, kv):\n    return (kv <= q) & (q - kv < 1000)\n").unwrap();
+    /// let rows = m.interval_rows(1 << 20, 0, 0).unwrap();
+    /// assert_eq!(rows.row_u64(5000), [[4001, 5000]]);
+    /// ```
+    pub fn interval_rows(&self, n: u64, b: u64, h: u64) -> Result<crate::reach::IntervalRows, MaskModError> {
+        if n == 0 || n > MAX_STRUCTURED_N {
+            return Err(MaskModError::Size { n: i128::from(n), max: MAX_STRUCTURED_N });
+        }
+        let mut offsets = Vec::with_capacity(n as usize + 1);
+        offsets.push(0usize);
+        let mut spans: Vec<crate::reach::Span> = Vec::new();
+        self.rows(n, b, h, MAX_ROW_INTERVALS, |_, row| {
+            spans.extend(row.iter().map(|&[lo, hi]| [lo as u32, hi as u32]));
+            offsets.push(spans.len());
+        })?;
+        crate::reach::IntervalRows::new(n, offsets, spans).map_err(|e| MaskModError::Text(e.to_string()))
+    }
+
+    /// The reach of `layers` copies of the mask at `(b, h)` over `n` positions, exactly, on the
+    /// structured engine. Without `layers`, the depth doubles from 8 up to [`MAX_AUTO_LAYERS`]
+    /// until `R(L)` reaches the limit (`full_at` is then `L*`).
+    ///
+    /// # Errors
+    /// Those of [`MaskMod::interval_rows`], and the engine's refusals as [`MaskModError::Text`].
+    ///
+    /// # Examples
+    /// ```
+    /// use hasseflow_core::interop::mask_mod::MaskMod;
+    /// let m = MaskMod::parse("def f(b, h, q, kv):\n    return (kv <= q) & (q - kv < 4)\n").unwrap();
+    /// let r = m.reach(100_000, 0, 0, Some(3)).unwrap();
+    /// assert_eq!((r.depth, r.full_at), (3, None));
+    /// let r = m.reach(20, 0, 0, None).unwrap();
+    /// assert_eq!(r.full_at, Some(7));
+    /// ```
+    pub fn reach(
+        &self,
+        n: u64,
+        b: u64,
+        h: u64,
+        layers: Option<usize>,
+    ) -> Result<crate::reach::ReachReport, MaskModError> {
+        use crate::reach::{ReachOptions, ReachStack, StructuredLayer};
+        let rows = self.interval_rows(n, b, h)?;
+        let engine = |e: crate::reach::ReachError| MaskModError::Text(e.to_string());
+        let run = |l: usize| -> Result<crate::reach::ReachReport, MaskModError> {
+            let stack =
+                ReachStack::new(n, vec![StructuredLayer::Intervals(rows.clone()); l], Vec::new()).map_err(engine)?;
+            stack.run(&ReachOptions::default()).map_err(engine)
+        };
+        if let Some(l) = layers {
+            if l == 0 || l > MAX_AUTO_LAYERS * 16 {
+                return Err(MaskModError::Text(format!("layers = {l} is out of range 1..={}", MAX_AUTO_LAYERS * 16)));
+            }
+            return run(l);
+        }
+        let mut l = 8;
+        loop {
+            let r = run(l)?;
+            if r.full_at.is_some() || l >= MAX_AUTO_LAYERS {
+                return Ok(r);
+            }
+            l *= 2;
+        }
     }
 
     /// Evaluates the function at one cell (`b = h = 0`).

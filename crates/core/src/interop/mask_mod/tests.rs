@@ -339,3 +339,34 @@ fn random_bytes_never_panic() {
         }
     }
 }
+
+/// Above the dense limit, the mask_mod's rows on the structured engine give the same report as
+/// the closed form of the same documents (a causal full layer with packed documents).
+#[test]
+fn structured_rows_equal_the_closed_form_of_the_same_documents() {
+    use crate::pattern::{LayerKind, Overlays};
+    use crate::reach::{ReachOptions, ReachStack, RuleLayer, StructuredLayer};
+    let lengths = [5000u64, 1, 3191, 7000, 2000, 1192];
+    let n: u64 = lengths.iter().sum();
+    let text = format!(
+        "import torch\nlengths = torch.tensor({lengths:?})\nends = torch.cumsum(lengths, 0)\n\
+         def mask_mod(b, h, q, kv):\n    same = torch.searchsorted(ends, q, right=True) == torch.searchsorted(ends, kv, right=True)\n    \
+         return same & (kv <= q) & (q - kv < 3000)\n"
+    );
+    let m = MaskMod::parse(&text).unwrap();
+    let got = m.reach(n, 0, 0, Some(4)).unwrap();
+    let overlays = Overlays { docs: lengths.to_vec(), ..Overlays::default() };
+    let layer = StructuredLayer::Rule(RuleLayer::new(LayerKind::Sliding { window: 3000 }, true, overlays));
+    let want = ReachStack::new(n, vec![layer; 4], Vec::new()).unwrap().run(&ReachOptions::default()).unwrap();
+    assert_eq!(got.growth, want.growth);
+    assert_eq!((got.limit_cells, got.full_at), (want.limit_cells, want.full_at));
+    assert_eq!(got.limit.classes, want.limit.classes);
+    assert_eq!(
+        got.limit.hasse.map(|h| (h.node_count, h.edge_count)),
+        want.limit.hasse.map(|h| (h.node_count, h.edge_count))
+    );
+    assert_eq!(
+        got.layers.iter().map(|l| l.lookback).collect::<Vec<_>>(),
+        want.layers.iter().map(|l| l.lookback).collect::<Vec<_>>()
+    );
+}

@@ -484,8 +484,8 @@ fn abs_cast(from: DType, to: DType, a: Abs) -> Abs {
 
 fn abs_gather(t: &Table, idx: &[Abs]) -> Av {
     let mut range_dim = None;
-    let mut lo = vec![0usize; idx.len()];
-    let mut hi = vec![0usize; idx.len()];
+    let mut lo = [0usize; 8];
+    let mut hi = [0usize; 8];
     for (d, a) in idx.iter().enumerate() {
         let len = t.t.shape[d] as i64;
         let Abs::I(mut l, mut h) = *a else { return Av { v: Abs::Top, err: true } };
@@ -505,7 +505,7 @@ fn abs_gather(t: &Table, idx: &[Abs]) -> Av {
         lo[d] = l as usize;
         hi[d] = h as usize;
     }
-    let base: usize = lo.iter().zip(&t.strides).map(|(i, s)| i * s).sum();
+    let base: usize = lo[..idx.len()].iter().zip(&t.strides).map(|(i, s)| i * s).sum();
     let Some(d) = range_dim else { return Av { v: of(t.t.data[base]), err: false } };
     let count = hi[d] - lo[d] + 1;
     if idx.len() == 1
@@ -688,13 +688,13 @@ impl<'a> RowEval<'a> {
                     Av { v, err }
                 }
                 Op::Gather(t, idx) => {
-                    let mut ab = Vec::with_capacity(idx.len());
+                    let mut ab = [Abs::Top; 8];
                     let mut err = false;
-                    for &j in idx {
-                        ab.push(a(j).v);
+                    for (d, &j) in idx.iter().enumerate() {
+                        ab[d] = a(j).v;
                         err |= a(j).err;
                     }
-                    let r = abs_gather(t, &ab);
+                    let r = abs_gather(t, &ab[..idx.len()]);
                     Av { v: r.v, err: r.err || err }
                 }
                 Op::Search(t, right, x) => {
