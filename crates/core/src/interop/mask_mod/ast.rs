@@ -175,6 +175,15 @@ pub(super) struct FuncDef {
     pub(super) nonlocals: Vec<Rc<str>>,
 }
 
+/// A class statement.
+#[derive(Clone, Debug)]
+pub(super) struct ClassDef {
+    pub(super) name: Rc<str>,
+    pub(super) bases: Vec<Expr>,
+    pub(super) body: Vec<Stmt>,
+    pub(super) decorators: Vec<Expr>,
+}
+
 #[derive(Clone, Debug)]
 pub(super) enum StmtKind {
     Expr(Expr),
@@ -202,6 +211,8 @@ pub(super) enum StmtKind {
     Try(Vec<Stmt>, Vec<Vec<Stmt>>, Vec<Stmt>, Vec<Stmt>),
     /// `with ... as names:` body.
     With(Vec<Expr>, Vec<Rc<str>>, Vec<Stmt>),
+    /// `class Name(bases): body`, with its decorators.
+    Class(Rc<ClassDef>),
     /// A statement the interpreter does not run (a class, `match`, `async`), with the names it
     /// would bind.
     Unsupported(&'static str, Vec<Rc<str>>),

@@ -11,7 +11,12 @@ use super::tensor_ops::{self, along, cat, dim_of, reshape, slice_indices};
 use super::trace::{Op, Table};
 use super::value::{Native, Partial, Unavailable, Value, shared};
 
-const PY_BUILTINS: [&str; 32] = [
+const PY_BUILTINS: [&str; 37] = [
+    "staticmethod",
+    "classmethod",
+    "property",
+    "isinstance",
+    "object",
     "print",
     "len",
     "range",
@@ -64,7 +69,10 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 78] = [
+const TORCH_FNS: [&str; 81] = [
+    "pow",
+    "tril",
+    "triu",
     "arange",
     "zeros",
     "ones",
@@ -145,7 +153,8 @@ const TORCH_FNS: [&str; 78] = [
     "randperm",
 ];
 
-const MODULES: [&str; 12] = [
+const MODULES: [&str; 13] = [
+    "dataclasses",
     "torch",
     "torch.nn",
     "torch.nn.functional",
@@ -174,6 +183,9 @@ pub(super) fn is_known(full: &str) -> bool {
             | "torch.cuda.device_count"
             | "torch.jit.script"
             | "functools.partial"
+            | "dataclasses.dataclass"
+            | "dataclasses.field"
+            | "typing.NamedTuple"
             | "functools.reduce"
             | "functools.lru_cache"
             | "functools.cache"
@@ -387,7 +399,6 @@ fn unavailable(what: String, pos: Pos) -> Value {
 
 /// `o.name`.
 pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Value> {
-    let _ = it;
     Ok(match o {
         Value::Module(path) => {
             let full = format!("{path}.{name}");
@@ -454,6 +465,53 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             _ => return exc(pos, format!("a partial has no attribute `{name}` (AttributeError)")),
         },
         Value::Native(n) if name == "__name__" => Value::Str(n.name.rsplit('.').next().unwrap_or("").into()),
+        Value::Class(c) => match name {
+            "__name__" | "__qualname__" => Value::Str(c.name.clone()),
+            _ => match c.lookup(name) {
+                Some(Value::Wrapped(w)) => match w.0 {
+                    "classmethod" => Value::Partial(Rc::new(Partial {
+                        func: w.1.clone(),
+                        args: vec![o.clone()],
+                        kwargs: Vec::new(),
+                    })),
+                    "default_factory" => {
+                        return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name));
+                    }
+                    _ => w.1.clone(),
+                },
+                Some(v) => v,
+                None => return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name)),
+            },
+        },
+        Value::Instance(i) => {
+            if let Some((_, v)) = i.attrs.borrow().iter().find(|(k, _)| &**k == name) {
+                return Ok(v.clone());
+            }
+            match i.class.lookup(name) {
+                Some(Value::Func(f)) => {
+                    Value::Partial(Rc::new(Partial { func: Value::Func(f), args: vec![o.clone()], kwargs: Vec::new() }))
+                }
+                Some(Value::Wrapped(w)) => match w.0 {
+                    "classmethod" => Value::Partial(Rc::new(Partial {
+                        func: w.1.clone(),
+                        args: vec![Value::Class(i.class.clone())],
+                        kwargs: Vec::new(),
+                    })),
+                    "property" => return it.call(&w.1.clone(), vec![o.clone()], Vec::new(), pos),
+                    "default_factory" => {
+                        return exc(
+                            pos,
+                            format!("`{}` object has no attribute `{name}` (AttributeError)", i.class.name),
+                        );
+                    }
+                    _ => w.1.clone(),
+                },
+                Some(v) => v,
+                None => {
+                    return exc(pos, format!("`{}` object has no attribute `{name}` (AttributeError)", i.class.name));
+                }
+            }
+        }
         Value::List(_) | Value::Dict(_) | Value::Str(_) => {
             Value::method(&format!("{}.{name}", o.type_name()), o.clone())
         }
@@ -808,6 +866,26 @@ pub(super) fn call_native(
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
     }
+    if name == "typing.NamedTuple" {
+        return unsup(pos, "the functional form of NamedTuple is not supported (use the class form)");
+    }
+    if let Some(f) = name.strip_prefix("dataclasses.") {
+        return match f {
+            "dataclass" => match a.pos.first() {
+                Some(Value::Class(c)) => {
+                    c.fields.set(true);
+                    Ok(Value::Class(c.clone()))
+                }
+                _ => Ok(Value::native("dataclasses.dataclass")),
+            },
+            "field" => match (a.kw("default"), a.kw("default_factory")) {
+                (Some(d), _) => Ok(d),
+                (None, Some(f)) => Ok(Value::Wrapped(Rc::new(("default_factory", f)))),
+                (None, None) => unsup(pos, "dataclasses.field without a default is not supported"),
+            },
+            _ => unsup(pos, format!("`{name}` is not supported")),
+        };
+    }
     if name == "hasseflow.identity" {
         return Ok(a.pos.first().cloned().unwrap_or(Value::None));
     }
@@ -951,7 +1029,12 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             Value::tensor(filled(dt, shape, v))
         }
         "zeros_like" | "ones_like" | "full_like" => {
-            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            let input = a.need(0, "input")?;
+            let t = match &input {
+                // Inside the mask: a constant of the index's dtype (as a batched tensor of that value).
+                Value::Traced(_, d) => Tensor::new(*d, Vec::new(), vec![Sc::I(0)]),
+                other => tensor_of(other, pos)?,
+            };
             let (v, _) = match f {
                 "full_like" => scalar_of(&a.need(1, "fill_value")?, pos)?,
                 "ones_like" => (Sc::I(1), DType::I64),
@@ -1067,6 +1150,25 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "gt" | "greater" => binop_fn(it, Elem::Cmp(Cmp::Gt), &a)?,
         "ge" | "greater_equal" => binop_fn(it, Elem::Cmp(Cmp::Ge), &a)?,
         "remainder" => binop_fn(it, Elem::Bin(Bin::Rem), &a)?,
+        "pow" => binop_fn(it, Elem::Bin(Bin::Pow), &a)?,
+        "tril" | "triu" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            if t.shape.len() != 2 {
+                return unsup(pos, format!("torch.{f} of a tensor that is not 2-d is not supported"));
+            }
+            let d = a.int(1, "diagonal")?.unwrap_or(0);
+            let (r, c) = (t.shape[0], t.shape[1]);
+            it.charge(pos, r * c)?;
+            let zero = cast(Sc::I(0), t.dtype);
+            let data = (0..r * c)
+                .map(|i| {
+                    let (row, col) = ((i / c) as i64, (i % c) as i64);
+                    let keep = if f == "tril" { col - row <= d } else { col - row >= d };
+                    if keep { t.data[i] } else { zero }
+                })
+                .collect();
+            Value::tensor(Tensor::new(t.dtype, t.shape.clone(), data))
+        }
         "fmod" => binop_fn(it, Elem::Bin(Bin::Fmod), &a)?,
         "floor_divide" => binop_fn(it, Elem::Bin(Bin::FloorDiv), &a)?,
         "true_divide" => binop_fn(it, Elem::Bin(Bin::Div), &a)?,
@@ -1287,10 +1389,55 @@ fn pad(it: &mut Interp, a: &Args) -> R<Value> {
     Ok(Value::tensor(Tensor::new(t.dtype, vec![n], data)))
 }
 
+fn isinstance(v: &Value, t: &Value) -> Option<bool> {
+    Some(match t {
+        Value::Tuple(ts) => {
+            let mut any = false;
+            for x in ts.iter() {
+                any |= isinstance(v, x)?;
+            }
+            any
+        }
+        Value::Class(c) => matches!(v, Value::Instance(i) if i.class.is_subclass_of(c)),
+        Value::Native(n) => match &*n.name {
+            "builtins.int" => matches!(v, Value::Int(_) | Value::Bool(_)),
+            "builtins.bool" => matches!(v, Value::Bool(_)),
+            "builtins.float" => matches!(v, Value::Float(_)),
+            "builtins.str" => matches!(v, Value::Str(_)),
+            "builtins.list" => matches!(v, Value::List(_)),
+            "builtins.tuple" => matches!(v, Value::Tuple(_)),
+            "builtins.dict" => matches!(v, Value::Dict(_)),
+            "builtins.object" => true,
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
     let pos = a.at;
     Ok(match b {
         "print" => Value::None,
+        "staticmethod" | "classmethod" | "property" => {
+            let f = a.need(0, "function")?;
+            let kind: &'static str = match b {
+                "staticmethod" => "staticmethod",
+                "classmethod" => "classmethod",
+                _ => "property",
+            };
+            Value::Wrapped(Rc::new((kind, f)))
+        }
+        "object" => return unsup(pos, "instances of `object` are not supported"),
+        "isinstance" => {
+            let (v, t) = (a.need(0, "obj")?, a.need(1, "class_or_tuple")?);
+            if let Value::Unavailable(u) = &v {
+                return unsup(pos, unavailable_msg(u));
+            }
+            match isinstance(&v, &t) {
+                Some(r) => Value::Bool(r),
+                None => return unsup(pos, format!("isinstance against a {} is not supported", t.type_name())),
+            }
+        }
         "ValueError"
         | "TypeError"
         | "RuntimeError"
@@ -1749,9 +1896,10 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         "abs" | "floor" | "ceil" | "trunc" | "round" | "sign" | "neg" | "logical_not" | "bitwise_not" | "eq" | "ne"
         | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
         | "bitwise_xor" | "remainder" | "fmod" | "floor_divide" | "div" | "add" | "sub" | "mul" | "minimum"
-        | "maximum" | "greater" | "less" | "greater_equal" | "less_equal" | "not_equal" | "true_divide" => {
+        | "maximum" | "greater" | "less" | "greater_equal" | "less_equal" | "not_equal" | "true_divide" | "pow" => {
             torch_fn(it, m, a2)?
         }
+        "tril" | "triu" if !traced => torch_fn(it, m, a2)?,
         "clamp" | "clip" => clamp(it, recv.clone(), a.get(0, "min"), a.get(1, "max"), pos)?,
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
         "clamp_max" => clamp(it, recv.clone(), None, a.get(0, "max"), pos)?,

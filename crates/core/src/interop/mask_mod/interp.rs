@@ -4,11 +4,13 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::ast::{Arg, BinOp, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, ParamKind, Pos, Stmt, StmtKind, UnOp};
+use super::ast::{
+    Arg, BinOp, ClassDef, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, ParamKind, Pos, Stmt, StmtKind, UnOp,
+};
 use super::parse::assigned_names;
 use super::tensor::{Bin, Cmp};
 use super::trace::Graph;
-use super::value::{Closure, Frame, Globals, Shared, Unavailable, Value, shared};
+use super::value::{ClassObj, Closure, Frame, Globals, Instance, Shared, Unavailable, Value, shared};
 
 /// Most statements and expressions one import may evaluate.
 pub(super) const MAX_STEPS: u64 = 20_000_000;
@@ -326,9 +328,160 @@ impl Interp {
                 }
                 return self.exec_block(body, ctx);
             }
+            StmtKind::Class(def) => {
+                let mut c = self.make_class(def, ctx)?;
+                for d in def.decorators.iter().rev() {
+                    let dv = self.eval(d, ctx)?;
+                    c = self.call(&dv, vec![c], Vec::new(), d.pos)?;
+                }
+                self.bind(&def.name, c, ctx);
+            }
             StmtKind::Unsupported(what, _) => return unsup(pos, format!("{what} is not supported")),
         }
         Ok(Flow::Normal)
+    }
+
+    /// Runs a class body in its own namespace; its functions close over the class's enclosing
+    /// scope, not the namespace (as in Python).
+    fn make_class(&mut self, def: &Rc<ClassDef>, ctx: &Ctx) -> R<Value> {
+        let mut bases = Vec::new();
+        let mut fields = false;
+        for b in &def.bases {
+            match self.eval(b, ctx)? {
+                Value::Class(c) => bases.push(c),
+                Value::Native(n) if &*n.name == "typing.NamedTuple" => fields = true,
+                Value::Native(n) if matches!(&*n.name, "builtins.object" | "typing.Generic") => {}
+                Value::Unavailable(u) => return unsup(b.pos, unavailable_msg(&u)),
+                other => {
+                    return unsup(b.pos, format!("a class deriving from a {} is not supported", other.type_name()));
+                }
+            }
+        }
+        let mut locals = Vec::new();
+        assigned_names(&def.body, &mut locals);
+        let ns = shared(Frame {
+            vars: HashMap::new(),
+            locals,
+            global_names: Vec::new(),
+            nonlocal_names: Vec::new(),
+            parent: ctx.frame.clone(),
+        });
+        let inner = Ctx { globals: ctx.globals.clone(), frame: Some(ns.clone()) };
+        let mut annotated = Vec::new();
+        let mut order: Vec<Rc<str>> = Vec::new();
+        for s in &def.body {
+            if let StmtKind::AnnAssign(Expr { kind: ExprKind::Name(n), .. }, _) = &s.kind {
+                annotated.push(n.clone());
+            }
+            let mut names = Vec::new();
+            assigned_names(std::slice::from_ref(s), &mut names);
+            match self.exec_stmt(s, &inner)? {
+                Flow::Normal => {}
+                _ => return exc(s.pos, "`return`, `break` or `continue` in a class body"),
+            }
+            for n in names {
+                if !order.contains(&n) {
+                    order.push(n);
+                }
+            }
+        }
+        let rebind = |v: Value| -> Value {
+            let retarget = |c: &Rc<Closure>| {
+                if c.env.as_ref().is_some_and(|e| Rc::ptr_eq(e, &ns)) {
+                    Value::Func(Rc::new(Closure {
+                        def: c.def.clone(),
+                        defaults: c.defaults.clone(),
+                        env: ctx.frame.clone(),
+                        globals: c.globals.clone(),
+                        name: std::cell::RefCell::new(c.name.borrow().clone()),
+                    }))
+                } else {
+                    Value::Func(c.clone())
+                }
+            };
+            match v {
+                Value::Func(c) => retarget(&c),
+                Value::Wrapped(w) => match &w.1 {
+                    Value::Func(c) => Value::Wrapped(Rc::new((w.0, retarget(c)))),
+                    _ => Value::Wrapped(w),
+                },
+                other => other,
+            }
+        };
+        let vars = ns.borrow().vars.clone();
+        let attrs: Vec<(Rc<str>, Value)> =
+            order.iter().filter_map(|n| vars.get(n).map(|v| (n.clone(), rebind(v.clone())))).collect();
+        Ok(Value::Class(Rc::new(ClassObj {
+            name: def.name.clone(),
+            attrs: std::cell::RefCell::new(attrs),
+            bases,
+            annotated,
+            fields: std::cell::Cell::new(fields),
+        })))
+    }
+
+    /// Calls a class: a `@dataclass` / `NamedTuple` takes its fields, else `__init__` runs.
+    fn instantiate(&mut self, c: &Rc<ClassObj>, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
+        let inst = Rc::new(Instance { class: c.clone(), attrs: std::cell::RefCell::new(Vec::new()) });
+        let me = Value::Instance(inst.clone());
+        if c.has_fields() {
+            let fields = c.all_fields();
+            if args.len() > fields.len() {
+                return exc(
+                    pos,
+                    format!(
+                        "{}() takes {} positional arguments but {} were given (TypeError)",
+                        c.name,
+                        fields.len(),
+                        args.len()
+                    ),
+                );
+            }
+            let mut vals: Vec<Option<Value>> = vec![None; fields.len()];
+            for (i, a) in args.into_iter().enumerate() {
+                vals[i] = Some(a);
+            }
+            for (k, v) in kwargs {
+                match fields.iter().position(|f| *f == k) {
+                    Some(i) if vals[i].is_none() => vals[i] = Some(v),
+                    Some(_) => {
+                        return exc(pos, format!("{}() got multiple values for argument `{k}` (TypeError)", c.name));
+                    }
+                    None => {
+                        return exc(pos, format!("{}() got an unexpected keyword argument `{k}` (TypeError)", c.name));
+                    }
+                }
+            }
+            for (f, v) in fields.iter().zip(vals) {
+                let v = match v {
+                    Some(v) => v,
+                    None => match c.lookup(f) {
+                        Some(Value::Wrapped(w)) if w.0 == "default_factory" => {
+                            self.call(&w.1.clone(), Vec::new(), Vec::new(), pos)?
+                        }
+                        Some(d) => d,
+                        None => return exc(pos, format!("{}() missing required argument `{f}` (TypeError)", c.name)),
+                    },
+                };
+                inst.attrs.borrow_mut().push((f.clone(), v));
+            }
+            if let Some(post) = c.lookup("__post_init__") {
+                self.call(&post, vec![me.clone()], Vec::new(), pos)?;
+            }
+            return Ok(me);
+        }
+        match c.lookup("__init__") {
+            Some(init) => {
+                let mut all = vec![me.clone()];
+                all.extend(args);
+                self.call(&init, all, kwargs, pos)?;
+            }
+            None if !args.is_empty() || !kwargs.is_empty() => {
+                return exc(pos, format!("{}() takes no arguments (TypeError)", c.name));
+            }
+            None => {}
+        }
+        Ok(me)
     }
 
     pub(super) fn make_function(&mut self, def: &Rc<FuncDef>, ctx: &Ctx) -> R<Value> {
@@ -472,6 +625,22 @@ impl Interp {
                         Ok(())
                     }
                     (Value::Func(_), "__doc__") => Ok(()),
+                    (Value::Instance(i), _) => {
+                        let mut attrs = i.attrs.borrow_mut();
+                        match attrs.iter_mut().find(|(k, _)| k == name) {
+                            Some(slot) => slot.1 = v,
+                            None => attrs.push((name.clone(), v)),
+                        }
+                        Ok(())
+                    }
+                    (Value::Class(c), _) => {
+                        let mut attrs = c.attrs.borrow_mut();
+                        match attrs.iter_mut().find(|(k, _)| k == name) {
+                            Some(slot) => slot.1 = v,
+                            None => attrs.push((name.clone(), v)),
+                        }
+                        Ok(())
+                    }
                     _ => unsup(
                         target.pos,
                         format!("assigning the attribute `{name}` of a {} is not supported", o.type_name()),
@@ -858,6 +1027,7 @@ impl Interp {
                 }
                 self.call(&p.func.clone(), all, kw, pos)
             }
+            Value::Class(c) => self.instantiate(c, args, kwargs, pos),
             Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
             other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
         }

@@ -77,8 +77,12 @@ pub enum MaskModError {
     Text(String),
     /// Evaluating the mask failed at a cell (division by zero, an index out of range), as torch's
     /// `create_mask` would.
-    #[error("at q_idx = {q}, kv_idx = {k}: {what}")]
+    #[error("line {line}, column {col}: {what} (at q_idx = {q}, kv_idx = {k})")]
     Cell {
+        /// 1-based line of the operation that raised.
+        line: usize,
+        /// 1-based column.
+        col: usize,
         /// The query.
         q: u64,
         /// The key.
@@ -211,7 +215,7 @@ impl MaskMod {
             Value::Traced(id, tensor::DType::Bool) => id,
             Value::Tensor(t) if t.borrow().shape.is_empty() && t.borrow().dtype == tensor::DType::Bool => {
                 let v = t.borrow().data[0];
-                it.graph.push(trace::Op::Const(v), tensor::DType::Bool).map_err(MaskModError::Text)?
+                it.graph.push(trace::Op::Const(v), tensor::DType::Bool, pos).map_err(MaskModError::Text)?
             }
             Value::Traced(_, d) => {
                 return Err(MaskModError::Text(format!("`{name}` returns a {d} tensor, not a boolean mask")));
@@ -273,7 +277,10 @@ impl MaskMod {
         mut each: impl FnMut(u64, &[[u64; 2]]),
     ) -> Result<(), MaskModError> {
         let cell = |e: trace::RowError| match e {
-            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::Cell { q, k, node, what } => {
+                let p = self.graph.nodes[node].pos;
+                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
+            }
             trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
         };
         let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
@@ -366,12 +373,18 @@ impl MaskMod {
     pub fn eval(&self, q: usize, k: usize) -> Result<bool, MaskModError> {
         let n = (q.max(k) + 1) as u64;
         let mut ev = trace::RowEval::new(&self.graph, self.root, 0, 0).map_err(|e| match e {
-            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::Cell { q, k, node, what } => {
+                let p = self.graph.nodes[node].pos;
+                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
+            }
             trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
         })?;
         let mut row = Vec::new();
         ev.row(q as u64, n, usize::MAX, &mut row).map_err(|e| match e {
-            trace::RowError::Cell { q, k, what } => MaskModError::Cell { q, k, what: what.into() },
+            trace::RowError::Cell { q, k, node, what } => {
+                let p = self.graph.nodes[node].pos;
+                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
+            }
             trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
         })?;
         Ok(row.iter().any(|&[lo, hi]| lo <= k as u64 && k as u64 <= hi))

@@ -211,7 +211,7 @@ fn traced(it: &mut Interp, kind: Elem, opds: &[Opd], dt: DType, out: DType, pos:
 }
 
 pub(super) fn push(it: &mut Interp, op: Op, dtype: DType, pos: Pos) -> R<usize> {
-    it.graph.push(op, dtype).or_else(|m| limit(pos, m))
+    it.graph.push(op, dtype, pos).or_else(|m| limit(pos, m))
 }
 
 fn is_tensorish(v: &Value) -> bool {

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::ast::{
-    Arg, BinOp, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, Param, ParamKind, Pos, Stmt, StmtKind, UnOp,
+    Arg, BinOp, ClassDef, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, Param, ParamKind, Pos, Stmt, StmtKind, UnOp,
 };
 use super::lex::{Tok, Token, short};
 use super::{MaskModError, at};
@@ -216,7 +216,7 @@ impl Parser {
                     let f = self.funcdef()?;
                     out.push(Stmt { kind: StmtKind::Def(f, decorators), pos });
                 } else if self.is_kw("class") {
-                    self.class(out, pos)?;
+                    self.class(out, pos, decorators)?;
                 } else if self.is_kw("async") {
                     self.i += 1;
                     return self.statement(out);
@@ -263,7 +263,7 @@ impl Parser {
                 StmtKind::While(cond, body, orelse)
             }
             "def" => StmtKind::Def(self.funcdef()?, Vec::new()),
-            "class" => return self.class(out, pos),
+            "class" => return self.class(out, pos, Vec::new()),
             "try" => {
                 self.i += 1;
                 let body = self.block()?;
@@ -358,11 +358,35 @@ impl Parser {
             && matches!(self.toks.get(j + 1).map(|t| &t.tok), Some(Tok::Indent))
     }
 
-    fn class(&mut self, out: &mut Vec<Stmt>, pos: Pos) -> R<()> {
+    /// A class: its bases and body when they parse, else skipped as unsupported.
+    fn class(&mut self, out: &mut Vec<Stmt>, pos: Pos, decorators: Vec<Expr>) -> R<()> {
         self.i += 1;
         let name = self.name()?;
-        self.skip_block()?;
-        out.push(Stmt { kind: StmtKind::Unsupported("a class", vec![name]), pos });
+        let start = self.i;
+        let depth = self.depth;
+        let parsed = (|| -> R<(Vec<Expr>, Vec<Stmt>)> {
+            let mut bases = Vec::new();
+            if self.eat_op("(") {
+                for a in self.call_args()? {
+                    if let Arg::Pos(e) = a {
+                        bases.push(e);
+                    }
+                }
+            }
+            Ok((bases, self.block()?))
+        })();
+        match parsed {
+            Ok((bases, body)) => {
+                let def = ClassDef { name, bases, body, decorators };
+                out.push(Stmt { kind: StmtKind::Class(Rc::new(def)), pos });
+            }
+            Err(_) => {
+                self.i = start;
+                self.depth = depth;
+                self.skip_block()?;
+                out.push(Stmt { kind: StmtKind::Unsupported("a class", vec![name]), pos });
+            }
+        }
         Ok(())
     }
 

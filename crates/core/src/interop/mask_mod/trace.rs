@@ -13,6 +13,7 @@
 
 use std::rc::Rc;
 
+use super::ast::Pos;
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, cast};
 
 /// Most operations one traced mask may record.
@@ -101,6 +102,8 @@ pub(super) enum Op {
 pub(super) struct Node {
     pub(super) op: Op,
     pub(super) dtype: DType,
+    /// Where the text made it (for errors found when evaluating).
+    pub(super) pos: Pos,
 }
 
 /// The recorded operations, in the order they ran (so operands always come first).
@@ -113,15 +116,15 @@ impl Graph {
     pub(super) fn new() -> Graph {
         let mut g = Graph { nodes: Vec::new() };
         for i in 0..4 {
-            g.nodes.push(Node { op: Op::Arg(i), dtype: DType::I64 });
+            g.nodes.push(Node { op: Op::Arg(i), dtype: DType::I64, pos: Pos::default() });
         }
         g
     }
-    pub(super) fn push(&mut self, op: Op, dtype: DType) -> Result<usize, String> {
+    pub(super) fn push(&mut self, op: Op, dtype: DType, pos: Pos) -> Result<usize, String> {
         if self.nodes.len() >= MAX_NODES {
             return Err(format!("the mask records over {MAX_NODES} tensor operations"));
         }
-        self.nodes.push(Node { op, dtype });
+        self.nodes.push(Node { op, dtype, pos });
         Ok(self.nodes.len() - 1)
     }
     /// Which of `b`, `h`, `q_idx`, `kv_idx` each node depends on (bit i for argument i).
@@ -537,7 +540,7 @@ fn abs_gather(t: &Table, idx: &[Abs]) -> Av {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum RowError {
     /// A cell raised, as torch would.
-    Cell { q: u64, k: u64, what: &'static str },
+    Cell { q: u64, k: u64, node: usize, what: &'static str },
     /// The row has more than the allowed number of intervals.
     TooManyIntervals { q: u64 },
 }
@@ -569,6 +572,7 @@ impl<'a> RowEval<'a> {
                 let v = eval_node(node, &vals, [b, h, 0, 0], &g.nodes).map_err(|what| RowError::Cell {
                     q: 0,
                     k: 0,
+                    node: i,
                     what,
                 })?;
                 vals[i] = v;
@@ -600,8 +604,12 @@ impl<'a> RowEval<'a> {
             if let Some(v) = self.fixed[i] {
                 self.row[i] = v;
             } else if self.deps[i] & KV == 0 {
-                self.row[i] =
-                    eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell { q, k: 0, what })?;
+                self.row[i] = eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell {
+                    q,
+                    k: 0,
+                    node: i,
+                    what,
+                })?;
             }
         }
         self.split(q, 0, n - 1, cap, out)
@@ -616,8 +624,12 @@ impl<'a> RowEval<'a> {
             if let Some(v) = self.fixed[i] {
                 self.row[i] = v;
             } else if self.deps[i] & KV == 0 {
-                self.row[i] =
-                    eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell { q, k: 0, what })?;
+                self.row[i] = eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell {
+                    q,
+                    k: 0,
+                    node: i,
+                    what,
+                })?;
             }
         }
         let mut lo = 0;
@@ -740,9 +752,8 @@ impl<'a> RowEval<'a> {
                     Op::Const(v) => *v,
                     Op::Cast(x) => cast(col(*x), node.dtype),
                     Op::Un(op, x) => apply_un(*op, node.dtype, col(*x)),
-                    Op::Bin(op, x, y) => {
-                        apply_bin(*op, g[*x].dtype, col(*x), col(*y)).map_err(|what| RowError::Cell { q, k, what })?
-                    }
+                    Op::Bin(op, x, y) => apply_bin(*op, g[*x].dtype, col(*x), col(*y))
+                        .map_err(|what| RowError::Cell { q, k, node: i, what })?,
                     Op::Cmp(op, x, y) => Sc::I(i64::from(apply_cmp(*op, col(*x), col(*y)))),
                     Op::Where(cn, x, y) => {
                         if col(*cn).truthy() {
@@ -756,7 +767,7 @@ impl<'a> RowEval<'a> {
                         for (d, &j) in idx.iter().enumerate() {
                             ix[d] = col(j);
                         }
-                        gather(t, &ix[..idx.len()]).map_err(|what| RowError::Cell { q, k, what })?
+                        gather(t, &ix[..idx.len()]).map_err(|what| RowError::Cell { q, k, node: i, what })?
                     }
                     Op::Search(t, right, x) => search(t, *right, col(*x)),
                 };

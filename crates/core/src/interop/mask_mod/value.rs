@@ -46,8 +46,67 @@ pub(super) struct Unavailable {
     pub(super) what: String,
 }
 
+/// A class defined in the text: its attributes (methods are plain functions), bases, and the
+/// fields a `@dataclass` or `NamedTuple` class takes in its constructor.
+#[derive(Debug)]
+pub(super) struct ClassObj {
+    pub(super) name: Rc<str>,
+    pub(super) attrs: RefCell<Vec<(Rc<str>, Value)>>,
+    pub(super) bases: Vec<Rc<ClassObj>>,
+    /// Annotated names of the body, in order.
+    pub(super) annotated: Vec<Rc<str>>,
+    /// Whether the constructor takes the annotated fields (`@dataclass`, `NamedTuple`).
+    pub(super) fields: std::cell::Cell<bool>,
+}
+
+impl ClassObj {
+    /// An attribute of the class or its bases (depth-first, as a simple MRO).
+    pub(super) fn lookup(&self, name: &str) -> Option<Value> {
+        if let Some((_, v)) = self.attrs.borrow().iter().find(|(k, _)| &**k == name) {
+            return Some(v.clone());
+        }
+        self.bases.iter().find_map(|b| b.lookup(name))
+    }
+    pub(super) fn is_subclass_of(self: &Rc<ClassObj>, other: &Rc<ClassObj>) -> bool {
+        Rc::ptr_eq(self, other) || self.bases.iter().any(|b| b.is_subclass_of(other))
+    }
+    pub(super) fn has_fields(&self) -> bool {
+        self.fields.get() || self.bases.iter().any(|b| b.has_fields())
+    }
+    /// The constructor's fields: the bases' first.
+    pub(super) fn all_fields(&self) -> Vec<Rc<str>> {
+        let mut out: Vec<Rc<str>> = Vec::new();
+        for b in &self.bases {
+            for f in b.all_fields() {
+                if !out.contains(&f) {
+                    out.push(f);
+                }
+            }
+        }
+        if self.fields.get() {
+            for f in &self.annotated {
+                if !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// An instance of a text's class.
+#[derive(Debug)]
+pub(super) struct Instance {
+    pub(super) class: Rc<ClassObj>,
+    pub(super) attrs: RefCell<Vec<(Rc<str>, Value)>>,
+}
+
 #[derive(Clone, Debug)]
 pub(super) enum Value {
+    Class(Rc<ClassObj>),
+    Instance(Rc<Instance>),
+    /// `staticmethod(f)`, `classmethod(f)`, `property(f)` as stored in a class.
+    Wrapped(Rc<(&'static str, Value)>),
     None,
     Bool(bool),
     Int(i64),
@@ -91,6 +150,9 @@ impl Value {
             Value::Dtype(_) => "torch.dtype",
             Value::Device => "torch.device",
             Value::Unavailable(_) => "unavailable value",
+            Value::Class(_) => "type",
+            Value::Instance(_) => "object",
+            Value::Wrapped(_) => "method",
         }
     }
     pub(super) fn native(name: &str) -> Value {
@@ -103,7 +165,7 @@ impl Value {
         Value::Tensor(shared(t))
     }
     pub(super) fn is_callable(&self) -> bool {
-        matches!(self, Value::Func(_) | Value::Native(_) | Value::Partial(_))
+        matches!(self, Value::Func(_) | Value::Native(_) | Value::Partial(_) | Value::Class(_))
     }
 }
 
