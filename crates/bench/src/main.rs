@@ -16,6 +16,10 @@
 //! `--models` prints the structured reach table instead: Mistral 7B at n = 131072, a
 //! Gemma-3-27B-like stack at 131072 and Llama 4 Scout at 10,485,760 (all layers, exact), and the
 //! same stacks at n = 8192 against the dense engine (see `models.rs`).
+//!
+//! `--mask-mod` prints the mask_mod evaluation table instead: interval-analysis rows against
+//! cell-by-cell evaluation at n = 8192, and a 131072-token document mask from a lookup tensor on
+//! the structured engine against its closed form (see `mask_mod.rs`).
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -33,6 +37,7 @@ use petgraph::algo::tred::{dag_to_toposorted_adjacency_list, dag_transitive_redu
 use petgraph::graph::{DiGraph, NodeIndex};
 
 mod flow;
+mod mask_mod;
 mod models;
 
 struct Counting;
@@ -188,6 +193,10 @@ fn main() {
             "--derive" => derive_mode = true,
             "--flow" => flow_mode = true,
             "--models" => models_mode = true,
+            "--mask-mod" => {
+                mask_mod::run();
+                return;
+            }
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             "--petgraph-timeout" => {
                 timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
@@ -200,7 +209,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models] [--mask-mod]"
                 );
                 std::process::exit(2);
             }

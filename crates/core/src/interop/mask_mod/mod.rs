@@ -417,6 +417,36 @@ impl MaskMod {
         Ok(m)
     }
 
+    /// The `n x n` mask at `(b, h)` evaluated cell by cell, without the interval analysis: the
+    /// oracle the row evaluator is tested against, and the baseline of `hasseflow-bench --mask-mod`.
+    ///
+    /// # Errors
+    /// As [`MaskMod::to_mask_at`].
+    pub fn to_mask_cellwise_at(&self, n: usize, b: u64, h: u64) -> Result<BitMatrix, MaskModError> {
+        if n == 0 || n > MAX_N {
+            return Err(MaskModError::Size { n: n as i128, max: MAX_N as u64 });
+        }
+        let cell = |e: trace::RowError| match e {
+            trace::RowError::Cell { q, k, node, what } => {
+                let p = self.graph.nodes[node].pos;
+                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
+            }
+            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
+        };
+        let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
+        let mut m = BitMatrix::zeros(n);
+        let mut row = Vec::new();
+        for q in 0..n {
+            ev.row_cellwise(q as u64, n as u64, &mut row).map_err(cell)?;
+            for &[lo, hi] in &row {
+                for k in lo..=hi {
+                    m.set(q, k as usize, true);
+                }
+            }
+        }
+        Ok(m)
+    }
+
     /// The size to use: `n` if given, else the declared `N`.
     ///
     /// # Errors

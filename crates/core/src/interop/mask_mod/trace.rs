@@ -615,8 +615,8 @@ impl<'a> RowEval<'a> {
         self.split(q, 0, n - 1, cap, out)
     }
 
-    /// Row `q` evaluated cell by cell, without interval analysis (the oracle of the tests).
-    #[cfg(test)]
+    /// Row `q` evaluated cell by cell, without interval analysis (the oracle of the tests and
+    /// the baseline of the benchmark).
     pub(super) fn row_cellwise(&mut self, q: u64, n: u64, out: &mut Vec<[u64; 2]>) -> Result<(), RowError> {
         out.clear();
         let args = [self.b, self.h, q as i64, 0];
