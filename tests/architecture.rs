@@ -59,6 +59,11 @@ fn core_source_does_no_io_and_reads_no_clock() {
             }
             files += 1;
             let text = std::fs::read_to_string(&path).expect("source readable");
+            if path.extension().is_some_and(|x| x == "py") {
+                // The mask_mod library preludes: Python run by the core's interpreter, not Rust.
+                assert!(text.starts_with("# "), "{} must start with a comment saying what it is for", path.display());
+                continue;
+            }
             for banned in ["std::fs", "std::net", "std::time", "Instant::now", "std::env", "println!", "std::process"] {
                 assert!(!text.contains(banned), "{} uses {banned}: core does no IO and reads no clock", path.display());
             }

@@ -250,7 +250,7 @@ fn limits_refuse_hostile_text_in_bounded_time() {
     twice.push_str("def f(b,h,q,k): return g30(q) >= k\n");
     // 2^30 calls: the step limit stops it (crates/core/tests/fuzz_mask_mod.rs times such texts).
     let e = refused(&twice);
-    assert!(e.contains("steps"), "{e}");
+    assert!(e.contains("steps") || e.contains("over 200000 tensor operations"), "{e}");
     assert!(refused("def g(x): return g(x)\ndef f(b,h,q,k): return g(q) >= k").contains("recursion"));
     assert!(refused("while True:\n    pass\nm = lambda b,h,q,k: q >= k").contains("steps"));
     assert!(refused("import torch\nt = torch.zeros(100000, 100000)\nm = lambda b,h,q,k: q >= k").contains("limit"));
