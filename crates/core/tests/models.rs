@@ -173,6 +173,65 @@ fn refusals_name_the_field() {
     assert!(matches!(model::parse_config_bytes(&[0xff, 0xfe], "t"), Err(ModelError::Json(_))));
 }
 
+/// Issue 19: a composite's text_config with `layer_types` was refused as "unknown model type and
+/// no layer_types". A language model's type there (`gemma3_text`, or none) reads the list; the
+/// wrapper's own type (`gemma3`, `llama4`) is refused for what it is, naming
+/// `text_config.model_type`; an unknown type there reads `layer_types` like a top-level one.
+#[test]
+fn composite_text_configs_with_layer_types_are_read_or_refused_for_the_true_reason() {
+    let types = r#""layer_types": ["sliding_attention", "sliding_attention", "full_attention"]"#;
+    let expected = vec![LayerKind::Sliding { window: 4 }, LayerKind::Sliding { window: 4 }, LayerKind::Full];
+    for text_type in [r#""model_type": "gemma3_text","#, ""] {
+        let config = format!(
+            r#"{{"model_type": "gemma3", "text_config": {{{text_type} "num_hidden_layers": 3, "sliding_window": 4, {types}}}}}"#
+        );
+        let spec = model::parse_config(&config, "t").unwrap_or_else(|e| panic!("{config}: {e}"));
+        assert_eq!(spec.layers, expected, "{config}");
+        assert_eq!(spec.model_type, "gemma3_text");
+    }
+    // Without num_hidden_layers the class default (26) disagrees with the list: that is the reason.
+    let e = refusal(
+        &format!(r#"{{"model_type": "gemma3", "text_config": {{"model_type": "gemma3_text", {types}}}}}"#),
+        "text_config.layer_types",
+    );
+    assert!(e.to_string().contains("num_hidden_layers is 26"), "{e}");
+    for (outer, inner, text) in
+        [("gemma3", "gemma3", "gemma3_text"), ("llama4", "llama4", "llama4_text"), ("gemma3", "llama4", "llama4_text")]
+    {
+        let config = format!(
+            r#"{{"model_type": "{outer}", "text_config": {{"model_type": "{inner}", "num_hidden_layers": 3, "sliding_window": 4, {types}}}}}"#
+        );
+        let e = refusal(&config, "text_config.model_type: not supported");
+        let msg = e.to_string();
+        assert!(!msg.contains("unknown model type") && !msg.contains("no layer_types"), "{msg}");
+        assert!(msg.contains(&format!("{text:?}")) && msg.contains("multimodal wrapper"), "{msg}");
+    }
+    // Another language model's type in the text config is derived as that type...
+    let spec = model::parse_config(
+        r#"{"model_type": "gemma3", "text_config": {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 8}}"#,
+        "t",
+    )
+    .expect("mistral text config");
+    assert_eq!(spec.layers, vec![LayerKind::Sliding { window: 8 }; 2]);
+    // ...an unknown one through its layer_types, and without them the message names the field.
+    let spec = model::parse_config(
+        &format!(
+            r#"{{"model_type": "gemma3", "text_config": {{"model_type": "future", "sliding_window": 4, {types}}}}}"#
+        ),
+        "t",
+    )
+    .expect("unknown text type with layer_types");
+    assert_eq!(spec.layers, expected);
+    refusal(
+        r#"{"model_type": "llama4", "text_config": {"model_type": "future", "num_hidden_layers": 2}}"#,
+        "text_config.model_type: unknown model type \"future\" and no layer_types",
+    );
+    // An unknown type is clipped in the message, not echoed in full.
+    let long = "y".repeat(10_000);
+    let e = refusal(&format!(r#"{{"model_type": "{long}", "num_hidden_layers": 2}}"#), "model_type");
+    assert!(e.to_string().len() < 300, "{e}");
+}
+
 #[test]
 fn current_convention_configs_of_unknown_types_are_read() {
     let spec = model::parse_config(

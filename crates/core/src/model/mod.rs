@@ -69,9 +69,14 @@ pub enum ModelError {
     MissingModelType,
     /// A `model_type` whose legacy fields we do not know, in a file without `layer_types`.
     #[error(
-        "model_type: unknown model type {0:?} and no layer_types: give layer_types, or use one of the supported types (hasseflow model --list)"
+        "{field}: unknown model type {model_type:?} and no layer_types: give layer_types, or use one of the supported types (hasseflow model --list)"
     )]
-    UnknownModelType(String),
+    UnknownModelType {
+        /// `model_type` or `text_config.model_type`.
+        field: String,
+        /// The type (clipped).
+        model_type: String,
+    },
     /// A `layer_types` entry that is not a layer type we model.
     #[error("{field}[{index}]: {reason} {value:?}")]
     UnknownLayerType {
