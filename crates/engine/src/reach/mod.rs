@@ -437,9 +437,10 @@ impl ReachStack {
         let n = check_n(n)?;
         let documents = doc_ranges(n, &documents)?;
         let mut rules = Vec::with_capacity(layers.len());
+        let mut shared = None;
         for (i, layer) in layers.iter().enumerate() {
             match layer {
-                StructuredLayer::Rule(r) => rules.push(Some(engine::RuleCtx::new(n, i + 1, r)?)),
+                StructuredLayer::Rule(r) => rules.push(Some(engine::RuleCtx::new(n, i + 1, r, &mut shared)?)),
                 StructuredLayer::Intervals(rows) => {
                     if rows.n() != n {
                         return Err(ReachError::RowCount { layer: i + 1, found: rows.n() as u64, n: n as u64 });
