@@ -16,6 +16,11 @@
 //! `--models` prints the structured reach table instead: Mistral 7B at n = 131072, a
 //! Gemma-3-27B-like stack at 131072 and Llama 4 Scout at 10,485,760 (all layers, exact), and the
 //! same stacks at n = 8192 against the dense engine (see `models.rs`).
+//!
+//! `--memory` prints the model runs' memory estimate (`hasseflow_core::reach::model_run_bytes`,
+//! what `hasseflow model` and the app refuse by) against the peak heap measured here, for gallery
+//! models at 1M and 16M positions, with documents and with sinks; it asserts the estimate is never
+//! below the peak.
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -171,6 +176,7 @@ fn main() {
     let mut derive_mode = false;
     let mut flow_mode = false;
     let mut models_mode = false;
+    let mut memory_mode = false;
     let mut sizes_given = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
@@ -188,6 +194,7 @@ fn main() {
             "--derive" => derive_mode = true,
             "--flow" => flow_mode = true,
             "--models" => models_mode = true,
+            "--memory" => memory_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             "--petgraph-timeout" => {
                 timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
@@ -200,7 +207,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models] [--memory]"
                 );
                 std::process::exit(2);
             }
@@ -212,6 +219,10 @@ fn main() {
     }
     if models_mode {
         models::models_table(reps, only.as_deref());
+        return;
+    }
+    if memory_mode {
+        models::memory_table(only.as_deref());
         return;
     }
     if flow_mode {
