@@ -36,8 +36,9 @@ pub(crate) struct ModelArgs {
     /// List the gallery: name, model_type, layers, pattern, source.
     #[arg(long)]
     list: bool,
-    /// Most memory the run may need, in GiB (default 8): a longer context is refused up front,
-    /// with the estimate and the largest context that fits.
+    /// Most memory the run may need, in GiB (default 8, or three quarters of the available
+    /// memory when that is less): a longer context is refused up front, with the estimate and
+    /// the largest context that fits.
     #[arg(long, value_name = "GIB")]
     max_memory: Option<f64>,
 }
@@ -121,7 +122,7 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         bail!("--context: must be at least 1");
     }
     let max_bytes = match a.max_memory {
-        None => model::MAX_RUN_BYTES,
+        None => default_max_bytes(),
         Some(g) if g.is_finite() && g > 0.0 => (g * (1u64 << 30) as f64) as u64,
         Some(g) => bail!("--max-memory: must be a positive number of GiB, got {g}"),
     };
@@ -162,6 +163,19 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         print_out(&to_text(&run, reach_ms));
     }
     Ok(())
+}
+
+/// The core's [`model::MAX_RUN_BYTES`], or three quarters of the memory the system says is
+/// available (Linux `/proc/meminfo`, `MemAvailable`) when that is less, so that a run within the
+/// estimate also fits a smaller machine.
+fn default_max_bytes() -> u64 {
+    let available_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    });
+    available_kib.map_or(model::MAX_RUN_BYTES, |kib| (kib.saturating_mul(1024) / 4 * 3).min(model::MAX_RUN_BYTES))
 }
 
 /// A config file (when the path exists) or a gallery entry.

@@ -43,7 +43,8 @@ pub const MAX_LAYERS: u64 = 4096;
 
 /// Most bytes a model run may need by its estimate ([`crate::reach::model_run_bytes`]) before it
 /// is refused, up front, with [`ReachError::OverMemory`](crate::reach::ReachError): 8 GiB natively
-/// (the CLI's default, `--max-memory` changes it), 1 GiB in the browser (wasm32 addresses 4 GiB
+/// (the CLI's default, lowered to three quarters of the available memory when that is less;
+/// `--max-memory` changes it), 1 GiB in the browser (wasm32 addresses 4 GiB
 /// at most, and the page keeps what it grows). With packed documents only a run needs about
 /// 21.5 bytes per position, so about 400 million positions natively (docs/MODELS.md, "Memory").
 pub const MAX_RUN_BYTES: u64 = if cfg!(target_arch = "wasm32") { 1 << 30 } else { 8 << 30 };
