@@ -11,9 +11,11 @@ use std::rc::Rc;
 
 use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
+use hasseflow_core::reach::check_model_run;
 
-/// Largest context the browser runs (larger ones are refused with a message; the CLI has no
-/// such limit).
+/// Largest context the browser runs (larger ones are refused with a message; the CLI runs longer
+/// ones, within its memory limit). Runs are also refused when their memory estimate is above
+/// the core's [`model::MAX_RUN_BYTES`] (1 GiB in the browser), as the CLI refuses them.
 pub const MAX_MODEL_N: u64 = 1 << 20;
 /// Most display rows (and columns) of the heatmap: the engine is asked for this many rows.
 pub const HEAT_CELLS: usize = 256;
@@ -354,7 +356,7 @@ pub enum ContextError {
     Zero,
     /// More than [`MAX_MODEL_N`].
     #[error(
-        "a context of {0} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model --context {0}, has no such limit)"
+        "a context of {0} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model --context {0}, runs longer contexts)"
     )]
     TooLong(u64),
     /// Not a whole number (the text as typed, trimmed).
@@ -415,7 +417,11 @@ impl super::AppState {
                     } else {
                         model::parse_doc_lengths(&docs, n).map_err(|e| e.to_string())?
                     };
-                    Ok((n, docs))
+                    // The run's own check, up front, so that nothing changes when it would fail.
+                    let overlays = Overlays { docs, ..Overlays::default() };
+                    let spec = &self.models.choice.spec;
+                    check_model_run(spec, n, &overlays, HEAT_CELLS, model::MAX_RUN_BYTES).map_err(|e| e.to_string())?;
+                    Ok((n, overlays.docs))
                 });
                 match parsed {
                     Err(e) => self.error(format!("{e}. Nothing was changed.")),

@@ -5,7 +5,8 @@ use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
 use hasseflow_core::model::ModelRun;
-use hasseflow_core::reach::{ReachJob, ReachOptions, ReachStack};
+use hasseflow_core::pattern::Overlays;
+use hasseflow_core::reach::{ReachJob, ReachOptions};
 
 use super::*;
 
@@ -19,7 +20,9 @@ fn state() -> AppState {
 
 /// What the shell does for a request: the core's job driven step by step.
 fn run(req: &ModelRequest) -> Rc<ModelRun> {
-    let stack = ReachStack::from_model(&req.spec, req.n, &req.overlays).unwrap();
+    let stack =
+        ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), hasseflow_core::model::MAX_RUN_BYTES)
+            .unwrap();
     let mut job =
         ReachJob::new(&stack, ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() }).unwrap();
     while !job.step().unwrap() {}
@@ -141,6 +144,40 @@ fn bad_configs_and_contexts_change_nothing() {
         assert_eq!(s.models, before.0);
     }
     assert!(s.model_request().is_none());
+}
+
+/// A context whose run is over the core's memory limit (1 GiB in the browser, 8 GiB natively) is
+/// refused by the run's own check before anything changes: here a million one-token documents
+/// over 4096 layers, which each layer keeps (about 32 GiB). The run itself checks the same
+/// (`ModelRun::stack`, which `run` above calls like the shell).
+#[test]
+fn a_context_over_the_memory_limit_changes_nothing() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    let cfg = br#"{"model_type": "llama", "num_hidden_layers": 4096}"#;
+    s.apply(Action::LoadModelConfig { name: "deep.json".into(), bytes: cfg.to_vec() });
+    finish(&mut s);
+    let before = (s.models.clone(), s.revision);
+    let docs = vec!["1"; 1 << 20].join(",");
+    context(&mut s, "1048576", &docs);
+    let text = s.message.as_ref().unwrap().text.clone();
+    assert!(text.starts_with("context 1048576: the reach run would need about 32."), "{text}");
+    assert!(
+        text.contains("1048576 documents over 4096 layers do not fit") && text.ends_with("Nothing was changed."),
+        "{text}"
+    );
+    assert_eq!((s.models.clone(), s.revision), before);
+    assert!(s.model_request().is_none());
+    let e = ModelRun::stack(
+        &s.models.choice.spec,
+        1 << 20,
+        &Overlays { docs: vec![1; 1 << 20], ..Overlays::default() },
+        256,
+        1 << 30,
+    )
+    .err()
+    .map(|e| e.to_string());
+    assert!(e.is_some_and(|e| e.contains("more than the 1.0 GiB limit")));
 }
 
 #[test]

@@ -15,8 +15,7 @@ mod report;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use hasseflow_core::ReachStack;
-use hasseflow_core::model::ModelRun;
+use hasseflow_core::model::{self, ModelRun};
 use hasseflow_core::reach::{ReachJob, ReachOptions};
 use yew::prelude::*;
 
@@ -44,7 +43,8 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
     let key = req.key;
     let fail = |error: String| d.emit(Action::ModelFailed { key, error });
     let start = io::now();
-    let stack = match ReachStack::from_model(&req.spec, req.n, &req.overlays) {
+    // The CLI's path: refused up front, with the estimate, above the browser's memory limit.
+    let stack = match ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), model::MAX_RUN_BYTES) {
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };

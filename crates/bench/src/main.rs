@@ -20,6 +20,11 @@
 //! `--mask-mod` prints the mask_mod evaluation table instead: interval-analysis rows against
 //! cell-by-cell evaluation at n = 8192, and a 131072-token document mask from a lookup tensor on
 //! the structured engine against its closed form (see `mask_mod.rs`).
+//!
+//! `--memory` prints the model runs' memory estimate (`hasseflow_core::reach::model_run_bytes`,
+//! what `hasseflow model` and the app refuse by) against the peak heap measured here, for gallery
+//! models at 1M and 16M positions, with documents and with sinks; it asserts the estimate is never
+//! below the peak.
 
 // The counting allocator is the only unsafe code in the workspace; it forwards to the system
 // allocator and keeps two counters.
@@ -176,6 +181,7 @@ fn main() {
     let mut derive_mode = false;
     let mut flow_mode = false;
     let mut models_mode = false;
+    let mut memory_mode = false;
     let mut sizes_given = false;
     let mut reps = 3usize;
     let mut only: Option<String> = None;
@@ -197,6 +203,7 @@ fn main() {
                 mask_mod::run();
                 return;
             }
+            "--memory" => memory_mode = true,
             "--reps" => reps = it.next().and_then(|s| s.parse().ok()).unwrap_or(reps),
             "--petgraph-timeout" => {
                 timeout = it.next().and_then(|s| s.parse().ok()).map(Duration::from_secs_f64).unwrap_or(timeout)
@@ -209,7 +216,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models] [--mask-mod]"
+                    "unknown argument {other}; usage: hasseflow-bench [--sizes 256,1024,4096] [--reps 3] [--only NAME] [--petgraph-timeout SECONDS] [--derive] [--flow] [--models] [--memory] [--mask-mod]"
                 );
                 std::process::exit(2);
             }
@@ -221,6 +228,10 @@ fn main() {
     }
     if models_mode {
         models::models_table(reps, only.as_deref());
+        return;
+    }
+    if memory_mode {
+        models::memory_table(only.as_deref());
         return;
     }
     if flow_mode {

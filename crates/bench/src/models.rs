@@ -1,11 +1,13 @@
 //! `--models`: the structured reach engine (`hasseflow_core::reach`) on three real models' layer
 //! patterns at their target sizes (all layers, exact, the whole report including the limit's
 //! structure), and the same stacks at n = 8192 against the dense engine (`LayerStack::analyze`,
-//! one boolean product per layer).
+//! one boolean product per layer). `--memory`: the runs' memory estimate against the measured peak.
 
 use std::time::Duration;
 
+use hasseflow_core::model::{ModelRun, load_gallery};
 use hasseflow_core::pattern::{LayerKind, ModelSpec, Overlays};
+use hasseflow_core::reach::model_run_bytes;
 use hasseflow_core::{ReachOptions, ReachStack, StackMode};
 
 use crate::{measure, mib, ms};
@@ -92,4 +94,63 @@ pub fn models_table(reps: usize, only: Option<&str>) {
          layer, the same cost for every layer), scaled to all layers; its R({DENSE_LAYERS}) is checked against \
          the structured growth."
     );
+}
+
+/// Prints the memory table: for each run, the estimate `hasseflow model` refuses by and the peak
+/// heap of `ModelRun::compute` (from the stack to the report), measured by the counting
+/// allocator. Panics if an estimate is below its peak.
+pub fn memory_table(only: Option<&str>) {
+    println!("| model | n | overlays | queries | estimate MiB | peak MiB | estimate / peak | peak B / position |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let docs = |n: u64, len: u64| vec![len; (n / len) as usize];
+    let sinks = Overlays { sinks: 4, ..Overlays::default() };
+    // Documents of 1 to 40 positions (lookbacks that turn plain in every layer).
+    let mut rng = hasseflow_core::rng::SplitMix64::new(19);
+    let mut ragged = Vec::new();
+    let mut left = 1u64 << 22;
+    while left > 0 {
+        let d = (1 + rng.below(40) as u64).min(left);
+        ragged.push(d);
+        left -= d;
+    }
+    let cases: Vec<(&str, u64, &str, Overlays, usize)> = vec![
+        ("llama-4-scout-17b-16e", 1 << 20, "none", Overlays::default(), 0),
+        ("llama-4-scout-17b-16e", 1 << 24, "none", Overlays::default(), 0),
+        ("llama-4-scout-17b-16e", 1 << 26, "none", Overlays::default(), 0),
+        ("mistral-7b-v0.1", 1 << 24, "none", Overlays::default(), 0),
+        ("gemma-3-27b-it", 1 << 24, "none", Overlays::default(), 1),
+        ("modernbert-base", 1 << 24, "none", Overlays::default(), 0),
+        ("qwen3-next-80b-a3b", 1 << 24, "none", Overlays::default(), 0),
+        ("gemma-3-27b-it", 1 << 20, "256 heatmap rows", Overlays::default(), 256),
+        (
+            "gemma-3-27b-it",
+            1 << 20,
+            "docs 1024 x 1024",
+            Overlays { docs: docs(1 << 20, 1024), ..Overlays::default() },
+            256,
+        ),
+        ("gemma-3-27b-it", 1 << 20, "docs 262144 x 4", Overlays { docs: docs(1 << 20, 4), ..Overlays::default() }, 256),
+        ("longformer-base-4096", 1 << 22, "ragged docs 1-40", Overlays { docs: ragged, ..Overlays::default() }, 0),
+        ("gpt-oss-20b", 1 << 16, "sinks 4 (general path)", sinks, 1),
+    ];
+    for (name, n, what, overlays, queries) in cases {
+        if only.is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let spec = load_gallery(name).expect("gallery model");
+        let estimate = model_run_bytes(spec.layers.len(), n, &overlays, queries);
+        let rows: Vec<u64> = (0..queries as u64).map(|i| i * (n / queries.max(1) as u64)).collect();
+        let (_, peak, run) = measure(1, || {
+            ModelRun::compute(name.into(), spec.clone(), n, overlays.clone(), &rows).expect("model runs")
+        });
+        drop(run);
+        println!(
+            "| {name} | {n} | {what} | {queries} | {} | {} | {:.2} | {:.1} |",
+            mib(estimate as usize),
+            mib(peak),
+            estimate as f64 / peak as f64,
+            peak as f64 / n as f64
+        );
+        assert!(estimate as usize >= peak, "{name} at {n} ({what}): estimate {estimate} below the peak {peak}");
+    }
 }

@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use hasseflow_core::model::{self, GalleryEntry, MAX_CONFIG_BYTES, ModelRun};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
+use hasseflow_core::reach::{ReachError, human_bytes};
 use serde_json::{Value, json};
 
 use crate::{print_out, read_limited};
@@ -35,6 +36,11 @@ pub(crate) struct ModelArgs {
     /// List the gallery: name, model_type, layers, pattern, source.
     #[arg(long)]
     list: bool,
+    /// Most memory the run may need, in GiB (default 8, or three quarters of the available
+    /// memory when that is less): a longer context is refused up front, with the estimate and
+    /// the largest context that fits.
+    #[arg(long, value_name = "GIB")]
+    max_memory: Option<f64>,
 }
 
 /// The text report: the header, the verdict, one row per layer, the limit and the asked rows.
@@ -115,6 +121,11 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     if n == 0 {
         bail!("--context: must be at least 1");
     }
+    let max_bytes = match a.max_memory {
+        None => default_max_bytes(),
+        Some(g) if g.is_finite() && g > 0.0 => (g * (1u64 << 30) as f64) as u64,
+        Some(g) => bail!("--max-memory: must be a positive number of GiB, got {g}"),
+    };
     let (spec, source) = load(source)?;
     let docs = match (&a.docs, &a.segments) {
         (Some(d), _) => model::parse_doc_lengths(d, n)?,
@@ -133,11 +144,17 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     // and with --json.
     let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layers.len() as u64, "reach over the layers");
     let start = Instant::now();
-    let run =
-        ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, |done, _| bar.set_position(done as u64));
+    let run = ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, max_bytes, |done, _| {
+        bar.set_position(done as u64)
+    });
     let reach_ms = start.elapsed().as_secs_f64() * 1e3;
     bar.finish_and_clear();
-    let run = run?;
+    let run = run.map_err(|e| match e {
+        ReachError::OverMemory { .. } => {
+            anyhow!("{e}, or raise the limit with --max-memory GIB (now {})", human_bytes(max_bytes))
+        }
+        e => e.into(),
+    })?;
     if a.json {
         let mut v = run.to_json();
         v["timings_ms"] = json!({ "reach": reach_ms });
@@ -146,6 +163,19 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         print_out(&to_text(&run, reach_ms));
     }
     Ok(())
+}
+
+/// The core's [`model::MAX_RUN_BYTES`], or three quarters of the memory the system says is
+/// available (Linux `/proc/meminfo`, `MemAvailable`) when that is less, so that a run within the
+/// estimate also fits a smaller machine.
+fn default_max_bytes() -> u64 {
+    let available_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    });
+    available_kib.map_or(model::MAX_RUN_BYTES, |kib| (kib.saturating_mul(1024) / 4 * 3).min(model::MAX_RUN_BYTES))
 }
 
 /// A config file (when the path exists) or a gallery entry.

@@ -111,3 +111,64 @@ fn bad_input_fails_with_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
 }
+
+/// The one line of a failed run.
+fn refusal(args: &[&str]) -> String {
+    let out = hasseflow(args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
+
+/// Issue 19: `hasseflow model` aborted on allocation for contexts from about 1.3·10⁸ to 2³² − 2
+/// (Llama 4 Scout at 150,000,000). Now a run over the memory limit is refused before it
+/// allocates, at once, with the context, the estimate, the limit and what to do instead.
+#[test]
+fn a_context_over_the_memory_limit_is_refused_at_once() {
+    let start = std::time::Instant::now();
+    let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "4294967294"]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(10), "refused before running: {:?}", start.elapsed());
+    // The default limit is 8 GiB, or three quarters of the available memory when that is less.
+    assert!(
+        err.starts_with(
+            "hasseflow: context 4294967294: the reach run would need about 86.0 GiB (estimate), more than the "
+        ) && err.contains(" GiB limit; a context of at most "),
+        "{err}"
+    );
+    assert!(
+        err.contains("fits, or raise the limit with --max-memory GIB (now ") && err.trim_end().ends_with(" GiB)"),
+        "{err}"
+    );
+    let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "4294967294", "--max-memory", "8"]);
+    assert!(err.contains("more than the 8.0 GiB limit; a context of at most 399335558 fits"), "{err}");
+    let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "150000000", "--max-memory", "1", "--json"]);
+    assert!(err.contains("context 150000000:") && err.contains("more than the 1.0 GiB limit"), "{err}");
+    for bad in ["0", "-1", "nan", "inf"] {
+        let err = refusal(&["model", "gpt-oss-20b", "--context", "4", &format!("--max-memory={bad}")]);
+        assert!(err.contains("--max-memory: must be a positive number of GiB"), "{err}");
+    }
+    // Past u32, the engine's own refusal.
+    let err = refusal(&["model", "gpt-oss-20b", "--context", "4294967295"]);
+    assert!(err.contains("positions are 32-bit"), "{err}");
+}
+
+/// The largest context a limit accepts runs, and one more is refused (a small limit keeps the
+/// run cheap).
+#[test]
+fn the_largest_context_within_the_limit_runs() {
+    let err = refusal(&["model", "mistral-7b-v0.1", "--context", "100000000", "--max-memory", "0.01"]);
+    let fits: u64 = err
+        .split("a context of at most ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no largest context in: {err}"));
+    assert!((100_000..1_000_000).contains(&fits), "{fits}");
+    let fits_text = fits.to_string();
+    let v = json(&["model", "mistral-7b-v0.1", "--context", &fits_text, "--max-memory", "0.01", "--json"]);
+    assert_eq!(v["n"], fits);
+    let more = (fits + 1).to_string();
+    let err = refusal(&["model", "mistral-7b-v0.1", "--context", &more, "--max-memory", "0.01"]);
+    assert!(err.contains(&format!("a context of at most {fits} fits")), "{err}");
+}

@@ -173,6 +173,65 @@ fn refusals_name_the_field() {
     assert!(matches!(model::parse_config_bytes(&[0xff, 0xfe], "t"), Err(ModelError::Json(_))));
 }
 
+/// Issue 19: a composite's text_config with `layer_types` was refused as "unknown model type and
+/// no layer_types". A language model's type there (`gemma3_text`, or none) reads the list; the
+/// wrapper's own type (`gemma3`, `llama4`) is refused for what it is, naming
+/// `text_config.model_type`; an unknown type there reads `layer_types` like a top-level one.
+#[test]
+fn composite_text_configs_with_layer_types_are_read_or_refused_for_the_true_reason() {
+    let types = r#""layer_types": ["sliding_attention", "sliding_attention", "full_attention"]"#;
+    let expected = vec![LayerKind::Sliding { window: 4 }, LayerKind::Sliding { window: 4 }, LayerKind::Full];
+    for text_type in [r#""model_type": "gemma3_text","#, ""] {
+        let config = format!(
+            r#"{{"model_type": "gemma3", "text_config": {{{text_type} "num_hidden_layers": 3, "sliding_window": 4, {types}}}}}"#
+        );
+        let spec = model::parse_config(&config, "t").unwrap_or_else(|e| panic!("{config}: {e}"));
+        assert_eq!(spec.layers, expected, "{config}");
+        assert_eq!(spec.model_type, "gemma3_text");
+    }
+    // Without num_hidden_layers the class default (26) disagrees with the list: that is the reason.
+    let e = refusal(
+        &format!(r#"{{"model_type": "gemma3", "text_config": {{"model_type": "gemma3_text", {types}}}}}"#),
+        "text_config.layer_types",
+    );
+    assert!(e.to_string().contains("num_hidden_layers is 26"), "{e}");
+    for (outer, inner, text) in
+        [("gemma3", "gemma3", "gemma3_text"), ("llama4", "llama4", "llama4_text"), ("gemma3", "llama4", "llama4_text")]
+    {
+        let config = format!(
+            r#"{{"model_type": "{outer}", "text_config": {{"model_type": "{inner}", "num_hidden_layers": 3, "sliding_window": 4, {types}}}}}"#
+        );
+        let e = refusal(&config, "text_config.model_type: not supported");
+        let msg = e.to_string();
+        assert!(!msg.contains("unknown model type") && !msg.contains("no layer_types"), "{msg}");
+        assert!(msg.contains(&format!("{text:?}")) && msg.contains("multimodal wrapper"), "{msg}");
+    }
+    // Another language model's type in the text config is derived as that type...
+    let spec = model::parse_config(
+        r#"{"model_type": "gemma3", "text_config": {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 8}}"#,
+        "t",
+    )
+    .expect("mistral text config");
+    assert_eq!(spec.layers, vec![LayerKind::Sliding { window: 8 }; 2]);
+    // ...an unknown one through its layer_types, and without them the message names the field.
+    let spec = model::parse_config(
+        &format!(
+            r#"{{"model_type": "gemma3", "text_config": {{"model_type": "future", "sliding_window": 4, {types}}}}}"#
+        ),
+        "t",
+    )
+    .expect("unknown text type with layer_types");
+    assert_eq!(spec.layers, expected);
+    refusal(
+        r#"{"model_type": "llama4", "text_config": {"model_type": "future", "num_hidden_layers": 2}}"#,
+        "text_config.model_type: unknown model type \"future\" and no layer_types",
+    );
+    // An unknown type is clipped in the message, not echoed in full.
+    let long = "y".repeat(10_000);
+    let e = refusal(&format!(r#"{{"model_type": "{long}", "num_hidden_layers": 2}}"#), "model_type");
+    assert!(e.to_string().len() < 300, "{e}");
+}
+
 #[test]
 fn current_convention_configs_of_unknown_types_are_read() {
     let spec = model::parse_config(
@@ -223,4 +282,177 @@ fn packing_helpers_give_overlay_docs() {
     assert_eq!(model::parse_segment_ids("[3,3,3,1,1,2]", 6), Ok(vec![3, 2, 1]));
     let e = model::parse_segment_ids("1 1 2 1", 4).expect_err("non-contiguous");
     assert!(e.to_string().starts_with("segments: id 1 at position 3"), "{e}");
+}
+
+/// Field names the reader knows (and a few it does not), for the structural mutations.
+const FUZZ_KEYS: &[&str] = &[
+    "model_type",
+    "text_config",
+    "layer_types",
+    "num_hidden_layers",
+    "sliding_window",
+    "sliding_window_pattern",
+    "attention_chunk_size",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "use_sliding_window",
+    "max_window_layers",
+    "full_attention_interval",
+    "local_attention",
+    "global_attn_every_n_layers",
+    "attention_window",
+    "use_bidirectional_attention",
+    "max_position_embeddings",
+    "attention_type",
+    "attention_types",
+    "is_causal",
+    "is_decoder",
+    "hidden_size",
+];
+
+/// A value a mutation writes: edge-case numbers, wrong types, layer type names, model types,
+/// long lists and nesting.
+fn fuzz_value(rng: &mut hasseflow_core::rng::SplitMix64) -> Value {
+    use serde_json::json;
+    let names = ["full_attention", "sliding_attention", "chunked_attention", "linear_attention", "mamba", "hybrid", ""];
+    let pick = |rng: &mut hasseflow_core::rng::SplitMix64, list: &[&str]| list[rng.below(list.len())].to_string();
+    match rng.below(16) {
+        0 => json!(0),
+        1 => json!(-1),
+        2 => json!(1 + rng.below(9)),
+        3 => json!([1u64 << 31, 1u64 << 32, u32::MAX as u64, u64::MAX, i64::MAX as u64, 4096, 4097][rng.below(7)]),
+        4 => json!(i64::MIN),
+        5 => json!([0.5, 1e300, -0.0, 2.0][rng.below(4)]),
+        6 => Value::Null,
+        7 => json!(rng.below(2) == 1),
+        8 => json!(pick(rng, names.as_slice())),
+        9 => json!(pick(rng, model::SUPPORTED_MODEL_TYPES)),
+        10 => {
+            // A layer list of a random length (around the counts the reader checks).
+            let len = [0, 1, 2, 3, 26, 48, 4096, 4097][rng.below(8)];
+            Value::Array((0..len).map(|_| json!(pick(rng, names.as_slice()))).collect())
+        }
+        11 => Value::Array((0..rng.below(50)).map(|_| json!(rng.below(3))).collect()),
+        12 => json!({}),
+        13 => json!([]),
+        14 => json!("x".repeat(rng.below(200))),
+        _ => {
+            // Nesting well past what any reader expects (serde_json stops at depth 128).
+            let depth = 1 + rng.below(200);
+            let text = format!("{}0{}", "[".repeat(depth), "]".repeat(depth));
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        }
+    }
+}
+
+/// One structural mutation of a parsed config: replace, delete or add a field (at the top or in
+/// `text_config`), or replace a whole subtree.
+fn mutate_value(v: &mut Value, rng: &mut hasseflow_core::rng::SplitMix64) {
+    let target = match v {
+        Value::Object(top) if rng.below(3) == 0 && top.get("text_config").is_some_and(Value::is_object) => {
+            top.get_mut("text_config").unwrap_or_else(|| unreachable!())
+        }
+        other => other,
+    };
+    let Value::Object(obj) = target else {
+        *target = fuzz_value(rng);
+        return;
+    };
+    let key = FUZZ_KEYS[rng.below(FUZZ_KEYS.len())];
+    match rng.below(4) {
+        0 => {
+            obj.remove(key);
+        }
+        1 if key == "text_config" => {
+            let inner = serde_json::json!({ "model_type": model::SUPPORTED_MODEL_TYPES[rng.below(model::SUPPORTED_MODEL_TYPES.len())] });
+            obj.insert(key.to_string(), inner);
+        }
+        _ => {
+            obj.insert(key.to_string(), fuzz_value(rng));
+        }
+    }
+}
+
+/// Issue 19 ("fuzz every reader"): the gallery's configs mutated — byte edits of the text and
+/// structural edits of the JSON (fields removed, added or given edge-case values, in the top
+/// level and in `text_config`) — never panic, are read or refused with a short one-line message,
+/// take a bounded time each, and what is read runs through the engine and the scaler at a small
+/// context, with random documents. `HASSEFLOW_FUZZ_CONFIGS=N` sets the number of rounds (10,000 by
+/// default: about 5 s in a debug build), `HASSEFLOW_FUZZ_SEED` the seed (19).
+#[test]
+fn mutated_gallery_configs_never_panic() {
+    use hasseflow_core::model::{ModelRun, scale_model};
+    use hasseflow_core::pattern::Overlays;
+    let rounds: usize = std::env::var("HASSEFLOW_FUZZ_CONFIGS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let seed: u64 = std::env::var("HASSEFLOW_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(19);
+    let mut rng = hasseflow_core::rng::SplitMix64::new(seed);
+    let alphabet = b"{}[]\",:.-0123456789enulltruefalsx_ ";
+    let (mut accepted, mut refused) = (0usize, 0usize);
+    let mut slowest = std::time::Duration::ZERO;
+    let started = std::time::Instant::now();
+    for round in 0..rounds {
+        let base = model::GALLERY[round % model::GALLERY.len()].config;
+        let text = if round % 3 == 0 {
+            let mut bytes = base.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let i = rng.below(bytes.len().max(1));
+                match rng.below(3) {
+                    0 if !bytes.is_empty() => {
+                        bytes.remove(i.min(bytes.len() - 1));
+                    }
+                    1 => bytes.insert(i.min(bytes.len()), alphabet[rng.below(alphabet.len())]),
+                    _ => {
+                        if let Some(b) = bytes.get_mut(i) {
+                            *b = alphabet[rng.below(alphabet.len())];
+                        }
+                    }
+                }
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            let mut v: Value = serde_json::from_str(base).expect("gallery JSON");
+            for _ in 0..1 + rng.below(3) {
+                mutate_value(&mut v, &mut rng);
+            }
+            v.to_string()
+        };
+        let start = std::time::Instant::now();
+        match model::parse_config(&text, "fuzz") {
+            Ok(spec) => {
+                accepted += 1;
+                assert!(!spec.layers.is_empty() && spec.layers.len() as u64 <= model::MAX_LAYERS, "{text}");
+                let _ = model::pattern_summary(&spec.layers);
+                let n = 1 + rng.below(96) as u64;
+                let mut docs = Vec::new();
+                let mut left = n;
+                while rng.below(2) == 1 && left > 1 {
+                    let d = 1 + rng.below(left as usize - 1) as u64;
+                    docs.push(d);
+                    left -= d;
+                }
+                if !docs.is_empty() {
+                    docs.push(left);
+                }
+                let overlays = Overlays { docs, ..Overlays::default() };
+                let run = ModelRun::compute("fuzz".into(), spec.clone(), n, overlays, &[n - 1])
+                    .unwrap_or_else(|e| panic!("{text}: a config that was read must run: {e}"));
+                assert_eq!(run.report.layers.len(), spec.layers.len());
+                let _ = run.to_json();
+                let _ = scale_model(&spec, 1 << 20, &[], 512).unwrap_or_else(|e| panic!("{text}: {e}"));
+            }
+            Err(e) => {
+                refused += 1;
+                let msg = e.to_string();
+                assert!(!msg.is_empty() && !msg.contains('\n') && msg.len() < 600, "{text}: {msg}");
+            }
+        }
+        let took = start.elapsed();
+        slowest = slowest.max(took);
+        assert!(took < std::time::Duration::from_secs(2), "{text}: {took:?}");
+    }
+    eprintln!(
+        "{rounds} mutated configs: {accepted} read, {refused} refused, slowest {slowest:?}, total {:?}",
+        started.elapsed()
+    );
+    assert!(accepted > rounds / 10 && refused > rounds / 10, "{accepted} read, {refused} refused");
 }

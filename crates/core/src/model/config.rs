@@ -218,6 +218,19 @@ pub(super) fn spec_from_value(value: &Value, name: &str) -> Result<ModelSpec, Mo
             };
             let text = Fields { obj, prefix: "text_config." };
             let t = text.string("model_type")?.unwrap_or(text_default).to_string();
+            // `CONFIG_MAPPING[text_config["model_type"]](**text_config)`: a composite type here
+            // builds a second composite config, whose own (absent) text_config holds the layers,
+            // so none of this text_config's fields would be read.
+            if let Some((inner, inner_text)) = COMPOSITES.iter().find(|(c, _)| *c == t) {
+                return Err(ModelError::Unsupported {
+                    field: text.name("model_type"),
+                    reason: format!(
+                        "{inner:?} is the multimodal wrapper's type, not a language model's: Transformers would \
+                         nest a second {inner} config and ignore this text_config's fields (layer_types \
+                         included); give {inner_text:?} or leave model_type out"
+                    ),
+                });
+            }
             (text, Some(t))
         }
         None => (top, top_type.map(str::to_string)),
@@ -281,7 +294,7 @@ fn derive(f: &Fields, model_type: Option<&str>) -> Result<Derived, ModelError> {
             // Unknown type: only the current convention can be read.
             let Some(types) = f.layer_types()? else {
                 return Err(match model_type {
-                    Some(t) => ModelError::UnknownModelType(t.to_string()),
+                    Some(t) => ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) },
                     None => ModelError::MissingModelType,
                 });
             };
@@ -547,7 +560,8 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             let layers = windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect();
             Ok(Derived { layers, causal: false })
         }
-        _ => Err(ModelError::UnknownModelType(t.to_string())),
+        // The composites ("gemma3", "llama4") are read through their text_config above.
+        _ => Err(ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) }),
     }
 }
 

@@ -10,7 +10,8 @@
 //! [`ModelError`] whose one-line message names the field.
 //!
 //! [`ModelRun`] runs a model at a context length through the structured reach engine
-//! ([`crate::reach`]) and gives the JSON report.
+//! ([`crate::reach`]) and gives the JSON report; [`ModelRun::stack`] refuses, before anything is
+//! allocated, a run whose memory estimate is above a limit ([`MAX_RUN_BYTES`]).
 //!
 //! [`gallery`] lists real architectures with their published parameters; [`packing`] reads
 //! document lengths and segment ids for [`Overlays::docs`](crate::pattern::Overlays).
@@ -39,6 +40,14 @@ pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
 /// Most layers a config may declare.
 pub const MAX_LAYERS: u64 = 4096;
+
+/// Most bytes a model run may need by its estimate ([`crate::reach::model_run_bytes`]) before it
+/// is refused, up front, with [`ReachError::OverMemory`](crate::reach::ReachError): 8 GiB natively
+/// (the CLI's default, lowered to three quarters of the available memory when that is less;
+/// `--max-memory` changes it), 1 GiB in the browser (wasm32 addresses 4 GiB
+/// at most, and the page keeps what it grows). With packed documents only a run needs about
+/// 21.5 bytes per position, so about 400 million positions natively (docs/MODELS.md, "Memory").
+pub const MAX_RUN_BYTES: u64 = if cfg!(target_arch = "wasm32") { 1 << 30 } else { 8 << 30 };
 
 /// Why a config was refused. Every message is one line that starts with the field it is about.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -69,9 +78,14 @@ pub enum ModelError {
     MissingModelType,
     /// A `model_type` whose legacy fields we do not know, in a file without `layer_types`.
     #[error(
-        "model_type: unknown model type {0:?} and no layer_types: give layer_types, or use one of the supported types (hasseflow model --list)"
+        "{field}: unknown model type {model_type:?} and no layer_types: give layer_types, or use one of the supported types (hasseflow model --list)"
     )]
-    UnknownModelType(String),
+    UnknownModelType {
+        /// `model_type` or `text_config.model_type`.
+        field: String,
+        /// The type (clipped).
+        model_type: String,
+    },
     /// A `layer_types` entry that is not a layer type we model.
     #[error("{field}[{index}]: {reason} {value:?}")]
     UnknownLayerType {

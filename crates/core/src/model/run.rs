@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::MAX_RUN_BYTES;
 use crate::pattern::{ModelSpec, Overlays};
 use crate::reach::{ReachError, ReachJob, ReachOptions, ReachReport, ReachStack};
 
@@ -23,11 +24,13 @@ pub struct ModelRun {
 }
 
 impl ModelRun {
-    /// Runs every layer of `spec` at `n` with `overlays`, reporting the rows of `queries`.
+    /// Runs every layer of `spec` at `n` with `overlays`, reporting the rows of `queries`, within
+    /// [`MAX_RUN_BYTES`].
     ///
     /// # Errors
     /// [`ReachError`] for an empty model, a query outside `0..n`, documents that do not sum to
-    /// `n`, or a size the engine cannot hold.
+    /// `n`, a size the engine cannot hold, or a memory estimate above [`MAX_RUN_BYTES`]
+    /// ([`ReachError::OverMemory`]).
     ///
     /// # Examples
     /// ```
@@ -46,23 +49,52 @@ impl ModelRun {
         overlays: Overlays,
         queries: &[u64],
     ) -> Result<ModelRun, ReachError> {
-        ModelRun::compute_with_progress(source, spec, n, overlays, queries, |_, _| {})
+        ModelRun::compute_with_progress(source, spec, n, overlays, queries, MAX_RUN_BYTES, |_, _| {})
     }
 
-    /// [`ModelRun::compute`], calling `progress(layers_done, depth)` before the first layer and
+    /// The stack of `spec` at `n` with `overlays`, refused before anything is allocated when a run
+    /// reporting `queries` rows would need more than `max_bytes` by its estimate
+    /// ([`model_run_bytes`](crate::reach::model_run_bytes)). The one path of the CLI and the app.
+    ///
+    /// # Errors
+    /// [`ReachError::OverMemory`] (one line: the context, the estimate, the limit and the largest
+    /// context that fits), or what [`ReachStack::from_model`] refuses.
+    ///
+    /// # Examples
+    /// ```
+    /// use hasseflow_core::model::{ModelRun, load_gallery};
+    /// use hasseflow_core::pattern::Overlays;
+    /// let spec = load_gallery("llama-4-scout-17b-16e").unwrap();
+    /// let e = ModelRun::stack(&spec, 4_000_000_000, &Overlays::default(), 0, 8 << 30).unwrap_err();
+    /// assert!(e.to_string().starts_with("context 4000000000: the reach run would need about 80.1 GiB"));
+    /// assert!(ModelRun::stack(&spec, 1 << 20, &Overlays::default(), 0, 8 << 30).is_ok());
+    /// ```
+    pub fn stack(
+        spec: &ModelSpec,
+        n: u64,
+        overlays: &Overlays,
+        queries: usize,
+        max_bytes: u64,
+    ) -> Result<ReachStack, ReachError> {
+        ReachStack::from_model_within(spec, n, overlays, queries, max_bytes)
+    }
+
+    /// [`ModelRun::compute`] within `max_bytes` (refused up front above it, see
+    /// [`ModelRun::stack`]), calling `progress(layers_done, depth)` before the first layer and
     /// after each one (the CLI's progress bar). The same [`ReachJob`] the app drives in slices.
     ///
     /// # Errors
-    /// As [`ModelRun::compute`].
+    /// As [`ModelRun::compute`], with `max_bytes` for [`MAX_RUN_BYTES`].
     pub fn compute_with_progress(
         source: String,
         spec: ModelSpec,
         n: u64,
         overlays: Overlays,
         queries: &[u64],
+        max_bytes: u64,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<ModelRun, ReachError> {
-        let stack = ReachStack::from_model(&spec, n, &overlays)?;
+        let stack = ModelRun::stack(&spec, n, &overlays, queries.len(), max_bytes)?;
         let mut job = ReachJob::new(&stack, ReachOptions { queries: queries.to_vec(), ..ReachOptions::default() })?;
         let mut reported = usize::MAX;
         while !job.is_done() {
@@ -141,6 +173,68 @@ impl ModelRun {
 mod tests {
     use super::*;
     use crate::model::load_gallery;
+    use crate::reach::{largest_context_within, model_run_bytes};
+
+    /// Issue 19: contexts from about 1.3·10⁸ to 2³² − 2 aborted on allocation. Now the estimate
+    /// refuses them up front, in one line naming the context, the estimate, the limit and the
+    /// largest context that fits, before anything of the size of the context is allocated (so
+    /// even 2³² − 2 positions, about 86 GiB, is refused at once).
+    #[test]
+    fn a_context_over_the_memory_limit_is_refused_up_front_with_the_estimate() {
+        let spec = load_gallery("llama-4-scout-17b-16e").unwrap_or_else(|e| panic!("{e}"));
+        let none = Overlays::default();
+        // 150M fits in 8 GiB (about 3 GiB), not in the browser's 1 GiB.
+        for (n, limit) in [(150_000_000u64, 1u64 << 30), (1 << 31, MAX_RUN_BYTES), (u32::MAX as u64 - 1, MAX_RUN_BYTES)]
+        {
+            let e = if limit == MAX_RUN_BYTES {
+                ModelRun::compute("g".into(), spec.clone(), n, none.clone(), &[]).expect_err("over the default")
+            } else {
+                ModelRun::stack(&spec, n, &none, 0, limit).expect_err("over 1 GiB")
+            };
+            let msg = e.to_string();
+            assert!(msg.starts_with(&format!("context {n}: the reach run would need about ")), "{msg}");
+            assert!(msg.contains(" GiB (estimate), more than the ") && msg.contains(" GiB limit; "), "{msg}");
+            assert!(msg.contains("a context of at most ") && !msg.contains('\n'), "{msg}");
+            let ReachError::OverMemory { bytes, max_n: Some(fits), .. } = e else { panic!("{e:?}") };
+            assert_eq!(bytes, model_run_bytes(48, n, &none, 0));
+            assert_eq!(Some(fits), largest_context_within(48, n, &none, 0, limit));
+            assert!(model_run_bytes(48, fits, &none, 0) <= limit && fits < n);
+        }
+        assert!(ModelRun::stack(&spec, 150_000_000, &none, 0, MAX_RUN_BYTES).is_ok());
+        // Past u32 the engine's own refusal comes first.
+        let e = ModelRun::compute("g".into(), spec, u32::MAX as u64, Overlays::default(), &[]).expect_err("too large");
+        assert!(matches!(e, ReachError::TooLarge { .. }), "{e:?}");
+    }
+
+    /// The largest context a limit accepts runs, and one more position is refused: here with a
+    /// small limit, so the run is cheap. Documents count: two million one-token documents over 62
+    /// layers (each layer keeps the lengths) is refused in the browser's 1 GiB at any context.
+    #[test]
+    fn the_largest_accepted_context_runs() {
+        let spec = load_gallery("gemma-3-27b-it").unwrap_or_else(|e| panic!("{e}"));
+        let limit = 12 << 20;
+        let fits = largest_context_within(spec.layers.len(), 1 << 30, &Overlays::default(), 1, limit).expect("fits");
+        assert!((200_000..1_000_000).contains(&fits), "{fits}");
+        let run = ModelRun::compute_with_progress(
+            "g".into(),
+            spec.clone(),
+            fits,
+            Overlays::default(),
+            &[fits - 1],
+            limit,
+            |_, _| {},
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(run.report.full_at, Some(6));
+        let Err(e) = ModelRun::stack(&spec, fits + 1, &Overlays::default(), 1, limit) else { panic!("one more fits") };
+        assert!(matches!(e, ReachError::OverMemory { max_n: Some(m), .. } if m == fits), "{e:?}");
+        let docs = Overlays { docs: vec![1; 1 << 21], ..Overlays::default() };
+        let Err(e) = ModelRun::stack(&spec, 1 << 21, &docs, 256, 1 << 30) else { panic!("2M documents fit") };
+        assert!(
+            e.to_string().ends_with("2097152 documents over 62 layers do not fit at any context: use fewer documents"),
+            "{e}"
+        );
+    }
 
     /// The progress callback sees every layer count from 0 to the depth, in order, and the run it
     /// reports on equals the one without a callback.
@@ -149,12 +243,19 @@ mod tests {
         let spec = load_gallery("gemma-3-27b-it").unwrap_or_else(|e| panic!("{e}"));
         let depth = spec.layers.len();
         let mut seen = Vec::new();
-        let with =
-            ModelRun::compute_with_progress("g".into(), spec.clone(), 4096, Overlays::default(), &[4095], |done, d| {
+        let with = ModelRun::compute_with_progress(
+            "g".into(),
+            spec.clone(),
+            4096,
+            Overlays::default(),
+            &[4095],
+            MAX_RUN_BYTES,
+            |done, d| {
                 assert_eq!(d, depth);
                 seen.push(done);
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(seen, (0..=depth).collect::<Vec<_>>());
         let without =
             ModelRun::compute("g".into(), spec, 4096, Overlays::default(), &[4095]).unwrap_or_else(|e| panic!("{e}"));

@@ -42,6 +42,7 @@
 //! builder ([`StructuredLayer::to_bitmatrix`]) against it cell for cell.
 
 mod engine;
+mod memory;
 mod rows;
 mod structure;
 
@@ -52,6 +53,7 @@ use crate::pattern::{LayerKind, ModelSpec, Overlays};
 use crate::stack::{Layer, LayerStack};
 
 pub use engine::{ReachJob, repeated_growth};
+pub use memory::{check_model_run, human_bytes, largest_context_within, model_run_bytes};
 pub use rows::{IntervalRows, Span};
 
 /// Largest `n` for which the limit's classes and Hasse diagram may be computed densely when the
@@ -171,6 +173,27 @@ pub enum ReachError {
     TooManyIntervals {
         /// [`MAX_SPANS`].
         cap: usize,
+    },
+    /// A model run whose memory estimate ([`model_run_bytes`]) is above the caller's limit.
+    #[error(
+        "context {n}: the reach run would need about {} (estimate), more than the {} limit; {}",
+        human_bytes(*bytes),
+        human_bytes(*limit),
+        over_memory_hint(*max_n, *docs, *layers)
+    )]
+    OverMemory {
+        /// The context length asked for.
+        n: u64,
+        /// The estimate in bytes.
+        bytes: u64,
+        /// The limit in bytes.
+        limit: u64,
+        /// The largest context that fits with the same documents, overlays and queries.
+        max_n: Option<u64>,
+        /// The number of packed documents.
+        docs: u64,
+        /// The number of layers.
+        layers: usize,
     },
     /// A dense layer stack of no layers.
     #[error("a dense layer stack needs at least one layer")]
@@ -402,6 +425,14 @@ impl StructuredLayer {
     }
 }
 
+/// What [`ReachError::OverMemory`] suggests instead.
+fn over_memory_hint(max_n: Option<u64>, docs: u64, layers: usize) -> String {
+    match max_n {
+        Some(m) => format!("a context of at most {m} fits"),
+        None => format!("{docs} documents over {layers} layers do not fit at any context: use fewer documents"),
+    }
+}
+
 fn check_n(n: u64) -> Result<usize, ReachError> {
     if n >= u32::MAX as u64 { Err(ReachError::TooLarge { n }) } else { Ok(n as usize) }
 }
@@ -437,9 +468,10 @@ impl ReachStack {
         let n = check_n(n)?;
         let documents = doc_ranges(n, &documents)?;
         let mut rules = Vec::with_capacity(layers.len());
+        let mut shared = None;
         for (i, layer) in layers.iter().enumerate() {
             match layer {
-                StructuredLayer::Rule(r) => rules.push(Some(engine::RuleCtx::new(n, i + 1, r)?)),
+                StructuredLayer::Rule(r) => rules.push(Some(engine::RuleCtx::new(n, i + 1, r, &mut shared)?)),
                 StructuredLayer::Intervals(rows) => {
                     if rows.n() != n {
                         return Err(ReachError::RowCount { layer: i + 1, found: rows.n() as u64, n: n as u64 });
@@ -451,8 +483,23 @@ impl ReachStack {
         Ok(ReachStack { n, layers, documents, rules })
     }
 
+    /// [`ReachStack::from_model`] after [`check_model_run`]: refused before anything is allocated
+    /// when a run reporting `queries` rows would need more than `max_bytes`
+    /// ([`ReachError::OverMemory`]).
+    pub fn from_model_within(
+        spec: &ModelSpec,
+        n: u64,
+        overlays: &Overlays,
+        queries: usize,
+        max_bytes: u64,
+    ) -> Result<ReachStack, ReachError> {
+        check_model_run(spec, n, overlays, queries, max_bytes)?;
+        ReachStack::from_model(spec, n, overlays)
+    }
+
     /// The stack of a model at sequence length `n`: every layer gets the model's direction and
-    /// the same overlays; the leak check uses `overlays.docs`.
+    /// the same overlays; the leak check uses `overlays.docs`. No memory check: see
+    /// [`ReachStack::from_model_within`].
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn from_model(spec: &ModelSpec, n: u64, overlays: &Overlays) -> Result<ReachStack, ReachError> {
         let layers = spec

@@ -29,13 +29,10 @@ pub(crate) fn analyse(limit: &Rows, cap: usize) -> LimitStructure {
     let components = components(limit);
     match limit {
         Rows::Single { lo, hi, mono: true } => {
-            // Classes: runs of equal intervals.
-            let mut starts: Vec<u32> = Vec::new();
-            for q in 0..n {
-                if q == 0 || lo[q] != lo[q - 1] || hi[q] != hi[q - 1] {
-                    starts.push(q as u32);
-                }
-            }
+            // Classes: runs of equal intervals (counted first: up to n of them, allocated once).
+            let new_class = |q: usize| q == 0 || lo[q] != lo[q - 1] || hi[q] != hi[q - 1];
+            let mut starts: Vec<u32> = Vec::with_capacity((0..n).filter(|&q| new_class(q)).count());
+            starts.extend((0..n).filter(|&q| new_class(q)).map(|q| q as u32));
             let m = starts.len();
             let end = |i: usize| if i + 1 < m { starts[i + 1] as u64 - 1 } else { n as u64 - 1 };
             let single = |i: usize| (end(i) == starts[i] as u64).then_some(starts[i] as u64);

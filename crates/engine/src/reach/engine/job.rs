@@ -144,6 +144,11 @@ impl<'a> ReachJob<'a> {
                 }
             }
             Phase::Structure => {
+                // Every layer is reported: free the last rows and the lookbacks before the
+                // limit's structure allocates its own.
+                self.prev = Rows::identity(0);
+                self.spare = None;
+                self.lbs = Lookbacks::new(0);
                 let structure = structure::analyse(&self.limit, self.options.max_hasse_nodes);
                 self.phase = Phase::Done(Box::new(ReachReport {
                     n: n as u64,
@@ -173,9 +178,20 @@ impl<'a> ReachJob<'a> {
             }
             (self.saturated.as_ref().unwrap_or_else(|| unreachable!()), &self.limit)
         } else {
-            let next = step_reusing(self.adjs[i].adj(), &self.prev, self.spare.take().unwrap_or_default())?;
-            if let Rows::Single { lo, hi, .. } = std::mem::replace(&mut self.prev, next) {
-                self.spare = Some((lo, hi));
+            // A rule layer without overlays over non-decreasing rows (every model run's layers)
+            // steps in place; anything else into the previous step's allocations.
+            let in_place = match (self.adjs[i].adj(), &mut self.prev) {
+                (Adj::Rule(ctx), Rows::Single { lo, hi, mono }) if ctx.simple() && *mono => {
+                    *mono = rule_mono_in_place(ctx, lo, hi);
+                    true
+                }
+                _ => false,
+            };
+            if !in_place {
+                let next = step_reusing(self.adjs[i].adj(), &self.prev, self.spare.take().unwrap_or_default())?;
+                if let Rows::Single { lo, hi, .. } = std::mem::replace(&mut self.prev, next) {
+                    self.spare = Some((lo, hi));
+                }
             }
             let st = stats(&self.prev, &self.limit, &self.stack.documents, &mut self.lbs);
             self.saturated = Some(st);

@@ -53,7 +53,7 @@ pub(super) fn union_adjacency(stack: &ReachStack, adjs: &[LayerAdj<'_>]) -> Rows
         for &i in &distinct {
             match &adjs[i] {
                 LayerAdj::Rule(ctx) => {
-                    for &(ds, de) in &ctx.docs {
+                    for &(ds, de) in ctx.docs.iter() {
                         for q in ds..=de {
                             let (a, b) = ctx.base(q, ds, de);
                             let q = q as usize;

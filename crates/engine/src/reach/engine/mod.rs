@@ -10,6 +10,7 @@
 //!   ranges; a query range is `O(log n)` nodes, whose lists are merged.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::rows::{IntervalRows, Span, merge_into, normalise};
 use super::structure;
@@ -26,14 +27,24 @@ pub(crate) struct RuleCtx {
     n: usize,
     kind: LayerKind,
     causal: bool,
-    docs: Vec<(u32, u32)>,
+    /// The documents as inclusive ranges, shared by the layers of a stack with the same ones.
+    docs: Arc<[(u32, u32)]>,
     sinks: u32,
     prefix: u32,
     globals: Vec<u32>,
 }
 
+/// The document ranges of the last rule layer built, with the lengths they came from, so the
+/// next layer with the same documents shares them (a model's layers all have the same).
+pub(crate) type SharedDocs<'a> = Option<(&'a [u64], Arc<[(u32, u32)]>)>;
+
 impl RuleCtx {
-    pub(crate) fn new(n: usize, layer: usize, rule: &RuleLayer) -> Result<RuleCtx, ReachError> {
+    pub(crate) fn new<'a>(
+        n: usize,
+        layer: usize,
+        rule: &'a RuleLayer,
+        shared: &mut SharedDocs<'a>,
+    ) -> Result<RuleCtx, ReachError> {
         match rule.kind {
             LayerKind::Sliding { window: 0 } => return Err(ReachError::BadParameter { layer, what: "window" }),
             LayerKind::Chunked { size: 0 } => return Err(ReachError::BadParameter { layer, what: "chunk size" }),
@@ -59,8 +70,15 @@ impl RuleCtx {
         let causal = rule.causal || rule.kind == LayerKind::Linear;
         // A recurrent layer's state is not reset at document boundaries (Transformers'
         // `create_recurrent_attention_mask` carries only padding), so it ignores `docs`.
-        let docs = doc_ranges(n, &o.docs)?;
-        let docs = if rule.kind == LayerKind::Linear { doc_ranges(n, &[])? } else { docs };
+        let docs = match shared {
+            Some((lengths, ranges)) if *lengths == o.docs.as_slice() => ranges.clone(),
+            _ => {
+                let ranges: Arc<[(u32, u32)]> = doc_ranges(n, &o.docs)?.into();
+                *shared = Some((&o.docs, ranges.clone()));
+                ranges
+            }
+        };
+        let docs = if rule.kind == LayerKind::Linear { doc_ranges(n, &[])?.into() } else { docs };
         Ok(RuleCtx { n, kind: rule.kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
     }
 
@@ -311,56 +329,65 @@ fn step_single(
     Some(Rows::Single { lo: nlo, hi: nhi, mono: out_mono })
 }
 
-/// [`step_single`] for a rule layer without overlays over non-decreasing rows: row `q` reads the
-/// keys `[a, b] = base(q)`, so its reach is `[lo[a], hi[b]]`; one document at a time, with the
-/// kind's arithmetic out of the row loop (a causal layer's `b = q`, so `hi` is copied whole).
+/// [`step_single`] for a rule layer without overlays over non-decreasing rows, into `spare`'s
+/// allocations: a copy of the rows, stepped by [`rule_mono_in_place`].
 fn step_rule_mono(ctx: &RuleCtx, lo: &[u32], hi: &[u32], spare: (Vec<u32>, Vec<u32>)) -> Rows {
-    let n = lo.len();
     let (mut nlo, mut nhi) = spare;
     nlo.clear();
     nhi.clear();
-    nlo.resize(n, 0);
-    nhi.resize(n, 0);
-    for &(ds, de) in &ctx.docs {
+    nlo.extend_from_slice(lo);
+    nhi.extend_from_slice(hi);
+    let mono = rule_mono_in_place(ctx, &mut nlo, &mut nhi);
+    Rows::Single { lo: nlo, hi: nhi, mono }
+}
+
+/// One rule layer without overlays over non-decreasing rows `lo`, `hi`, in place (the run holds
+/// two rows of `n`, not three): row `q` reads the keys `[a, b] = base(q)`, so its reach is
+/// `[lo[a], hi[b]]`. `a <= q` and `b >= q`, so `lo` only ever copies from below and `hi` from
+/// above: shifted copies (`copy_within`, which moves like `memmove`) and fills of values read
+/// first. One document at a time, with the kind's arithmetic out of the row loop (a causal
+/// layer's `b = q` leaves `hi` as it is). Returns whether the new rows are non-decreasing.
+pub(super) fn rule_mono_in_place(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) -> bool {
+    for &(ds, de) in ctx.docs.iter() {
         let (s, e) = (ds as usize, de as usize + 1);
+        let (first, last) = (lo[s], hi[e - 1]);
         match ctx.kind {
             LayerKind::Sliding { window } => {
                 // a = max(q - (w - 1), ds): the document's first row for the first w - 1
-                // queries, then a shifted copy.
-                let back = (window.min(u32::MAX as u64) as usize).saturating_sub(1);
-                let head = (s + back).min(e);
-                nlo[s..head].fill(lo[s]);
-                if head < e {
-                    nlo[head..e].copy_from_slice(&lo[s..e - back]);
-                }
-                if ctx.causal {
-                    nhi[s..e].copy_from_slice(&hi[s..e]);
-                } else {
+                // queries, then a shifted copy. (Clamped to the document first, so no sum
+                // overflows a 32-bit usize.)
+                let back = (window.min(u32::MAX as u64) as usize).saturating_sub(1).min(e - s);
+                lo.copy_within(s..e - back, s + back);
+                lo[s..s + back].fill(first);
+                if !ctx.causal {
                     // b = min(q + w - 1, de): a shifted copy, then the document's last row.
-                    let tail = e.saturating_sub(back).max(s);
-                    nhi[s..tail].copy_from_slice(&hi[s + back.min(e - s)..e]);
-                    nhi[tail..e].fill(hi[e - 1]);
+                    hi.copy_within(s + back..e, s);
+                    hi[e - back..e].fill(last);
                 }
             }
             LayerKind::Full | LayerKind::Linear => {
-                nlo[s..e].fill(lo[s]);
-                if ctx.causal {
-                    nhi[s..e].copy_from_slice(&hi[s..e]);
-                } else {
-                    nhi[s..e].fill(hi[e - 1]);
+                lo[s..e].fill(first);
+                if !ctx.causal {
+                    hi[s..e].fill(last);
                 }
             }
-            LayerKind::Chunked { .. } => {
-                for q in ds..=de {
-                    let (a, b) = ctx.base(q, ds, de);
-                    nlo[q as usize] = lo[a as usize];
-                    nhi[q as usize] = hi[b as usize];
+            LayerKind::Chunked { size } => {
+                // Chunks count from the document's start (positions restart per document).
+                let c = (size.min(u32::MAX as u64) as usize).max(1);
+                let mut cs = s;
+                while cs < e {
+                    let ce = cs + c.min(e - cs);
+                    let (first, last) = (lo[cs], hi[ce - 1]);
+                    lo[cs..ce].fill(first);
+                    if !ctx.causal {
+                        hi[cs..ce].fill(last);
+                    }
+                    cs = ce;
                 }
             }
         }
     }
-    let mono = is_mono(&nlo, &nhi);
-    Rows::Single { lo: nlo, hi: nhi, mono }
+    is_mono(lo, hi)
 }
 
 /// Segment tree over keys; node `v` holds the merged rows of its key range.

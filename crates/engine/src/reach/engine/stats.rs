@@ -18,11 +18,13 @@ pub(super) struct Lookbacks {
     pub(super) values: Vec<u32>,
     pub(super) plain: bool,
     pub(super) limit: usize,
+    /// The number of values a layer has (`n`): the plain values are allocated once, exactly.
+    pub(super) n: usize,
 }
 
 impl Lookbacks {
     pub(super) fn new(n: usize) -> Lookbacks {
-        Lookbacks { runs: Vec::new(), cur: (0, 0, 0), values: Vec::new(), plain: false, limit: n / 16 + 16 }
+        Lookbacks { runs: Vec::new(), cur: (0, 0, 0), values: Vec::new(), plain: false, limit: n / 16 + 16, n }
     }
 
     pub(super) fn reset(&mut self) {
@@ -46,14 +48,22 @@ impl Lookbacks {
         } else if v as u64 == start as u64 + step as u64 * len as u64 {
             self.cur.1 += 1;
         } else {
+            if self.runs.len() == self.runs.capacity() {
+                // Doubling, but never past the most runs kept before they turn plain, so the
+                // runs hold at most `limit + 1` entries (and twice that while they move).
+                let len = self.runs.len();
+                self.runs.reserve_exact((2 * len).clamp(4, self.limit + 1).max(len + 1) - len);
+            }
             self.runs.push(self.cur);
             self.cur = (v, 1, 0);
             if self.runs.len() > self.limit {
                 self.plain = true;
+                self.values.reserve_exact(self.n.saturating_sub(self.values.len()));
                 for &(s, l, st) in &self.runs {
                     self.values.extend((0..l).map(|i| s + st * i));
                 }
-                self.runs.clear();
+                // Released, not kept: the plain values replace them for this layer.
+                self.runs = Vec::new();
             }
         }
     }
