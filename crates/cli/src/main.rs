@@ -330,6 +330,24 @@ fn read_mask(input: &Input) -> Result<MaskFile> {
     let name = if input.file == "-" { "<stdin>" } else { &input.file };
     let size = input.n.map_or(interop::SizeHint::None, interop::SizeHint::Given);
     match interop::import_mask_at(&bytes, size, input.batch, input.head) {
+        Ok((file, interop::Source::MaskMod { report, .. })) => {
+            // What the import did besides the mask goes to stderr, so stdout stays the mask.
+            if report.uses_batch || report.uses_head {
+                let which = match (report.uses_batch, report.uses_head) {
+                    (true, true) => "b and h",
+                    (true, false) => "b",
+                    _ => "h",
+                };
+                eprintln!(
+                    "note: {name}: `{}` reads {which}; evaluated at b = {}, h = {} (--batch/--head pick another)",
+                    report.name, input.batch, input.head
+                );
+            }
+            for (line, col, why) in &report.skipped {
+                eprintln!("note: {name}: skipped line {line}, column {col}: {why}");
+            }
+            Ok(file)
+        }
         Ok((file, _)) => Ok(file),
         Err(e @ interop::ImportError::Kernel(interop::KernelImportError::NeedsSize)) => {
             bail!("{name}: {e} (for a FlashAttention window: hasseflow convert {name} --n N)")

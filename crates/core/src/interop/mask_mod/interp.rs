@@ -1201,11 +1201,13 @@ impl Interp {
                     if super::builtins::is_known(&full) {
                         return Ok(Value::native(&full));
                     }
+                    let why = if matches!(name, "create_block_mask" | "create_mask" | "flex_attention" | "BlockMask") {
+                        "is not a mask function (it runs attention or builds a mask from one; hasseflow reads the mask_mod itself)"
+                    } else {
+                        "is not in hasseflow's table of library masks"
+                    };
                     Ok(Value::Unavailable(Rc::new(Unavailable {
-                        what: format!(
-                            "line {}, column {}: `{full}` is not in hasseflow's table of library masks",
-                            pos.line, pos.col
-                        ),
+                        what: format!("line {}, column {}: `{full}` {why}", pos.line, pos.col),
                     })))
                 }
             };
