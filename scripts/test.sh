@@ -72,7 +72,7 @@ e2e_check() {
   passed=$((passed + n))
 }
 step "end-to-end tests (headless Chromium)"
-e2e_check e2e.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs
+e2e_check e2e.test.mjs paste.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs
 step "release bundle (scripts/release.sh into dist-release/) and the end-to-end tests against it"
 ./scripts/release.sh --dist dist-release
 HASSEFLOW_DIST=dist-release e2e_check release.test.mjs assets.test.mjs e2e.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs

@@ -32,6 +32,7 @@ pub use flow::{
     FlowSource, FlowState, FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, ThresholdError, check_threshold,
     plan_backend,
 };
+pub use import::{PasteRefusal, REFUSAL_WIDTH};
 pub use models::{
     ContextError, DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome,
     ModelRequest, ModelStatus, ModelsState,
@@ -90,6 +91,9 @@ pub struct AppState {
     pub playing: bool,
     /// The latest message.
     pub message: Option<Message>,
+    /// Where the latest pasted text was refused (its line and column), for the paste box; cleared
+    /// by a successful import and replaced by the next paste.
+    pub paste_refusal: Option<Rc<PasteRefusal>>,
     /// The hovered cell `(q, k)`.
     pub hover_cell: Option<(usize, usize)>,
     /// The hovered class in the order view.
@@ -174,7 +178,9 @@ pub enum Action {
         /// Contents.
         bytes: Vec<u8>,
     },
-    /// Import pasted text (a `mask_mod`, mask JSON or a grid); a `mask_mod` is evaluated at `n`.
+    /// Import pasted text (a `mask_mod`, mask JSON or a grid); a `mask_mod` is evaluated at `n`,
+    /// batch `batch` and head `head` (`create_mask(...)[batch, head]`). A `mask_mod` refused at a
+    /// place is kept as [`AppState::paste_refusal`] for the paste box to show.
     ImportText {
         /// What it was, for messages.
         name: String,
@@ -182,6 +188,10 @@ pub enum Action {
         text: String,
         /// The size to evaluate a `mask_mod` at (or to build a FlashAttention window at).
         n: usize,
+        /// The batch index `b` a `mask_mod` is evaluated at.
+        batch: u64,
+        /// The head index `h` a `mask_mod` is evaluated at.
+        head: u64,
     },
     /// Load a share link's fragment (without `#`).
     LoadShared(String),
@@ -328,6 +338,7 @@ impl AppState {
             layer: 1,
             playing: false,
             message: None,
+            paste_refusal: None,
             hover_cell: None,
             hover_class: None,
             order_view: OrderView::Hasse,

@@ -1,6 +1,7 @@
 //! What comes into the editor and what goes out: presets, imported files and pasted text (the
-//! core's `import_mask`), share links, the autosave; exports and the share-link fragments. A
-//! refused input changes nothing but the message.
+//! core's `import_mask_at`), share links, the autosave; exports and the share-link fragments. A
+//! refused input changes nothing but the message (and, for pasted text refused at a place, the
+//! [`PasteRefusal`] the paste box shows).
 
 use std::rc::Rc;
 
@@ -32,8 +33,16 @@ impl AppState {
             },
             // A file: FlashMask files and mask_mods with `N = ...` record their size, a FlashAttention
             // window or a mask_mod without one takes the editor's. Pasted text: the size typed beside it.
-            Action::Import { name, bytes } => self.import(&name, &bytes, interop::SizeHint::Fallback(self.n())),
-            Action::ImportText { name, text, n } => self.import(&name, text.as_bytes(), interop::SizeHint::Given(n)),
+            Action::Import { name, bytes } => {
+                self.import(&name, &bytes, interop::SizeHint::Fallback(self.n()), (0, 0));
+            }
+            Action::ImportText { name, text, n, batch, head } => {
+                self.paste_refusal = None;
+                let refused = self.import(&name, text.as_bytes(), interop::SizeHint::Given(n), (batch, head));
+                if let Some(interop::ImportError::MaskMod(interop::MaskModError::At { line, col, what })) = refused {
+                    self.paste_refusal = Some(Rc::new(PasteRefusal::new(&text, line, col, what, self.actions)));
+                }
+            }
             Action::LoadShared(fragment)
                 if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::DESIGN_PREFIX) =>
             {
@@ -112,28 +121,151 @@ impl AppState {
         true
     }
 
-    /// Reads any input the core's importer knows; a refused one changes nothing.
-    fn import(&mut self, name: &str, bytes: &[u8], size: interop::SizeHint) {
-        match interop::import_mask(bytes, size) {
-            Err(interop::ImportError::Format(e)) => {
-                self.error(format!("could not import {name}: {}. Nothing was changed.", explain(&e)))
+    /// Reads any input the core's importer knows (a `mask_mod` at `(b, h)`); a refused one changes
+    /// nothing and is returned. A successful one clears the paste box's refusal.
+    fn import(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        size: interop::SizeHint,
+        (batch, head): (u64, u64),
+    ) -> Option<interop::ImportError> {
+        match interop::import_mask_at(bytes, size, batch, head) {
+            Err(e) => {
+                match &e {
+                    interop::ImportError::Format(f) => {
+                        self.error(format!("could not import {name}: {}. Nothing was changed.", explain(f)))
+                    }
+                    e => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
+                }
+                Some(e)
             }
-            Err(e) => self.error(format!("could not import {name}: {e}. Nothing was changed.")),
             Ok((file, source)) => {
-                let what = match source {
+                let (what, notes) = match source {
                     interop::Source::Kernel { sized: true } => {
-                        format!("imported the FlashAttention window {name} at the editor's size")
+                        (format!("imported the FlashAttention window {name} at the editor's size"), String::new())
                     }
-                    interop::Source::Kernel { sized: false } => format!("imported the kernel parameters {name}"),
-                    interop::Source::MaskMod { name: f, n, .. } => {
-                        format!("imported mask_mod `{f}` from {name} at n = {n}")
+                    interop::Source::Kernel { sized: false } => {
+                        (format!("imported the kernel parameters {name}"), String::new())
                     }
-                    interop::Source::Npy | interop::Source::MaskFile => format!("imported {name}"),
+                    interop::Source::MaskMod { name: f, n, report } => (
+                        format!("imported mask_mod `{f}` from {name} at n = {n}"),
+                        mask_mod_notes(&report, batch, head),
+                    ),
+                    interop::Source::Npy | interop::Source::MaskFile => (format!("imported {name}"), String::new()),
                 };
-                self.load_file(file, &what);
+                if self.load_file(file, &what) {
+                    self.paste_refusal = None;
+                    if let Some(m) = self.message.as_mut() {
+                        m.text.push_str(&notes);
+                    }
+                }
+                None
             }
         }
     }
+}
+
+/// What the message adds about an imported `mask_mod`: the indices it reads (the mask shown is
+/// one of several) and the statements the import skipped.
+fn mask_mod_notes(report: &interop::MaskModReport, batch: u64, head: u64) -> String {
+    let mut notes = String::new();
+    let reads = match (report.uses_batch, report.uses_head) {
+        (true, true) => Some(("b and h", format!("b = {batch}, h = {head}"), "batches and heads")),
+        (true, false) => Some(("b", format!("b = {batch}"), "batches")),
+        (false, true) => Some(("h", format!("h = {head}"), "heads")),
+        (false, false) => None,
+    };
+    if let Some((which, at, others)) = reads {
+        notes.push_str(&format!(" It reads {which}: shown at {at}; other {others} give other masks."));
+    }
+    if let Some((line, _, why)) = report.skipped.first() {
+        let count = report.skipped.len();
+        let statements = if count == 1 { "statement" } else { "statements" };
+        notes.push_str(&format!(" Skipped {count} {statements}; the first, line {line}: {why}."));
+    }
+    notes
+}
+
+/// Most characters of a refused line the paste box shows (its width in the left column).
+pub const REFUSAL_WIDTH: usize = 34;
+
+/// Where a pasted text was refused, ready to show like a Python traceback: the line as pasted
+/// (dedented, clipped around the place), a caret under the column, and the place as a range of
+/// the text for the box to select.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PasteRefusal {
+    /// 1-based line, as the core reports it.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    /// What was refused and why.
+    pub what: String,
+    /// The refused line: leading blanks removed, tabs as spaces, at most [`REFUSAL_WIDTH`]
+    /// characters around the column (`…` where cut).
+    pub source: String,
+    /// Blanks up to the column in `source`, then `^`.
+    pub caret: String,
+    /// The place as a range of the pasted text in UTF-16 units (what `setSelectionRange` takes):
+    /// the refused character, or an empty range at the end of a line.
+    pub select: (u32, u32),
+    /// Tells one refusal from the next, even an identical one (the box selects the place again).
+    pub seq: u64,
+}
+
+impl PasteRefusal {
+    /// The refusal at `line`, `col` of `text`, counted as the core's reader counts them (lines
+    /// end at `\n`, `\r\n` or `\r`; a leading byte-order mark is not a column).
+    pub fn new(text: &str, line: usize, col: usize, what: String, seq: u64) -> PasteRefusal {
+        let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut start16 = usize::from(body.len() != text.len());
+        let mut rest = body;
+        for _ in 1..line {
+            let Some(end) = rest.find(['\n', '\r']) else {
+                start16 += utf16_len(rest);
+                rest = "";
+                break;
+            };
+            let eol = if rest[end..].starts_with("\r\n") { 2 } else { 1 };
+            start16 += utf16_len(&rest[..end]) + eol;
+            rest = &rest[end + eol..];
+        }
+        let chars: Vec<char> = rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())].chars().collect();
+        let at = (col.max(1) - 1).min(chars.len());
+        let from = start16 + chars[..at].iter().map(|c| c.len_utf16()).sum::<usize>();
+        let to = from + chars.get(at).map_or(0, |c| c.len_utf16());
+        let (source, caret) = clip_line(&chars, at);
+        let select = (u32::try_from(from).unwrap_or(u32::MAX), u32::try_from(to).unwrap_or(u32::MAX));
+        PasteRefusal { line, col, what, source, caret, select, seq }
+    }
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// The line shown and its caret line: dedented, tabs as spaces, cut to [`REFUSAL_WIDTH`] with
+/// the caret kept in view.
+fn clip_line(chars: &[char], at: usize) -> (String, String) {
+    let indent = chars.iter().take_while(|c| c.is_whitespace()).count().min(at);
+    let line: Vec<char> = chars[indent..].iter().map(|&c| if c.is_whitespace() { ' ' } else { c }).collect();
+    let mut caret = at - indent;
+    // Enough of the line after the caret to read what is refused.
+    const AFTER: usize = 10;
+    let mut shown: Vec<char> = Vec::new();
+    if line.len() > REFUSAL_WIDTH && caret + AFTER > REFUSAL_WIDTH {
+        let from = (caret + AFTER + 1).saturating_sub(REFUSAL_WIDTH).min(caret);
+        shown.push('…');
+        shown.extend(&line[from..]);
+        caret = caret - from + 1;
+    } else {
+        shown.extend(&line);
+    }
+    if shown.len() > REFUSAL_WIDTH {
+        shown.truncate(REFUSAL_WIDTH - 1);
+        shown.push('…');
+    }
+    (shown.into_iter().collect(), format!("{}^", " ".repeat(caret)))
 }
 
 /// A format error in words, with a hint for the common mistakes.

@@ -278,11 +278,15 @@ fn npy_import_loads_and_bad_npy_changes_nothing() {
     assert_eq!(s.n(), 3);
 }
 
+fn paste(text: &str, n: usize, (batch, head): (u64, u64)) -> Action {
+    Action::ImportText { name: "the pasted text".into(), text: text.into(), n, batch, head }
+}
+
 #[test]
 fn mask_mod_import_by_paste_and_file_and_refusals_change_nothing() {
     let mut s = state(BitMatrix::zeros(3));
     let text = "W = 2\ndef mask_mod(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx < W)\n";
-    s.apply(Action::ImportText { name: "the pasted text".into(), text: text.into(), n: 4 });
+    s.apply(paste(text, 4, (0, 0)));
     assert_eq!(rows(&s), ["1...", "11..", ".11.", "..11"]);
     assert!(s.message.clone().unwrap().text.contains("mask_mod `mask_mod`"));
     // A file without N takes the editor's size; with N, its own.
@@ -295,14 +299,115 @@ fn mask_mod_import_by_paste_and_file_and_refusals_change_nothing() {
     for bad in
         ["def f(b, h, q, k):\n    return MASK[q, k]\n", "def f(b, h, q, k):\n    return torch.where(q > k, 1, 0)\n"]
     {
-        s.apply(Action::ImportText { name: "the pasted text".into(), text: bad.into(), n: 4 });
+        s.apply(paste(bad, 4, (0, 0)));
         assert_eq!((s.revision, &s.doc), (rev, &doc));
         let m = s.message.clone().unwrap();
         assert_eq!(m.level, Level::Error);
         assert!(m.text.contains("line 2, column 12") && m.text.contains("Nothing was changed"), "{}", m.text);
+        // The paste box is told the place; the document, its revision and undo are not touched.
+        assert_eq!(s.paste_refusal.as_ref().map(|r| (r.line, r.col)), Some((2, 12)));
     }
     s.apply(Action::Undo);
     assert_eq!(s.n(), 4);
+}
+
+#[test]
+fn a_refused_paste_keeps_its_place_for_the_box_and_changes_nothing_else() {
+    let mut s = state(BitMatrix::zeros(3));
+    s.apply(paste("def m(b, h, q, k):\n    return k <= q\n", 4, (0, 0)));
+    assert_eq!(s.paste_refusal, None);
+    let (rev, doc, can_undo) = (s.revision, s.doc.clone(), s.can_undo());
+    // Line 3 is refused at the subscript (column 16): the box shows it dedented, the caret under it.
+    let bad = "MASK = None\r\ndef mask_mod(b, h, q_idx, kv_idx):\r\n    return MASK[q_idx, kv_idx]\r\n";
+    s.apply(paste(bad, 4, (0, 0)));
+    assert_eq!((s.revision, &s.doc, s.can_undo()), (rev, &doc, can_undo));
+    let r = s.paste_refusal.clone().expect("a refusal with its place");
+    assert_eq!((r.line, r.col), (3, 16), "{r:?}");
+    assert_eq!(r.source, "return MASK[q_idx, kv_idx]");
+    assert_eq!(r.caret, "           ^");
+    assert!(r.what.contains("not subscriptable"), "{}", r.what);
+    // The place in the text (CRLF counted as two units, as the string is): the `[`.
+    let at = bad.find("[q_idx").unwrap() as u32;
+    assert_eq!(r.select, (at, at + 1));
+    let m = s.message.clone().unwrap();
+    assert_eq!(m.level, Level::Error);
+    assert!(m.text.contains("line 3, column 16") && m.text.contains(&r.what), "{} / {}", m.text, r.what);
+    // The same refusal again is a new one (the box selects the place again).
+    s.apply(paste(bad, 4, (0, 0)));
+    let again = s.paste_refusal.clone().unwrap();
+    assert!(again.seq > r.seq && again.line == r.line);
+    // Undo still goes back past the refusals to what was there before the good paste.
+    s.apply(Action::Undo);
+    assert_eq!(s.n(), 3);
+    s.apply(Action::Redo);
+    assert_eq!(s.n(), 4);
+    // A refusal without a place (a bad grid) clears it; so does a successful import.
+    s.apply(paste(bad, 4, (0, 0)));
+    let rev = s.revision;
+    s.apply(paste("1.\n1", 4, (0, 0)));
+    assert_eq!((s.paste_refusal.clone(), s.revision), (None, rev));
+    s.apply(paste(bad, 4, (0, 0)));
+    assert!(s.paste_refusal.is_some());
+    s.apply(paste("def m(b, h, q, k):\n    return k == q\n", 2, (0, 0)));
+    assert_eq!((s.paste_refusal.clone(), rows(&s)), (None, vec!["1.".to_string(), ".1".to_string()]));
+    // A file's successful import clears it too.
+    s.apply(paste(bad, 4, (0, 0)));
+    s.apply(Action::Import { name: "m.py".into(), bytes: b"m = lambda b, h, q, k: k == 0".to_vec() });
+    assert_eq!(s.paste_refusal, None);
+}
+
+#[test]
+fn a_refused_line_is_clipped_around_its_place_with_unicode_and_tabs_counted_as_the_browser_does() {
+    // Columns count characters; the selection counts UTF-16 units (an emoji is two).
+    let text = "\u{feff}# 😀 é\nx = 1\n\tdef = 😀 + y\n";
+    let r = PasteRefusal::new(text, 3, 8, "why".into(), 0);
+    assert_eq!((r.source.as_str(), r.caret.as_str()), ("def = 😀 + y", "      ^"));
+    let at = text.encode_utf16().count() - "😀 + y\n".encode_utf16().count();
+    assert_eq!(r.select, (at as u32, at as u32 + 2));
+    // Past the end of its line: an empty range there; past the last line: the text's end.
+    let r = PasteRefusal::new("ab\ncd", 1, 9, "why".into(), 0);
+    assert_eq!((r.select, r.caret.as_str()), ((2, 2), "  ^"));
+    let r = PasteRefusal::new("ab\ncd", 5, 1, "why".into(), 0);
+    assert_eq!((r.select, r.source.as_str()), ((5, 5), ""));
+    // A long line: cut around the place, which stays in view.
+    let long = format!("    return {} + bad_call(q) + {}", "a".repeat(60), "b".repeat(60));
+    let col = long.find("bad_call").unwrap() + 1;
+    let r = PasteRefusal::new(&long, 1, col, "why".into(), 0);
+    assert!(r.source.chars().count() <= REFUSAL_WIDTH && r.source.starts_with('…') && r.source.ends_with('…'));
+    let caret = r.caret.chars().count() - 1;
+    assert!(r.source.chars().skip(caret).collect::<String>().starts_with("bad_call"), "{r:?}");
+    // A short line is shown whole.
+    assert_eq!(PasteRefusal::new("x = f(1)", 1, 5, "why".into(), 0).source, "x = f(1)");
+}
+
+#[test]
+fn a_mask_mod_is_read_at_the_pasted_batch_and_head_and_says_what_it_reads_and_skips() {
+    let mut s = state(BitMatrix::zeros(3));
+    // A per-head window: head h sees h keys back.
+    let heads = "def per_head(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx <= h)\n";
+    s.apply(paste(heads, 4, (0, 0)));
+    assert_eq!(rows(&s), ["1...", ".1..", "..1.", "...1"]);
+    s.apply(paste(heads, 4, (0, 1)));
+    assert_eq!(rows(&s), ["1...", "11..", ".11.", "..11"]);
+    let m = s.message.clone().unwrap().text;
+    assert!(m.contains("reads h: shown at h = 1; other heads give other masks"), "{m}");
+    assert!(!m.contains("Skipped"), "{m}");
+    let both = "def m(b, h, q, k):\n    return (k <= q) & ((q - k) <= b + h)\n";
+    s.apply(paste(both, 4, (2, 1)));
+    assert_eq!(rows(&s), ["1...", "11..", "111.", "1111"]);
+    let m = s.message.clone().unwrap().text;
+    assert!(m.contains("reads b and h: shown at b = 2, h = 1; other batches and heads give"), "{m}");
+    // A mask that reads neither says nothing about them, whatever b and h are.
+    s.apply(paste("def m(b, h, q, k):\n    return k <= q\n", 3, (5, 7)));
+    assert_eq!(rows(&s), ["1..", "11.", "111"]);
+    assert!(!s.message.clone().unwrap().text.contains("reads"), "{:?}", s.message);
+    // Unsupported module-level statements the mask does not need are skipped, and counted.
+    let skips = "import torch\nmodel = torch.nn.Linear(4, 4)\nopt = torch.optim.SGD(model.parameters())\n\
+                 def m(b, h, q, k):\n    return k <= q\n";
+    s.apply(paste(skips, 2, (0, 0)));
+    assert_eq!(rows(&s), ["1.", "11"]);
+    let m = s.message.clone().unwrap().text;
+    assert!(m.contains("Skipped 2 statements; the first, line 2: "), "{m}");
 }
 
 #[test]

@@ -171,7 +171,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 <label class="button" for="import">{"Import…"}</label>
                 <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,.py,application/json,text/plain,text/x-python" onchange={on_file} />
             </div>
-            <PasteImport n={p.store.n()} dispatch={p.dispatch.clone()} />
+            <PasteImport n={p.store.n()} refusal={p.store.paste_refusal.clone()} dispatch={p.dispatch.clone()} />
             <div class="toolrow">
                 <button type="button" id="share" onclick={share}>{"Share link"}</button>
             </div>

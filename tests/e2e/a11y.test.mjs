@@ -1,6 +1,6 @@
 // Accessibility: axe-core (tests/e2e/node_modules/axe-core, pinned in package.json) finds no
-// violation, of any rule and impact, on every view (Editor with the order diagram, Editor with
-// the Flow maps, Designer after a derivation, Models after a run) in the light and dark themes.
+// violation, of any rule and impact, on every view (Editor with the order diagram and a refused
+// paste, Editor with the Flow maps, Designer after a derivation, Models after a run) in the light and dark themes.
 // axe's source is evaluated through the DevTools protocol (page.evaluate), which the page's CSP
 // does not govern, so the CSP stays as shipped. A failure prints every violation and its nodes.
 import { test } from 'node:test';
@@ -47,6 +47,14 @@ for (const theme of ['light', 'dark']) {
     await page.setViewportSize({ width: 1440, height: 900 });
     await setTheme(page, theme);
     await check(page, `editor (${theme})`, found);
+    // The paste box open, a refused text shown in place under it.
+    await page.locator('#paste-import').evaluate((d) => {
+      d.open = true;
+    });
+    await page.fill('#paste-text', 'def mask_mod(b, h, q_idx, kv_idx):\n    return MASK[q_idx, kv_idx]\n');
+    await page.click('#paste-import-button');
+    await page.waitForSelector('#paste-refusal');
+    await check(page, `editor, paste refusal (${theme})`, found);
     // A message on screen, labels on the grid's rulers, the full order.
     await loadPreset(page, 'block-two-stream', 8);
     await page.click('#view-full');

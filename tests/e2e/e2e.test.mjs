@@ -334,11 +334,11 @@ test('a pasted FlexAttention mask_mod imports at the chosen n; a refused one nam
   const before = await exportJson(page);
   assert.deepEqual(JSON.parse(before).rows, want);
   await shot(page, 'paste-mask-mod');
-  // A tensor lookup is refused with its place; the mask stays, and undo goes back to the preset.
+  // A lookup into None is refused with its place; the mask stays, and undo goes back to the preset.
   await page.fill('#paste-text', 'MASK = None\ndef mask_mod(b, h, q_idx, kv_idx):\n    return MASK[q_idx, kv_idx]\n');
   await page.click('#paste-import-button');
-  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('line 3, column 12'));
-  assert.match(await page.locator('#message').innerText(), /the lookup `MASK\[\.\.\.\]` is not supported.*Nothing was changed/);
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('line 3, column 16'));
+  assert.match(await page.locator('#message').innerText(), /a None is not subscriptable.*Nothing was changed/);
   assert.equal(await exportJson(page), before);
   await page.click('#undo');
   await waitStat(page, 'n', 6);
