@@ -53,6 +53,7 @@ python_check tests/python/test_torch.py target/debug/hasseflow
 step "mask_mod reader against torch (a corpus of training-code masks; 300 random modules)"
 python_check tests/python/test_mask_mod_wild.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_random.py target/debug/hasseflow
+python_check tests/python/test_library_masks.py
 step "Transformers oracles (layer semantics of masking_utils, layer types of config classes; fixtures re-derived live)"
 python_check tests/python/gen_layer_semantics.py --check
 python_check tests/python/gen_model_expectations.py --check

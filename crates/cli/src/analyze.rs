@@ -87,17 +87,7 @@ fn structured_text(m: &MaskMod, r: &ReachReport, input: &Input, ms: f64) -> Stri
     line("limit", format!("{} cells", r.limit_cells));
     let classes = r.limit.classes.map_or_else(|| "-".to_string(), |c| c.to_string());
     line("classes", classes);
-    let hasse = r.limit.hasse.as_ref().map_or_else(
-        || format!("not computed ({})", r.limit.method),
-        |h| {
-            format!(
-                "{} nodes, {} edges{}",
-                h.node_count,
-                h.edge_count,
-                if h.truncated { " (list truncated)" } else { "" }
-            )
-        },
-    );
+    let hasse = crate::report::hasse_summary(&r.limit);
     line("hasse", hasse);
     line("time", format!("{ms:.1} ms (rows and reach)"));
     out

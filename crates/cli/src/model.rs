@@ -67,17 +67,7 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         "leaks    {}\n",
         if run.leaks() { "yes: some reach crosses a document boundary" } else { "no" }
     ));
-    let hasse = r.limit.hasse.as_ref().map_or_else(
-        || format!("not computed ({})", r.limit.method),
-        |h| {
-            format!(
-                "{} nodes, {} edges{}",
-                h.node_count,
-                h.edge_count,
-                if h.truncated { " (list truncated)" } else { "" }
-            )
-        },
-    );
+    let hasse = crate::report::hasse_summary(&r.limit);
     let classes = r.limit.classes.map_or_else(|| "-".to_string(), |c| c.to_string());
     out.push_str(&format!(
         "limit    {} cells, {classes} classes, {} components; Hasse diagram {hasse}\n",

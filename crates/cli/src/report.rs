@@ -123,3 +123,18 @@ pub fn analysis_text(file: &MaskFile, a: &Analysis, first_reach: Option<&FirstRe
     }
     out
 }
+
+/// The limit's Hasse diagram in words (the structured engine's report), for `model` and `analyze`.
+pub(crate) fn hasse_summary(limit: &hasseflow_core::reach::LimitStructure) -> String {
+    limit.hasse.as_ref().map_or_else(
+        || format!("not computed ({})", limit.method),
+        |h| {
+            format!(
+                "{} nodes, {} edges{}",
+                h.node_count,
+                h.edge_count,
+                if h.truncated { " (list truncated)" } else { "" }
+            )
+        },
+    )
+}

@@ -1068,14 +1068,7 @@ impl Parser {
             self.expect_op("]")?;
             return Ok(Expr { kind: ExprKind::Comp(CompKind::List, Box::new(first), gens), pos });
         }
-        let mut items = vec![first];
-        while self.eat_op(",") {
-            if self.is_op("]") {
-                break;
-            }
-            items.push(self.test_or_star()?);
-        }
-        self.expect_op("]")?;
+        let items = self.rest_of_display(first, "]")?;
         Ok(Expr { kind: ExprKind::List(items), pos })
     }
 
@@ -1115,15 +1108,21 @@ impl Parser {
             self.expect_op("}")?;
             return Ok(Expr { kind: ExprKind::Comp(CompKind::Set, Box::new(first), gens), pos });
         }
+        let items = self.rest_of_display(first, "}")?;
+        Ok(Expr { kind: ExprKind::Set(items), pos })
+    }
+
+    /// The items of a list or set display after the first, up to and including `close`.
+    fn rest_of_display(&mut self, first: Expr, close: &str) -> R<Vec<Expr>> {
         let mut items = vec![first];
         while self.eat_op(",") {
-            if self.is_op("}") {
+            if self.is_op(close) {
                 break;
             }
             items.push(self.test_or_star()?);
         }
-        self.expect_op("}")?;
-        Ok(Expr { kind: ExprKind::Set(items), pos })
+        self.expect_op(close)?;
+        Ok(items)
     }
     /// Whether a `:` follows the first item at this bracket level (a dict, not a set).
     fn dict_ahead(&self) -> bool {

@@ -599,6 +599,12 @@ impl<'a> RowEval<'a> {
         if n == 0 {
             return Ok(());
         }
+        self.prepare_row(q)?;
+        self.split(q, 0, n - 1, cap, out)
+    }
+
+    /// The values of the nodes that depend on `q` but not on `kv`, for row `q`.
+    fn prepare_row(&mut self, q: u64) -> Result<(), RowError> {
         let args = [self.b, self.h, q as i64, 0];
         for (i, node) in self.g.nodes.iter().enumerate() {
             if let Some(v) = self.fixed[i] {
@@ -612,26 +618,14 @@ impl<'a> RowEval<'a> {
                 })?;
             }
         }
-        self.split(q, 0, n - 1, cap, out)
+        Ok(())
     }
 
     /// Row `q` evaluated cell by cell, without interval analysis (the oracle of the tests and
     /// the baseline of the benchmark).
     pub(super) fn row_cellwise(&mut self, q: u64, n: u64, out: &mut Vec<[u64; 2]>) -> Result<(), RowError> {
         out.clear();
-        let args = [self.b, self.h, q as i64, 0];
-        for (i, node) in self.g.nodes.iter().enumerate() {
-            if let Some(v) = self.fixed[i] {
-                self.row[i] = v;
-            } else if self.deps[i] & KV == 0 {
-                self.row[i] = eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell {
-                    q,
-                    k: 0,
-                    node: i,
-                    what,
-                })?;
-            }
-        }
+        self.prepare_row(q)?;
         let mut lo = 0;
         while lo < n {
             let hi = (lo + LEAF as u64 - 1).min(n - 1);
