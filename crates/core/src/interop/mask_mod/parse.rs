@@ -1002,24 +1002,14 @@ impl Parser {
                 self.i += 1;
                 ExprKind::Ellipsis
             }
-            Tok::Op("(") => {
+            Tok::Op(open @ ("(" | "[" | "{")) => {
                 self.i += 1;
                 self.enter()?;
-                let r = self.paren(pos);
-                self.depth -= 1;
-                return r;
-            }
-            Tok::Op("[") => {
-                self.i += 1;
-                self.enter()?;
-                let r = self.list_display(pos);
-                self.depth -= 1;
-                return r;
-            }
-            Tok::Op("{") => {
-                self.i += 1;
-                self.enter()?;
-                let r = self.brace_display(pos);
+                let r = match open {
+                    "(" => self.paren(pos),
+                    "[" => self.list_display(pos),
+                    _ => self.brace_display(pos),
+                };
                 self.depth -= 1;
                 return r;
             }
