@@ -421,13 +421,11 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             }
             if is_known(&full) {
                 Value::native(&full)
-            } else if MODULES.contains(&full.as_str()) {
-                Value::Module(full.into())
-            } else if let Some(lib) = super::library::prelude_for(&full) {
-                let _ = lib;
+            } else if MODULES.contains(&full.as_str()) || super::library::prelude_for(&full).is_some() {
                 Value::Module(full.into())
             } else if super::library::prelude_for(path).is_some() {
-                return it_prelude_attr(it, path, name, pos);
+                // `import attn_gym.masks as m; m.causal_mask`.
+                return it.import_name(path, name, pos);
             } else {
                 unavailable(format!("`{full}` is not supported"), pos)
             }
@@ -526,19 +524,6 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
         other => return unsup(pos, format!("the attribute `{name}` of a {} is not supported", other.type_name())),
     })
-}
-
-fn it_prelude_attr(it: &mut Interp, module: &str, name: &str, pos: Pos) -> R<Value> {
-    // `import attn_gym.masks as m; m.causal_mask`.
-    let lib = super::library::prelude_for(module).ok_or_else(|| super::interp::Fail {
-        kind: super::interp::FailKind::Unsupported,
-        msg: format!("`{module}` is not supported"),
-        pos,
-    })?;
-    let _ = lib;
-    let stmt_module: Rc<str> = module.into();
-    let v = it.import_from(&stmt_module, name, pos)?;
-    Ok(v)
 }
 
 /// `o[i]`.
@@ -790,8 +775,6 @@ fn searchsorted(it: &mut Interp, sorted: &Value, x: &Value, right: bool, pos: Po
                 }
                 other => (vec![cast(scalar_of(other, pos)?.0, dt)], Vec::new()),
             };
-            let g = super::trace::Graph::new();
-            let _ = g;
             let data: Vec<Sc> = vals.iter().map(|&v| super::trace::search_value(&table, right, v)).collect();
             Ok(Value::tensor(Tensor::new(DType::I64, shape, data)))
         }

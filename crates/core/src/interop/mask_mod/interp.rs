@@ -779,7 +779,7 @@ impl Interp {
             }
             ExprKind::Comp(kind, elt, gens) => {
                 let mut out = Vec::new();
-                let scope = self.comp_scope(gens, ctx);
+                let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let v = me.eval(elt, c)?;
                     out.push(v);
@@ -803,7 +803,7 @@ impl Interp {
             }
             ExprKind::DictComp(kv, gens) => {
                 let mut out: Vec<(Value, Value)> = Vec::new();
-                let scope = self.comp_scope(gens, ctx);
+                let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let k = me.eval(&kv.0, c)?;
                     let v = me.eval(&kv.1, c)?;
@@ -892,7 +892,7 @@ impl Interp {
             ExprKind::Compare(first, rest) => {
                 let mut left = self.eval(first, ctx)?;
                 let mut result = Value::Bool(true);
-                for (k, (op, x)) in rest.iter().enumerate() {
+                for (op, x) in rest {
                     let right = self.eval(x, ctx)?;
                     let r = self.compare(*op, &left, &right, x.pos)?;
                     if rest.len() == 1 {
@@ -904,7 +904,6 @@ impl Interp {
                     }
                     result = r;
                     left = right;
-                    let _ = k;
                 }
                 result
             }
@@ -938,11 +937,8 @@ impl Interp {
         Ok(out)
     }
 
-    fn comp_scope(&mut self, gens: &[Comp], ctx: &Ctx) -> Ctx {
-        let mut locals = Vec::new();
-        for g in gens {
-            super::parse::bound_names(&g.target, &mut locals);
-        }
+    /// A comprehension's own scope, under the current one (its targets do not leak, as in Python 3).
+    fn comp_scope(&mut self, ctx: &Ctx) -> Ctx {
         let frame = Frame {
             vars: HashMap::new(),
             locals: Vec::new(),
@@ -950,7 +946,6 @@ impl Interp {
             nonlocal_names: Vec::new(),
             parent: ctx.frame.clone(),
         };
-        let _ = locals;
         Ctx { globals: ctx.globals.clone(), frame: Some(shared(frame)) }
     }
 
@@ -1186,11 +1181,7 @@ impl Interp {
         Value::Module(path.into())
     }
 
-    pub(super) fn import_from(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
-        self.import_name(module, name, pos)
-    }
-
-    fn import_name(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
+    pub(super) fn import_name(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
         if let Some(lib) = super::library::prelude_for(module) {
             let g = self.prelude(lib, pos)?;
             let v = g.borrow().get(name);

@@ -47,7 +47,7 @@ mod tests;
 mod trace;
 mod value;
 
-use interp::{Ctx, FailKind, Interp};
+use interp::{Ctx, Interp};
 use value::{Globals, Value, shared};
 
 /// Largest mask_mod text read.
@@ -203,10 +203,8 @@ impl MaskMod {
         let args: Vec<Value> = (0..4).map(|i| Value::Traced(i, tensor::DType::I64)).collect();
         let pos = ast::Pos::default();
         let result = it.call(&entry, args, Vec::new(), pos).map_err(|f| {
-            let mut e = fail_error(f.clone());
-            if (f.kind == FailKind::Unsupported || f.kind == FailKind::Exception || f.kind == FailKind::Limit)
-                && let MaskModError::At { what, .. } = &mut e
-            {
+            let mut e = fail_error(f);
+            if let MaskModError::At { what, .. } = &mut e {
                 what.push_str(&format!(" (while evaluating `{name}`)"));
             }
             e
@@ -276,13 +274,7 @@ impl MaskMod {
         cap: usize,
         mut each: impl FnMut(u64, &[[u64; 2]]),
     ) -> Result<(), MaskModError> {
-        let cell = |e: trace::RowError| match e {
-            trace::RowError::Cell { q, k, node, what } => {
-                let p = self.graph.nodes[node].pos;
-                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
-            }
-            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
-        };
+        let cell = |e| self.row_error(e, cap);
         let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
         let mut row = Vec::new();
         for q in 0..n {
@@ -366,27 +358,27 @@ impl MaskMod {
         }
     }
 
+    /// A row evaluator's error as the import's: a cell error names the operation that raised.
+    fn row_error(&self, e: trace::RowError, cap: usize) -> MaskModError {
+        match e {
+            trace::RowError::Cell { q, k, node, what } => {
+                let p = self.graph.nodes[node].pos;
+                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
+            }
+            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
+        }
+    }
+
     /// Evaluates the function at one cell (`b = h = 0`).
     ///
     /// # Errors
     /// [`MaskModError::Cell`] where torch would raise.
     pub fn eval(&self, q: usize, k: usize) -> Result<bool, MaskModError> {
         let n = (q.max(k) + 1) as u64;
-        let mut ev = trace::RowEval::new(&self.graph, self.root, 0, 0).map_err(|e| match e {
-            trace::RowError::Cell { q, k, node, what } => {
-                let p = self.graph.nodes[node].pos;
-                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
-            }
-            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
-        })?;
+        let cell = |e| self.row_error(e, usize::MAX);
+        let mut ev = trace::RowEval::new(&self.graph, self.root, 0, 0).map_err(cell)?;
         let mut row = Vec::new();
-        ev.row(q as u64, n, usize::MAX, &mut row).map_err(|e| match e {
-            trace::RowError::Cell { q, k, node, what } => {
-                let p = self.graph.nodes[node].pos;
-                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
-            }
-            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
-        })?;
+        ev.row(q as u64, n, usize::MAX, &mut row).map_err(cell)?;
         Ok(row.iter().any(|&[lo, hi]| lo <= k as u64 && k as u64 <= hi))
     }
 
@@ -426,13 +418,7 @@ impl MaskMod {
         if n == 0 || n > MAX_N {
             return Err(MaskModError::Size { n: n as i128, max: MAX_N as u64 });
         }
-        let cell = |e: trace::RowError| match e {
-            trace::RowError::Cell { q, k, node, what } => {
-                let p = self.graph.nodes[node].pos;
-                MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
-            }
-            trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap: 0, dense: MAX_N },
-        };
+        let cell = |e| self.row_error(e, usize::MAX);
         let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
         let mut m = BitMatrix::zeros(n);
         let mut row = Vec::new();

@@ -327,9 +327,7 @@ pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos:
             ),
         );
     }
-    if src.dtype.is_float() && !t.dtype.is_float() && !matches!(v, Value::Float(_)) {
-        // torch casts silently; so do we.
-    }
+    // The value is cast to the tensor's dtype, as torch does silently.
     for (k, &p) in positions.iter().enumerate() {
         t.data[p] = cast(src.data[broadcast_index(k, &shape, &s)], t.dtype);
     }
@@ -350,9 +348,6 @@ fn traced_lookup(it: &mut Interp, t: &Tensor, items: &[Value], pos: Pos) -> R<Va
     }
     if items.len() > 8 {
         return unsup(pos, "lookups into tensors of over 8 dimensions are not supported");
-    }
-    if t.dtype.is_float() {
-        // Float tables work cell by cell (no interval bounds), which is exact but slow.
     }
     let mut idx = Vec::with_capacity(items.len());
     for v in items {

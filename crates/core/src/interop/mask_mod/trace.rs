@@ -180,10 +180,7 @@ fn eval_node(node: &Node, vals: &[Sc], args: [i64; 4], g: &[Node]) -> Result<Sc,
     Ok(match &node.op {
         Op::Arg(a) => Sc::I(args[*a]),
         Op::Const(v) => *v,
-        Op::Cast(a) => {
-            let _ = g;
-            cast(vals[*a], node.dtype)
-        }
+        Op::Cast(a) => cast(vals[*a], node.dtype),
         Op::Un(op, a) => apply_un(*op, node.dtype, vals[*a]),
         Op::Bin(op, a, b) => apply_bin(*op, g[*a].dtype, vals[*a], vals[*b])?,
         Op::Cmp(op, a, b) => Sc::I(i64::from(apply_cmp(*op, vals[*a], vals[*b]))),
@@ -455,7 +452,7 @@ fn abs_un(op: Un, dt: DType, a: Abs) -> Abs {
     }
 }
 
-fn abs_cast(from: DType, to: DType, a: Abs) -> Abs {
+fn abs_cast(to: DType, a: Abs) -> Abs {
     if let Some(x) = single(a) {
         return of(cast(x, to));
     }
@@ -468,10 +465,7 @@ fn abs_cast(from: DType, to: DType, a: Abs) -> Abs {
             }
         }
         Abs::I(l, h) if to.is_float() => Abs::F(to.round(l as f64), to.round(h as f64)),
-        Abs::I(l, h) => {
-            let _ = from;
-            fits(to, l.into(), h.into())
-        }
+        Abs::I(l, h) => fits(to, l.into(), h.into()),
         Abs::F(l, h) if to.is_float() => Abs::F(to.round(l), to.round(h)),
         Abs::F(l, h) if to.is_bool() => {
             if l > 0.0 || h < 0.0 {
@@ -677,7 +671,7 @@ impl<'a> RowEval<'a> {
             let av = match &node.op {
                 Op::Arg(_) => Av { v: Abs::I(lo as i64, hi as i64), err: false },
                 Op::Const(v) => Av { v: of(*v), err: false },
-                Op::Cast(x) => Av { v: abs_cast(g[*x].dtype, node.dtype, a(*x).v), err: a(*x).err },
+                Op::Cast(x) => Av { v: abs_cast(node.dtype, a(*x).v), err: a(*x).err },
                 Op::Un(op, x) => Av { v: abs_un(*op, node.dtype, a(*x).v), err: a(*x).err },
                 Op::Bin(op, x, y) => {
                     let r = abs_bin(*op, g[*x].dtype, node.dtype, a(*x).v, a(*y).v);
