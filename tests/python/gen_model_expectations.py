@@ -103,17 +103,39 @@ SYNTHETIC = [
 
 SUPPORTED_TYPES = {"full_attention", "sliding_attention", "chunked_attention", "linear_attention"}
 
+# Layer types of the newer classes, as hasseflow labels them (docs/MODELS.md): LFM2's short causal
+# convolution reads conv_L_cache keys; Nemotron-H's MLP-only blocks mix no positions; Falcon-H1 runs
+# attention (create_causal_mask) and Mamba-2 side by side, whose union is a recurrent layer's flow;
+# DeepSeek-V3.2's indexer picks keys under create_causal_mask (modeling_deepseek_v32.py).
+OTHER_TYPES = {"mlp": "pointwise", "hybrid": "linear_attention", "indexed_attention": "indexed_attention"}
+
+# Text models whose modeling file builds only bidirectional masks (create_bidirectional_mask, or no
+# mask at all for DeBERTa-v2): read as encoders.
+ENCODERS = ("modernbert", "longformer", "bert", "roberta", "xlm-roberta", "distilbert", "deberta-v2")
+
+# Classes without layer_types whose modeling file picks create_sliding_window_causal_mask for every
+# layer when config.sliding_window is set (`mask_function = create_causal_mask if
+# self.config.sliding_window is None else create_sliding_window_causal_mask`).
+WINDOW_ALL = ("mistral", "mixtral", "phi3", "starcoder2", "qwen3_moe")
+
+# Gallery files whose model_type needs the repository's own code (auto_map): Transformers has no class
+# of that name, so they are loaded as the class their remote code is, as Transformers itself does for
+# a Kimi K2 text config inside Kimi K2.5 (models/kimi_k25/configuration_kimi_k25.py).
+REMOTE_AS = {"kimi_k2": "deepseek_v3"}
+
 
 def load(config):
     from transformers import AutoConfig
 
     with tempfile.TemporaryDirectory() as d:
         (Path(d) / "config.json").write_text(json.dumps(config))
-        return AutoConfig.from_pretrained(d)
+        return AutoConfig.from_pretrained(d, trust_remote_code=False)
 
 
 def text_config(cfg):
-    return cfg.text_config if cfg.model_type in ("gemma3", "llama4") else cfg
+    """The language model of a composite config (Gemma 3, Llama 4, Gemma 3n, Qwen2.5-VL, ...)."""
+    sub = getattr(cfg, "text_config", None)
+    return sub if sub is not None and hasattr(sub, "model_type") else cfg
 
 
 def derive(cfg):
@@ -121,10 +143,23 @@ def derive(cfg):
     t = text_config(cfg)
     mt = t.model_type
     n = t.num_hidden_layers
-    out = {"model_type": mt, "num_hidden_layers": n, "max_position_embeddings": t.max_position_embeddings}
-    bidir = mt in ("modernbert", "longformer", "bert", "roberta") or bool(getattr(t, "use_bidirectional_attention", False))
+    out = {"model_type": mt, "num_hidden_layers": n,
+           "max_position_embeddings": getattr(t, "max_position_embeddings", None)}
+    bidir = mt in ENCODERS or bool(getattr(t, "use_bidirectional_attention", False))
     out["causal"] = not bidir
-    if mt in ("mistral", "mixtral", "phi3"):
+    if getattr(t, "is_encoder_decoder", False):
+        # T5, BART, Whisper: the encoder builds create_bidirectional_mask (or none), the decoder
+        # create_causal_mask for its self-attention and reads every encoder position; hasseflow's
+        # spec.layers are the decoder's.
+        n_dec = next(getattr(t, f) for f in ("decoder_layers", "num_decoder_layers", "num_hidden_layers")
+                     if getattr(t, f, None) is not None)
+        n_enc = next(getattr(t, f) for f in ("encoder_layers", "num_layers", "num_hidden_layers")
+                     if getattr(t, f, None) is not None)
+        out["encoder_layers"] = ["full_attention"] * n_enc
+        out["layer_types"] = ["full_attention"] * n_dec
+        out["layers"] = ["full_attention"] * n_dec
+        return out
+    if mt in WINDOW_ALL:
         # modeling_*: create_causal_mask if config.sliding_window is None else create_sliding_window_causal_mask
         sw = t.sliding_window
         out["layer_types"] = ["full_attention" if sw is None else "sliding_attention"] * n
@@ -141,6 +176,15 @@ def derive(cfg):
         out["attention_window"] = aw
         # modeling_longformer: one_sided_attn_window_size = attention_window // 2, |q - k| <= it
         out["layers"] = [f"sliding_attention({w // 2 + 1})" for w in aw]
+        return out
+    if getattr(t, "layer_types", None) is None:
+        # No layer_types in the class: the modeling file builds one mask for every layer,
+        # create_causal_mask (create_bidirectional_mask for an encoder); a window or a chunk
+        # there would need the file's own rule, which is not written down here.
+        if getattr(t, "sliding_window", None) is not None or getattr(t, "attention_chunk_size", None) is not None:
+            raise ValueError(f"{mt}: no layer_types but a window or chunk: derivation not modelled")
+        out["layer_types"] = ["full_attention"] * n
+        out["layers"] = ["full_attention"] * n
         return out
     types = list(t.layer_types)
     out["layer_types"] = types
@@ -161,6 +205,10 @@ def derive(cfg):
             layers.append(f"chunked_attention({chunk})")
         elif lt in SUPPORTED_TYPES:
             layers.append(lt)
+        elif lt == "conv":
+            layers.append(f"conv({t.conv_L_cache})")
+        elif lt in OTHER_TYPES:
+            layers.append(OTHER_TYPES[lt])
         else:
             raise ValueError(f"layer type {lt} not modelled")
     out["layers"] = layers
@@ -184,9 +232,9 @@ def mask_function(cfg):
         return {"full_attention": mu.or_masks(mu.causal_mask_function, lambda *a: torch.tensor(True, dtype=torch.bool)),
                 "sliding_attention": mu.or_masks(mu.sliding_window_causal_mask_function(t.sliding_window),
                                                  _bidirectional_window_overlay(t.sliding_window))}
-    if mt in ("longformer", "bert", "roberta"):
+    if mt in ENCODERS or getattr(t, "is_encoder_decoder", False):
         return {}
-    fns = {"full_attention": mu.causal_mask_function}
+    fns = {"full_attention": mu.causal_mask_function, "indexed_attention": mu.causal_mask_function}
     if getattr(t, "sliding_window", None) is not None:
         fns["sliding_attention"] = mu.sliding_window_causal_mask_function(t.sliding_window)
     if getattr(t, "attention_chunk_size", None) is not None:
@@ -232,6 +280,9 @@ def case(name, config, refuse, source):
         entry["config"] = config
     if refuse is not None:
         entry["refusal_field"] = refuse
+    if config.get("model_type") in REMOTE_AS:
+        entry["loaded_as"] = REMOTE_AS[config["model_type"]]
+        config = {k: v for k, v in config.items() if k != "auto_map"} | {"model_type": entry["loaded_as"]}
     try:
         cfg = load(config)
         derived = derive(cfg)

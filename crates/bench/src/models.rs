@@ -23,6 +23,8 @@ fn spec(name: &str, layers: Vec<LayerKind>) -> ModelSpec {
         causal: true,
         layers,
         max_position_embeddings: None,
+        encoder: None,
+        notes: Vec::new(),
     }
 }
 

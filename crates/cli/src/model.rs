@@ -17,9 +17,18 @@ use crate::{print_out, read_limited};
 pub(crate) struct ModelArgs {
     /// A config.json file, or a gallery name (see --list).
     source: Option<String>,
-    /// Context length n (tokens).
+    /// Context length n (tokens; the decoder's for an encoder-decoder).
     #[arg(long)]
     context: Option<u64>,
+    /// An encoder-decoder's encoder length (default: --context); its positions come first.
+    #[arg(long, value_name = "N")]
+    encoder_context: Option<u64>,
+    /// Read the model as a decoder, whatever its config says (for a type hasseflow does not know).
+    #[arg(long, conflicts_with = "bidirectional")]
+    causal: bool,
+    /// Read the model as an encoder, whatever its config says.
+    #[arg(long)]
+    bidirectional: bool,
     /// Packed documents: lengths summing to n, e.g. 512,1024,512.
     #[arg(long, conflicts_with = "segments")]
     docs: Option<String>,
@@ -56,6 +65,15 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         out.push_str(&format!(" (max_position_embeddings {max}{})", if run.n > max { ", exceeded" } else { "" }));
     }
     out.push('\n');
+    if let Some(e) = &s.encoder {
+        out.push_str(&format!(
+            "encoder  {} positions (0..{}), {} layers: {}\n",
+            e.context,
+            e.context,
+            e.layers.len(),
+            model::pattern_summary(&e.layers)
+        ));
+    }
     out.push_str(&format!("layers   {}: {}\n", s.layers.len(), model::pattern_summary(&s.layers)));
     if !run.overlays.docs.is_empty() {
         let docs: Vec<String> = run.overlays.docs.iter().map(u64::to_string).collect();
@@ -116,7 +134,25 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         Some(g) if g.is_finite() && g > 0.0 => (g * (1u64 << 30) as f64) as u64,
         Some(g) => bail!("--max-memory: must be a positive number of GiB, got {g}"),
     };
-    let (spec, source) = load(source)?;
+    let opts = model::ReadOptions {
+        direction: match (a.causal, a.bidirectional) {
+            (true, _) => Some(model::Direction::Causal),
+            (_, true) => Some(model::Direction::Bidirectional),
+            _ => None,
+        },
+    };
+    let (spec, source) = load(source, &opts)?;
+    for note in &spec.notes {
+        if !a.json {
+            eprintln!("note: {note}");
+        }
+    }
+    if spec.encoder.is_some() && (a.docs.is_some() || a.segments.is_some()) {
+        bail!("--docs/--segments: packed documents are not modelled for an encoder-decoder model");
+    }
+    // An encoder-decoder runs its encoder's positions, then the decoder's.
+    let (spec, n) = ModelRun::positions(spec, n, a.encoder_context)
+        .map_err(|e| anyhow!("--{}", e.replacen("encoder context", "encoder-context", 1)))?;
     let docs = match (&a.docs, &a.segments) {
         (Some(d), _) => model::parse_doc_lengths(d, n)?,
         (None, Some(path)) => {
@@ -132,7 +168,7 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     let overlays = Overlays { docs, ..Overlays::default() };
     // A bar over the layers (the engine's ReachJob steps one layer at a time); hidden in pipes
     // and with --json.
-    let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layers.len() as u64, "reach over the layers");
+    let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layer_count() as u64, "reach over the layers");
     let start = Instant::now();
     let run = ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, max_bytes, |done, _| {
         bar.set_position(done as u64)
@@ -169,16 +205,19 @@ fn default_max_bytes() -> u64 {
 }
 
 /// A config file (when the path exists) or a gallery entry.
-fn load(source: &str) -> Result<(ModelSpec, String)> {
+fn load(source: &str, opts: &model::ReadOptions) -> Result<(ModelSpec, String)> {
     let path = Path::new(source);
     if path.is_file() {
         let bytes = read_limited(source, MAX_CONFIG_BYTES)?;
         let name = path.file_name().map_or_else(|| source.to_string(), |n| n.to_string_lossy().into_owned());
-        let spec = model::parse_config_bytes(&bytes, &name)?;
+        let spec = model::parse_config_bytes_with(&bytes, &name, opts)?;
         return Ok((spec, source.to_string()));
     }
     match model::gallery().iter().find(|e| e.name == source) {
-        Some(entry) => Ok((model::load_gallery(entry.name)?, entry.source.to_string())),
+        Some(entry) => {
+            let spec = model::parse_config_with(entry.config, entry.name, opts)?;
+            Ok((spec, entry.source.to_string()))
+        }
         None => bail!("{source}: no such file or gallery model (hasseflow model --list)"),
     }
 }

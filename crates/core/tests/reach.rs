@@ -13,7 +13,7 @@ fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
     // (document index, document start) of a position; a linear layer ignores documents.
     let doc = |p: usize| {
         let mut start = 0usize;
-        if rule.kind != LayerKind::Linear {
+        if !rule.kind.always_causal() {
             for (i, &len) in o.docs.iter().enumerate() {
                 if p < start + len as usize {
                     return (i, start);
@@ -23,12 +23,14 @@ fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
         }
         (0, 0)
     };
-    let causal = rule.causal || rule.kind == LayerKind::Linear;
+    let causal = rule.causal || rule.kind.always_causal();
     // Positions restart at every document (Transformers' remap_positions_for_packed_sequence).
     let (dq, start) = doc(q);
     let (q, k) = (q - start, k.wrapping_sub(start));
     let base = match rule.kind {
-        LayerKind::Full | LayerKind::Linear => true,
+        LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => true,
+        LayerKind::Conv { width } => (q as i64) - (width as i64) < k as i64,
+        LayerKind::Pointwise => q == k,
         LayerKind::Sliding { window } => {
             let w = window as i64;
             let (q, k) = (q as i64, k as i64);
@@ -61,10 +63,13 @@ fn random_docs(rng: &mut SplitMix64, n: usize) -> Vec<u64> {
 }
 
 fn random_rule(rng: &mut SplitMix64, n: usize, docs: &[u64], plain: bool) -> RuleLayer {
-    let kind = match rng.below(4) {
+    let kind = match rng.below(7) {
         0 => LayerKind::Full,
         1 => LayerKind::Sliding { window: 1 + rng.below(n / 2 + 3) as u64 },
         2 => LayerKind::Chunked { size: 1 + rng.below(n / 2 + 3) as u64 },
+        3 => LayerKind::Conv { width: 1 + rng.below(5) as u64 },
+        4 => LayerKind::Indexed,
+        5 => LayerKind::Pointwise,
         _ => LayerKind::Linear,
     };
     let causal = rng.below(2) == 0;
@@ -340,6 +345,8 @@ fn sliding_stack_full_at_matches_the_window_formula() {
             causal: true,
             layers: vec![LayerKind::Sliding { window: w }; need + 2],
             max_position_embeddings: None,
+            encoder: None,
+            notes: Vec::new(),
         };
         let r = ReachStack::from_model(&spec, n, &Overlays::default()).expect("valid").run(&ReachOptions::default());
         let r = r.expect("runs");

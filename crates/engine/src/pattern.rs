@@ -29,8 +29,21 @@ pub enum LayerKind {
         size: u64,
     },
     /// `linear_attention` (a recurrent layer: state flows from every earlier position, so the
-    /// flow is that of a causal full layer).
+    /// flow is that of a causal full layer). Also an SSM block (Mamba, Mamba-2, RWKV, RG-LRU),
+    /// and a layer with attention and an SSM side by side (their union is this).
     Linear,
+    /// A short causal convolution of kernel width `w >= 1` (LFM2's `conv`): `q - w < k <= q`,
+    /// always causal, and blind to document boundaries (no state reset), like `Linear`.
+    Conv {
+        /// The kernel width (LFM2's `conv_L_cache`).
+        width: u64,
+    },
+    /// Data-dependent sparse attention (`indexed_attention`, DeepSeek-V3.2's top-k indexer):
+    /// the static bound, every key the layer could select (a full layer's keys). The keys a
+    /// real input selects are a subset that depends on the data.
+    Indexed,
+    /// A layer that mixes no positions (a MLP-only block): each query reads only itself.
+    Pointwise,
 }
 
 impl LayerKind {
@@ -41,20 +54,36 @@ impl LayerKind {
             LayerKind::Sliding { window } => format!("sliding_attention({window})"),
             LayerKind::Chunked { size } => format!("chunked_attention({size})"),
             LayerKind::Linear => "linear_attention".to_string(),
+            LayerKind::Conv { width } => format!("conv({width})"),
+            LayerKind::Indexed => "indexed_attention".to_string(),
+            LayerKind::Pointwise => "pointwise".to_string(),
         }
     }
 
     /// Whether query `q` reads key `k` in this layer, before overlays: exactly the rule each
     /// variant documents (a `Linear` layer counts as reading every earlier position).
     pub fn allows(&self, q: u64, k: u64, causal: bool) -> bool {
-        if causal && k > q {
+        if (causal || self.always_causal()) && k > q {
             return false;
         }
         match *self {
-            LayerKind::Full | LayerKind::Linear => true,
+            LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => true,
+            LayerKind::Conv { width } => q - k < width,
+            LayerKind::Pointwise => q == k,
             LayerKind::Sliding { window } => q.abs_diff(k) < window,
             LayerKind::Chunked { size } => size > 0 && k / size == q / size,
         }
+    }
+
+    /// Recurrent kinds (`Linear`, `Conv`): causal whatever the model's direction, and blind to
+    /// document boundaries (their state is not reset between packed documents).
+    pub fn always_causal(&self) -> bool {
+        matches!(self, LayerKind::Linear | LayerKind::Conv { .. })
+    }
+
+    /// Whether the layer's real support depends on the input (the kind is then a static bound).
+    pub fn data_dependent(&self) -> bool {
+        matches!(self, LayerKind::Indexed)
     }
 }
 
@@ -89,6 +118,53 @@ pub struct ModelSpec {
     pub layers: Vec<LayerKind>,
     /// The config's `max_position_embeddings`, when given.
     pub max_position_embeddings: Option<u64>,
+    /// The encoder of an encoder-decoder model; `layers` and `causal` are then the decoder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<EncoderSpec>,
+    /// What the reader wants the user to know (the tower it read, data-dependent layers, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The encoder of an encoder-decoder model (T5, BART, Whisper). A run places its `context`
+/// positions before the decoder's: its layers come first and read only encoder positions, then
+/// every decoder layer reads the decoder's keys by its own kind and, through cross-attention,
+/// every encoder position as the encoder's last layer left it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EncoderSpec {
+    /// One kind per encoder layer.
+    pub layers: Vec<LayerKind>,
+    /// Whether the encoder's self-attention is causal (it is not, in every model read).
+    pub causal: bool,
+    /// Encoder positions (0: not chosen yet; a run needs `1 <= context < n`).
+    pub context: u64,
+}
+
+impl ModelSpec {
+    /// Every layer of a run, encoder first, with the direction it runs in.
+    pub fn all_layers(&self) -> impl Iterator<Item = (LayerKind, bool)> + '_ {
+        let enc = self.encoder.iter().flat_map(|e| e.layers.iter().map(move |&k| (k, e.causal)));
+        enc.chain(self.layers.iter().map(move |&k| (k, self.causal)))
+    }
+
+    /// Each layer's name in reports, encoder first: `encoder full_attention`, then `decoder
+    /// full_attention + cross-attention` for an encoder-decoder, else [`LayerKind::label`].
+    pub fn layer_labels(&self) -> Vec<String> {
+        match &self.encoder {
+            None => self.layers.iter().map(LayerKind::label).collect(),
+            Some(e) => e
+                .layers
+                .iter()
+                .map(|k| format!("encoder {}", k.label()))
+                .chain(self.layers.iter().map(|k| format!("decoder {} + cross-attention", k.label())))
+                .collect(),
+        }
+    }
+
+    /// How many layers a run has (the encoder's and the decoder's).
+    pub fn layer_count(&self) -> usize {
+        self.layers.len() + self.encoder.as_ref().map_or(0, |e| e.layers.len())
+    }
 }
 
 /// `x / factor`, rounded to the nearest integer (halves up), at least 1.
@@ -112,22 +188,32 @@ impl ModelSpec {
     ///     causal: true,
     ///     layers: vec![LayerKind::Sliding { window: 4096 }; 32],
     ///     max_position_embeddings: Some(32768),
+    ///     encoder: None,
+    ///     notes: Vec::new(),
     /// };
     /// let small = mistral.scaled(256);
     /// assert_eq!(small.layers[0], LayerKind::Sliding { window: 16 });
     /// assert_eq!(small.max_position_embeddings, Some(128));
     /// ```
     pub fn scaled(&self, factor: u64) -> ModelSpec {
-        let layers = self
-            .layers
-            .iter()
-            .map(|&k| match k {
-                LayerKind::Sliding { window } => LayerKind::Sliding { window: scale_length(window, factor) },
-                LayerKind::Chunked { size } => LayerKind::Chunked { size: scale_length(size, factor) },
-                other => other,
-            })
-            .collect();
+        let scale = |layers: &[LayerKind]| -> Vec<LayerKind> {
+            layers
+                .iter()
+                .map(|&k| match k {
+                    LayerKind::Sliding { window } => LayerKind::Sliding { window: scale_length(window, factor) },
+                    LayerKind::Chunked { size } => LayerKind::Chunked { size: scale_length(size, factor) },
+                    other => other,
+                })
+                .collect()
+        };
+        let layers = scale(&self.layers);
         ModelSpec {
+            encoder: self.encoder.as_ref().map(|e| EncoderSpec {
+                layers: scale(&e.layers),
+                causal: e.causal,
+                context: if e.context > 0 { scale_length(e.context, factor) } else { 0 },
+            }),
+            notes: self.notes.clone(),
             name: if factor > 1 { format!("{} (scaled 1:{factor})", self.name) } else { self.name.clone() },
             model_type: self.model_type.clone(),
             causal: self.causal,

@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{MAX_LAYERS, ModelError};
-use crate::pattern::{LayerKind, ModelSpec};
+use super::types_def::{Role, TypeFacts, facts};
+use super::{Direction, MAX_LAYERS, ModelError, ReadOptions};
+use crate::pattern::{EncoderSpec, LayerKind, ModelSpec};
 
 /// The `model_type`s whose legacy fields are derived here (any other type needs `layer_types`).
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -31,6 +32,10 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "roberta",
 ];
 
+/// Types published with remote code that Transformers reads as one of its own (Kimi-K2.5's
+/// config renames a `kimi_k2` text config to `deepseek_v3`, "to load from remote config on the hub").
+const ALIASES: &[(&str, &str)] = &[("kimi_k2", "deepseek_v3")];
+
 /// Composite (multimodal) configs whose attention lives in `text_config`, with the text
 /// config's default `model_type`.
 const COMPOSITES: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("llama4", "llama4_text")];
@@ -41,7 +46,6 @@ const FOREIGN_FIELDS: &[(&str, &str)] = &[
     ("attention_type", "block-sparse or other attention types (BigBird) are not modelled"),
     ("attention_types", "GPT-Neo style local/global lists are not modelled; give layer_types"),
     ("use_bidirectional_attention", "bidirectional variants are modelled only for gemma3_text"),
-    ("is_causal", "masking_utils' is_causal power feature is not modelled"),
     ("local_attention", "local_attention is read only for modernbert"),
     ("attention_window", "attention_window is read only for longformer"),
 ];
@@ -183,6 +187,7 @@ impl<'a> Fields<'a> {
 struct Derived {
     layers: Vec<LayerKind>,
     causal: bool,
+    encoder: Option<EncoderSpec>,
 }
 
 /// Parameters that turn layer type names into kinds.
@@ -196,7 +201,48 @@ struct Params {
     chunk: Option<u64>,
 }
 
-pub(super) fn spec_from_value(value: &Value, name: &str) -> Result<ModelSpec, ModelError> {
+impl Params {
+    /// The fields every type names the same way: `sliding_window`, `attention_chunk_size`.
+    /// A field that no layer uses never stops a read (Qwen2-MoE's own `save_pretrained` writes
+    /// `sliding_window: 0` beside `use_sliding_window: false`): a bad window is refused only
+    /// when a `sliding_attention` layer needs it.
+    fn common(f: &Fields) -> Result<Params, ModelError> {
+        let window = match sliding_window_or(f, None) {
+            Ok(w) => window_param(f, w),
+            Err(ModelError::NotPositive { value, .. }) => Err(format!("must be a positive integer, got {value}")),
+            Err(ModelError::WrongType { expected, got, .. }) => Err(format!("expected {expected}, got {got}")),
+            Err(e) => return Err(e),
+        };
+        Ok(Params {
+            window,
+            window_field: f.name("sliding_window"),
+            chunk: f.positive("attention_chunk_size").ok().flatten(),
+        })
+    }
+}
+
+/// The kernel-width fields of short causal convolutions, in the order they are looked for.
+const CONV_FIELDS: &[&str] = &["conv_L_cache", "conv_kernel", "conv_kernel_size", "short_conv_kernel_size"];
+
+/// What a layer-type name without a parameter means, or why it is refused.
+fn kind_of(name: &str) -> Result<LayerKind, &'static str> {
+    Ok(match name {
+        "full_attention" | "attention" | "global" => LayerKind::Full,
+        // An SSM, a linear recurrence, or attention beside an SSM in one layer (their union).
+        "linear_attention" | "mamba" | "mamba2" | "recurrent" | "hybrid" | "rwkv" | "m" | "linear" => LayerKind::Linear,
+        "indexed_attention" => LayerKind::Indexed,
+        "mlp" | "moe" => LayerKind::Pointwise,
+        "window_attention"
+        | "compressed_sparse_attention"
+        | "heavily_compressed_attention"
+        | "minimax_m3_sparse"
+        | "hybrid_sliding"
+        | "reference_sliding_attention" => return Err("layer type known to Transformers but not modelled:"),
+        _ => return Err("unknown layer type"),
+    })
+}
+
+pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
     let Value::Object(top) = value else {
         return Err(ModelError::WrongType {
             field: "config".to_string(),
@@ -206,49 +252,136 @@ pub(super) fn spec_from_value(value: &Value, name: &str) -> Result<ModelSpec, Mo
     };
     let top = Fields { obj: top, prefix: "" };
     let top_type = top.string("model_type")?;
+    let mut notes = Vec::new();
 
-    // Composite configs keep the language model's attention in `text_config`.
-    let empty = Map::new();
-    let (fields, model_type) = match top_type.and_then(|t| COMPOSITES.iter().find(|(c, _)| *c == t)) {
-        Some((_, text_default)) => {
-            let obj = match top.obj.get("text_config") {
-                None | Some(Value::Null) => &empty,
-                Some(Value::Object(o)) => o,
-                Some(v) => return Err(top.wrong("text_config", "a JSON object", v)),
-            };
-            let text = Fields { obj, prefix: "text_config." };
-            let t = text.string("model_type")?.unwrap_or(text_default).to_string();
-            // `CONFIG_MAPPING[text_config["model_type"]](**text_config)`: a composite type here
-            // builds a second composite config, whose own (absent) text_config holds the layers,
-            // so none of this text_config's fields would be read.
-            if let Some((inner, inner_text)) = COMPOSITES.iter().find(|(c, _)| *c == t) {
-                return Err(ModelError::Unsupported {
-                    field: text.name("model_type"),
-                    reason: format!(
-                        "{inner:?} is the multimodal wrapper's type, not a language model's: Transformers would \
-                         nest a second {inner} config and ignore this text_config's fields (layer_types \
-                         included); give {inner_text:?} or leave model_type out"
-                    ),
-                });
-            }
-            (text, Some(t))
+    // A generic encoder-decoder (`EncoderDecoderModel`, T5Gemma): two sub-configs.
+    if let (Some(Value::Object(enc)), Some(Value::Object(dec))) = (top.get("encoder"), top.get("decoder")) {
+        let enc = Fields { obj: enc, prefix: "encoder." };
+        let dec = Fields { obj: dec, prefix: "decoder." };
+        let (enc_spec, _) = read_tower(&enc, None, opts, &mut notes)?;
+        let (mut spec, model_type) = read_tower(&dec, None, &ReadOptions::default(), &mut notes)?;
+        spec.causal = true;
+        spec.encoder = Some(EncoderSpec { layers: enc_spec.layers, causal: enc_spec.causal, context: 0 });
+        notes.push(format!(
+            "encoder-decoder: the encoder ({}) and the decoder ({model_type}) were read",
+            enc.string("model_type")?.unwrap_or("?")
+        ));
+        return finish(spec, name, top_type.unwrap_or_default(), notes);
+    }
+
+    // Composite (multimodal) configs keep the language model in `text_config`.
+    let composite = top_type.and_then(facts).filter(|t| t.role == Role::Composite);
+    let text_obj = match top.obj.get("text_config") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(o)) => Some(o),
+        Some(v) if composite.is_some() => return Err(top.wrong("text_config", "a JSON object", v)),
+        Some(_) => None,
+    };
+    let known_text = COMPOSITES.iter().find(|(c, _)| Some(*c) == top_type).map(|(_, t)| *t);
+    if composite.is_some() || known_text.is_some() || (text_obj.is_some() && !top.has("num_hidden_layers")) {
+        let empty = Map::new();
+        // A flat file (Qwen2.5-VL's published config: the text fields at the top, no
+        // `text_config`) is read at the top, as the config class passes them on.
+        let flat = text_obj.is_none() && top.has("num_hidden_layers");
+        let text = match text_obj {
+            Some(obj) => Fields { obj, prefix: "text_config." },
+            None if flat => Fields { obj: top.obj, prefix: "" },
+            None => Fields { obj: &empty, prefix: "text_config." },
+        };
+        let default = composite.map(|c| c.text).filter(|t| !t.is_empty()).or(known_text);
+        let t = if flat { default } else { text.string("model_type")?.or(default) };
+        // `CONFIG_MAPPING[text_config["model_type"]](**text_config)`: a composite type here
+        // builds a second composite config, whose own (absent) text_config holds the layers,
+        // so none of this text_config's fields would be read.
+        if let Some(inner) =
+            t.filter(|t| facts(t).is_some_and(|f| f.role == Role::Composite) || COMPOSITES.iter().any(|(c, _)| c == t))
+        {
+            let inner_text = facts(inner)
+                .map(|f| f.text)
+                .filter(|t| !t.is_empty())
+                .or_else(|| COMPOSITES.iter().find(|(c, _)| *c == inner).map(|(_, t)| *t))
+                .unwrap_or("its text model's type");
+            return Err(ModelError::Unsupported {
+                field: text.name("model_type"),
+                reason: format!(
+                    "{inner:?} is the multimodal wrapper's type, not a language model's: Transformers would \
+                     nest a second {inner} config and ignore this text_config's fields (layer_types \
+                     included); give {inner_text:?} or leave model_type out"
+                ),
+            });
         }
-        None => (top, top_type.map(str::to_string)),
-    };
+        let (spec, model_type) = if flat {
+            let shadow = without(top.obj, "model_type");
+            read_tower(&Fields { obj: &shadow, prefix: "" }, t, opts, &mut notes)?
+        } else {
+            read_tower(&text, t, opts, &mut notes)?
+        };
+        let place = if flat { "the top-level text fields" } else { "text_config" };
+        notes.insert(
+            0,
+            format!(
+                "the text tower was read: {place} ({model_type}) of the {} config",
+                top_type.unwrap_or("composite")
+            ),
+        );
+        return finish(spec, name, &model_type, notes);
+    }
+    let (spec, model_type) = read_tower(&top, top_type, opts, &mut notes)?;
+    finish(spec, name, &model_type, notes)
+}
 
-    let derived = derive(&fields, model_type.as_deref())?;
-    let max_position_embeddings = match fields.obj.get("max_position_embeddings") {
-        None => model_type.as_deref().and_then(default_max_positions),
+fn finish(mut spec: ModelSpec, name: &str, model_type: &str, mut notes: Vec<String>) -> Result<ModelSpec, ModelError> {
+    let indexed: Vec<String> =
+        spec.layers.iter().enumerate().filter(|(_, k)| k.data_dependent()).map(|(i, _)| (i + 1).to_string()).collect();
+    if !indexed.is_empty() {
+        notes.push(format!(
+            "layers {} are indexed_attention (top-k keys chosen from the input): shown is the static bound, every key the \
+             layer could select; the keys a real input selects depend on the data",
+            clip_list(&indexed)
+        ));
+    }
+    notes.append(&mut spec.notes);
+    spec.notes = notes;
+    spec.name = name.to_string();
+    spec.model_type = model_type.to_string();
+    Ok(spec)
+}
+
+fn clip_list(items: &[String]) -> String {
+    if items.len() <= 8 { items.join(", ") } else { format!("{}, … ({} in all)", items[..8].join(", "), items.len()) }
+}
+
+/// One language model's config (the file, a `text_config`, an encoder or a decoder): its spec
+/// (unnamed) and its `model_type`.
+fn read_tower(
+    fields: &Fields,
+    model_type: Option<&str>,
+    opts: &ReadOptions,
+    notes: &mut Vec<String>,
+) -> Result<(ModelSpec, String), ModelError> {
+    let mut model_type = fields.string("model_type")?.or(model_type).map(str::to_string);
+    if let Some((from, to)) = ALIASES.iter().find(|(a, _)| Some(*a) == model_type.as_deref()) {
+        notes.push(format!("model_type {from} (remote code) is read as {to}, as Transformers reads it"));
+        model_type = Some((*to).to_string());
+    }
+    let t = model_type.as_deref().and_then(facts);
+    let derived = derive(fields, model_type.as_deref(), opts, notes)?;
+    let positions = t.map_or("max_position_embeddings", |t| t.positions);
+    let max_position_embeddings = match fields.obj.get(positions) {
+        None => model_type.as_deref().and_then(default_max_positions).or_else(|| t.and_then(|t| t.positions_default)),
         Some(Value::Null) => None,
-        Some(_) => fields.positive("max_position_embeddings")?,
+        Some(_) => fields.positive(positions).ok().flatten(),
     };
-    Ok(ModelSpec {
-        name: name.to_string(),
-        model_type: model_type.unwrap_or_default(),
+    let spec = ModelSpec {
+        name: String::new(),
+        model_type: model_type.clone().unwrap_or_default(),
         causal: derived.causal,
         layers: derived.layers,
         max_position_embeddings,
-    })
+        encoder: derived.encoder,
+        notes: Vec::new(),
+    };
+    Ok((spec, model_type.unwrap_or_default()))
 }
 
 /// The config classes' `num_hidden_layers` defaults (Transformers 5.24).
@@ -279,37 +412,296 @@ fn default_max_positions(model_type: &str) -> Option<u64> {
     })
 }
 
-fn derive(f: &Fields, model_type: Option<&str>) -> Result<Derived, ModelError> {
+fn derive(
+    f: &Fields,
+    model_type: Option<&str>,
+    opts: &ReadOptions,
+    notes: &mut Vec<String>,
+) -> Result<Derived, ModelError> {
     // AutoConfig reads a `mistral` file that has a `layer_types` key as `ministral`.
     let model_type = match model_type {
         Some("mistral") if f.has("layer_types") => Some("ministral"),
         other => other,
     };
     let known = model_type.filter(|t| SUPPORTED_MODEL_TYPES.contains(t));
-    if known != Some("gemma3_text") && known != Some("gemma2") {
-        refuse_foreign(f, known)?;
-    }
-    match known {
-        None => {
-            // Unknown type: only the current convention can be read.
-            let Some(types) = f.layer_types()? else {
-                return Err(match model_type {
-                    Some(t) => ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) },
-                    None => ModelError::MissingModelType,
-                });
-            };
-            let declared = f.layer_count(None)?;
-            check_count(f, "layer_types", types.len(), declared)?;
-            let params = Params {
-                window: f.positive("sliding_window")?.ok_or_else(|| "is not set".to_string()),
-                window_field: f.name("sliding_window"),
-                chunk: f.positive("attention_chunk_size")?,
-            };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+    let mut derived = match (known, model_type.and_then(facts)) {
+        (Some(t), _) => {
+            if t != "gemma3_text" && t != "gemma2" {
+                refuse_foreign(f, Some(t))?;
+            }
+            derive_known(f, t)?
         }
-        Some(t) => derive_known(f, t),
+        (None, Some(facts)) if facts.role != Role::Unknown => derive_table(f, facts, notes)?,
+        _ => derive_unknown(f, model_type, opts)?,
+    };
+    if let Some(d) = opts.direction {
+        let causal = d == Direction::Causal;
+        if causal != derived.causal {
+            notes.push(format!(
+                "read as {} because you said so (--{}); the config says otherwise",
+                if causal { "a decoder (causal)" } else { "an encoder (bidirectional)" },
+                if causal { "causal" } else { "bidirectional" }
+            ));
+        }
+        derived.causal = causal;
+    }
+    Ok(derived)
+}
+
+/// A type the table knows: its direction, its layer count field, and its layers from
+/// `layer_types` or, in a file without them, from the legacy fields its config class reads.
+fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<Derived, ModelError> {
+    let mt = t.model_type;
+    if t.role == Role::EncoderDecoder {
+        return derive_encoder_decoder(f, t, notes);
+    }
+    let causal = match t.role {
+        Role::Decoder => true,
+        Role::IsDecoder => f.boolean("is_decoder")? == Some(true),
+        Role::XlmCausal => f.boolean("causal")? == Some(true),
+        _ => false,
+    };
+    let count = |field: &str, default: Option<u64>| -> Result<u64, ModelError> {
+        counted(f, field, default)?.ok_or_else(|| ModelError::Missing {
+            field: f.name(field),
+            reason: "is not set (the number of layers)".to_string(),
+        })
+    };
+    let mut params = Params::common(f)?;
+    let types = match f.layer_types()? {
+        Some(types) => {
+            if f.has(t.layers) {
+                check_count(f, "layer_types", types.len(), Some(count(t.layers, t.layers_default)?))?;
+            }
+            types
+        }
+        None => legacy_types(f, t, &mut params, || count(t.layers, t.layers_default))?,
+    };
+    if mt == "big_bird" && f.string("attention_type")?.unwrap_or("block_sparse") == "block_sparse" {
+        notes.push(
+            "attention_type block_sparse: shown is its static bound, full attention; Transformers runs it as full \
+             attention while the sequence is at most (5 + 2 x num_random_blocks) x block_size tokens, and above that \
+             its random blocks are drawn per run"
+                .to_string(),
+        );
+    }
+    Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
+}
+
+/// `num_hidden_layers` under its own name (`n_layer`, `num_layers`, …), or the class default.
+fn counted(f: &Fields, field: &str, default: Option<u64>) -> Result<Option<u64>, ModelError> {
+    let n = match f.obj.get(field) {
+        None => default,
+        Some(Value::Null) => None,
+        Some(v) => f.positive_value(field, Some(v))?,
+    };
+    if let Some(n) = n
+        && n > MAX_LAYERS
+    {
+        return Err(ModelError::TooManyLayers { field: f.name(field), count: n, max: MAX_LAYERS });
+    }
+    Ok(n)
+}
+
+/// The layer types of a file without `layer_types`, as the config class derives them.
+fn legacy_types(
+    f: &Fields,
+    t: &TypeFacts,
+    params: &mut Params,
+    count: impl Fn() -> Result<u64, ModelError>,
+) -> Result<Vec<String>, ModelError> {
+    let strings = |key: &str| -> Result<Option<Vec<String>>, ModelError> {
+        let Some(v) = f.get(key) else { return Ok(None) };
+        let Value::Array(items) = v else { return Err(f.wrong(key, "a list of strings", v)) };
+        if items.len() as u64 > MAX_LAYERS {
+            return Err(ModelError::TooManyLayers { field: f.name(key), count: items.len() as u64, max: MAX_LAYERS });
+        }
+        items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| f.wrong(key, "a list of strings", i)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    let indices = |key: &str| -> Result<Option<Vec<u64>>, ModelError> {
+        let Some(v) = f.get(key) else { return Ok(None) };
+        let Value::Array(items) = v else { return Err(f.wrong(key, "a list of layer indices", v)) };
+        items
+            .iter()
+            .map(|i| i.as_u64().ok_or_else(|| f.wrong(key, "a list of layer indices", i)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    let mt = t.model_type;
+    let every = |name: &str| -> Result<Vec<String>, ModelError> { Ok(vec![name.to_string(); count()? as usize]) };
+    // A per-layer list under another name (Zamba, Nemotron-H, Granite-hybrid's `layers_block_type`).
+    if let Some(list) = strings("layers_block_type")? {
+        check_count(f, "layers_block_type", list.len(), counted(f, t.layers, None)?)?;
+        return Ok(list);
+    }
+    match mt {
+        "mamba" | "mamba2" | "falcon_mamba" | "rwkv" | "xlstm" => every("linear_attention"),
+        // Attention and a Mamba-2 mixer side by side in every layer: their union.
+        "falcon_h1" => every("hybrid"),
+        "jamba" | "zamba" => {
+            let period = f.positive_or("attn_layer_period", if mt == "jamba" { 8 } else { 6 })?;
+            let offset = f.int("attn_layer_offset")?.unwrap_or(if mt == "jamba" { 4 } else { 4 });
+            let attention = if mt == "zamba" { "hybrid" } else { "full_attention" };
+            let n = count()?;
+            Ok((0..n)
+                .map(|i| {
+                    let hit = if mt == "jamba" {
+                        i as i64 % period as i64 == offset
+                    } else {
+                        i as i64 % period as i64 == offset % period as i64 && i as i64 >= offset
+                    };
+                    if hit { attention } else { "linear_attention" }.to_string()
+                })
+                .collect())
+        }
+        "bamba" => {
+            let at = indices("attn_layer_indices")?.unwrap_or_default();
+            Ok((0..count()?)
+                .map(|i| if at.contains(&i) { "full_attention" } else { "linear_attention" }.to_string())
+                .collect())
+        }
+        "zamba2" => {
+            let at = indices("hybrid_layer_ids")?.unwrap_or_default();
+            Ok((0..count()?).map(|i| if at.contains(&i) { "hybrid" } else { "linear_attention" }.to_string()).collect())
+        }
+        "lfm2" | "lfm2_moe" => {
+            let n = count()?;
+            let at = indices("full_attn_idxs")?.unwrap_or_else(|| (0..n).collect());
+            Ok((0..n).map(|i| if at.contains(&i) { "full_attention" } else { "conv" }.to_string()).collect())
+        }
+        "nemotron_h" => {
+            let key = "hybrid_override_pattern";
+            let Some(pattern) = f.string(key)? else { return every("full_attention") };
+            pattern
+                .chars()
+                .map(|c| match c {
+                    'M' => Ok("linear_attention".to_string()),
+                    '*' => Ok("full_attention".to_string()),
+                    '-' | 'E' => Ok("mlp".to_string()),
+                    other => {
+                        Err(ModelError::Unsupported { field: f.name(key), reason: format!("unknown block {other:?}") })
+                    }
+                })
+                .collect()
+        }
+        "recurrent_gemma" => {
+            let blocks = strings("block_types")?
+                .unwrap_or_else(|| vec!["recurrent".into(), "recurrent".into(), "attention".into()]);
+            if blocks.is_empty() {
+                return Err(ModelError::Missing { field: f.name("block_types"), reason: "is empty".to_string() });
+            }
+            params.window = Ok(f.positive_or("attention_window_size", 2048)?);
+            params.window_field = f.name("attention_window_size");
+            Ok((0..count()? as usize)
+                .map(|i| {
+                    if blocks[i % blocks.len()] == "attention" { "sliding_attention" } else { "linear_attention" }
+                        .to_string()
+                })
+                .collect())
+        }
+        "gpt_neo" => {
+            params.window = Ok(f.positive_or("window_size", 256)?);
+            params.window_field = f.name("window_size");
+            let key = "attention_types";
+            let Some(v) = f.get(key) else {
+                return Ok((0..count()?)
+                    .map(|i| if i % 2 == 0 { "full_attention" } else { "sliding_attention" }.to_string())
+                    .collect());
+            };
+            gpt_neo_types(f, key, v)
+        }
+        _ if t.window_all && f.get("sliding_window").is_some() => every("sliding_attention"),
+        _ if !t.uniform.is_empty() => every(t.uniform),
+        _ => every("full_attention"),
     }
 }
+
+/// GPT-Neo's `attention_types`: `[[["global", "local"], 12]]` repeats the list 12 times.
+fn gpt_neo_types(f: &Fields, key: &str, v: &Value) -> Result<Vec<String>, ModelError> {
+    let bad = || f.wrong(key, "a list of [[\"global\" | \"local\", ...], count] pairs", v);
+    let Value::Array(groups) = v else { return Err(bad()) };
+    let mut out = Vec::new();
+    for g in groups {
+        let Some([Value::Array(names), reps]) = g.as_array().map(Vec::as_slice) else { return Err(bad()) };
+        let reps = reps.as_u64().ok_or_else(bad)?;
+        if (out.len() as u64).saturating_add(reps.saturating_mul(names.len() as u64)) > MAX_LAYERS {
+            return Err(ModelError::TooManyLayers { field: f.name(key), count: u64::MAX, max: MAX_LAYERS });
+        }
+        for _ in 0..reps {
+            for name in names {
+                out.push(match name.as_str() {
+                    Some("global") => "full_attention".to_string(),
+                    Some("local") => "sliding_attention".to_string(),
+                    _ => return Err(bad()),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An encoder-decoder (T5, BART, Whisper): full bidirectional encoder layers, causal decoder
+/// layers; windows where the type has them are refused, not guessed.
+fn derive_encoder_decoder(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<Derived, ModelError> {
+    let enc_n = counted(f, t.encoder_layers, t.encoder_default)?.ok_or_else(|| ModelError::Missing {
+        field: f.name(t.encoder_layers),
+        reason: "is not set (the number of encoder layers)".to_string(),
+    })?;
+    // T5's `num_decoder_layers` defaults to `num_layers`.
+    let dec_default = if t.layers == "num_decoder_layers" { Some(enc_n) } else { t.layers_default };
+    let dec_n = counted(f, t.layers, dec_default)?.ok_or_else(|| ModelError::Missing {
+        field: f.name(t.layers),
+        reason: "is not set (the number of decoder layers)".to_string(),
+    })?;
+    let _ = notes;
+    Ok(Derived {
+        layers: vec![LayerKind::Full; dec_n as usize],
+        causal: true,
+        encoder: Some(EncoderSpec { layers: vec![LayerKind::Full; enc_n as usize], causal: false, context: 0 }),
+    })
+}
+
+/// A type the pinned Transformers does not have: read from `layer_types`, in the direction the
+/// file states (`is_causal`, `is_decoder`) or the user gives; never assumed.
+fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> Result<Derived, ModelError> {
+    refuse_foreign(f, None)?;
+    let Some(types) = f.layer_types()? else {
+        return Err(match model_type {
+            Some(t) => ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) },
+            None => ModelError::MissingModelType,
+        });
+    };
+    let declared = f.layer_count(None)?;
+    check_count(f, "layer_types", types.len(), declared)?;
+    let layers = kinds(f, &types, &Params::common(f)?)?;
+    let stated = match (f.boolean("is_causal")?, f.boolean("is_decoder")?) {
+        (Some(c), _) => Some(c),
+        (None, Some(true)) => Some(true),
+        _ => None,
+    };
+    let causal = match (opts.direction, stated) {
+        (Some(d), _) => d == Direction::Causal,
+        (None, Some(c)) => c,
+        (None, None) => {
+            return Err(ModelError::Missing {
+                field: f.name("is_causal"),
+                reason: format!(
+                    "model type {:?} is not in Transformers {TRANSFORMERS}, and the file does not say whether it is a \
+                     decoder or an encoder: give is_causal (or is_decoder), or --causal / --bidirectional",
+                    clip(model_type.unwrap_or("(none)"))
+                ),
+            });
+        }
+    };
+    Ok(Derived { layers, causal, encoder: None })
+}
+
+/// The Transformers release the table and the derivations follow.
+pub(super) const TRANSFORMERS: &str = "5.24";
 
 fn refuse_foreign(f: &Fields, model_type: Option<&str>) -> Result<(), ModelError> {
     for (key, reason) in FOREIGN_FIELDS {
@@ -381,7 +773,7 @@ fn window_param(f: &Fields, window: Option<u64>) -> Result<u64, String> {
 }
 
 fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
-    let causal_full = |n: u64| Derived { layers: vec![LayerKind::Full; n as usize], causal: true };
+    let causal_full = |n: u64| Derived { layers: vec![LayerKind::Full; n as usize], causal: true, encoder: None };
     match t {
         "llama" => Ok(causal_full(count(f, t)?)),
         "bert" | "roberta" => {
@@ -392,7 +784,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
                     reason: "encoders used as decoders are not modelled".to_string(),
                 });
             }
-            Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal: false })
+            Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal: false, encoder: None })
         }
         // MistralModel & co. pick the mask from `sliding_window` alone, for every layer
         // (`create_causal_mask if self.config.sliding_window is None else
@@ -403,7 +795,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             let types = types_or(f, t, |n| Ok(vec![every.to_string(); n as usize]))?;
             let params =
                 Params { window: window_param(f, window), window_field: f.name("sliding_window"), chunk: None };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true, encoder: None })
         }
         "mistral" | "mixtral" | "phi3" => {
             let n = count(f, t)?;
@@ -412,7 +804,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
                 Some(w) => LayerKind::Sliding { window: w },
                 None => LayerKind::Full,
             };
-            Ok(Derived { layers: vec![kind; n as usize], causal: true })
+            Ok(Derived { layers: vec![kind; n as usize], causal: true, encoder: None })
         }
         "gemma2" | "cohere2" | "olmo3" | "gpt_oss" => {
             if t == "gemma2" {
@@ -439,7 +831,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
                 window_field: f.name("sliding_window"),
                 chunk: None,
             };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true, encoder: None })
         }
         "gemma3_text" => {
             let bidirectional = f.boolean("use_bidirectional_attention")? == Some(true);
@@ -453,7 +845,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             let window = if bidirectional { window.map(|w| w / 2 + 1) } else { window };
             let params =
                 Params { window: window_param(f, window), window_field: f.name("sliding_window"), chunk: None };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: !bidirectional })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: !bidirectional, encoder: None })
         }
         "qwen2" | "qwen3" => {
             // `self.sliding_window = self.sliding_window if self.use_sliding_window else None`.
@@ -492,14 +884,14 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
                 window_field: f.name("sliding_window"),
                 chunk: None,
             };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true, encoder: None })
         }
         "qwen3_next" => {
             let interval = f.positive_or("full_attention_interval", 4)?;
             let types = types_or(f, t, |n| Ok(periodic(n, interval, "linear_attention", "full_attention")))?;
             let params =
                 Params { window: Err("is not set".to_string()), window_field: f.name("sliding_window"), chunk: None };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true, encoder: None })
         }
         "llama4_text" => {
             let n = count(f, t)?;
@@ -522,7 +914,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             };
             let params =
                 Params { window: Err("is not set".to_string()), window_field: f.name("sliding_window"), chunk };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: true, encoder: None })
         }
         "modernbert" => {
             let every = f.positive_or("global_attn_every_n_layers", 3)?;
@@ -542,7 +934,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
                     .collect())
             })?;
             let params = Params { window: Ok(local / 2 + 1), window_field: f.name("local_attention"), chunk: None };
-            Ok(Derived { layers: kinds(f, &types, &params)?, causal: false })
+            Ok(Derived { layers: kinds(f, &types, &params)?, causal: false, encoder: None })
         }
         "longformer" => {
             let n = count(f, t)?;
@@ -558,7 +950,7 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             // `_sliding_chunks_query_key_matmul` with `one_sided_attn_window_size =
             // attention_window // 2`: `|q - k| <= attention_window / 2`.
             let layers = windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect();
-            Ok(Derived { layers, causal: false })
+            Ok(Derived { layers, causal: false, encoder: None })
         }
         // The composites ("gemma3", "llama4") are read through their text_config above.
         _ => Err(ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) }),
@@ -606,16 +998,15 @@ fn without(obj: &Map<String, Value>, key: &str) -> Map<String, Value> {
     copy
 }
 
-/// Layer type names to kinds.
+/// Layer type names to kinds (`conv` layers at the kernel width the file gives).
 fn kinds(f: &Fields, types: &[String], params: &Params) -> Result<Vec<LayerKind>, ModelError> {
     let field = f.name("layer_types");
+    let width = CONV_FIELDS.iter().find(|k| f.get(k).is_some());
     types
         .iter()
         .enumerate()
         .map(|(index, t)| match t.as_str() {
-            "full_attention" => Ok(LayerKind::Full),
-            "linear_attention" => Ok(LayerKind::Linear),
-            "sliding_attention" => match &params.window {
+            "sliding_attention" | "local" => match &params.window {
                 Ok(w) => Ok(LayerKind::Sliding { window: *w }),
                 Err(why) => Err(ModelError::Missing {
                     field: params.window_field.clone(),
@@ -629,26 +1020,18 @@ fn kinds(f: &Fields, types: &[String], params: &Params) -> Result<Vec<LayerKind>
                     reason: format!("is not set, but layer {index} is chunked_attention"),
                 }),
             },
-            "window_attention"
-            | "indexed_attention"
-            | "compressed_sparse_attention"
-            | "heavily_compressed_attention"
-            | "minimax_m3_sparse"
-            | "conv"
-            | "moe"
-            | "hybrid"
-            | "hybrid_sliding"
-            | "reference_sliding_attention" => Err(ModelError::UnknownLayerType {
-                field: field.clone(),
-                index,
-                value: clip(t),
-                reason: "layer type known to Transformers but not modelled:",
-            }),
-            other => Err(ModelError::UnknownLayerType {
+            "conv" => match width {
+                Some(key) => Ok(LayerKind::Conv { width: f.positive(key)?.unwrap_or(1) }),
+                None => Err(ModelError::Missing {
+                    field: f.name("conv_L_cache"),
+                    reason: format!("is not set, but layer {index} is conv (give the kernel width)"),
+                }),
+            },
+            other => kind_of(other).map_err(|reason| ModelError::UnknownLayerType {
                 field: field.clone(),
                 index,
                 value: clip(other),
-                reason: "unknown layer type",
+                reason,
             }),
         })
         .collect()

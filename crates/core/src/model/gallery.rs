@@ -67,6 +67,111 @@ pub static GALLERY: &[GalleryEntry] = &[
         "allenai/longformer-base-4096",
         "encoder; attention_window 512 per layer (|q-k| <= 256)"
     ),
+    entry!(
+        "gpt2",
+        "openai-community/gpt2",
+        "GPT-2: n_layer 12, learned positions (n_positions 1024), every layer full"
+    ),
+    entry!("pythia-1.4b", "EleutherAI/pythia-1.4b", "gpt_neox: 24 layers, every layer full"),
+    entry!("falcon-7b", "tiiuae/falcon-7b", "falcon: multi-query, parallel attention, every layer full"),
+    entry!("opt-1.3b", "facebook/opt-1.3b", "opt: 24 layers, every layer full"),
+    entry!("bloom-560m", "bigscience/bloom-560m", "bloom: n_layer 24, ALiBi, no position limit in the file"),
+    entry!("gpt-j-6b", "EleutherAI/gpt-j-6b", "gptj: n_layer 28, n_positions 2048, every layer full"),
+    entry!("llama-2-7b", "meta-llama/Llama-2-7b-hf", "plain causal, every layer full, 4096 positions"),
+    entry!("phi-2", "microsoft/phi-2", "phi: 32 layers, every layer full"),
+    entry!("gemma-7b", "google/gemma-7b", "gemma (1): 28 layers, every layer full"),
+    entry!("olmo-2-7b", "allenai/OLMo-2-1124-7B", "olmo2: no window, every layer full"),
+    entry!("starcoder2-15b", "bigcode/starcoder2-15b", "no layer_types; sliding_window 4096 in every layer"),
+    entry!(
+        "mistral-nemo-base-2407",
+        "mistralai/Mistral-Nemo-Base-2407",
+        "mistral with sliding_window null: every layer full"
+    ),
+    entry!("qwen3-8b", "Qwen/Qwen3-8B", "use_sliding_window false: every layer full"),
+    entry!("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", "qwen3_moe, use_sliding_window false: every layer full"),
+    entry!("deepseek-v3", "deepseek-ai/DeepSeek-V3", "MLA + MoE: 61 layers, every layer full"),
+    entry!(
+        "deepseek-v3.2-exp",
+        "deepseek-ai/DeepSeek-V3.2-Exp",
+        "deepseek_v32: indexed (top-2048 sparse) attention in every layer"
+    ),
+    entry!(
+        "kimi-k2-instruct",
+        "moonshotai/Kimi-K2-Instruct",
+        "model_type kimi_k2 (remote code, DeepSeek-V3 architecture): 61 layers, every layer full"
+    ),
+    entry!("glm-4.5", "zai-org/GLM-4.5", "glm4_moe: 92 layers, every layer full"),
+    entry!(
+        "gemma-3n-e4b-it",
+        "google/gemma-3n-E4B-it",
+        "text_config; layer_types: four sliding(512), one full; last 15 layers share KV"
+    ),
+    entry!(
+        "qwen2.5-vl-7b",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+        "flat composite (no text_config); use_sliding_window false: every layer full"
+    ),
+    entry!("mamba-2.8b", "state-spaces/mamba-2.8b-hf", "mamba: 64 recurrent (linear) layers, no attention"),
+    entry!("falcon-mamba-7b", "tiiuae/falcon-mamba-7b", "falcon_mamba: 64 recurrent (linear) layers, no attention"),
+    entry!(
+        "mamba-codestral-7b",
+        "mistralai/Mamba-Codestral-7B-v0.1",
+        "mamba2: 64 recurrent (linear) layers (Mamba-2 SSD), no attention"
+    ),
+    entry!(
+        "jamba-1.5-mini",
+        "ai21labs/AI21-Jamba-1.5-Mini",
+        "hybrid: Mamba layers with an attention layer every 8th (offset 4)"
+    ),
+    entry!(
+        "nemotron-h-8b",
+        "nvidia/Nemotron-H-8B-Base-8K",
+        "hybrid_override_pattern: Mamba-2 (M), MLP (-) and 4 attention (*) layers"
+    ),
+    entry!(
+        "falcon-h1-7b",
+        "tiiuae/Falcon-H1-7B-Base",
+        "parallel hybrid: attention and Mamba-2 side by side in every layer"
+    ),
+    entry!(
+        "lfm2-1.2b",
+        "LiquidAI/LFM2-1.2B",
+        "full_attn_idxs: 6 attention layers among 10 short-conv layers (conv_L_cache 3)"
+    ),
+    entry!(
+        "recurrentgemma-2b",
+        "google/recurrentgemma-2b",
+        "_block_types: two recurrent, one local attention (window 2048)"
+    ),
+    entry!("bert-base-uncased", "google-bert/bert-base-uncased", "encoder; 12 bidirectional full layers"),
+    entry!("roberta-base", "FacebookAI/roberta-base", "encoder; 12 bidirectional full layers"),
+    entry!("xlm-roberta-base", "FacebookAI/xlm-roberta-base", "encoder; 12 bidirectional full layers"),
+    entry!("distilbert-base-uncased", "distilbert/distilbert-base-uncased", "encoder; n_layers 6, bidirectional full"),
+    entry!(
+        "deberta-v3-base",
+        "microsoft/deberta-v3-base",
+        "encoder (deberta-v2); relative positions, 12 bidirectional full layers"
+    ),
+    entry!(
+        "modernbert-large",
+        "answerdotai/ModernBERT-large",
+        "encoder; local_attention 128 (|q-k| <= 64), global every 3rd layer"
+    ),
+    entry!(
+        "t5-base",
+        "google-t5/t5-base",
+        "encoder-decoder: 12 encoder layers, then 12 decoder layers reading the encoder"
+    ),
+    entry!(
+        "bart-large",
+        "facebook/bart-large",
+        "encoder-decoder: 12 encoder layers, then 12 decoder layers reading the encoder"
+    ),
+    entry!(
+        "whisper-large-v3",
+        "openai/whisper-large-v3",
+        "encoder-decoder: 32 audio encoder layers (1500 frames), then 32 decoder layers"
+    ),
 ];
 
 /// The gallery entries.

@@ -24,6 +24,9 @@ pub mod gallery;
 pub mod packing;
 mod run;
 pub mod scale;
+#[rustfmt::skip]
+mod types;
+mod types_def;
 
 use thiserror::Error;
 
@@ -147,22 +150,49 @@ pub enum ModelError {
     UnknownGalleryName(String),
 }
 
+/// A direction the user states for a model (`--causal` / `--bidirectional`), over what the
+/// config says or does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// A decoder: every layer also requires `k <= q`.
+    Causal,
+    /// An encoder.
+    Bidirectional,
+}
+
+/// How to read a config beyond its text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The direction the user states, if any (a note says when it overrides the config).
+    pub direction: Option<Direction>,
+}
+
 /// Parses the text of a `config.json` into a [`ModelSpec`] named `name`.
 pub fn parse_config(text: &str, name: &str) -> Result<ModelSpec, ModelError> {
+    parse_config_with(text, name, &ReadOptions::default())
+}
+
+/// [`parse_config`] with [`ReadOptions`].
+pub fn parse_config_with(text: &str, name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
     if text.len() > MAX_CONFIG_BYTES {
         return Err(ModelError::TooLarge { bytes: text.len(), max: MAX_CONFIG_BYTES });
     }
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ModelError::Json(e.to_string()))?;
-    config::spec_from_value(&value, name)
+    config::spec_from_value(&value, name, opts)
 }
 
-/// [`parse_config`] on bytes (refuses non-UTF-8 as malformed JSON).
-pub fn parse_config_bytes(bytes: &[u8], name: &str) -> Result<ModelSpec, ModelError> {
+/// [`parse_config_with`] on bytes (refuses non-UTF-8 as malformed JSON).
+pub fn parse_config_bytes_with(bytes: &[u8], name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
     if bytes.len() > MAX_CONFIG_BYTES {
         return Err(ModelError::TooLarge { bytes: bytes.len(), max: MAX_CONFIG_BYTES });
     }
     let text = std::str::from_utf8(bytes).map_err(|e| ModelError::Json(format!("not UTF-8: {e}")))?;
-    parse_config(text, name)
+    parse_config_with(text, name, opts)
+}
+
+/// [`parse_config`] on bytes (refuses non-UTF-8 as malformed JSON).
+pub fn parse_config_bytes(bytes: &[u8], name: &str) -> Result<ModelSpec, ModelError> {
+    parse_config_bytes_with(bytes, name, &ReadOptions::default())
 }
 
 /// A short description of a layer list: its shortest repeating period as runs, the number of

@@ -104,8 +104,53 @@ impl ModelRun {
             }
             job.step()?;
         }
-        let report = job.finish()?;
-        Ok(ModelRun { source, spec, n, overlays, report })
+        Ok(ModelRun::from_report(source, spec, n, overlays, job.finish()?))
+    }
+
+    /// The run of a finished job (the app steps the job itself): each layer named by the spec.
+    pub fn from_report(
+        source: String,
+        spec: ModelSpec,
+        n: u64,
+        overlays: Overlays,
+        mut report: ReachReport,
+    ) -> ModelRun {
+        for (layer, label) in report.layers.iter_mut().zip(spec.layer_labels()) {
+            layer.label = label;
+        }
+        ModelRun { source, spec, n, overlays, report }
+    }
+
+    /// The positions a run of `spec` has at `context` tokens, with an encoder-decoder's
+    /// encoder given `encoder_context` positions (default: `context`) placed first: the spec to
+    /// run and the total. The one rule of the CLI and the app.
+    ///
+    /// # Errors
+    /// A one-line message naming the option: a zero length, an encoder length for a model
+    /// without an encoder, or a total that does not fit.
+    pub fn positions(
+        mut spec: ModelSpec,
+        context: u64,
+        encoder_context: Option<u64>,
+    ) -> Result<(ModelSpec, u64), String> {
+        if context == 0 {
+            return Err("context: must be at least 1".to_string());
+        }
+        let n = match spec.encoder.as_mut() {
+            Some(e) => {
+                let m = encoder_context.unwrap_or(context);
+                if m == 0 {
+                    return Err("encoder context: must be at least 1".to_string());
+                }
+                e.context = m;
+                m.checked_add(context).ok_or_else(|| "encoder context: too large".to_string())?
+            }
+            None if encoder_context.is_some() => {
+                return Err(format!("encoder context: {} is not an encoder-decoder model", spec.model_type));
+            }
+            None => context,
+        };
+        Ok((spec, n))
     }
 
     /// Whether any layer's reach crosses a document boundary.
@@ -143,9 +188,15 @@ impl ModelRun {
             "causal": s.causal,
             "n": self.n,
             "max_position_embeddings": s.max_position_embeddings,
-            "layers": s.layers.len(),
-            "types": s.layers.iter().map(|k| k.label()).collect::<Vec<_>>(),
+            "layers": s.layer_count(),
+            "types": s.layer_labels(),
             "pattern": super::pattern_summary(&s.layers),
+            "encoder": s.encoder.as_ref().map(|e| json!({
+                "context": e.context,
+                "layers": e.layers.len(),
+                "pattern": super::pattern_summary(&e.layers),
+            })),
+            "notes": s.notes,
             "docs": self.overlays.docs,
             "growth": r.growth,
             "full_at": r.full_at,

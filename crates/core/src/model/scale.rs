@@ -82,7 +82,13 @@ pub fn scale_model(spec: &ModelSpec, n: u64, docs: &[u64], max_n: u64) -> Result
             sum = small_n;
         }
     }
-    let scaled = spec.scaled(factor);
+    let mut scaled = spec.scaled(factor);
+    if let Some(e) = scaled.encoder.as_mut()
+        && e.context > 0
+    {
+        // The encoder's positions stay inside the scaled context, with one decoder position at least.
+        e.context = e.context.min(small_n.saturating_sub(1)).max(1);
+    }
     let mut changes = vec![format!("context {n} → {small_n}")];
     let mut seen: Vec<(LayerKind, LayerKind)> = Vec::new();
     for (a, b) in spec.layers.iter().zip(&scaled.layers) {

@@ -104,15 +104,24 @@ pub fn check_model_run(
     max_bytes: u64,
 ) -> Result<u64, ReachError> {
     super::check_n(n)?;
-    let bytes = model_run_bytes(spec.layers.len(), n, overlays, queries);
+    // An encoder-decoder's decoder layers are interval rows, costed as overlaid rows.
+    let shaped;
+    let overlays = if spec.encoder.is_some() {
+        shaped = Overlays { prefix: 1, ..overlays.clone() };
+        &shaped
+    } else {
+        overlays
+    };
+    let layers = spec.layer_count();
+    let bytes = model_run_bytes(layers, n, overlays, queries);
     if bytes > max_bytes {
         return Err(ReachError::OverMemory {
             n,
             bytes,
             limit: max_bytes,
-            max_n: largest_context_within(spec.layers.len(), n, overlays, queries, max_bytes),
+            max_n: largest_context_within(layers, n, overlays, queries, max_bytes),
             docs: overlays.docs.len() as u64,
-            layers: spec.layers.len(),
+            layers,
         });
     }
     Ok(bytes)
@@ -165,6 +174,8 @@ mod tests {
             causal: true,
             layers: vec![LayerKind::Full; 48],
             max_position_embeddings: None,
+            encoder: None,
+            notes: Vec::new(),
         };
         assert_eq!(check_model_run(&spec, m, &o, 0, limit), Ok(model_run_bytes(48, m, &o, 0)));
         let e = check_model_run(&spec, m + 1, &o, 0, limit).expect_err("over");

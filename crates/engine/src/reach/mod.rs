@@ -49,7 +49,7 @@ mod structure;
 use serde::{Deserialize, Serialize};
 
 use crate::bits::BitMatrix;
-use crate::pattern::{LayerKind, ModelSpec, Overlays};
+use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays};
 use crate::stack::{Layer, LayerStack};
 
 pub use engine::{ReachJob, repeated_growth};
@@ -195,6 +195,20 @@ pub enum ReachError {
         /// The number of layers.
         layers: usize,
     },
+    /// An encoder-decoder run whose encoder context does not fit.
+    #[error(
+        "the encoder context {context} must be at least 1 and below n = {n} (the encoder's and the \
+         decoder's positions together)"
+    )]
+    EncoderContext {
+        /// The encoder positions asked for.
+        context: u64,
+        /// All positions.
+        n: u64,
+    },
+    /// Overlays on an encoder-decoder run.
+    #[error("packed documents, sinks, global tokens and a prefix are not modelled for an encoder-decoder model")]
+    EncoderOverlays,
     /// A dense layer stack of no layers.
     #[error("a dense layer stack needs at least one layer")]
     NoLayers,
@@ -433,6 +447,26 @@ fn over_memory_hint(max_n: Option<u64>, docs: u64, layers: usize) -> String {
     }
 }
 
+/// The decoder keys `[lo, hi]` (decoder coordinates) that decoder query `j` of `nd` reads in a
+/// layer of `kind` ([`LayerKind::allows`] as one interval: each kind's keys are one).
+fn decoder_span(kind: LayerKind, causal: bool, j: u32, nd: u32) -> (u32, u32) {
+    let causal = causal || kind.always_causal();
+    let clamp = |x: u64| x.min(nd as u64 - 1) as u32;
+    match kind {
+        LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => (0, if causal { j } else { nd - 1 }),
+        LayerKind::Sliding { window: w } | LayerKind::Conv { width: w } => {
+            let w = w.max(1);
+            (j.saturating_sub(w.min(u32::MAX as u64) as u32 - 1), if causal { j } else { clamp(j as u64 + w - 1) })
+        }
+        LayerKind::Chunked { size } => {
+            let c = size.max(1);
+            let cs = (j as u64 / c * c) as u32;
+            (cs, if causal { j } else { clamp(cs as u64 + c - 1) })
+        }
+        LayerKind::Pointwise => (j, j),
+    }
+}
+
 fn check_n(n: u64) -> Result<usize, ReachError> {
     if n >= u32::MAX as u64 { Err(ReachError::TooLarge { n }) } else { Ok(n as usize) }
 }
@@ -502,12 +536,69 @@ impl ReachStack {
     /// [`ReachStack::from_model_within`].
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn from_model(spec: &ModelSpec, n: u64, overlays: &Overlays) -> Result<ReachStack, ReachError> {
+        if let Some(encoder) = &spec.encoder {
+            return ReachStack::encoder_decoder(spec, encoder, n, overlays);
+        }
         let layers = spec
             .layers
             .iter()
             .map(|&kind| StructuredLayer::Rule(RuleLayer::new(kind, spec.causal, overlays.clone())))
             .collect();
         ReachStack::new(n, layers, overlays.docs.clone())
+    }
+
+    /// An encoder-decoder over `n` positions, the encoder's `encoder.context` first. Encoder
+    /// layers are rule layers in which every decoder position is a document of its own (so it
+    /// reads only itself); decoder layers are interval rows in which an encoder position reads
+    /// only itself (the encoder is done) and decoder position `m + j` reads every encoder
+    /// position (cross-attention to the encoder's last layer) and its own kind's decoder keys.
+    fn encoder_decoder(
+        spec: &ModelSpec,
+        encoder: &EncoderSpec,
+        n: u64,
+        overlays: &Overlays,
+    ) -> Result<ReachStack, ReachError> {
+        let m = encoder.context;
+        if m == 0 || m >= n {
+            return Err(ReachError::EncoderContext { context: m, n });
+        }
+        if *overlays != Overlays::default() {
+            return Err(ReachError::EncoderOverlays);
+        }
+        let nd = check_n(n)? - m as usize;
+        let mut docs = vec![1u64; nd + 1];
+        docs[0] = m;
+        let enc_overlays = Overlays { docs, ..Overlays::default() };
+        let mut layers: Vec<StructuredLayer> = encoder
+            .layers
+            .iter()
+            .map(|&kind| StructuredLayer::Rule(RuleLayer::new(kind, encoder.causal, enc_overlays.clone())))
+            .collect();
+        let m = m as u32;
+        let mut cache: Vec<(LayerKind, IntervalRows)> = Vec::new();
+        for &kind in &spec.layers {
+            if let Some((_, rows)) = cache.iter().find(|(k, _)| *k == kind) {
+                layers.push(StructuredLayer::Intervals(rows.clone()));
+                continue;
+            }
+            let mut offsets = Vec::with_capacity(n as usize + 1);
+            let mut spans: Vec<Span> = Vec::with_capacity(nd + m as usize);
+            offsets.extend(std::iter::repeat_n(0, m as usize + 1));
+            for j in 0..nd as u32 {
+                let (lo, hi) = decoder_span(kind, spec.causal, j, nd as u32);
+                if lo == 0 {
+                    spans.push([0, m + hi]);
+                } else {
+                    spans.push([0, m - 1]);
+                    spans.push([m + lo, m + hi]);
+                }
+                offsets.push(spans.len());
+            }
+            let rows = IntervalRows::new(n, offsets, spans)?;
+            cache.push((kind, rows.clone()));
+            layers.push(StructuredLayer::Intervals(rows));
+        }
+        ReachStack::new(n, layers, Vec::new())
     }
 
     /// `layers` copies of a dense mask, when its rows are at most `max_row_intervals` intervals

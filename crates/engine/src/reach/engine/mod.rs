@@ -48,6 +48,7 @@ impl RuleCtx {
         match rule.kind {
             LayerKind::Sliding { window: 0 } => return Err(ReachError::BadParameter { layer, what: "window" }),
             LayerKind::Chunked { size: 0 } => return Err(ReachError::BadParameter { layer, what: "chunk size" }),
+            LayerKind::Conv { width: 0 } => return Err(ReachError::BadParameter { layer, what: "kernel width" }),
             _ => {}
         }
         let o = &rule.overlays;
@@ -67,7 +68,7 @@ impl RuleCtx {
         }
         globals.sort_unstable();
         globals.dedup();
-        let causal = rule.causal || rule.kind == LayerKind::Linear;
+        let causal = rule.causal || rule.kind.always_causal();
         // A recurrent layer's state is not reset at document boundaries (Transformers'
         // `create_recurrent_attention_mask` carries only padding), so it ignores `docs`.
         let docs = match shared {
@@ -78,8 +79,16 @@ impl RuleCtx {
                 ranges
             }
         };
-        let docs = if rule.kind == LayerKind::Linear { doc_ranges(n, &[])?.into() } else { docs };
-        Ok(RuleCtx { n, kind: rule.kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
+        let docs = if rule.kind.always_causal() { doc_ranges(n, &[])?.into() } else { docs };
+        // The row arithmetic knows three shapes: a convolution is a causal window, the static
+        // bound of an indexed layer is a full layer's keys, and a pointwise layer a window of 1.
+        let kind = match rule.kind {
+            LayerKind::Conv { width } => LayerKind::Sliding { window: width },
+            LayerKind::Indexed => LayerKind::Full,
+            LayerKind::Pointwise => LayerKind::Sliding { window: 1 },
+            other => other,
+        };
+        Ok(RuleCtx { n, kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
     }
 
     /// No overlay adds an interval: every row is the base interval (which contains `q`).
@@ -92,8 +101,9 @@ impl RuleCtx {
     fn base(&self, q: u32, ds: u32, de: u32) -> (u32, u32) {
         let hi_causal = |hi: u32| if self.causal { q } else { hi };
         match self.kind {
-            LayerKind::Full | LayerKind::Linear => (ds, hi_causal(de)),
-            LayerKind::Sliding { window } => {
+            LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => (ds, hi_causal(de)),
+            LayerKind::Pointwise => (q, q),
+            LayerKind::Sliding { window } | LayerKind::Conv { width: window } => {
                 let w = window.min(u32::MAX as u64) as u32;
                 let lo = q.saturating_sub(w - 1).max(ds);
                 (lo, hi_causal((q as u64 + w as u64 - 1).min(de as u64) as u32))
@@ -352,7 +362,7 @@ pub(super) fn rule_mono_in_place(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) 
         let (s, e) = (ds as usize, de as usize + 1);
         let (first, last) = (lo[s], hi[e - 1]);
         match ctx.kind {
-            LayerKind::Sliding { window } => {
+            LayerKind::Sliding { window } | LayerKind::Conv { width: window } => {
                 // a = max(q - (w - 1), ds): the document's first row for the first w - 1
                 // queries, then a shifted copy. (Clamped to the document first, so no sum
                 // overflows a 32-bit usize.)
@@ -365,7 +375,8 @@ pub(super) fn rule_mono_in_place(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) 
                     hi[e - back..e].fill(last);
                 }
             }
-            LayerKind::Full | LayerKind::Linear => {
+            LayerKind::Pointwise => {}
+            LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => {
                 lo[s..e].fill(first);
                 if !ctx.causal {
                     hi[s..e].fill(last);

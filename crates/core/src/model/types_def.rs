@@ -1,0 +1,57 @@
+//! What the reader knows about each `model_type` that a `config.json` does not say: the rows of
+//! the generated [`super::types::TYPES`] table (tests/python/gen_model_types.py reads them from
+//! the pinned Transformers; tests/python/test_models_live.py checks them against the models).
+
+/// How a type's text model attends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// A decoder: every layer causal.
+    Decoder,
+    /// An encoder: every layer bidirectional.
+    Encoder,
+    /// A BERT-style model: an encoder unless the file sets `is_decoder: true`.
+    IsDecoder,
+    /// XLM / FlauBERT: an encoder unless the file sets `causal: true`.
+    XlmCausal,
+    /// An encoder-decoder (T5, BART, Whisper): the encoder, then the decoder reading it.
+    EncoderDecoder,
+    /// A multimodal wrapper whose language model is its `text_config` (of type `text`).
+    Composite,
+    /// A type whose direction the pinned Transformers does not show (no modeling file).
+    Unknown,
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TypeFacts {
+    /// The `model_type`.
+    pub model_type: &'static str,
+    /// How its text model attends.
+    pub role: Role,
+    /// A composite's default text `model_type` (else empty).
+    pub text: &'static str,
+    /// The layer-count field (the decoder's for an encoder-decoder), e.g. `n_layer` for GPT-2.
+    pub layers: &'static str,
+    /// Its class default.
+    pub layers_default: Option<u64>,
+    /// An encoder-decoder's encoder layer-count field (else empty).
+    pub encoder_layers: &'static str,
+    /// Its class default.
+    pub encoder_default: Option<u64>,
+    /// The position-limit field, e.g. `n_positions`.
+    pub positions: &'static str,
+    /// Its class default.
+    pub positions_default: Option<u64>,
+    /// Whether the modeling file applies `sliding_window`, when set, to every layer (Mistral's
+    /// `create_causal_mask if self.config.sliding_window is None else ...`).
+    pub window_all: bool,
+    /// The one layer type of the class's default `layer_types` when they are all one type and
+    /// not `full_attention` (DeepSeek-V3.2's `indexed_attention`), else empty.
+    pub uniform: &'static str,
+}
+
+/// The row of `model_type`, if Transformers has it.
+pub(super) fn facts(model_type: &str) -> Option<&'static TypeFacts> {
+    let types = super::types::TYPES;
+    types.binary_search_by(|t| t.model_type.cmp(model_type)).ok().map(|i| &types[i])
+}

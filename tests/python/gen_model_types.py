@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The model-type table of hasseflow's config reader, read from the installed Transformers.
+
+For every text model type (the causal-LM, masked-LM, seq2seq and image-text-to-text auto
+mappings) this records what the reader needs to know about the type and that a config.json
+does not say: whether its text model is a decoder or an encoder (from the mask builders its
+modeling file calls, and for a few files that call none, from the list below, each checked by
+tests/python/test_models_live.py against the real model), the field names and class defaults
+of the layer count and the position limit (through the class's `attribute_map`), the text
+tower of a composite config, the layer-count fields of an encoder-decoder, and whether the
+modeling file applies `sliding_window` to every layer (Mistral's `mask_function = ...`).
+
+    gen_model_types.py          write crates/core/src/model/types.rs
+    gen_model_types.py --check  regenerate in memory, exit 1 if the file differs
+"""
+
+import argparse
+import inspect
+import importlib
+import sys
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "crates" / "core" / "src" / "model" / "types.rs"
+
+# Text models whose modeling file calls no mask builder: their direction, read from the file.
+DIRECTION = {
+    "blip_text_model": "decoder",  # BlipTextLMHeadModel, is_decoder=True in the captioner
+    "cpmant": "decoder",
+    "deberta": "encoder",
+    "deberta-v2": "encoder",
+    "flaubert": "xlm",  # `causal` field, default False
+    "fnet": "encoder",  # Fourier mixing over every position
+    "funnel": "encoder",
+    "layoutlm": "encoder",
+    "mra": "encoder",
+    "openai-gpt": "decoder",
+    "xlm": "xlm",
+    "yoso": "encoder",
+    "mamba": "decoder",
+    "mamba2": "decoder",
+    "glm5_next_text": "decoder",
+    "kosmos_2_text_model": "decoder",
+    "falcon_mamba": "decoder",
+    "rwkv": "decoder",
+    "xlstm": "decoder",
+    "xlnet": "decoder",
+    "reformer": "decoder",
+}
+
+WINDOW_ALL = "mask_function = create_causal_mask if self.config.sliding_window is None else create_sliding_window_causal_mask"
+
+
+def text_types():
+    from transformers.models.auto import modeling_auto as ma
+
+    names = set()
+    for m in ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+              "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES"):
+        names |= set(getattr(ma, m))
+    return sorted(names)
+
+
+def source_of(cfg_cls):
+    mod = cfg_cls.__module__.replace(".configuration_", ".modeling_")
+    try:
+        return inspect.getsource(importlib.import_module(mod))
+    except Exception:  # noqa: BLE001 - a type without a modeling file
+        return ""
+
+
+def direction(model_type, cfg, src):
+    if model_type in DIRECTION:
+        return DIRECTION[model_type]
+    causal = "create_causal_mask" in src or "create_sliding_window_causal_mask" in src or "_prepare_4d_causal_attention_mask" in src
+    bidir = "create_bidirectional_mask" in src or "_prepare_4d_attention_mask(" in src
+    if causal and bidir and hasattr(cfg, "is_decoder"):
+        return "is_decoder"
+    if bidir and not causal:
+        return "encoder"
+    if causal:
+        return "decoder"
+    return None
+
+
+def field(cfg_cls, name):
+    return dict(getattr(cfg_cls, "attribute_map", {}) or {}).get(name, name)
+
+
+def default_int(cfg, name):
+    try:
+        v = getattr(cfg, name)
+    except Exception:  # noqa: BLE001
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def row(model_type):
+    from transformers import CONFIG_MAPPING
+
+    cls = CONFIG_MAPPING[model_type]
+    cfg = cls()
+    text = getattr(cfg, "text_config", None)
+    r = {"type": model_type, "text": "", "role": "", "layers": "", "layers_default": None,
+         "positions": "", "positions_default": None, "encoder_layers": "", "encoder_default": None,
+         "window_all": False, "uniform": ""}
+    if text is not None and not isinstance(text, dict) and text.model_type != model_type:
+        r["role"] = "composite"
+        r["text"] = text.model_type
+        return r
+    src = source_of(cls)
+    if getattr(cfg, "is_encoder_decoder", False):
+        r["role"] = "encoder_decoder"
+        enc = next((k for k in ("encoder_layers", "num_layers", "num_encoder_layers") if hasattr(cfg, k) and default_int(cfg, k) is not None), "")
+        dec = next((k for k in ("decoder_layers", "num_decoder_layers") if hasattr(cfg, k) and default_int(cfg, k) is not None), "")
+        r["encoder_layers"], r["encoder_default"] = enc, default_int(cfg, enc) if enc else None
+        r["layers"], r["layers_default"] = dec, default_int(cfg, dec) if dec else None
+    else:
+        r["role"] = direction(model_type, cfg, src) or ""
+        r["layers"] = field(cls, "num_hidden_layers")
+        r["layers_default"] = default_int(cfg, "num_hidden_layers")
+    r["positions"] = field(cls, "max_position_embeddings")
+    r["positions_default"] = default_int(cfg, "max_position_embeddings")
+    r["window_all"] = WINDOW_ALL in src
+    # A class whose default `layer_types` are one kind (DeepSeek-V3.2: `indexed_attention`
+    # everywhere) derives that kind for a file without them.
+    try:
+        types = getattr(cfg, "layer_types", None)
+    except Exception:  # noqa: BLE001
+        types = None
+    if isinstance(types, (list, tuple)) and types and len(set(types)) == 1 and types[0] != "full_attention":
+        r["uniform"] = str(types[0])
+    return r
+
+
+def rust_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def opt(v):
+    return "None" if v is None else f"Some({v})"
+
+
+def render(rows):
+    import transformers
+
+    out = [
+        "//! Generated by tests/python/gen_model_types.py from Transformers "
+        f"{transformers.__version__}; do not edit",
+        "//! (`gen_model_types.py --check` fails when this file and the library disagree).",
+        "",
+        "use super::types_def::{Role, TypeFacts};",
+        "",
+        "/// Every text model type of the pinned Transformers, sorted by `model_type`.",
+        "pub(super) static TYPES: &[TypeFacts] = &[",
+    ]
+    roles = {"decoder": "Decoder", "encoder": "Encoder", "is_decoder": "IsDecoder", "xlm": "XlmCausal",
+             "encoder_decoder": "EncoderDecoder", "composite": "Composite", "": "Unknown"}
+    for r in rows:
+        out.append(
+            f"    TypeFacts {{ model_type: {rust_str(r['type'])}, role: Role::{roles[r['role']]}, "
+            f"text: {rust_str(r['text'])}, layers: {rust_str(r['layers'])}, layers_default: {opt(r['layers_default'])}, "
+            f"encoder_layers: {rust_str(r['encoder_layers'])}, encoder_default: {opt(r['encoder_default'])}, "
+            f"positions: {rust_str(r['positions'])}, positions_default: {opt(r['positions_default'])}, "
+            f"window_all: {'true' if r['window_all'] else 'false'}, uniform: {rust_str(r['uniform'])} }},"
+        )
+    out.append("];")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    rows, seen = [], set()
+    todo = text_types()
+    # The text towers of composites are read too, even when no auto mapping lists them.
+    while todo:
+        t = todo.pop(0)
+        if t in seen:
+            continue
+        seen.add(t)
+        try:
+            r = row(t)
+        except Exception as e:  # noqa: BLE001 - a config class that cannot be built by default
+            print(f"{t}: skipped ({type(e).__name__})", file=sys.stderr)
+            continue
+        rows.append(r)
+        if r["text"]:
+            todo.append(r["text"])
+    rows.sort(key=lambda r: r["type"])
+    text = render(rows)
+    if args.check:
+        if OUT.read_text() != text:
+            print(f"{OUT.relative_to(ROOT)} differs from Transformers {transformers.__version__}: run gen_model_types.py")
+            return 1
+        print(f"{OUT.relative_to(ROOT)}: {len(rows)} types, up to date")
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(rows)} types")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
