@@ -45,9 +45,14 @@ DIRECTION = {
     "falcon_mamba": "decoder",
     "rwkv": "decoder",
     "xlstm": "decoder",
-    "xlnet": "decoder",
+    "xlnet": "encoder",  # no perm_mask: every position reads every other
+    "evolla": "decoder",  # calls both builders and has is_decoder, but its LM is causal
+    "trocr": "decoder",
     "reformer": "decoder",
 }
+
+# Layer counts stored under a name the class's `attribute_map` does not give.
+LAYER_FIELD = {"longcat_flash": "num_layers"}
 
 WINDOW_ALL = "mask_function = create_causal_mask if self.config.sliding_window is None else create_sliding_window_causal_mask"
 
@@ -62,12 +67,23 @@ def text_types():
     return sorted(names)
 
 
-def source_of(cfg_cls):
+def source_of(cfg_cls, model_type=None):
     mod = cfg_cls.__module__.replace(".configuration_", ".modeling_")
     try:
         return inspect.getsource(importlib.import_module(mod))
-    except Exception:  # noqa: BLE001 - a type without a modeling file
-        return ""
+    except Exception:  # noqa: BLE001 - a type whose modeling file has another name
+        pass
+    import transformers
+    from transformers.models.auto import modeling_auto as ma
+
+    for m in ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES", "MODEL_MAPPING_NAMES"):
+        name = getattr(ma, m).get(model_type)
+        if isinstance(name, str):
+            try:
+                return inspect.getsource(sys.modules[getattr(transformers, name).__module__])
+            except Exception:  # noqa: BLE001
+                continue
+    return ""
 
 
 def direction(model_type, cfg, src):
@@ -109,7 +125,7 @@ def row(model_type):
         r["role"] = "composite"
         r["text"] = text.model_type
         return r
-    src = source_of(cls)
+    src = source_of(cls, model_type)
     if getattr(cfg, "is_encoder_decoder", False):
         r["role"] = "encoder_decoder"
         enc = next((k for k in ("encoder_layers", "num_layers", "num_encoder_layers") if hasattr(cfg, k) and default_int(cfg, k) is not None), "")
@@ -118,8 +134,8 @@ def row(model_type):
         r["layers"], r["layers_default"] = dec, default_int(cfg, dec) if dec else None
     else:
         r["role"] = direction(model_type, cfg, src) or ""
-        r["layers"] = field(cls, "num_hidden_layers")
-        r["layers_default"] = default_int(cfg, "num_hidden_layers")
+        r["layers"] = LAYER_FIELD.get(model_type) or field(cls, "num_hidden_layers")
+        r["layers_default"] = default_int(cfg, r["layers"]) or default_int(cfg, "num_hidden_layers")
     r["positions"] = field(cls, "max_position_embeddings")
     r["positions_default"] = default_int(cfg, "max_position_embeddings")
     r["window_all"] = WINDOW_ALL in src
@@ -193,6 +209,18 @@ def main():
         rows.append(r)
         if r["text"]:
             todo.append(r["text"])
+        # The towers of encoder-decoder wrappers (MusicGen's decoder, T5Gemma's modules).
+        from transformers import CONFIG_MAPPING
+
+        try:
+            cfg = CONFIG_MAPPING[t]()
+        except Exception:  # noqa: BLE001
+            cfg = None
+        for sub in ("encoder", "decoder", "text_encoder"):
+            c = getattr(cfg, sub, None)
+            mt = getattr(c, "model_type", None)
+            if isinstance(mt, str) and mt in CONFIG_MAPPING and mt not in seen:
+                todo.append(mt)
     rows.sort(key=lambda r: r["type"])
     text = render(rows)
     if args.check:

@@ -140,6 +140,7 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
             (_, true) => Some(model::Direction::Bidirectional),
             _ => None,
         },
+        ..model::ReadOptions::default()
     };
     let (spec, source) = load(source, &opts)?;
     for note in &spec.notes {

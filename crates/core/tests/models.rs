@@ -249,7 +249,7 @@ fn current_convention_configs_of_unknown_types_are_read_in_the_direction_stated(
     let e = refusal(text, "is_causal: model type \"future\" is not in Transformers");
     assert!(e.to_string().contains("--causal / --bidirectional"), "{e}");
     // The user's statement...
-    let opts = model::ReadOptions { direction: Some(model::Direction::Bidirectional) };
+    let opts = model::ReadOptions { direction: Some(model::Direction::Bidirectional), ..Default::default() };
     let spec = model::parse_config_with(text, "f", &opts).expect("stated by the user");
     assert!(!spec.causal);
     // ...or the file's.

@@ -255,11 +255,28 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
     let mut notes = Vec::new();
 
     // A generic encoder-decoder (`EncoderDecoderModel`, T5Gemma): two sub-configs.
-    if let (Some(Value::Object(enc)), Some(Value::Object(dec))) = (top.get("encoder"), top.get("decoder")) {
-        let enc = Fields { obj: enc, prefix: "encoder." };
+    let encoder = match (top.get("encoder"), top.get("text_encoder")) {
+        (Some(Value::Object(e)), _) => Some(Fields { obj: e, prefix: "encoder." }),
+        (_, Some(Value::Object(e))) => Some(Fields { obj: e, prefix: "text_encoder." }),
+        _ => None,
+    };
+    if let (Some(enc), Some(Value::Object(dec))) = (encoder, top.get("decoder")) {
         let dec = Fields { obj: dec, prefix: "decoder." };
-        let (enc_spec, _) = read_tower(&enc, None, opts, &mut notes)?;
-        let (mut spec, model_type) = read_tower(&dec, None, &ReadOptions::default(), &mut notes)?;
+        // The sub-configs' roles are the wrapper's: the encoder reads both ways (a T5 used as
+        // MusicGen's text encoder is its encoder stack), the decoder is causal.
+        let as_encoder = ReadOptions { direction: Some(Direction::Bidirectional), from_wrapper: true };
+        let (enc_spec, _) = read_tower(&enc, None, &as_encoder, &mut notes)?;
+        let mut enc_spec = enc_spec;
+        if let Some(inner) = enc_spec.encoder.take() {
+            enc_spec.layers = inner.layers;
+            enc_spec.causal = inner.causal;
+        }
+        let (mut spec, model_type) = read_tower(
+            &dec,
+            None,
+            &ReadOptions { direction: Some(Direction::Causal), from_wrapper: true },
+            &mut notes,
+        )?;
         spec.causal = true;
         spec.encoder = Some(EncoderSpec { layers: enc_spec.layers, causal: enc_spec.causal, context: 0 });
         notes.push(format!(
@@ -436,7 +453,7 @@ fn derive(
     };
     if let Some(d) = opts.direction {
         let causal = d == Direction::Causal;
-        if causal != derived.causal {
+        if causal != derived.causal && !opts.from_wrapper {
             notes.push(format!(
                 "read as {} because you said so (--{}); the config says otherwise",
                 if causal { "a decoder (causal)" } else { "an encoder (bidirectional)" },
@@ -485,7 +502,73 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
                 .to_string(),
         );
     }
+    if !causal && let Ok(w) = params.window.as_mut() {
+        // `sliding_window_bidirectional_overlay(w)` is inclusive, `|q - k| <= w`: the seam's
+        // bidirectional `Sliding { window: w + 1 }` (UltraBERT, NeoMME).
+        *w += 1;
+    }
+    if mt.starts_with("inkling") {
+        return inkling(f, &types, &params, notes);
+    }
+    if mt == "hrm_text" {
+        // Two stacks run in cycles: `num_layers_per_stack * H_cycles * (L_cycles + 1)` layer
+        // applications, each a causal full layer (`HrmTextModel.forward`).
+        let per = f.positive_or("num_layers_per_stack", 16)?;
+        let h = f.positive_or("H_cycles", 2)?;
+        let l = f.positive_or("L_cycles", 3)?;
+        let n = per.saturating_mul(h).saturating_mul(l.saturating_add(1));
+        if n > MAX_LAYERS {
+            return Err(ModelError::TooManyLayers { field: f.name("num_layers_per_stack"), count: n, max: MAX_LAYERS });
+        }
+        notes.push(format!(
+            "{h} H cycles of {l} L-stack runs and one H-stack run, {per} layers each: {n} layer applications"
+        ));
+        return Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal: true, encoder: None });
+    }
+    if types.iter().any(|t| t == "reference_sliding_attention") {
+        notes.push(
+            "reference_sliding_attention reads every earlier token of the prompt (the reference): exact for a forward \
+             pass; tokens generated after it read a sliding window"
+                .to_string(),
+        );
+        let types: Vec<String> = types
+            .iter()
+            .map(|t| if t == "reference_sliding_attention" { "full_attention".to_string() } else { t.clone() })
+            .collect();
+        return Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None });
+    }
     Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
+}
+
+/// Inkling: every layer runs its attention (sliding over `sliding_window_size` in a
+/// `hybrid_sliding` layer, full in a `hybrid` one) after short causal convolutions of its keys
+/// and values, then two more (after the attention and after the MLP), each of kernel
+/// `conv_kernel_size`: a sliding layer reaches `w - 1 + 3 (kc - 1)` positions back.
+fn inkling(f: &Fields, types: &[String], params: &Params, notes: &mut Vec<String>) -> Result<Derived, ModelError> {
+    let kc = match f.get("sconv_kernel_size") {
+        Some(_) => f.positive_or("sconv_kernel_size", 4)?,
+        None => f.positive_or("conv_kernel_size", 4)?,
+    };
+    let w = match f.get("sliding_window_size") {
+        Some(_) => Ok(f.positive_or("sliding_window_size", 512)?),
+        None => params.window.clone(),
+    };
+    notes.push(
+        "Inkling layers add short causal convolutions around the attention: the sliding layers' window is widened by \
+         them; with packed documents the convolutions also cross document boundaries, which is not shown"
+            .to_string(),
+    );
+    let widened =
+        Params { window: w.map(|w| w + 3 * (kc - 1)), window_field: f.name("sliding_window_size"), chunk: None };
+    let types: Vec<String> = types
+        .iter()
+        .map(|t| match t.as_str() {
+            "hybrid_sliding" => "sliding_attention".to_string(),
+            "hybrid" => "full_attention".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    Ok(Derived { layers: kinds(f, &types, &widened)?, causal: true, encoder: None })
 }
 
 /// `num_hidden_layers` under its own name (`n_layer`, `num_layers`, …), or the class default.
@@ -658,10 +741,25 @@ fn derive_encoder_decoder(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) ->
         reason: "is not set (the number of decoder layers)".to_string(),
     })?;
     let _ = notes;
+    let encoder_layers = if t.model_type == "led" {
+        // LED's encoder is Longformer's: `|q - k| <= attention_window / 2` per layer.
+        let key = "attention_window";
+        let windows: Vec<u64> = match f.obj.get(key) {
+            None => vec![512; enc_n as usize],
+            Some(Value::Array(items)) => {
+                check_count(f, key, items.len(), Some(enc_n))?;
+                items.iter().map(|v| longformer_window(f, v)).collect::<Result<_, _>>()?
+            }
+            Some(v) => vec![longformer_window(f, v)?; enc_n as usize],
+        };
+        windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect()
+    } else {
+        vec![LayerKind::Full; enc_n as usize]
+    };
     Ok(Derived {
         layers: vec![LayerKind::Full; dec_n as usize],
         causal: true,
-        encoder: Some(EncoderSpec { layers: vec![LayerKind::Full; enc_n as usize], causal: false, context: 0 }),
+        encoder: Some(EncoderSpec { layers: encoder_layers, causal: false, context: 0 }),
     })
 }
 
@@ -677,7 +775,8 @@ fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> R
     };
     let declared = f.layer_count(None)?;
     check_count(f, "layer_types", types.len(), declared)?;
-    let layers = kinds(f, &types, &Params::common(f)?)?;
+    // The layer types are checked first: their refusal is the more specific one.
+    kinds(f, &types, &Params::common(f)?)?;
     let stated = match (f.boolean("is_causal")?, f.boolean("is_decoder")?) {
         (Some(c), _) => Some(c),
         (None, Some(true)) => Some(true),
@@ -697,7 +796,11 @@ fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> R
             });
         }
     };
-    Ok(Derived { layers, causal, encoder: None })
+    let mut params = Params::common(f)?;
+    if !causal && let Ok(w) = params.window.as_mut() {
+        *w += 1; // inclusive bidirectional windows, as in `derive_table`
+    }
+    Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
 }
 
 /// The Transformers release the table and the derivations follow.
@@ -778,13 +881,9 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
         "llama" => Ok(causal_full(count(f, t)?)),
         "bert" | "roberta" => {
             let n = count(f, t)?;
-            if f.boolean("is_decoder")? == Some(true) {
-                return Err(ModelError::Unsupported {
-                    field: f.name("is_decoder"),
-                    reason: "encoders used as decoders are not modelled".to_string(),
-                });
-            }
-            Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal: false, encoder: None })
+            // `is_decoder: true` (BertLMHeadModel, an EncoderDecoderModel's decoder): causal.
+            let causal = f.boolean("is_decoder")? == Some(true);
+            Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal, encoder: None })
         }
         // MistralModel & co. pick the mask from `sliding_window` alone, for every layer
         // (`create_causal_mask if self.config.sliding_window is None else

@@ -165,6 +165,8 @@ pub enum Direction {
 pub struct ReadOptions {
     /// The direction the user states, if any (a note says when it overrides the config).
     pub direction: Option<Direction>,
+    /// Set by the reader itself for the sub-configs of a wrapper (no note then).
+    pub from_wrapper: bool,
 }
 
 /// Parses the text of a `config.json` into a [`ModelSpec`] named `name`.
