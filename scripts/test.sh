@@ -57,6 +57,9 @@ python_check tests/python/test_library_masks.py
 step "Transformers oracles (layer semantics of masking_utils, layer types of config classes; fixtures re-derived live)"
 python_check tests/python/gen_layer_semantics.py --check
 python_check tests/python/gen_model_expectations.py --check
+step "every Transformers text model type: hasseflow model against the real model (forward-mode reach, float64)"
+python_check tests/python/gen_model_types.py --check
+python_check tests/python/test_models_live.py
 step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && compgen -G "dist/hasseflow-app-*_bg.wasm" >/dev/null

@@ -57,12 +57,21 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
     let s = &run.spec;
     let r = &run.report;
     let mut out = String::new();
-    let direction = if s.causal { "causal" } else { "bidirectional" };
+    let direction = match (&s.encoder, s.causal) {
+        (Some(_), _) => "encoder-decoder",
+        (None, true) => "causal",
+        (None, false) => "bidirectional",
+    };
     out.push_str(&format!("model    {} ({}, {direction})\n", s.name, s.model_type));
     out.push_str(&format!("source   {}\n", run.source));
+    // An encoder-decoder's limit is the decoder's (its encoder has its own).
+    let own = run.n - s.encoder.as_ref().map_or(0, |e| e.context);
     out.push_str(&format!("n        {}", run.n));
+    if s.encoder.is_some() {
+        out.push_str(&format!(" (encoder {}, decoder {own})", run.n - own));
+    }
     if let Some(max) = s.max_position_embeddings {
-        out.push_str(&format!(" (max_position_embeddings {max}{})", if run.n > max { ", exceeded" } else { "" }));
+        out.push_str(&format!(" (max_position_embeddings {max}{})", if own > max { ", exceeded" } else { "" }));
     }
     out.push('\n');
     if let Some(e) = &s.encoder {
@@ -230,7 +239,7 @@ fn list(as_json: bool) -> Result<()> {
         let v: Vec<Value> = rows
             .iter()
             .map(|(e, s)| {
-                json!({"name": e.name, "model_type": s.model_type, "layers": s.layers.len(),
+                json!({"name": e.name, "model_type": s.model_type, "layers": s.layer_count(), "encoder_layers": s.encoder.as_ref().map(|e| e.layers.len()),
                        "causal": s.causal, "pattern": model::pattern_summary(&s.layers),
                        "source": e.source, "notes": e.notes})
             })
@@ -238,13 +247,13 @@ fn list(as_json: bool) -> Result<()> {
         print_out(&format!("{}\n", Value::Array(v)));
         return Ok(());
     }
-    let mut out = format!("{:<24} {:<12} {:>6}  {}\n", "name", "model_type", "layers", "pattern / source");
+    let mut out = format!("{:<24} {:<16} {:>6}  {}\n", "name", "model_type", "layers", "pattern / source");
     for (e, s) in &rows {
         out.push_str(&format!(
-            "{:<24} {:<12} {:>6}  {}\n{:<45}{}\n",
+            "{:<24} {:<16} {:>6}  {}\n{:<49}{}\n",
             e.name,
             s.model_type,
-            s.layers.len(),
+            s.layer_count(),
             model::pattern_summary(&s.layers),
             "",
             e.source
