@@ -627,7 +627,7 @@ fn legacy_types(
         "falcon_h1" => every("hybrid"),
         "jamba" | "zamba" => {
             let period = f.positive_or("attn_layer_period", if mt == "jamba" { 8 } else { 6 })?;
-            let offset = f.int("attn_layer_offset")?.unwrap_or(if mt == "jamba" { 4 } else { 4 });
+            let offset = f.int("attn_layer_offset")?.unwrap_or(4);
             let attention = if mt == "zamba" { "hybrid" } else { "full_attention" };
             let n = count()?;
             Ok((0..n)

@@ -68,6 +68,25 @@ pub fn model_run_bytes(layers: usize, n: u64, overlays: &Overlays, queries: usiz
     total.min(u64::MAX as u128) as u64
 }
 
+/// An encoder-decoder's run (`ReachStack::from_model` with an encoder): every decoder layer holds
+/// its interval rows (one or two intervals per position), every reach row stays within three
+/// intervals (the encoder's, the decoder's window, the diagonal), so the general path's CSR rows and
+/// segment tree hold `3 n` intervals, not [`MAX_SPANS`].
+fn encoder_decoder_bytes(decoder_layers: usize, layers: usize, n: u64, queries: usize) -> u64 {
+    let cap = |x: u128| x.min(1 << 40);
+    let (n, layers, dec, queries) =
+        (cap(n as u128), cap(layers as u128), cap(decoder_layers as u128), cap(queries as u128));
+    let word = std::mem::size_of::<usize>() as u128;
+    let spans = 3 * n;
+    let csr = (n + 1) * word + 2 * 8 * spans;
+    let tree = 2 * n.next_power_of_two() * 2 * word + 2 * 8 * 2 * spans;
+    let layer_rows = dec * ((n + 1) * word + 2 * 8 * 2 * n);
+    let documents = 2 * (layers + 6) * n * 8;
+    let reports = layers * (PER_LAYER_BYTES + 8 + queries * (40 + 16 * 3));
+    let total = FIXED_BYTES + 3 * csr + 8 * n + tree + layer_rows + documents + reports;
+    total.min(u64::MAX as u128) as u64
+}
+
 /// The largest context at most `n` whose run fits in `max_bytes`, with the same layers,
 /// documents, overlays and queries ([`model_run_bytes`] grows with the context); `None` when
 /// not even one position fits.
@@ -78,7 +97,11 @@ pub fn largest_context_within(
     queries: usize,
     max_bytes: u64,
 ) -> Option<u64> {
-    let fits = |m: u64| model_run_bytes(layers, m, overlays, queries) <= max_bytes;
+    largest_within(n, |m| model_run_bytes(layers, m, overlays, queries) <= max_bytes)
+}
+
+/// The largest `m` in `1..=n` with `fits(m)`, for a `fits` that holds up to some point.
+fn largest_within(n: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
     if !fits(1) {
         return None;
     }
@@ -104,22 +127,22 @@ pub fn check_model_run(
     max_bytes: u64,
 ) -> Result<u64, ReachError> {
     super::check_n(n)?;
-    // An encoder-decoder's decoder layers are interval rows, costed as overlaid rows.
-    let shaped;
-    let overlays = if spec.encoder.is_some() {
-        shaped = Overlays { prefix: 1, ..overlays.clone() };
-        &shaped
-    } else {
-        overlays
-    };
     let layers = spec.layer_count();
-    let bytes = model_run_bytes(layers, n, overlays, queries);
+    let bytes = match &spec.encoder {
+        Some(_) => encoder_decoder_bytes(spec.layers.len(), layers, n, queries),
+        None => model_run_bytes(layers, n, overlays, queries),
+    };
     if bytes > max_bytes {
         return Err(ReachError::OverMemory {
             n,
             bytes,
             limit: max_bytes,
-            max_n: largest_context_within(layers, n, overlays, queries, max_bytes),
+            max_n: match &spec.encoder {
+                Some(_) => {
+                    largest_within(n, |m| encoder_decoder_bytes(spec.layers.len(), layers, m, queries) <= max_bytes)
+                }
+                None => largest_context_within(layers, n, overlays, queries, max_bytes),
+            },
             docs: overlays.docs.len() as u64,
             layers,
         });
