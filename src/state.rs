@@ -20,6 +20,7 @@ mod designer;
 mod document;
 mod flow;
 mod import;
+mod layer_kinds;
 mod models;
 mod tools;
 pub use designer::{
@@ -33,9 +34,12 @@ pub use flow::{
     plan_backend,
 };
 pub use import::{PasteRefusal, REFUSAL_WIDTH};
+pub use layer_kinds::{
+    KindEntry, LayerLegend, LayerRole, clipped, describe, gallery_options, kind_family, pattern_line,
+};
 pub use models::{
     ContextError, DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome,
-    ModelRequest, ModelStatus, ModelsState,
+    ModelRequest, ModelStatus, ModelsState, run_error,
 };
 pub use tools::{Stroke, Tool};
 
@@ -269,13 +273,16 @@ pub enum Action {
         /// Contents.
         bytes: Vec<u8>,
     },
-    /// Set the context length and the document lengths (comma list, empty: one document), as
-    /// typed; refused together with a message when either is unusable.
+    /// Set the context length, the document lengths (comma list, empty: one document) and an
+    /// encoder-decoder's encoder length (empty: the context length), as typed; refused together
+    /// with a message when any is unusable.
     SetModelContext {
-        /// The context length as typed.
+        /// The context length as typed (an encoder-decoder's decoder length).
         n: String,
         /// The document lengths as typed.
         docs: String,
+        /// The encoder length as typed (read for an encoder-decoder only).
+        encoder: String,
     },
     /// Show layer `l` of the model (clamped to its layers).
     SetModelLayer(usize),

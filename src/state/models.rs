@@ -227,10 +227,18 @@ pub enum ModelStatus {
 pub struct ModelsState {
     /// The model.
     pub choice: ModelChoice,
-    /// Context length.
+    /// Context length (an encoder-decoder's decoder length).
     pub n: u64,
-    /// Document lengths (empty: one document).
+    /// An encoder-decoder's encoder length as set (`None`: the context length); read only when
+    /// the model has an encoder.
+    pub encoder_n: Option<u64>,
+    /// Document lengths (empty: one document); not applied to an encoder-decoder.
     pub docs: Vec<u64>,
+    /// The model as it runs: `choice.spec` with the encoder's positions placed
+    /// ([`ModelRun::positions`], the CLI's rule).
+    pub placed: Rc<ModelSpec>,
+    /// Positions of the run: `n`, or the encoder's and the decoder's together.
+    pub total: u64,
     /// Bumped whenever the model, the context or the documents change.
     pub settings: u64,
     /// The visible range of the heatmap.
@@ -259,20 +267,51 @@ impl Default for ModelsState {
                 causal: true,
                 layers: Vec::new(),
                 max_position_embeddings: None,
+                encoder: None,
+                notes: Vec::new(),
             }),
         });
+        let (placed, total) = place(&choice.spec, DEFAULT_MODEL_N, None);
         ModelsState {
             choice,
             n: DEFAULT_MODEL_N,
+            encoder_n: None,
             docs: Vec::new(),
+            placed,
+            total,
             settings: 0,
-            view: HeatView::whole(DEFAULT_MODEL_N),
+            view: HeatView::whole(total),
             layer: 1,
             outcome: None,
             status_key: None,
             status: ModelStatus::Idle,
             dropped: 0,
         }
+    }
+}
+
+/// A run's refusal in words: the engine's message, and for an encoder-decoder which positions its
+/// `n` counts (the engine's "context" is every position, the encoder's and the decoder's).
+pub fn run_error(spec: &ModelSpec, n: u64, e: &dyn std::fmt::Display) -> String {
+    match &spec.encoder {
+        Some(enc) if enc.context < n => format!(
+            "{e} (an encoder-decoder's positions: the encoder's {} and the decoder's {} together)",
+            enc.context,
+            n - enc.context
+        ),
+        _ => e.to_string(),
+    }
+}
+
+/// `spec` at context `n` as it runs, by the CLI's rule ([`ModelRun::positions`]): an
+/// encoder-decoder's encoder gets `encoder_n` positions (default `n`), placed first. The lengths
+/// here are already checked (at least 1, at most [`MAX_MODEL_N`]), so the rule cannot refuse
+/// them; were it to, the spec runs as it is at `n` and the run itself says why it fails.
+fn place(spec: &Rc<ModelSpec>, n: u64, encoder_n: Option<u64>) -> (Rc<ModelSpec>, u64) {
+    let encoder_n = encoder_n.filter(|_| spec.encoder.is_some());
+    match ModelRun::positions((**spec).clone(), n, encoder_n) {
+        Ok((s, total)) => (Rc::new(s), total),
+        Err(_) => (spec.clone(), n),
     }
 }
 
@@ -287,11 +326,22 @@ impl ModelsState {
         ModelRequest {
             key: self.key(),
             source: self.choice.source.clone(),
-            spec: self.choice.spec.clone(),
-            n: self.n,
-            overlays: Overlays { docs: self.docs.clone(), ..Overlays::default() },
+            spec: self.placed.clone(),
+            n: self.total,
+            overlays: Overlays { docs: self.run_docs().to_vec(), ..Overlays::default() },
             queries: self.view.queries(),
         }
+    }
+
+    /// The documents the run uses: none for an encoder-decoder (packed documents are not
+    /// modelled there, as the CLI says).
+    pub fn run_docs(&self) -> &[u64] {
+        if self.placed.encoder.is_some() { &[] } else { &self.docs }
+    }
+
+    /// The layer kinds of the model, for the legend, the strip and the table.
+    pub fn legend(&self) -> super::LayerLegend {
+        super::LayerLegend::of(&self.placed)
     }
 
     /// The outcome when it is of the current settings (its view may be an older one while the
@@ -315,14 +365,15 @@ impl ModelsState {
     /// # Errors
     /// The core's [`ScaleError`].
     pub fn scaled(&self, max_n: u64) -> Result<ScaledModel, ScaleError> {
-        model::scale_model(&self.choice.spec, self.n, &self.docs, max_n)
+        model::scale_model(&self.placed, self.total, self.run_docs(), max_n)
     }
 
     /// The settings changed: a new run is needed, the view shows everything again.
     pub(super) fn changed(&mut self) {
+        (self.placed, self.total) = place(&self.choice.spec, self.n, self.encoder_n);
         self.settings += 1;
-        self.view = HeatView::whole(self.n);
-        self.layer = self.layer.clamp(1, self.choice.spec.layers.len().max(1));
+        self.view = HeatView::whole(self.total);
+        self.layer = self.layer.clamp(1, self.placed.layer_count().max(1));
     }
 
     /// Stores a finished run for `key` when it is current; otherwise counts it as dropped.
@@ -348,7 +399,7 @@ impl ModelsState {
     }
 }
 
-/// Why a typed context length is refused.
+/// Why a typed context (or encoder) length is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
     /// Zero.
@@ -373,6 +424,21 @@ fn parse_context(text: &str) -> Result<u64, ContextError> {
         Ok(n) => Ok(n),
         Err(_) => Err(ContextError::NotANumber(text.trim().to_string())),
     }
+}
+
+/// An encoder length as typed: empty for the default (the context length), else as a context.
+fn parse_encoder(text: &str) -> Result<Option<u64>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    parse_context(text).map(Some).map_err(|e| match e {
+        ContextError::Zero => "the encoder length must be at least 1".to_string(),
+        ContextError::TooLong(n) => format!(
+            "an encoder length of {n} is more than the {MAX_MODEL_N} the browser runs (the CLI, hasseflow model \
+             --encoder-context {n}, runs longer ones)"
+        ),
+        ContextError::NotANumber(t) => format!("the encoder length {t:?} is not a whole number"),
+    })
 }
 
 impl super::AppState {
@@ -401,44 +467,48 @@ impl super::AppState {
             Action::LoadModelConfig { name, bytes } => match model::parse_config_bytes(&bytes, &name) {
                 Err(e) => self.error(format!("could not read {name}: {e}. The current model stays.")),
                 Ok(spec) => {
-                    self.info(format!(
-                        "{name}: {} layers, {}.",
-                        spec.layers.len(),
-                        model::pattern_summary(&spec.layers)
-                    ));
+                    let pattern = super::clipped(&super::pattern_line(&spec), 160);
+                    self.info(format!("{name}: {} layers, {pattern}.", spec.layer_count()));
                     self.models.choice = ModelChoice { gallery: None, source: name, spec: Rc::new(spec) };
                     self.models.changed();
                 }
             },
-            Action::SetModelContext { n, docs } => {
+            Action::SetModelContext { n, docs, encoder } => {
+                let spec = self.models.choice.spec.clone();
                 let parsed = parse_context(&n).map_err(|e| e.to_string()).and_then(|n| {
-                    let docs = if docs.trim().is_empty() {
+                    let encoder_n = parse_encoder(&encoder)?;
+                    // Packed documents are not modelled for an encoder-decoder: its form has no
+                    // document field, and documents set for a decoder are cleared here.
+                    let docs = if docs.trim().is_empty() || spec.encoder.is_some() {
                         Vec::new()
                     } else {
                         model::parse_doc_lengths(&docs, n).map_err(|e| e.to_string())?
                     };
                     // The run's own check, up front, so that nothing changes when it would fail.
-                    let overlays = Overlays { docs, ..Overlays::default() };
-                    let spec = &self.models.choice.spec;
-                    check_model_run(spec, n, &overlays, HEAT_CELLS, model::MAX_RUN_BYTES).map_err(|e| e.to_string())?;
-                    Ok((n, overlays.docs))
+                    let (placed, total) = place(&spec, n, encoder_n);
+                    let overlays = Overlays { docs: docs.clone(), ..Overlays::default() };
+                    check_model_run(&placed, total, &overlays, HEAT_CELLS, model::MAX_RUN_BYTES)
+                        .map_err(|e| run_error(&placed, total, &e))?;
+                    Ok((n, docs, encoder_n))
                 });
                 match parsed {
                     Err(e) => self.error(format!("{e}. Nothing was changed.")),
-                    Ok((n, docs)) => {
-                        if (n, &docs) != (self.models.n, &self.models.docs) {
+                    Ok((n, docs, encoder_n)) => {
+                        let m = &self.models;
+                        if (n, &docs, encoder_n) != (m.n, &m.docs, m.encoder_n) {
                             self.models.n = n;
                             self.models.docs = docs;
+                            self.models.encoder_n = encoder_n;
                             self.models.changed();
                         }
                     }
                 }
             }
-            Action::SetModelLayer(l) => self.models.layer = l.clamp(1, self.models.choice.spec.layers.len().max(1)),
+            Action::SetModelLayer(l) => self.models.layer = l.clamp(1, self.models.placed.layer_count().max(1)),
             Action::ZoomModel { factor, fq, fk } if factor.is_finite() && factor > 0.0 => {
-                self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.n);
+                self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.total);
             }
-            Action::ResetModelZoom => self.models.view = HeatView::whole(self.models.n),
+            Action::ResetModelZoom => self.models.view = HeatView::whole(self.models.total),
             Action::ModelProgress { key, done, total } => {
                 self.models.report_status(key, ModelStatus::Running { done, total });
             }

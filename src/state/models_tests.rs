@@ -27,13 +27,7 @@ fn run(req: &ModelRequest) -> Rc<ModelRun> {
         ReachJob::new(&stack, ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() }).unwrap();
     while !job.step().unwrap() {}
     let report = job.finish().unwrap();
-    Rc::new(ModelRun {
-        source: req.source.clone(),
-        spec: (*req.spec).clone(),
-        n: req.n,
-        overlays: req.overlays.clone(),
-        report,
-    })
+    Rc::new(ModelRun::from_report(req.source.clone(), (*req.spec).clone(), req.n, req.overlays.clone(), report))
 }
 
 fn finish(s: &mut AppState) -> ModelRequest {
@@ -43,7 +37,7 @@ fn finish(s: &mut AppState) -> ModelRequest {
 }
 
 fn context(s: &mut AppState, n: &str, docs: &str) {
-    s.apply(Action::SetModelContext { n: n.into(), docs: docs.into() });
+    s.apply(Action::SetModelContext { n: n.into(), docs: docs.into(), encoder: String::new() });
 }
 
 #[test]
@@ -297,4 +291,80 @@ fn the_scaled_copy_opens_in_the_editor_as_one_undo_step() {
     s.apply(Action::OpenScaledModel);
     assert_eq!(s.message.as_ref().unwrap().level, Level::Error);
     assert_eq!((s.revision, s.view), (rev, View::Models));
+}
+
+const T5: &[u8] = br#"{"model_type": "t5", "num_layers": 6, "num_decoder_layers": 4}"#;
+
+fn encoder(s: &mut AppState, n: &str, encoder: &str) {
+    s.apply(Action::SetModelContext { n: n.into(), docs: String::new(), encoder: encoder.into() });
+}
+
+/// An encoder-decoder runs the CLI's positions (`ModelRun::positions`): the encoder's length
+/// (default: the context) first, then the decoder's; the run equals `hasseflow model --context`.
+#[test]
+fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
+    let mut s = state();
+    s.apply(Action::SetView(View::Models));
+    s.apply(Action::LoadModelConfig { name: "t5.json".into(), bytes: T5.to_vec() });
+    assert!(s.message.as_ref().unwrap().text.contains("10 layers, encoder 6 x full_attention; decoder 4 x"));
+    encoder(&mut s, "4096", "");
+    assert_eq!((s.models.n, s.models.total, s.models.encoder_n), (4096, 8192, None));
+    assert!(s.models.view.is_whole(8192));
+    let req = finish(&mut s);
+    assert_eq!((req.n, req.spec.encoder.as_ref().unwrap().context), (8192, 4096));
+    let (spec, n) = ModelRun::positions((*s.models.choice.spec).clone(), 4096, None).unwrap();
+    let cli = ModelRun::compute("t5.json".into(), spec, n, Overlays::default(), &[]).unwrap();
+    let o = s.models.current().unwrap();
+    assert_eq!(o.run.report.growth, cli.report.growth);
+    assert_eq!(o.run.report.full_at, cli.report.full_at);
+    assert_eq!(o.run.report.layers.len(), 10);
+    assert_eq!(o.run.report.layers[0].label, "encoder full_attention");
+    assert_eq!(o.run.report.layers[9].label, "decoder full_attention + cross-attention");
+    assert_eq!(o.run.to_json()["encoder"]["context"], 4096);
+    // The heatmap: the last display row is a decoder query, which reads nothing of the encoder in
+    // an encoder layer and, from the first decoder layer on, every encoder key and its own past.
+    let (first, seventh) = (o.heatmap(1), o.heatmap(7));
+    let last = 255 * 256;
+    assert_eq!(first.fraction[last], 0.0);
+    assert!(seventh.fraction[last..last + 255].iter().all(|&f| f == 1.0));
+    // An encoder length of its own; documents are not applied to an encoder-decoder.
+    encoder(&mut s, "4096", "1000");
+    assert_eq!((s.models.total, s.models.encoder_n), (5096, Some(1000)));
+    s.apply(Action::SetModelContext { n: "4096".into(), docs: "2048,x".into(), encoder: "1000".into() });
+    assert!(s.models.docs.is_empty() && s.model_request().unwrap().overlays.docs.is_empty());
+    for (e, says) in [
+        ("0", "the encoder length must be at least 1"),
+        ("x", "the encoder length \"x\" is not"),
+        ("2000000", "an encoder length of 2000000 is more than the 1048576"),
+    ] {
+        let before = s.models.clone();
+        encoder(&mut s, "4096", e);
+        assert!(s.message.as_ref().unwrap().text.starts_with(says), "{e}: {:?}", s.message);
+        assert_eq!(s.models, before);
+    }
+    s.apply(Action::SetModelLayer(99));
+    assert_eq!(s.models.layer, 10);
+    // A refusal of the run says which positions its context counts.
+    let said = run_error(&s.models.placed, s.models.total, &"context 5096: too much");
+    assert_eq!(
+        said,
+        "context 5096: too much (an encoder-decoder's positions: the encoder's 1000 and the decoder's 4096 together)"
+    );
+    // The scaled copy keeps the encoder in front.
+    let scaled = s.models.scaled(512).unwrap();
+    // 5096 positions at 1:10: 510, the encoder's 1000 → 100 first.
+    assert_eq!((scaled.factor, scaled.n, scaled.spec.encoder.as_ref().map(|e| e.context)), (10, 510, Some(100)));
+    s.apply(Action::OpenScaledModel);
+    assert_eq!((s.view, s.n()), (View::Editor, 510));
+    // A decoder position reads every encoder position in its first (decoder) layer's closure.
+    assert!(s.doc.mask.get(100, 99) && s.doc.mask.get(509, 0) && !s.doc.mask.get(99, 100));
+    // Documents set for a decoder are not applied to an encoder-decoder, and apply again after.
+    s.apply(Action::SetView(View::Models));
+    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    s.apply(Action::SetModelContext { n: "4096".into(), docs: "2048,2048".into(), encoder: "1000".into() });
+    assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (4096, vec![2048, 2048]));
+    s.apply(Action::LoadModelConfig { name: "t5.json".into(), bytes: T5.to_vec() });
+    assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (5096, vec![]));
+    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    assert_eq!(s.model_request().unwrap().overlays.docs, [2048, 2048]);
 }

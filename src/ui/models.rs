@@ -1,7 +1,8 @@
 //! The Models view: a real model's attention (a gallery entry or a `config.json`) at a long
 //! context, through the core's structured reach engine. The form picks the model, context and
-//! documents; the report shows the verdict, per-layer coverage and lookback, a zoomable heatmap
-//! of `R(l)` and the limit's compressed Hasse diagram.
+//! documents (an encoder-decoder's encoder length); the legend shows the layer kinds; the report
+//! shows the verdict, per-layer coverage and lookback, a zoomable heatmap of `R(l)` and the
+//! limit's compressed Hasse diagram.
 //!
 //! Runs are effects keyed by what they compute ([`ModelKey`](crate::state::ModelKey)): [`run`]
 //! steps the core's `ReachJob` (one layer per step) and yields to the browser every
@@ -9,6 +10,7 @@
 //! changes, and the reducer drops whatever a stale run still reports.
 
 mod heatmap;
+mod kinds;
 mod picker;
 mod report;
 
@@ -22,8 +24,9 @@ use yew::prelude::*;
 use super::form::on_click;
 use super::io;
 use super::palette::Theme;
-use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState};
+use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState, run_error};
 use heatmap::Heatmap;
+use kinds::LayerKinds;
 use picker::ModelPicker;
 pub use picker::read_config;
 use report::{HasseOfLimit, LayerPlot, LayerTable, Verdict};
@@ -46,7 +49,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
     // The CLI's path: refused up front, with the estimate, above the browser's memory limit.
     let stack = match ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), model::MAX_RUN_BYTES) {
         Ok(s) => s,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(run_error(&req.spec, req.n, &e)),
     };
     let options = ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() };
     let mut job = match ReachJob::new(&stack, options) {
@@ -76,7 +79,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Ok(r) => r,
         Err(e) => return fail(e.to_string()),
     };
-    let run = ModelRun { source: req.source, spec: (*req.spec).clone(), n: req.n, overlays: req.overlays, report };
+    let run = ModelRun::from_report(req.source, (*req.spec).clone(), req.n, req.overlays, report);
     d.emit(Action::ModelFinished { key, run: Rc::new(run), millis: io::now() - start });
 }
 
@@ -101,7 +104,8 @@ impl PartialEq for ModelsProps {
         };
         same_outcome
             && a.choice == b.choice
-            && (a.n, &a.docs, a.settings, a.view, a.layer) == (b.n, &b.docs, b.settings, b.view, b.layer)
+            && (a.n, a.encoder_n, &a.docs, a.settings, a.view, a.layer)
+                == (b.n, b.encoder_n, &b.docs, b.settings, b.view, b.layer)
             && (&a.status_key, &a.status, a.dropped) == (&b.status_key, &b.status, b.dropped)
             && self.theme == o.theme
     }
@@ -115,6 +119,11 @@ pub fn models_view(p: &ModelsProps) -> Html {
     let scaled = {
         let models = p.models.clone();
         use_memo(m.settings, move |_| models.scaled(crate::state::MAX_EDIT_N as u64).map_err(|e| e.to_string()))
+    };
+    // The layer kinds, for the legend, the plot's strip and the table: once per settings.
+    let legend = {
+        let models = p.models.clone();
+        use_memo(m.settings, move |_| models.legend())
     };
     let current: Option<Rc<ModelOutcome>> = m.current().cloned();
     let status = m.status_now();
@@ -147,8 +156,9 @@ pub fn models_view(p: &ModelsProps) -> Html {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
             data-dropped={m.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
-                <ModelPicker choice={m.choice.clone()} n={m.n} docs={m.docs.clone()} scaled={(*scaled).clone()}
-                    outcome={current.clone()} dispatch={p.dispatch.clone()} />
+                <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()}
+                    scaled={(*scaled).clone()} outcome={current.clone()} dispatch={p.dispatch.clone()} />
+                <LayerKinds legend={legend.clone()} layer={m.layer} />
             </aside>
             <section class="center" aria-label="Reach of the model">
                 { progress }
@@ -162,9 +172,9 @@ pub fn models_view(p: &ModelsProps) -> Html {
             </section>
             <aside class="right" aria-label="Per layer and the limit">
                 if let Some(o) = &current {
-                    <LayerPlot outcome={o.clone()} layer={m.layer} dispatch={p.dispatch.clone()} />
+                    <LayerPlot outcome={o.clone()} layer={m.layer} legend={legend.clone()} dispatch={p.dispatch.clone()} />
                     <HasseOfLimit outcome={o.clone()} />
-                    <LayerTable outcome={o.clone()} layer={m.layer} dispatch={p.dispatch.clone()} />
+                    <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} dispatch={p.dispatch.clone()} />
                 }
             </aside>
         </div>

@@ -1,11 +1,14 @@
 // End-to-end tests of the Models view: gallery models at long contexts through the structured
-// reach engine in the browser, checked against the CLI (`hasseflow model ... --json`), the page's
-// responsiveness during a 1M-token run, refused configs, zoom and the scaled copy. Timings go to
+// reach engine in the browser, checked against the CLI (`hasseflow model ... --json`), every
+// gallery entry at 4096 against the CLI (figures, per-layer table, layer-kind legend, notes),
+// encoder-decoders and the newer layer kinds from dropped configs, the page's responsiveness
+// during a 1M-token run, refused configs, zoom and the scaled copy. Timings go to
 // target/e2e-artifacts/models-measurements.json; screenshots at 1440x900.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ART, CLI, launch, openFresh, shot, startServer, waitStat } from './support.mjs';
 
@@ -225,6 +228,210 @@ test('"Open a scaled copy" opens the model at 512 positions in the editor, with 
   // One undo step brings the previous document back.
   await page.keyboard.press('Control+z');
   await waitStat(page, 'n', 8);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// ---- The whole gallery, and the newer kinds from configs, against the CLI ----
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The CLI's report of `source` (a gallery name or a config file) at `args`. */
+const cliRun = (source, args) => JSON.parse(execFileSync(CLI, ['model', source, ...args, '--json'], { encoding: 'utf8' }));
+
+/** A layer type's family as the legend names it: `decoder sliding_attention(4096) + cross-attention` → sliding. */
+const family = (type) => type.replace(/^(encoder|decoder) /, '').replace(/ \+ cross-attention$/, '').replace(/(_attention)?(\(.*)?$/, '');
+const role = (type) => (type.startsWith('encoder ') ? 'encoder' : type.startsWith('decoder ') ? 'decoder' : 'plain');
+
+/** Waits for the finished run of `name` over `n` positions (or a failure, reported by the caller). */
+async function settled(page, name, n) {
+  await page.waitForFunction(([name, n]) => {
+    const view = document.querySelector('#models-view')?.dataset.state;
+    const v = document.querySelector('#model-verdict')?.dataset;
+    return view === 'failed' || (view === 'done' && v?.model === name && v?.n === n);
+  }, [name, String(n)], { timeout: 60000 });
+}
+
+/** What the view shows of its run: the verdict's figures, the table, the legend, the strip, the notes. */
+const shown = (page) => page.evaluate(() => {
+  const q = (s) => document.querySelector(s);
+  const all = (s) => [...document.querySelectorAll(s)];
+  const state = q('#models-view').dataset.state;
+  if (state !== 'done') return { state, error: q('#models-error')?.textContent ?? q('#message')?.textContent };
+  return {
+    state: q('#models-view').dataset.state,
+    error: q('#models-error')?.textContent,
+    verdict: { ...q('#model-verdict').dataset, text: q('#model-verdict-text').textContent },
+    heading: q('#model-verdict .verdict-line strong').textContent,
+    pattern: q('#model-pattern').dataset.pattern,
+    patternShown: q('#model-pattern').textContent,
+    rows: all('#model-layers-table tbody tr').map((r) => ({
+      cells: Number(r.dataset.cells), lookback: r.dataset.lookback, type: r.querySelector('td.type').textContent,
+    })),
+    legend: all('#model-kinds li').map((li) => ({ family: li.dataset.family, role: li.dataset.role, count: Number(li.dataset.count), text: li.textContent })),
+    strip: Number(q('#model-kind-strip').dataset.layers),
+    notes: all('#model-notes .model-note').map((p) => p.textContent),
+  };
+});
+
+/** Asserts that the view's figures are the CLI's `expected` (a `hasseflow model --json` object). */
+function assertSameAsCli(got, expected, label) {
+  assert.equal(got.state, 'done', `${label}: the run failed in the app: ${got.error}`);
+  const v = got.verdict;
+  assert.equal(v.n, String(expected.n), `${label}: n`);
+  assert.equal(v.fullAt, expected.full_at === null ? undefined : String(expected.full_at), `${label}: full_at`);
+  assert.equal(v.depth, String(expected.per_layer.length), `${label}: depth`);
+  assert.equal(v.limitCells, String(expected.limit_cells), `${label}: limit cells`);
+  if (expected.shortfall) assert.equal(v.short, String(expected.shortfall.queries), `${label}: positions short`);
+  assert.equal(v.leaks, String(expected.leaks), `${label}: leaks`);
+  assert.equal(v.text, expected.verdict, `${label}: verdict`);
+  assert.ok(got.pattern.includes(expected.pattern), `${label}: pattern ${got.pattern} lacks ${expected.pattern}`);
+  assert.ok(got.patternShown.length <= 170, `${label}: the shown pattern is clipped (${got.patternShown.length} characters)`);
+  if (expected.encoder) assert.ok(got.heading.includes(`encoder ${expected.encoder.context.toLocaleString('en').replaceAll(',', '\u202f')}`), `${label}: ${got.heading}`);
+  // Every layer: |R(l)|, lookback and type, as the CLI prints them.
+  assert.deepEqual(got.rows.map((r) => r.cells), expected.growth.slice(1), `${label}: |R(l)|`);
+  assert.deepEqual(got.rows.map((r) => r.lookback), expected.per_layer.map((l) => `${l.lookback.min}/${l.lookback.median}/${l.lookback.max}`), `${label}: lookback`);
+  assert.deepEqual(got.rows.map((r) => r.type), expected.types, `${label}: layer types`);
+  // The legend: every kind present (by role and family), each with its layers counted; the strip has every layer.
+  const want = {};
+  for (const t of expected.types) want[`${role(t)} ${family(t)}`] = (want[`${role(t)} ${family(t)}`] || 0) + 1;
+  const have = {};
+  for (const e of got.legend) have[`${e.role} ${e.family}`] = (have[`${e.role} ${e.family}`] || 0) + e.count;
+  assert.deepEqual(have, want, `${label}: legend`);
+  assert.ok(got.legend.every((e) => /: \S/.test(e.text)), `${label}: every legend entry says what it reads`);
+  assert.equal(got.strip, expected.layers, `${label}: strip`);
+  // The reader's notes, one line each.
+  assert.equal(got.notes.length, expected.notes.length, `${label}: notes ${JSON.stringify(got.notes)}`);
+  expected.notes.forEach((n, i) => assert.ok(got.notes[i].includes(n.replace(/\.$/, '')), `${label}: note ${n}`));
+}
+
+/** Runs every axe rule; the violations, printable. */
+async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** Asserts the legend is on screen at 1440x900 with no axe violation, in both themes. */
+async function legendReadsWell(page, label) {
+  for (const theme of ['light', 'dark']) {
+    if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== theme) await page.click('#theme');
+    await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
+    const b = await page.locator('#model-kinds').boundingBox();
+    assert.ok(b && b.y >= 0 && b.y + b.height <= 900, `${label} (${theme}): the legend at ${JSON.stringify(b)} is off the 1440x900 screen`);
+    assert.deepEqual(await axeViolations(page), [], `${label} (${theme}): axe-core violations`);
+  }
+}
+
+// Encoder-decoders run at context 1024 (2048 positions, the encoder's first): the engine's memory
+// bound for their rows grows with the square of the positions (and with the layers and the 256
+// rows the heatmap asks for), and the browser's 1 GiB holds about 4600 of T5's, 3800 of Whisper's.
+test('every gallery model runs in the app at 4096 positions (encoder-decoders 2048) with the CLI\'s figures, layer types, legend and notes', async () => {
+  const gallery = JSON.parse(execFileSync(CLI, ['model', '--list', '--json'], { encoding: 'utf8' }));
+  assert.ok(gallery.length >= 15, `the gallery lists ${gallery.length} models`);
+  const runs = gallery.map((e) => ({ name: e.name, expected: cliRun(e.name, ['--context', '4096']) }));
+  for (const r of runs.filter((r) => r.expected.encoder)) r.expected = cliRun(r.name, ['--context', '1024']);
+  // One page, no reload: the decoder-only and encoder-only models, then the encoder-decoders.
+  runs.sort((a, b) => Number(Boolean(a.expected.encoder)) - Number(Boolean(b.expected.encoder)));
+  const page = await openModels();
+  await setContext(page, 4096);
+  const start = Date.now();
+  let appMs = 0;
+  const offScreen = [];
+  let shotEncoderDecoder = false;
+  for (const { name, expected } of runs) {
+    const entry = { name };
+    if (expected.encoder && (await page.locator('#model-n').inputValue()) !== '1024') await setContext(page, 1024);
+    await page.selectOption('#model-gallery', entry.name);
+    await settled(page, entry.name, expected.n);
+    const got = await shown(page);
+    assertSameAsCli(got, expected, entry.name);
+    appMs += Number(got.verdict.ms);
+    // The legend is on the one screen (page coordinates at 1440x900).
+    const bottom = await page.locator('#model-kinds').evaluate((e) => e.getBoundingClientRect().bottom + window.scrollY);
+    if (bottom > 900) offScreen.push(`${entry.name}: the legend ends at ${Math.round(bottom)}`);
+    if (entry.name === 'qwen3-next-80b-a3b') {
+      await page.locator('#model-layers-table tbody tr').nth(3).click();
+      await page.waitForFunction(() => document.querySelector('#model-counts')?.dataset.layer === '4');
+      await shot(page, 'models-hybrid-qwen3-next-4096');
+      await legendReadsWell(page, entry.name);
+    }
+    // Pictures of the other families as the gallery grows: Jamba, the first encoder-decoder.
+    if (entry.name.startsWith('jamba') || (expected.encoder && !shotEncoderDecoder)) {
+      shotEncoderDecoder ||= Boolean(expected.encoder);
+      await shot(page, `models-gallery-${entry.name}`);
+    }
+  }
+  assert.deepEqual(offScreen, [], 'the legend below the 1440x900 screen');
+  measurements[`gallery (${gallery.length} models) @ 4096 positions: whole loop`] = Date.now() - start;
+  measurements[`gallery (${gallery.length} models) @ 4096 positions: reach runs in the browser`] = Math.round(appMs);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** Drops a config file (written to the artifacts folder, for the CLI too) on the view. */
+async function dropConfig(page, name, text) {
+  const dir = path.join(ART, 'model-configs');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, name), text);
+  const dt = await page.evaluateHandle(([name, text]) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], name, { type: 'application/json' }));
+    return dt;
+  }, [name, text]);
+  await page.dispatchEvent('#models-view', 'drop', { dataTransfer: dt });
+  return path.join(dir, name);
+}
+
+test('an encoder-decoder runs its encoder first, with its own length, and conv, pointwise and composite configs read as the CLI reads them', async () => {
+  const page = await openModels();
+  await setContext(page, 2048);
+  const t5 = '{"model_type": "t5", "num_layers": 6, "num_decoder_layers": 6, "d_model": 512, "num_heads": 8, "is_encoder_decoder": true}';
+  const file = await dropConfig(page, 't5-small.json', t5);
+  // The encoder gets the context's length by default: 2048 + 2048 positions.
+  await settled(page, 't5-small.json', 4096);
+  assertSameAsCli(await shown(page), cliRun(file, ['--context', '2048']), 't5 (default encoder length)');
+  assert.equal(await page.locator('#model-docs').count(), 0, 'no document field for an encoder-decoder');
+  assert.match(await page.locator('#model-encoder-hint').innerText(), /encoder's positions come first/);
+  await page.fill('#model-encoder', '1000');
+  await page.locator('#model-encoder').dispatchEvent('change');
+  await settled(page, 't5-small.json', 3048);
+  const got = await shown(page);
+  assertSameAsCli(got, cliRun(file, ['--context', '2048', '--encoder-context', '1000']), 't5 (encoder 1000)');
+  assert.deepEqual(got.legend.map((e) => e.text.split(':')[0]), ['encoder · full × 6', 'decoder · full + cross-attention × 6']);
+  assert.match(await page.locator('#model-verdict').innerText(), /Positions 0–999 are the encoder's, 1000–3047 the decoder's/);
+  // The heatmap's last row, a decoder query: in an encoder layer it reads only itself; from the
+  // first decoder layer on, every encoder position and its own past (no cell left empty).
+  const emptyInLastRow = () => page.locator('#model-heat').evaluate((c) => {
+    const ctx = c.getContext('2d');
+    const e = ctx.getImageData(c.width - 1, 0, 1, 1).data; // query 5, keys at the end: unreached
+    const d = ctx.getImageData(0, c.height - 1, c.width, 1).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] === e[0] && d[i + 1] === e[1] && d[i + 2] === e[2]) n++;
+    return n;
+  });
+  assert.equal(await emptyInLastRow(), 255);
+  await page.locator('#model-layers-table tbody tr').nth(6).click();
+  await page.waitForFunction(() => document.querySelector('#model-counts')?.dataset.layer === '7');
+  assert.equal(await emptyInLastRow(), 0);
+  await shot(page, 'models-encoder-decoder-t5');
+  await legendReadsWell(page, 't5');
+  // A convolution hybrid (LFM2), an SSM hybrid with MLP-only blocks (Nemotron-H) and a composite
+  // whose text tower is read (with the reader's note).
+  const configs = [
+    ['lfm2.json', { model_type: 'lfm2', num_hidden_layers: 6, conv_L_cache: 3, layer_types: ['conv', 'conv', 'full_attention', 'conv', 'conv', 'full_attention'] }, ['conv', 'full']],
+    ['nemotron-h.json', { model_type: 'nemotron_h', num_hidden_layers: 8, hybrid_override_pattern: 'M-M*M-M-' }, ['linear', 'pointwise', 'full']],
+    ['llava.json', { model_type: 'llava', text_config: { model_type: 'llama', num_hidden_layers: 8 } }, ['full']],
+  ];
+  for (const [name, config, families] of configs) {
+    const f = await dropConfig(page, name, JSON.stringify(config));
+    await settled(page, name, 2048);
+    const seen = await shown(page);
+    assertSameAsCli(seen, cliRun(f, ['--context', '2048']), name);
+    assert.deepEqual(seen.legend.map((e) => e.family), families, name);
+    if (name === 'nemotron-h.json') await shot(page, 'models-nemotron-h-kinds');
+  }
+  assert.match((await shown(page)).notes[0], /^Note: the text tower was read: text_config \(llama\) of the llava config\.$/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -1,5 +1,6 @@
-//! The Models view's form: the gallery, a `config.json` (file, drop or paste), the context and
-//! the document lengths, and the actions on the result (scaled copy, JSON export).
+//! The Models view's form: the gallery, a `config.json` (file, drop or paste), the reader's
+//! notes, the context and the document lengths (an encoder-decoder's encoder length instead of
+//! documents), and the actions on the result (scaled copy, JSON export).
 
 use std::rc::Rc;
 
@@ -8,7 +9,7 @@ use yew::prelude::*;
 
 use super::super::form::{input_value, on_click, select_value};
 use super::super::io;
-use crate::state::{Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome};
+use crate::state::{Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome, clipped, describe, gallery_options};
 
 /// Reads a dropped or picked `config.json` and hands it to the reducer (huge files are refused
 /// before they are read).
@@ -40,6 +41,8 @@ pub struct PickerProps {
     pub choice: ModelChoice,
     /// Context.
     pub n: u64,
+    /// An encoder-decoder's encoder length as set (`None`: the context length).
+    pub encoder_n: Option<u64>,
     /// Documents.
     pub docs: Vec<u64>,
     /// The scaled copy the editor would get, or why there is none.
@@ -55,28 +58,36 @@ pub struct PickerProps {
 pub fn model_picker(p: &PickerProps) -> Html {
     let n_text = use_state(|| p.n.to_string());
     let docs_text = use_state(|| p.docs.iter().map(u64::to_string).collect::<Vec<_>>().join(","));
+    let enc_text = use_state(|| p.encoder_n.map(|m| m.to_string()).unwrap_or_default());
     let paste = use_state(String::new);
+    // The gallery's option texts: read once (each entry's config parsed).
+    let options = use_memo((), |_| gallery_options());
     let d = &p.dispatch;
     let on_model = {
         let d = d.clone();
         Callback::from(move |e: Event| d.emit(Action::SelectModel(select_value(&e))))
     };
+    // One action for the three fields: each change sends all of them as typed.
+    // An encoder-decoder has no documents: its changes clear them (the reducer does too).
+    let texts = (n_text.clone(), docs_text.clone(), enc_text.clone());
+    let has_encoder = p.choice.spec.encoder.is_some();
     let apply = {
-        let (d, n_text, docs_text) = (d.clone(), n_text.clone(), docs_text.clone());
-        move |n: String, docs: String| {
-            n_text.set(n.clone());
-            docs_text.set(docs.clone());
-            d.emit(Action::SetModelContext { n, docs });
+        let d = d.clone();
+        move |field: usize, value: String| {
+            let (n, docs, encoder) = (&texts.0, &texts.1, &texts.2);
+            [n, docs, encoder][field].set(value.clone());
+            if has_encoder {
+                docs.set(String::new());
+            }
+            let get = |i: usize, t: &UseStateHandle<String>| if i == field { value.clone() } else { (**t).clone() };
+            d.emit(Action::SetModelContext { n: get(0, n), docs: get(1, docs), encoder: get(2, encoder) });
         }
     };
-    let on_n = {
-        let (apply, docs_text) = (apply.clone(), docs_text.clone());
-        Callback::from(move |e: Event| apply(input_value(&e), (*docs_text).clone()))
+    let on_field = |field: usize| {
+        let apply = apply.clone();
+        Callback::from(move |e: Event| apply(field, input_value(&e)))
     };
-    let on_docs = {
-        let n_text = n_text.clone();
-        Callback::from(move |e: Event| apply((*n_text).clone(), input_value(&e)))
-    };
+    let (on_n, on_docs, on_enc) = (on_field(0), on_field(1), on_field(2));
     let on_file = {
         let d = d.clone();
         Callback::from(move |e: Event| {
@@ -117,6 +128,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
     });
     let spec = &p.choice.spec;
     let entry = p.choice.gallery.and_then(|g| model::gallery().iter().find(|e| e.name == g));
+    let encoder = spec.encoder.is_some();
     html! {
         <>
         <section class="panel model-form" aria-label="Model">
@@ -125,18 +137,21 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 if p.choice.gallery.is_none() {
                     <option value="" selected=true disabled=true>{ format!("{} (config file)", spec.name) }</option>
                 }
-                { for model::gallery().iter().map(|e| {
-                    let summary = model::load_gallery(e.name).map(|s| model::pattern_summary(&s.layers)).unwrap_or_default();
-                    html! { <option value={e.name} selected={p.choice.gallery == Some(e.name)} title={summary.clone()}>
-                        { format!("{} — {}", e.name, summary) }</option> }
+                { for options.iter().map(|(name, text)| html! {
+                    <option value={*name} selected={p.choice.gallery == Some(*name)} title={text.clone()}>{ text.clone() }</option>
                 }) }
             </select>
-            <p class="formula" id="model-pattern">{ format!("{} · {} · {} layers: {}", spec.name,
-                if spec.causal { "decoder (causal)" } else { "encoder (bidirectional)" }, spec.layers.len(), model::pattern_summary(&spec.layers)) }</p>
+            // A long layer list (a hybrid's) is cut: the strip under Layer kinds shows every layer.
+            <p class="formula" id="model-pattern" data-pattern={describe(spec)}>{ clipped(&describe(spec), 160) }</p>
             if let Some(e) = entry {
                 <p class="hint">{ e.notes }{" · "}<a class="doc-link" href={e.source} target="_blank" rel="noopener">{"config.json"}</a></p>
             } else {
                 <p class="hint">{ format!("from {}", p.choice.source) }</p>
+            }
+            if !spec.notes.is_empty() {
+                <div id="model-notes" aria-label="Notes on how the config was read">
+                    { for spec.notes.iter().map(|n| html! { <p class="hint model-note">{ format!("Note: {}.", n.trim_end_matches('.')) }</p> }) }
+                </div>
             }
             <div class="toolrow">
                 <label class="button" for="model-file">{"Open config.json…"}</label>
@@ -154,19 +169,26 @@ pub fn model_picker(p: &PickerProps) -> Html {
             <p class="hint">{"Drop a config.json anywhere on this view to load it."}</p>
         </section>
         <section class="panel model-context" aria-label="Context">
-            <label class="field" for="model-n">{"Context length n"}</label>
+            <label class="field" for="model-n">{ if encoder { "Context length n (the decoder's)" } else { "Context length n" } }</label>
             <input id="model-n" type="text" inputmode="numeric" value={(*n_text).clone()} onchange={on_n}
                 aria-describedby="model-n-hint" />
             <p class="hint" id="model-n-hint">{ format!("up to {MAX_MODEL_N} in the browser") }</p>
-            <label class="field" for="model-docs">{"Document lengths (optional)"}</label>
-            <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()} onchange={on_docs}
-                aria-describedby="model-docs-hint" />
-            <p class="hint" id="model-docs-hint">{"comma list summing to n: packed documents, each its own sequence"}</p>
+            if encoder {
+                <label class="field" for="model-encoder">{"Encoder length (optional)"}</label>
+                <input id="model-encoder" type="text" inputmode="numeric" placeholder={format!("default: n = {}", p.n)}
+                    value={(*enc_text).clone()} onchange={on_enc} aria-describedby="model-encoder-hint" />
+                <p class="hint" id="model-encoder-hint">{"The encoder's positions come first (default: n of them), then the decoder's n. No packed documents here."}</p>
+            } else {
+                <label class="field" for="model-docs">{"Document lengths (optional)"}</label>
+                <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()} onchange={on_docs}
+                    aria-describedby="model-docs-hint" />
+                <p class="hint" id="model-docs-hint">{"comma list summing to n: packed documents, each its own sequence"}</p>
+            }
         </section>
         <section class="panel model-actions" aria-label="Use the result">
             <button type="button" id="model-open-scaled" onclick={open_scaled} disabled={p.scaled.is_err()}>{"Open a scaled copy in the editor"}</button>
             <p class="hint" id="model-scale">{ match &p.scaled {
-                Ok(s) => format!("{} (a dense {}-layer stack)", s.summary, spec.layers.len()),
+                Ok(s) => format!("{} (a dense {}-layer stack)", s.summary, spec.layer_count()),
                 Err(e) => e.clone(),
             } }</p>
             <button type="button" id="model-export" disabled={export.is_none()} onclick={export.unwrap_or_default()}

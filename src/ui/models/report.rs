@@ -1,5 +1,6 @@
 //! The report of a model run: the verdict and leaks, the per-layer plot (coverage and lookback
-//! against the layer), the per-layer table, and the limit's compressed Hasse diagram.
+//! against the layer, over a strip of the layers' kinds), the per-layer table (each type marked
+//! with its kind's colour, as in the legend), and the limit's compressed Hasse diagram.
 
 use std::rc::Rc;
 
@@ -10,7 +11,8 @@ use super::super::chart;
 use super::super::form::on_click;
 use super::super::order::OrderDiagram;
 use super::heatmap::grouped;
-use crate::state::{Action, ModelOutcome, OrderView};
+use super::kinds::kind_swatch;
+use crate::state::{Action, LayerLegend, ModelOutcome, OrderView};
 
 /// Most compressed Hasse nodes drawn (the layout's time grows quickly past this).
 const MAX_DRAWN_NODES: usize = 200;
@@ -35,14 +37,21 @@ pub struct LayerProps {
     pub outcome: Rc<ModelOutcome>,
     /// The layer shown.
     pub layer: usize,
+    /// The kinds of the run's layers (the legend's colours).
+    pub legend: Rc<LayerLegend>,
     /// Dispatch.
     pub dispatch: Callback<Action>,
 }
 
 impl PartialEq for LayerProps {
     fn eq(&self, o: &Self) -> bool {
-        Rc::ptr_eq(&self.outcome, &o.outcome) && self.layer == o.layer
+        Rc::ptr_eq(&self.outcome, &o.outcome) && self.layer == o.layer && Rc::ptr_eq(&self.legend, &o.legend)
     }
+}
+
+/// The CSS class of layer `l`'s kind (1-based), from the legend.
+fn kind_class(legend: &LayerLegend, l: usize) -> &'static str {
+    legend.strip.get(l.wrapping_sub(1)).and_then(|&e| legend.entries.get(e)).map_or("", |e| e.class)
 }
 
 /// The verdict, the leaks and the time.
@@ -76,15 +85,31 @@ pub fn verdict(p: &OutcomeProps) -> Html {
         ),
         _ => format!("The limit: {} component(s); {}.", r.limit.components, r.limit.method),
     };
+    // An encoder-decoder's positions: the encoder's first, then the decoder's.
+    let (sides, split) = match &run.spec.encoder {
+        Some(e) => (
+            // Narrow no-break spaces: a number never wraps inside the heading.
+            format!(" (encoder {} + decoder {})", grouped(e.context), grouped(run.n - e.context))
+                .replace('\u{2009}', "\u{202f}"),
+            format!(
+                " Positions 0–{} are the encoder's, {}–{} the decoder's.",
+                e.context.saturating_sub(1),
+                e.context,
+                run.n.saturating_sub(1)
+            ),
+        ),
+        None => (String::new(), String::new()),
+    };
     html! {
         <section class="panel verdict" id="model-verdict" aria-label="Verdict" data-full-at={r.full_at.map(|x| x.to_string())}
             data-short={r.shortfall.queries.to_string()} data-depth={r.depth.to_string()} data-leaks={run.leaks().to_string()}
-            data-ms={format!("{:.1}", p.outcome.millis)} data-n={run.n.to_string()}>
-            <p class="verdict-line"><strong>{ format!("{} at n = {}: ", run.spec.name, grouped(run.n)) }</strong>
+            data-ms={format!("{:.1}", p.outcome.millis)} data-n={run.n.to_string()} data-model={run.spec.name.clone()}
+            data-limit-cells={r.limit_cells.to_string()}>
+            <p class="verdict-line"><strong>{ format!("{} at n = {}{sides}: ", run.spec.name, grouped(run.n)) }</strong>
                 <span id="model-verdict-text">{ run.verdict() }</span>
                 { match r.full_at { Some(_) => String::new(), None => format!(" — after layer {} of {}.", r.depth, r.depth) } }</p>
             <p id="model-leaks" class={classes!("leaks", run.leaks().then_some("leaking"))}>{ leaks }</p>
-            <p class="hint">{ structure }{ format!(" Computed in {:.0} ms in this browser.", p.outcome.millis) }</p>
+            <p class="hint">{ structure }{ split }{ format!(" Computed in {:.0} ms in this browser.", p.outcome.millis) }</p>
         </section>
     }
 }
@@ -148,6 +173,11 @@ pub fn layer_plot(p: &LayerProps) -> Html {
                 { chart::line("axis", (left, y(1.0)), (left, y(0.0))) }
                 { chart::line("grid", (left, y(1.0)), (w - 6.0, y(1.0))) }
                 { chart::line("cursor-line", (x(layer), y(1.0)), (x(layer), y(0.0))) }
+                // Layer l spans x(l - 1)..x(l) on the axis: a strip of its kind's colour under it.
+                <g class="plot-kinds" aria-hidden="true">
+                    { for (1..=depth).map(|l| html! { <rect class={kind_class(&p.legend, l)} x={chart::at(x(l - 1))}
+                        y={chart::at(y(0.0) + 2.0)} width={chart::at((x(l) - x(l - 1)).max(0.5))} height="5" /> }) }
+                </g>
                 <polyline class="median" points={med.join(" ")} />
                 <polyline class="coverage" points={cov.join(" ")} />
                 { for r.growth.iter().enumerate().filter(|(l, _)| depth <= 64 || l % 4 == 0).map(|(l, &c)| html! {
@@ -184,8 +214,10 @@ pub fn layer_table(p: &LayerProps) -> Html {
                     { for r.layers.iter().map(|l| {
                         let go = on_click(&p.dispatch, Action::SetModelLayer(l.layer));
                         html! {
-                            <tr class={classes!((l.layer == p.layer).then_some("current"))} onclick={go} data-layer={l.layer.to_string()} data-cells={l.cells.to_string()}>
-                                <td>{ l.layer }</td><td>{ l.label.clone() }</td><td class="num">{ grouped(l.cells) }</td>
+                            <tr class={classes!((l.layer == p.layer).then_some("current"))} onclick={go} data-layer={l.layer.to_string()} data-cells={l.cells.to_string()}
+                                data-lookback={format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max)}>
+                                <td>{ l.layer }</td><td class="type">{ kind_swatch(kind_class(&p.legend, l.layer), 8) }{ l.label.clone() }</td>
+                                <td class="num">{ grouped(l.cells) }</td>
                                 <td class="num">{ format!("{:.2}%", 100.0 * l.cells as f64 / limit) }</td>
                                 <td class="num">{ format!("{} / {} / {}", grouped(l.lookback.min), grouped(l.lookback.median), grouped(l.lookback.max)) }</td>
                                 <td>{ if l.leaks { format!("yes ({})", grouped(l.leaking_queries)) } else { "no".into() } }</td>
