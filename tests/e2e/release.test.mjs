@@ -1,9 +1,11 @@
 // The release bundle (scripts/release.sh; scripts/test.sh builds it into dist-release/ and runs
 // this file, with most of the suite, against it through HASSEFLOW_DIST): its wasm is at most
-// 590,000 bytes after `gzip -9` (GNU gzip, the measure of every row in docs/BENCHMARKS.md). Issue
+// 615,000 bytes after `gzip -9` (GNU gzip, the measure of every row in docs/BENCHMARKS.md). Issue
 // 12 brought the app to 447 KB against a 450 KB target; the mask_mod interpreter of issue 19 (a
-// Python interpreter with torch's tensor semantics, run in the browser) added 131 KB, so the gate
-// holds the bundle at its new size (578 KB) to catch any further growth. It is the build release.sh makes, with no
+// Python interpreter with torch's tensor semantics, run in the browser) added 131 KB, and reading
+// every Transformers text model type (issue 20: the type table, the derivations and their messages,
+// encoder-decoders, the layer-kind legend) 29 KB more, so the gate holds the bundle at its new size
+// (607 KB) to catch any further growth. It is the build release.sh makes, with no
 // panic messages or source locations compiled in. That the app works from it is what the other
 // test files check when run against the same folder.
 import { test } from 'node:test';
@@ -13,8 +15,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { DIST, HASHED_WASM } from './support.mjs';
 
-/** The gate for the gzipped wasm, in bytes (issue 12's 447 KB plus the mask_mod interpreter's 131 KB, and 12 KB of margin). */
-const MAX_GZIPPED = 590_000;
+/** The gate for the gzipped wasm, in bytes (issue 12's 447 KB, the mask_mod interpreter's 131 KB, issue 20's 29 KB, 8 KB of margin). */
+const MAX_GZIPPED = 615_000;
 
 function wasmPath() {
   const files = readdirSync(DIST).filter((f) => HASHED_WASM.test(f));

@@ -448,7 +448,7 @@ fn derive(
             }
             derive_known(f, t)?
         }
-        (None, Some(facts)) if facts.role != Role::Unknown => derive_table(f, facts, notes)?,
+        (None, Some(facts)) if facts.role != Role::Unknown => derive_table(f, &facts, notes)?,
         _ => derive_unknown(f, model_type, opts)?,
     };
     if let Some(d) = opts.direction {

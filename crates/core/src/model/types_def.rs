@@ -1,5 +1,5 @@
 //! What the reader knows about each `model_type` that a `config.json` does not say: the rows of
-//! the generated [`super::types::TYPES`] table (tests/python/gen_model_types.py reads them from
+//! the generated [`super::types::TYPES`] text (tests/python/gen_model_types.py reads them from
 //! the pinned Transformers; tests/python/test_models_live.py checks them against the models).
 
 /// How a type's text model attends.
@@ -22,7 +22,7 @@ pub(super) enum Role {
 }
 
 /// One row of the table.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct TypeFacts {
     /// The `model_type`.
     pub model_type: &'static str,
@@ -51,7 +51,67 @@ pub(super) struct TypeFacts {
 }
 
 /// The row of `model_type`, if Transformers has it.
-pub(super) fn facts(model_type: &str) -> Option<&'static TypeFacts> {
-    let types = super::types::TYPES;
-    types.binary_search_by(|t| t.model_type.cmp(model_type)).ok().map(|i| &types[i])
+pub(super) fn facts(model_type: &str) -> Option<TypeFacts> {
+    super::types::TYPES.lines().find_map(|line| {
+        let mut cells = line.split('\t');
+        if cells.next()? != model_type {
+            return None;
+        }
+        let mut next = || cells.next().unwrap_or("");
+        let role = match next() {
+            "D" => Role::Decoder,
+            "E" => Role::Encoder,
+            "B" => Role::IsDecoder,
+            "X" => Role::XlmCausal,
+            "S" => Role::EncoderDecoder,
+            "C" => Role::Composite,
+            _ => Role::Unknown,
+        };
+        let text = next();
+        let layers = next();
+        let layers_default = next().parse().ok();
+        let encoder_layers = next();
+        let encoder_default = next().parse().ok();
+        let positions = next();
+        let positions_default = next().parse().ok();
+        let window_all = next() == "1";
+        let uniform = next();
+        Some(TypeFacts {
+            model_type: line.split('\t').next().unwrap_or(""),
+            role,
+            text,
+            layers,
+            layers_default,
+            encoder_layers,
+            encoder_default,
+            positions,
+            positions_default,
+            window_all,
+            uniform,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_its_eleven_cells_and_a_known_role() {
+        let mut last = "";
+        for line in super::super::types::TYPES.lines() {
+            let cells: Vec<&str> = line.split('\t').collect();
+            assert_eq!(cells.len(), 11, "{line}");
+            assert!(cells[0] > last, "sorted and unique: {line}");
+            last = cells[0];
+            let f = facts(cells[0]).expect("its own row");
+            assert_ne!(f.role, Role::Unknown, "{line}");
+            assert_eq!(f.role == Role::Composite, !f.text.is_empty(), "{line}");
+        }
+        let t5 = facts("t5").expect("t5");
+        assert_eq!((t5.role, t5.encoder_layers, t5.layers), (Role::EncoderDecoder, "num_layers", "num_decoder_layers"));
+        assert_eq!(facts("gpt2").map(|f| (f.layers, f.positions)), Some(("n_layer", "n_positions")));
+        assert_eq!(facts("llava").map(|f| f.text), Some("llama"));
+        assert_eq!(facts("nope"), None);
+    }
 }
