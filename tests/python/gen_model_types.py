@@ -49,10 +49,17 @@ DIRECTION = {
     "evolla": "decoder",  # calls both builders and has is_decoder, but its LM is causal
     "trocr": "decoder",
     "reformer": "decoder",
+    # CPM-Ant's forward marks every token as context (`context = 1`), and context tokens read one
+    # another both ways: bidirectional in a forward pass.
+    "cpmant": "encoder",
 }
 
 # Layer counts stored under a name the class's `attribute_map` does not give.
-LAYER_FIELD = {"longcat_flash": "num_layers"}
+LAYER_FIELD = {"longcat_flash": "num_layers", "pp_formulanet_text": "decoder_layers"}
+
+# Text towers that are a decoder only, though their config says `is_encoder_decoder` (the
+# encoder is the vision model's).
+DECODER_ONLY = {"pp_formulanet_text"}
 
 WINDOW_ALL = "mask_function = create_causal_mask if self.config.sliding_window is None else create_sliding_window_causal_mask"
 
@@ -87,6 +94,8 @@ def source_of(cfg_cls, model_type=None):
 
 
 def direction(model_type, cfg, src):
+    if model_type in DECODER_ONLY:
+        return "decoder"
     if model_type in DIRECTION:
         return DIRECTION[model_type]
     causal = "create_causal_mask" in src or "create_sliding_window_causal_mask" in src or "_prepare_4d_causal_attention_mask" in src
@@ -126,7 +135,7 @@ def row(model_type):
         r["text"] = text.model_type
         return r
     src = source_of(cls, model_type)
-    if getattr(cfg, "is_encoder_decoder", False):
+    if getattr(cfg, "is_encoder_decoder", False) and model_type not in DECODER_ONLY:
         r["role"] = "encoder_decoder"
         enc = next((k for k in ("encoder_layers", "num_layers", "num_encoder_layers") if hasattr(cfg, k) and default_int(cfg, k) is not None), "")
         dec = next((k for k in ("decoder_layers", "num_decoder_layers") if hasattr(cfg, k) and default_int(cfg, k) is not None), "")
@@ -215,7 +224,8 @@ def main():
         for sub in ("encoder", "decoder", "text_encoder"):
             c = getattr(cfg, sub, None)
             mt = getattr(c, "model_type", None)
-            if isinstance(mt, str) and mt in CONFIG_MAPPING and mt not in seen:
+            text_model = hasattr(c, "vocab_size") or hasattr(c, "text_config")  # not ViT, not an audio encoder
+            if isinstance(mt, str) and mt in CONFIG_MAPPING and mt not in seen and text_model:
                 todo.append(mt)
     rows.sort(key=lambda r: r["type"])
     text = render(rows)

@@ -237,7 +237,11 @@ fn kind_of(name: &str) -> Result<LayerKind, &'static str> {
         | "heavily_compressed_attention"
         | "minimax_m3_sparse"
         | "hybrid_sliding"
-        | "reference_sliding_attention" => return Err("layer type known to Transformers but not modelled:"),
+        | "reference_sliding_attention" => {
+            return Err(
+                "layer type known to Transformers but not modelled (give full_attention there for the layer's static bound):",
+            );
+        }
         _ => return Err("unknown layer type"),
     })
 }
@@ -262,6 +266,30 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
     };
     if let (Some(enc), Some(Value::Object(dec))) = (encoder, top.get("decoder")) {
         let dec = Fields { obj: dec, prefix: "decoder." };
+        // An image or audio encoder (VisionEncoderDecoder's ViT): the text is the decoder's; its
+        // cross-attention reads encoder states that are not positions of this sequence.
+        let enc_type = enc.string("model_type")?;
+        if !enc_type.is_some_and(|t| facts(t).is_some() || SUPPORTED_MODEL_TYPES.contains(&t)) {
+            let (mut spec, model_type) = read_tower(
+                &dec,
+                None,
+                &ReadOptions { direction: Some(Direction::Causal), from_wrapper: true },
+                &mut notes,
+            )?;
+            spec.causal = true;
+            notes.push(format!(
+                "the text tower was read: the decoder ({model_type}); the encoder ({}) is not a text model, and the \
+                 decoder's cross-attention reads its states, not positions of this sequence",
+                clip(enc_type.unwrap_or("no model_type"))
+            ));
+            return finish(spec, name, &model_type, notes);
+        }
+        // A composite encoder (T5Gemma 2's, with its own text_config).
+        let enc_text = match enc.get("text_config") {
+            Some(Value::Object(o)) => Some(Fields { obj: o, prefix: "encoder.text_config." }),
+            _ => None,
+        };
+        let enc = enc_text.unwrap_or(enc);
         // The sub-configs' roles are the wrapper's: the encoder reads both ways (a T5 used as
         // MusicGen's text encoder is its encoder stack), the decoder is causal.
         let as_encoder = ReadOptions { direction: Some(Direction::Bidirectional), from_wrapper: true };
@@ -270,6 +298,15 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
         if let Some(inner) = enc_spec.encoder.take() {
             enc_spec.layers = inner.layers;
             enc_spec.causal = inner.causal;
+        }
+        if top_type == Some("t5gemma2") && enc_spec.layers.iter().any(|k| matches!(k, LayerKind::Sliding { .. })) {
+            return Err(ModelError::Unsupported {
+                field: "encoder.text_config.layer_types".to_string(),
+                reason:
+                    "T5Gemma 2's encoder windows are asymmetric (w / 2 keys back, w / 2 - 1 ahead), which no layer \
+                         kind describes; give full_attention there for the static bound"
+                        .to_string(),
+            });
         }
         let (mut spec, model_type) = read_tower(
             &dec,

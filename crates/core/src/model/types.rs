@@ -47,7 +47,7 @@ convbert	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
 cosmos3_edge	C	cosmos3_edge_text							0	\n\
 cosmos3_edge_text	D		num_hidden_layers	28			max_position_embeddings	131072	0	\n\
 cosmos3_omni	C	qwen3_vl_text							0	\n\
-cpmant	D		num_hidden_layers	48			max_position_embeddings		0	\n\
+cpmant	E		num_hidden_layers	48			max_position_embeddings		0	\n\
 ctrl	D		n_layer	48			n_positions	256	0	\n\
 cwm	D		num_hidden_layers	64			max_position_embeddings	131072	0	\n\
 data2vec-text	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
@@ -294,7 +294,7 @@ pix2struct_text_model	B		num_layers	12			max_position_embeddings		0	\n\
 plbart	S		decoder_layers	6	encoder_layers	6	max_position_embeddings	1024	0	\n\
 pp_chart2table	C	qwen2							0	\n\
 pp_formulanet	C	pp_formulanet_text							0	\n\
-pp_formulanet_text	S		decoder_layers	8	encoder_layers	12	max_position_embeddings	2560	0	\n\
+pp_formulanet_text	D		decoder_layers	8			max_position_embeddings	2560	0	\n\
 prophetnet	S		num_decoder_layers	12	num_encoder_layers	12	max_position_embeddings	512	0	\n\
 qianfan_ocr	C	qwen3							0	\n\
 qwen2	D		num_hidden_layers	32			max_position_embeddings	32768	0	\n\
@@ -366,7 +366,6 @@ video_llama_3	C	qwen2							0	\n\
 video_llava	C	llama							0	\n\
 vipllava	C	llama							0	\n\
 vision-encoder-decoder	S						max_position_embeddings		0	\n\
-vit	E		num_hidden_layers	12			max_position_embeddings		0	\n\
 voxtral	C	llama							0	\n\
 voxtral_realtime	C	voxtral_realtime_text							0	\n\
 voxtral_realtime_text	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
