@@ -185,14 +185,7 @@ test('a bad config.json, pasted or dropped, shows a message and keeps the previo
     .includes('could not read pasted config.json: config: malformed JSON'));
   assert.deepEqual(await verdict(page), before);
   assert.equal(await page.locator('#models-view').getAttribute('data-settings'), settings);
-  const drop = async (name, text) => {
-    const dt = await page.evaluateHandle(([name, text]) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([text], name, { type: 'application/json' }));
-      return dt;
-    }, [name, text]);
-    await page.dispatchEvent('#models-view', 'drop', { dataTransfer: dt });
-  };
+  const drop = (name, text) => dropConfig(page, name, text);
   await drop('odd.json', '{"model_type": "no-such-model", "num_hidden_layers": 4}');
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent
     .includes('could not read odd.json: model_type: unknown model type "no-such-model"'));

@@ -137,18 +137,7 @@ impl<'a> Fields<'a> {
 
     /// `num_hidden_layers`, or the config class's default when absent.
     fn layer_count(&self, default: Option<u64>) -> Result<Option<u64>, ModelError> {
-        let key = "num_hidden_layers";
-        let n = match self.obj.get(key) {
-            None => default,
-            Some(Value::Null) => None,
-            Some(v) => self.positive_value(key, Some(v))?,
-        };
-        if let Some(n) = n
-            && n > MAX_LAYERS
-        {
-            return Err(ModelError::TooManyLayers { field: self.name(key), count: n, max: MAX_LAYERS });
-        }
-        Ok(n)
+        counted(self, "num_hidden_layers", default)
     }
 
     /// `layer_types` as strings (legacy names remapped as `remap_legacy_layer_types` does).
