@@ -314,6 +314,22 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
 
     // Composite (multimodal) configs keep the language model in `text_config`.
     let composite = top_type.and_then(facts).filter(|t| t.role == Role::Composite);
+    // A vision-language-action config keeps its language model in `vlm_config.text_config` (π0).
+    if !top.has("text_config")
+        && let Some(Value::Object(vlm)) = top.get("vlm_config")
+        && let Some(Value::Object(text)) = vlm.get("text_config")
+    {
+        let text = Fields { obj: text, prefix: "vlm_config.text_config." };
+        let (spec, model_type) = read_tower(&text, text.string("model_type")?, opts, &mut notes)?;
+        notes.insert(
+            0,
+            format!(
+                "the text tower was read: vlm_config.text_config ({model_type}) of the {} config",
+                top_type.unwrap_or("?")
+            ),
+        );
+        return finish(spec, name, &model_type, notes);
+    }
     let text_obj = match top.obj.get("text_config") {
         None | Some(Value::Null) => None,
         Some(Value::Object(o)) => Some(o),
@@ -520,13 +536,20 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
         }
         None => legacy_types(f, t, &mut params, || count(t.layers, t.layers_default))?,
     };
-    if mt == "big_bird" && f.string("attention_type")?.unwrap_or("block_sparse") == "block_sparse" {
-        notes.push(
-            "attention_type block_sparse: shown is its static bound, full attention; Transformers runs it as full \
-             attention while the sequence is at most (5 + 2 x num_random_blocks) x block_size tokens, and above that \
-             its random blocks are drawn per run"
-                .to_string(),
-        );
+    if mt == "big_bird" {
+        refuse_block_sparse(f)?;
+    }
+    if mt == "reformer" {
+        return Err(ModelError::Unsupported {
+            field: f.name("attn_layers"),
+            reason:
+                "Reformer's LSH layers hash the data and its local layers look one chunk back cyclically, which no \
+                     layer kind describes; give the mask a run uses to hasseflow analyze (a .npy or a mask_mod) instead"
+                    .to_string(),
+        });
+    }
+    if mt == "dory" {
+        return dory(f, &types, &params);
     }
     if !causal && let Ok(w) = params.window.as_mut() {
         // `sliding_window_bidirectional_overlay(w)` is inclusive, `|q - k| <= w`: the seam's
@@ -564,6 +587,51 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
         return Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None });
     }
     Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
+}
+
+/// BigBird's `block_sparse` (the class default): global, sliding and random blocks, which no
+/// layer kind describes. Transformers runs it as full attention up to
+/// `(5 + 2 num_random_blocks) block_size` tokens.
+fn refuse_block_sparse(f: &Fields) -> Result<(), ModelError> {
+    if f.string("attention_type")?.unwrap_or("block_sparse") == "block_sparse" {
+        return Err(ModelError::Unsupported {
+            field: f.name("attention_type"),
+            reason:
+                "block_sparse (global, sliding and random blocks) is not modelled; give original_full, which is what \
+                     Transformers runs for sequences up to (5 + 2 x num_random_blocks) x block_size tokens"
+                    .to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Dory: the file lists each layer as an (attention, mlp) pair of blocks, and counts blocks;
+/// the model runs its input layers, its recurrent layers `n_recurrent_loops` times, then its
+/// output layers (`DoryConfig.__post_init__`, `DoryModel.forward`).
+fn dory(f: &Fields, types: &[String], params: &Params) -> Result<Derived, ModelError> {
+    let paired = types.iter().any(|t| t == "mlp");
+    let attention: Vec<String> = if paired { types.iter().step_by(2).cloned().collect() } else { types.to_vec() };
+    let halve = |v: u64| if paired { v / 2 } else { v };
+    let input = halve(f.positive_or("n_input_layers", 8)?) as usize;
+    let output = halve(f.positive_or("n_output_layers", 8)?) as usize;
+    let loops = f.positive_or("n_recurrent_loops", 2)?;
+    if input + output > attention.len() {
+        return Err(ModelError::LayerCount {
+            field: f.name("n_input_layers"),
+            listed: input + output,
+            declared: attention.len() as u64,
+        });
+    }
+    let recurrent = &attention[input..attention.len() - output];
+    if (recurrent.len() as u64).saturating_mul(loops) > MAX_LAYERS {
+        return Err(ModelError::TooManyLayers { field: f.name("n_recurrent_loops"), count: loops, max: MAX_LAYERS });
+    }
+    let mut run: Vec<String> = attention[..input].to_vec();
+    for _ in 0..loops {
+        run.extend_from_slice(recurrent);
+    }
+    run.extend_from_slice(&attention[attention.len() - output..]);
+    Ok(Derived { layers: kinds(f, &run, params)?, causal: true, encoder: None })
 }
 
 /// Inkling: every layer runs its attention (sliding over `sliding_window_size` in a
@@ -767,7 +835,35 @@ fn derive_encoder_decoder(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) ->
         reason: "is not set (the number of decoder layers)".to_string(),
     })?;
     let _ = notes;
-    let encoder_layers = if t.model_type == "led" {
+    match t.model_type {
+        "bigbird_pegasus" => refuse_block_sparse(f)?,
+        "pegasus_x" => {
+            return Err(ModelError::Unsupported {
+                field: f.name("block_size"),
+                reason: "PEGASUS-X's encoder (local blocks staggered every other layer, plus global tokens) is not \
+                         modelled; give the encoder's mask to hasseflow analyze (a .npy or a mask_mod) instead"
+                    .to_string(),
+            });
+        }
+        _ => {}
+    }
+    let encoder_layers = if t.model_type == "longt5" {
+        // `LongT5LocalAttention`: `|q - k| <= local_radius`; `transient-global` adds the sums of
+        // every block (`global_block_size`) as keys, so every position reaches every other.
+        let attention = f.string("encoder_attention_type")?.unwrap_or("local");
+        let radius = f.int("local_radius")?.unwrap_or(127).max(0) as u64;
+        let kind = match attention {
+            "local" => LayerKind::Sliding { window: radius + 1 },
+            "transient-global" => LayerKind::Full,
+            other => {
+                return Err(ModelError::Unsupported {
+                    field: f.name("encoder_attention_type"),
+                    reason: format!("{:?} is neither local nor transient-global", clip(other)),
+                });
+            }
+        };
+        vec![kind; enc_n as usize]
+    } else if t.model_type == "led" {
         // LED's encoder is Longformer's: `|q - k| <= attention_window / 2` per layer.
         let key = "attention_window";
         let windows: Vec<u64> = match f.obj.get(key) {
