@@ -162,6 +162,18 @@ fn refusals_name_the_field() {
     );
     // Transformers 5.24's mask builders never read `is_causal` from a config: a field that no
     // layer uses never stops a read (nor does Qwen2-MoE's `sliding_window: 0` without sliding layers).
+    // `use_bidirectional_attention: true` flips Gemma's `is_causal` (refused, naming the field);
+    // `"vision"` concerns image tokens only.
+    refusal(
+        r#"{"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": true}"#,
+        "use_bidirectional_attention",
+    );
+    let gemma = model::parse_config(
+        r#"{"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": "vision"}"#,
+        "t",
+    )
+    .expect("vision only");
+    assert!(gemma.causal);
     let llama = model::parse_config(r#"{"model_type": "llama", "is_causal": false}"#, "t").expect("ignored field");
     assert!(llama.causal);
     let moe = model::parse_config(
