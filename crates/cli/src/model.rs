@@ -152,11 +152,6 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         ..model::ReadOptions::default()
     };
     let (spec, source) = load(source, &opts)?;
-    for note in &spec.notes {
-        if !a.json {
-            eprintln!("note: {note}");
-        }
-    }
     if spec.encoder.is_some() && (a.docs.is_some() || a.segments.is_some()) {
         bail!("--docs/--segments: packed documents are not modelled for an encoder-decoder model");
     }
@@ -191,6 +186,12 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         }
         e => e.into(),
     })?;
+    // The reader's notes, once the run stands (a refusal stays one line); `--json` has them in `notes`.
+    if !a.json {
+        for note in &run.spec.notes {
+            eprintln!("note: {note}");
+        }
+    }
     if a.json {
         let mut v = run.to_json();
         v["timings_ms"] = json!({ "reach": reach_ms });

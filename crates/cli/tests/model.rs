@@ -85,7 +85,7 @@ fn config_file_and_segments_file() {
 #[test]
 fn bad_input_fails_with_one_line() {
     let bad = temp_file("bad.json", r#"{"model_type": "gemma2", "sliding_window": 0}"#);
-    let unknown = temp_file("unknown.json", r#"{"model_type": "bloom", "num_hidden_layers": 2}"#);
+    let unknown = temp_file("unknown.json", r#"{"model_type": "bloomish", "num_hidden_layers": 2}"#);
     let malformed = temp_file("malformed.json", "{oops");
     let reused = temp_file("reused.json", "[0, 0, 1, 0]");
     let (bad, unknown, malformed, reused) = (
@@ -96,7 +96,7 @@ fn bad_input_fails_with_one_line() {
     );
     for (args, needle) in [
         (vec!["model", bad, "--context", "4"], "sliding_window: must be a positive integer"),
-        (vec!["model", unknown, "--context", "4"], "model_type: unknown model type \"bloom\""),
+        (vec!["model", unknown, "--context", "4"], "model_type: unknown model type \"bloomish\""),
         (vec!["model", malformed, "--context", "4"], "malformed JSON"),
         (vec!["model", "no-such-model", "--context", "4"], "no such file or gallery model"),
         (vec!["model", "gpt-oss-20b"], "--context"),
