@@ -162,17 +162,22 @@ fn refusals_name_the_field() {
     );
     // Transformers 5.24's mask builders never read `is_causal` from a config: a field that no
     // layer uses never stops a read (nor does Qwen2-MoE's `sliding_window: 0` without sliding layers).
-    // `use_bidirectional_attention: true` flips Gemma's `is_causal` (refused, naming the field);
-    // `"vision"` concerns image tokens only.
+    // `use_bidirectional_attention: true` flips Gemma 4's `is_causal` (refused, naming the
+    // field); `"vision"` concerns image tokens only; Gemma 1 keeps causal masks with it.
     refusal(
-        r#"{"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": true}"#,
+        r#"{"model_type": "gemma4_text", "num_hidden_layers": 2, "use_bidirectional_attention": "all"}"#,
         "use_bidirectional_attention",
     );
+    let gemma4 = model::parse_config(
+        r#"{"model_type": "gemma4_text", "num_hidden_layers": 2, "sliding_window": 8, "use_bidirectional_attention": "vision"}"#,
+        "t",
+    );
+    assert!(gemma4.is_ok_and(|s| s.causal));
     let gemma = model::parse_config(
-        r#"{"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": "vision"}"#,
+        r#"{"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": true}"#,
         "t",
     )
-    .expect("vision only");
+    .expect("read causal");
     assert!(gemma.causal);
     let llama = model::parse_config(r#"{"model_type": "llama", "is_causal": false}"#, "t").expect("ignored field");
     assert!(llama.causal);

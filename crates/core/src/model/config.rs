@@ -539,11 +539,12 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     if mt == "big_bird" {
         refuse_block_sparse(f)?;
     }
-    // Gemma 1/4, DiffusionGemma and Step3.7 read `use_bidirectional_attention` (Gemma 3's is
+    // Gemma 4, DiffusionGemma and Step3.7 read `use_bidirectional_attention` (Gemma 3's is
     // derived above): `"vision"` makes only image tokens bidirectional (the text's reach is as
     // read); `true` / `"all"` flips the attention's `is_causal`, whose effect differs by attention
-    // path, so it is refused rather than guessed.
-    let reads_bidirectional = ["gemma", "gemma4_text", "gemma4_unified_text", "diffusion_gemma_text", "step3p5"];
+    // path, so it is refused rather than guessed. Gemma 1 (PaliGemma's and π0's language model)
+    // keeps its causal masks with the field set, as the live test measures: it is read causal.
+    let reads_bidirectional = ["gemma4_text", "gemma4_unified_text", "diffusion_gemma_text", "step3p5"];
     if reads_bidirectional.contains(&mt) {
         match f.get("use_bidirectional_attention") {
             None | Some(Value::Bool(false)) => {}
