@@ -36,10 +36,6 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
 /// config renames a `kimi_k2` text config to `deepseek_v3`, "to load from remote config on the hub").
 const ALIASES: &[(&str, &str)] = &[("kimi_k2", "deepseek_v3")];
 
-/// Composite (multimodal) configs whose attention lives in `text_config`, with the text
-/// config's default `model_type`.
-const COMPOSITES: &[(&str, &str)] = &[("gemma3", "gemma3_text"), ("llama4", "llama4_text")];
-
 /// Fields that change the mask in ways no layer kind describes; refused when set to anything
 /// but their harmless value (for model types that do not define them).
 const FOREIGN_FIELDS: &[(&str, &str)] = &[
@@ -336,8 +332,7 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
         Some(v) if composite.is_some() => return Err(top.wrong("text_config", "a JSON object", v)),
         Some(_) => None,
     };
-    let known_text = COMPOSITES.iter().find(|(c, _)| Some(*c) == top_type).map(|(_, t)| *t);
-    if composite.is_some() || known_text.is_some() || (text_obj.is_some() && !top.has("num_hidden_layers")) {
+    if composite.is_some() || (text_obj.is_some() && !top.has("num_hidden_layers")) {
         let empty = Map::new();
         // A flat file (Qwen2.5-VL's published config: the text fields at the top, no
         // `text_config`) is read at the top, as the config class passes them on.
@@ -347,19 +342,15 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
             None if flat => Fields { obj: top.obj, prefix: "" },
             None => Fields { obj: &empty, prefix: "text_config." },
         };
-        let default = composite.map(|c| c.text).filter(|t| !t.is_empty()).or(known_text);
+        let default = composite.map(|c| c.text).filter(|t| !t.is_empty());
         let t = if flat { default } else { text.string("model_type")?.or(default) };
         // `CONFIG_MAPPING[text_config["model_type"]](**text_config)`: a composite type here
         // builds a second composite config, whose own (absent) text_config holds the layers,
         // so none of this text_config's fields would be read.
-        if let Some(inner) =
-            t.filter(|t| facts(t).is_some_and(|f| f.role == Role::Composite) || COMPOSITES.iter().any(|(c, _)| c == t))
+        if let Some((inner, inner_facts)) =
+            t.and_then(|t| facts(t).filter(|f| f.role == Role::Composite).map(|f| (t, f)))
         {
-            let inner_text = facts(inner)
-                .map(|f| f.text)
-                .filter(|t| !t.is_empty())
-                .or_else(|| COMPOSITES.iter().find(|(c, _)| *c == inner).map(|(_, t)| *t))
-                .unwrap_or("its text model's type");
+            let inner_text = inner_facts.text;
             return Err(ModelError::Unsupported {
                 field: text.name("model_type"),
                 reason: format!(
@@ -886,17 +877,8 @@ fn derive_encoder_decoder(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) ->
         };
         vec![kind; enc_n as usize]
     } else if t.model_type == "led" {
-        // LED's encoder is Longformer's: `|q - k| <= attention_window / 2` per layer.
-        let key = "attention_window";
-        let windows: Vec<u64> = match f.obj.get(key) {
-            None => vec![512; enc_n as usize],
-            Some(Value::Array(items)) => {
-                check_count(f, key, items.len(), Some(enc_n))?;
-                items.iter().map(|v| longformer_window(f, v)).collect::<Result<_, _>>()?
-            }
-            Some(v) => vec![longformer_window(f, v)?; enc_n as usize],
-        };
-        windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect()
+        // LED's encoder is Longformer's.
+        longformer_layers(f, enc_n)?
     } else {
         vec![LayerKind::Full; enc_n as usize]
     };
@@ -1180,24 +1162,28 @@ fn derive_known(f: &Fields, t: &str) -> Result<Derived, ModelError> {
             Ok(Derived { layers: kinds(f, &types, &params)?, causal: false, encoder: None })
         }
         "longformer" => {
-            let n = count(f, t)?;
-            let key = "attention_window";
-            let windows: Vec<u64> = match f.obj.get(key) {
-                None => vec![512; n as usize],
-                Some(Value::Array(items)) => {
-                    check_count(f, key, items.len(), Some(n))?;
-                    items.iter().map(|v| longformer_window(f, v)).collect::<Result<_, _>>()?
-                }
-                Some(v) => vec![longformer_window(f, v)?; n as usize],
-            };
-            // `_sliding_chunks_query_key_matmul` with `one_sided_attn_window_size =
-            // attention_window // 2`: `|q - k| <= attention_window / 2`.
-            let layers = windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect();
+            let layers = longformer_layers(f, count(f, t)?)?;
             Ok(Derived { layers, causal: false, encoder: None })
         }
         // The composites ("gemma3", "llama4") are read through their text_config above.
         _ => Err(ModelError::UnknownModelType { field: f.name("model_type"), model_type: clip(t) }),
     }
+}
+
+/// Longformer's (and LED's encoder's) `n` layers from `attention_window`, an int for every layer
+/// or one per layer (default 512): `_sliding_chunks_query_key_matmul` with
+/// `one_sided_attn_window_size = attention_window // 2` keeps `|q - k| <= attention_window / 2`.
+fn longformer_layers(f: &Fields, n: u64) -> Result<Vec<LayerKind>, ModelError> {
+    let key = "attention_window";
+    let windows: Vec<u64> = match f.obj.get(key) {
+        None => vec![512; n as usize],
+        Some(Value::Array(items)) => {
+            check_count(f, key, items.len(), Some(n))?;
+            items.iter().map(|v| longformer_window(f, v)).collect::<Result<_, _>>()?
+        }
+        Some(v) => vec![longformer_window(f, v)?; n as usize],
+    };
+    Ok(windows.iter().map(|w| LayerKind::Sliding { window: w / 2 + 1 }).collect())
 }
 
 fn longformer_window(f: &Fields, v: &Value) -> Result<u64, ModelError> {
