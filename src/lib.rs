@@ -1,7 +1,7 @@
 //! hasseflow-app as a library: the plain-Rust parts of the web app (the store and the share-link
 //! codec), compiled and tested natively, plus the Yew shell, compiled only for wasm.
 
-pub mod share;
+pub use hasseflow_core::share;
 pub mod state;
 
 #[cfg(target_arch = "wasm32")]

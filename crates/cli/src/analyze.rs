@@ -17,10 +17,7 @@ pub(crate) fn analyze(input: &Input, json_out: bool, with_first_reach: bool, lay
     let analysis = Analysis::new(&file.mask);
     let first_reach = with_first_reach.then(|| FirstReach::new(&file.mask));
     let text = if json_out {
-        let mut v = report::analysis_json(&file, &analysis, first_reach.as_ref());
-        if let Some((stack, mode)) = &file.stack {
-            v["stack"] = report::stack_json(stack, *mode);
-        }
+        let v = hasseflow_core::report::analysis_json(&file, &analysis, first_reach.as_ref(), true);
         let mut s = serde_json::to_string(&v).context("serialising the report")?;
         s.push('\n');
         s
@@ -47,14 +44,8 @@ fn structured(input: &Input, json_out: bool, layers: Option<usize>) -> Result<()
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let rep = m.report();
     if json_out {
-        let v = json!({
-            "engine": "structured",
-            "mask_mod": {"name": rep.name, "batch": input.batch, "head": input.head, "uses_batch": rep.uses_batch,
-                         "uses_head": rep.uses_head, "skipped": rep.skipped.iter().map(|(l, c, w)| json!({"line": l, "column": c, "why": w})).collect::<Vec<_>>()},
-            "depth": r.full_at,
-            "reach": serde_json::to_value(&r).context("serialising the report")?,
-            "timings_ms": {"total": ms},
-        });
+        let mut v = hasseflow_core::report::structured_json(&r, Some((&rep, input.batch, input.head)));
+        v["timings_ms"] = json!({"total": ms});
         print_out(&format!("{v}\n"));
     } else {
         print_out(&structured_text(&m, &r, input, ms));

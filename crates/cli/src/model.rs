@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use hasseflow_core::model::{self, GalleryEntry, MAX_CONFIG_BYTES, ModelRun};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use hasseflow_core::reach::{ReachError, human_bytes};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{print_out, read_limited};
 
@@ -224,28 +224,17 @@ fn load(source: &str, opts: &model::ReadOptions) -> Result<(ModelSpec, String)> 
         let spec = model::parse_config_bytes_with(&bytes, &name, opts)?;
         return Ok((spec, source.to_string()));
     }
-    match model::gallery().iter().find(|e| e.name == source) {
-        Some(entry) => {
-            let spec = model::parse_config_with(entry.config, entry.name, opts)?;
-            Ok((spec, entry.source.to_string()))
-        }
-        None => bail!("{source}: no such file or gallery model (hasseflow model --list)"),
-    }
+    let entry = model::gallery_entry(source)
+        .map_err(|_| anyhow!("{source}: no such file or gallery model (hasseflow model --list)"))?;
+    let spec = model::parse_config_with(entry.config, entry.name, opts)?;
+    Ok((spec, entry.source.to_string()))
 }
 
 fn list(as_json: bool) -> Result<()> {
     let rows: Vec<(&GalleryEntry, ModelSpec)> =
         model::gallery().iter().map(|e| Ok((e, model::load_gallery(e.name)?))).collect::<Result<_>>()?;
     if as_json {
-        let v: Vec<Value> = rows
-            .iter()
-            .map(|(e, s)| {
-                json!({"name": e.name, "model_type": s.model_type, "layers": s.layer_count(), "encoder_layers": s.encoder.as_ref().map(|e| e.layers.len()),
-                       "causal": s.causal, "pattern": model::pattern_summary(&s.layers),
-                       "source": e.source, "notes": e.notes})
-            })
-            .collect();
-        print_out(&format!("{}\n", Value::Array(v)));
+        print_out(&format!("{}\n", model::gallery_json()?));
         return Ok(());
     }
     let mut out = format!("{:<24} {:<16} {:>6}  {}\n", "name", "model_type", "layers", "pattern / source");

@@ -1,47 +1,7 @@
-//! Reports of an analysis: the `--json` object (a stable contract for scripts) and the text summary.
+//! The text summary of an analysis (the `--json` object is the core's `report::analysis_json`).
 
 use hasseflow_core::format::MaskFile;
-use hasseflow_core::{Analysis, FirstReach, LayerStack, StackMode};
-use serde_json::{Value, json};
-
-/// The `analyze --json` object. Fields: n, entries, density, depth, dense, limit, classes,
-/// hasse_edges, height, width, growth, labels (when the file has them), first_reach (on request).
-pub fn analysis_json(file: &MaskFile, a: &Analysis, first_reach: Option<&FirstReach>) -> Value {
-    let mask = &file.mask;
-    let mut v = json!({
-        "n": a.n(),
-        "entries": mask.count_ones(),
-        "density": mask.density(),
-        "depth": a.depth(),
-        "dense": a.is_dense(),
-        "limit": a.closure().to_row_strings(),
-        "classes": a.classes(),
-        "hasse_edges": a.hasse_edges().iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
-        "height": a.height(),
-        "width": a.width(),
-        "growth": a.growth(),
-    });
-    if let Some(labels) = &file.labels {
-        v["labels"] = json!(labels);
-    }
-    if let Some(d) = first_reach {
-        v["first_reach"] = json!((0..d.n()).map(|q| d.row(q).collect::<Vec<_>>()).collect::<Vec<_>>());
-    }
-    v
-}
-
-/// The stack part of the report: mode, layer and head counts, depth, growth, limit rows.
-pub fn stack_json(stack: &LayerStack, mode: StackMode) -> Value {
-    let s = stack.analyze(mode);
-    json!({
-        "mode": match mode { StackMode::Once => "once", StackMode::Repeat => "repeat" },
-        "layers": stack.layers().len(),
-        "heads": stack.layers().iter().map(|l| l.heads.len()).collect::<Vec<_>>(),
-        "depth": s.depth,
-        "growth": s.growth,
-        "limit": s.limit.to_row_strings(),
-    })
-}
+use hasseflow_core::{Analysis, FirstReach};
 
 /// How many items a text line lists before eliding.
 const LIST_MAX: usize = 24;

@@ -29,3 +29,5 @@ pub mod format;
 pub mod interop;
 pub mod model;
 pub mod presets;
+pub mod report;
+pub mod share;

@@ -13,10 +13,12 @@
 //! No clock, IO or web types here: callers measure time themselves.
 
 mod layered;
+mod plot;
 mod scene;
 mod svg;
 
 pub use layered::lowered_size;
+pub use plot::{GRID_CELLS, Grid, grid_svg, growth_svg};
 pub use scene::{EdgePath, Scene, SceneEdge, SceneNode, node_caption};
 pub use svg::{SvgTheme, to_svg};
 

@@ -179,9 +179,34 @@ pub fn gallery() -> &'static [GalleryEntry] {
     GALLERY
 }
 
+/// The gallery entry named `name`.
+///
+/// # Errors
+/// [`ModelError::UnknownGalleryName`].
+pub fn gallery_entry(name: &str) -> Result<&'static GalleryEntry, ModelError> {
+    GALLERY.iter().find(|e| e.name == name).ok_or_else(|| ModelError::UnknownGalleryName(name.to_string()))
+}
+
 /// The model of a gallery entry, by name.
 pub fn load_gallery(name: &str) -> Result<ModelSpec, ModelError> {
-    let entry =
-        GALLERY.iter().find(|e| e.name == name).ok_or_else(|| ModelError::UnknownGalleryName(name.to_string()))?;
+    let entry = gallery_entry(name)?;
     parse_config(entry.config, entry.name)
+}
+
+/// The gallery as `hasseflow model --list --json` prints it: name, model_type, layers,
+/// encoder_layers, causal, pattern, source, notes per entry.
+///
+/// # Errors
+/// An entry that does not read (a test guards that none fails).
+pub fn gallery_json() -> Result<serde_json::Value, ModelError> {
+    let rows = GALLERY
+        .iter()
+        .map(|e| {
+            let s = load_gallery(e.name)?;
+            Ok(serde_json::json!({"name": e.name, "model_type": s.model_type, "layers": s.layer_count(),
+                   "encoder_layers": s.encoder.as_ref().map(|e| e.layers.len()), "causal": s.causal,
+                   "pattern": super::pattern_summary(&s.layers), "source": e.source, "notes": e.notes}))
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    Ok(serde_json::Value::Array(rows))
 }

@@ -33,7 +33,7 @@ use thiserror::Error;
 use crate::pattern::{LayerKind, ModelSpec};
 
 pub use config::SUPPORTED_MODEL_TYPES;
-pub use gallery::{GALLERY, GalleryEntry, gallery, load_gallery};
+pub use gallery::{GALLERY, GalleryEntry, gallery, gallery_entry, gallery_json, load_gallery};
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
 pub use run::ModelRun;
 pub use scale::{ScaleError, ScaledModel, scale_length, scale_model};

@@ -212,6 +212,14 @@ pub enum ReachError {
     /// A dense layer stack of no layers.
     #[error("a dense layer stack needs at least one layer")]
     NoLayers,
+    /// A depth outside what a run takes.
+    #[error("layers = {layers} is out of range 1..={max}")]
+    Layers {
+        /// The depth asked for.
+        layers: usize,
+        /// The deepest allowed.
+        max: usize,
+    },
     /// A dense build asked for a size above [`DENSE_MAX`].
     #[error("n = {n} is above the dense limit {dense_max}")]
     TooLargeForDense {

@@ -55,7 +55,7 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 /// Most key intervals one row may have on the structured path.
 pub const MAX_ROW_INTERVALS: usize = 64;
 /// The deepest stack [`MaskMod::reach`] tries by itself.
-pub const MAX_AUTO_LAYERS: usize = 64;
+pub use crate::report::MAX_AUTO_LAYERS;
 /// Largest `n` of the structured path (the reach engine's range).
 pub const MAX_STRUCTURED_N: u64 = 1 << 24;
 
@@ -334,28 +334,8 @@ impl MaskMod {
         h: u64,
         layers: Option<usize>,
     ) -> Result<crate::reach::ReachReport, MaskModError> {
-        use crate::reach::{ReachOptions, ReachStack, StructuredLayer};
         let rows = self.interval_rows(n, b, h)?;
-        let engine = |e: crate::reach::ReachError| MaskModError::Text(e.to_string());
-        let run = |l: usize| -> Result<crate::reach::ReachReport, MaskModError> {
-            let stack =
-                ReachStack::new(n, vec![StructuredLayer::Intervals(rows.clone()); l], Vec::new()).map_err(engine)?;
-            stack.run(&ReachOptions::default()).map_err(engine)
-        };
-        if let Some(l) = layers {
-            if l == 0 || l > MAX_AUTO_LAYERS * 16 {
-                return Err(MaskModError::Text(format!("layers = {l} is out of range 1..={}", MAX_AUTO_LAYERS * 16)));
-            }
-            return run(l);
-        }
-        let mut l = 8;
-        loop {
-            let r = run(l)?;
-            if r.full_at.is_some() || l >= MAX_AUTO_LAYERS {
-                return Ok(r);
-            }
-            l *= 2;
-        }
+        crate::report::reach_auto(&rows, layers, &[]).map_err(|e| MaskModError::Text(e.to_string()))
     }
 
     /// A row evaluator's error as the import's: a cell error names the operation that raised.

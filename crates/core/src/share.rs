@@ -6,12 +6,12 @@
 //!
 //! The codec knows nothing of the editor: the largest side a link may carry is the caller's.
 
+use crate::bits::BitMatrix;
+use crate::bits::PackedBitsError;
+use crate::bits::{pack_bits, unpack_bits};
+use crate::format::{FormatError, MAX_LABEL_CHARS, check_labels};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hasseflow_core::BitMatrix;
-use hasseflow_core::bits::PackedBitsError;
-use hasseflow_core::bits::{pack_bits, unpack_bits};
-use hasseflow_core::format::{FormatError, MAX_LABEL_CHARS, check_labels};
 
 /// Why a share link (or a designer link) cannot be read: what a tampered or truncated link broke.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -83,12 +83,12 @@ pub struct Shared {
 /// ```
 /// use hasseflow_core::BitMatrix;
 /// let m = BitMatrix::from_fn(4, |q, k| k <= q);
-/// let f = hasseflow_app::share::encode(&m, None);
+/// let f = hasseflow_core::share::encode(&m, None);
 /// assert_eq!(f, "n=4&m=Mfc");
-/// assert_eq!(hasseflow_app::share::decode(&f, 512).unwrap().mask, m);
+/// assert_eq!(hasseflow_core::share::decode(&f, 512).unwrap().mask, m);
 /// let labels = ["a", "b", "<c>", "d e"].map(String::from).to_vec();
-/// let f = hasseflow_app::share::encode(&m, Some(&labels));
-/// assert_eq!(hasseflow_app::share::decode(&f, 512).unwrap().labels, Some(labels));
+/// let f = hasseflow_core::share::encode(&m, Some(&labels));
+/// assert_eq!(hasseflow_core::share::decode(&f, 512).unwrap().labels, Some(labels));
 /// ```
 pub fn encode(mask: &BitMatrix, labels: Option<&[String]>) -> String {
     let n = mask.n();
