@@ -206,6 +206,11 @@ class Analysis(Report):
                              "lookback": lay["lookback"], "queries_short": lay["queries_short"]})
         return _table(rows)
 
+    @property
+    def table(self):
+        """The per-layer table (`per_layer`)."""
+        return self.per_layer
+
     def app_link(self, base=APP_URL):
         """The web app's share link for this mask (the app opens masks up to n = 512)."""
         if self._link_mask is None:
