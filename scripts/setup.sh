@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Installs what hasseflow needs on a fresh machine, skipping whatever is already there.
-#   setup.sh          everything the tests need
-#   setup.sh --serve  only what serving the app needs (wasm target, trunk, wasm-bindgen-cli)
+#   setup.sh              everything the tests need
+#   setup.sh --serve      only what serving and release builds need (wasm target, trunk,
+#                         wasm-bindgen-cli, wasm-opt)
+#   setup.sh --serve-dev  the same less wasm-opt, which only release builds run (serve.sh)
 # Versions are pinned in scripts/versions.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/versions.sh
 SERVE_ONLY=false
-[ "${1:-}" = "--serve" ] && SERVE_ONLY=true
+WASM_OPT=true
+case "${1:-}" in
+  --serve) SERVE_ONLY=true ;;
+  --serve-dev) SERVE_ONLY=true WASM_OPT=false ;;
+esac
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 : "${WASM_BINDGEN_VERSION:?cannot read the wasm-bindgen version from Cargo.lock}"
@@ -19,19 +25,33 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# trunk and wasm-bindgen-cli (into ~/.cargo/bin), built to install fast rather than run fast: for
+# these two commands only, their release profiles (trunk's: fat LTO, one codegen unit) become no
+# LTO, 16 codegen units, opt-level 0, and their default features (TLS for downloads, which these
+# machines never make; trunk's update check) are off. wasm-bindgen runs on every app build, so
+# its three hot crates are at opt-level 2: as fast as all at 1 (2.4 s of CPU on the dev wasm; 8 s
+# all at 0). Measured cold on 2 busy cores (load 3.5): trunk 494 s (680 s at opt-level 1),
+# wasm-bindgen-cli 251 s (296 s at 1, 168 s all at 0).
+quick_install() {
+  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo install --no-default-features "$@"
+}
 if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
-  step "installing trunk $TRUNK_VERSION (about 6 minutes on 2 cores)"
-  cargo install trunk --version "$TRUNK_VERSION" --locked
+  step "installing trunk $TRUNK_VERSION (about 5 minutes on 2 cores)"
+  quick_install trunk --version "$TRUNK_VERSION" --locked
 fi
-
 if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
   # No --locked: its lockfile names a webpki-roots release the registry no longer serves.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  quick_install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
+    --config 'profile.release.package.wasmparser.opt-level=2' \
+    --config 'profile.release.package.walrus.opt-level=2' \
+    --config 'profile.release.package.wasm-bindgen-cli-support.opt-level=2'
 fi
 
 # wasm-opt (binaryen) for `trunk build --release`; node runs it, so node/npm come first.
-if ! wasm-opt --version 2>/dev/null | grep -q "version ${BINARYEN_VERSION%%.*} "; then
+if $WASM_OPT && ! wasm-opt --version 2>/dev/null | grep -q "version ${BINARYEN_VERSION%%.*} "; then
   if ! command -v npm >/dev/null; then
     step "installing nodejs and npm"
     $SUDO apt-get update
@@ -72,6 +92,17 @@ sys.exit(importlib.metadata.version('attn-gym') != '$ATTN_GYM_VERSION')" 2>/dev/
   step "installing attn-gym $ATTN_GYM_VERSION into $HASSEFLOW_VENV"
   "$PY" -m pip install --quiet --no-deps "attn-gym==$ATTN_GYM_VERSION"
 fi
+
+# The Python package into the venv: maturin builds crates/py and installs python/hasseflow in
+# place (editable; a warm build is a no-op for cargo), nbclient and ipykernel run the notebook.
+if ! "$PY" -c "import importlib.metadata as m, sys
+sys.exit(any(m.version(p) != v for p, v in (('maturin', '$MATURIN_VERSION'), ('nbclient', '$NBCLIENT_VERSION'),
+                                           ('ipykernel', '$IPYKERNEL_VERSION'))))" 2>/dev/null; then
+  step "installing maturin $MATURIN_VERSION, nbclient $NBCLIENT_VERSION, ipykernel $IPYKERNEL_VERSION into $HASSEFLOW_VENV"
+  "$PY" -m pip install --quiet "maturin==$MATURIN_VERSION" "nbclient==$NBCLIENT_VERSION" "ipykernel==$IPYKERNEL_VERSION"
+fi
+step "building the Python package (maturin develop: crates/py into $HASSEFLOW_VENV)"
+(cd python && VIRTUAL_ENV="$HASSEFLOW_VENV" PATH="$HASSEFLOW_VENV/bin:$PATH" maturin develop --locked --quiet)
 
 # End-to-end tests: Debian's Chromium and playwright-core (never `npx playwright install`, which
 # downloads a browser from a host these machines cannot reach).

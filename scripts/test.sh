@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check: formatting, clippy, all workspace tests (core, render, app store, CLI, GPU
 # kernels on a real Vulkan adapter, architecture), browser tests, the Python interop tests (NumPy),
-# a trunk build of the app, the end-to-end tests of that build in headless Chromium, and the
-# release bundle (scripts/release.sh) with the size target and most end-to-end tests run on it. Installs
-# what is missing first (lavapipe included, so the GPU tests run on machines without a GPU).
+# the Python package against the CLI and its example notebook, a trunk build of the app, the
+# end-to-end tests of that build in headless Chromium, and the release bundle (scripts/release.sh)
+# with the size target and most end-to-end tests run on it. Installs what is missing first
+# (lavapipe included, so the GPU tests run on machines without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -60,6 +61,9 @@ python_check tests/python/gen_model_expectations.py --check
 step "every Transformers text model type: hasseflow model against the real model (forward-mode reach, float64)"
 python_check tests/python/gen_model_types.py --check
 python_check tests/python/test_models_live.py
+step "the Python package (python/hasseflow) against the CLI and torch; the example notebook run by nbclient"
+python_check tests/python/test_package.py target/debug/hasseflow
+python_check tests/python/test_notebook.py
 step "app build (trunk)"
 trunk build --locked
 test -s dist/index.html && test -s dist/boot.js && compgen -G "dist/hasseflow-app-*_bg.wasm" >/dev/null

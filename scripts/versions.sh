@@ -21,3 +21,7 @@ TRANSFORMERS_VERSION=5.24.0
 ATTN_GYM_VERSION=0.0.17
 # The venv lives outside the clone, so a warm machine (and CI's fresh clone on it) reuses it.
 HASSEFLOW_VENV=${HASSEFLOW_VENV:-$HOME/.cache/hasseflow/venv}
+# The Python package (python/, built from crates/py by maturin; the notebook run by nbclient).
+MATURIN_VERSION=1.16.0
+NBCLIENT_VERSION=0.11.0
+IPYKERNEL_VERSION=7.4.0
