@@ -28,18 +28,21 @@ fi
 # trunk and wasm-bindgen-cli (into ~/.cargo/bin), built to install fast rather than run fast: for
 # these two commands only, their release profiles (trunk's: fat LTO, one codegen unit) become no
 # LTO, 16 codegen units, opt-level 0, and their default features (TLS for downloads, which these
-# machines never make; trunk's update check) are off. wasm-bindgen runs on every app build, so
-# its three hot crates are at opt-level 2: as fast as all at 1 (2.4 s of CPU on the dev wasm; 8 s
-# all at 0). Measured cold on 2 busy cores (load 3.5): trunk 494 s (680 s at opt-level 1),
-# wasm-bindgen-cli 251 s (296 s at 1, 168 s all at 0).
+# machines never make; trunk's update check) are off. wasm-bindgen runs on every app build (and
+# the browser tests), so its three hot crates are at opt-level 2: as fast on the dev wasm as all
+# at 1 (2.4 s; 8 s all at 0). Cold on 2 idle cores: trunk 296 s, wasm-bindgen-cli 140 s (the
+# defaults: 6-17 min and 2-6 min). Built one after the other: side by side was no faster.
 quick_install() {
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false \
     cargo install --no-default-features "$@"
 }
 if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
-  step "installing trunk $TRUNK_VERSION (about 5 minutes on 2 cores)"
-  quick_install trunk --version "$TRUNK_VERSION" --locked
+  step "installing trunk $TRUNK_VERSION (5-10 minutes on 2 cores)"
+  # Its two hashes (every file of every build) at opt-level 2: at 0 they took 1-2 s a build.
+  quick_install trunk --version "$TRUNK_VERSION" --locked \
+    --config 'profile.release.package.sha2.opt-level=2' \
+    --config 'profile.release.package.seahash.opt-level=2'
 fi
 if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
