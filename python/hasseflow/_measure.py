@@ -173,13 +173,10 @@ def _predicted_from_config(conf, n, documents):
     from . import model as run_model
 
     r = run_model(conf, context=n, documents=documents, rows=range(n))
-    layers = r.json["layers"]
-    out = np.zeros((layers, n, n), dtype=bool)
-    for q, per_layer in r.json["rows"].items():
-        q = int(q)
-        for l, spans in enumerate(per_layer):
-            for lo, hi in spans:
-                out[l, q, lo:hi + 1] = True
+    out = np.zeros((r.json["layers"], n, n), dtype=bool)
+    for l in range(len(out)):
+        for q, row in r.row_mask(l + 1).items():
+            out[l, q] = row
     return out, f"its config ({r.json['pattern']})"
 
 

@@ -8,7 +8,7 @@ import webbrowser
 import numpy as np
 
 from . import _native
-from ._inputs import words_of
+from ._inputs import mask_of_words, words_of
 
 # The web app (`./scripts/serve.sh`); pass base= to app_link for a deployed copy.
 APP_URL = "http://127.0.0.1:8080/"
@@ -177,7 +177,7 @@ class Analysis(Report):
         `reach["limit"]` describes its order structure instead."""
         if self._limit_words is None:
             return None
-        return _inputs_mask(self._limit_words, self.json["n"])
+        return mask_of_words(self._limit_words, self.json["n"])
 
     @property
     def classes(self):
@@ -242,12 +242,6 @@ class Analysis(Report):
                 pics.append(_native.hasse_svg([[i] for i in range(len(ids))], edges, [x["label"] for x in h["nodes"]]))
             pics.append(_native.growth_picture(self.growth, self.limit_cells, self.full_at))
         return pics
-
-
-def _inputs_mask(words, n):
-    from ._inputs import mask_of_words
-
-    return mask_of_words(words, n)
 
 
 class ModelReport(Report):

@@ -231,12 +231,12 @@ fn load(source: &str, opts: &model::ReadOptions) -> Result<(ModelSpec, String)> 
 }
 
 fn list(as_json: bool) -> Result<()> {
-    let rows: Vec<(&GalleryEntry, ModelSpec)> =
-        model::gallery().iter().map(|e| Ok((e, model::load_gallery(e.name)?))).collect::<Result<_>>()?;
     if as_json {
         print_out(&format!("{}\n", model::gallery_json()?));
         return Ok(());
     }
+    let rows: Vec<(&GalleryEntry, ModelSpec)> =
+        model::gallery().iter().map(|e| Ok((e, model::load_gallery(e.name)?))).collect::<Result<_>>()?;
     let mut out = format!("{:<24} {:<16} {:>6}  {}\n", "name", "model_type", "layers", "pattern / source");
     for (e, s) in &rows {
         out.push_str(&format!(
