@@ -30,27 +30,40 @@ fi
 # LTO, 16 codegen units, opt-level 0, and their default features (TLS for downloads, which these
 # machines never make; trunk's update check) are off. wasm-bindgen runs on every app build (and
 # the browser tests), so its three hot crates are at opt-level 2: as fast on the dev wasm as all
-# at 1 (2.4 s; 8 s all at 0). Cold on 2 idle cores: trunk 296 s, wasm-bindgen-cli 140 s (the
-# defaults: 6-17 min and 2-6 min). Built one after the other: side by side was no faster.
+# at 1 (2.4 s; 8 s all at 0). trunk's minifiers (minify-html, whose generated entity table alone
+# took 100-195 s to compile, minify-js, lightningcss) are replaced by the pass-through stand-ins in
+# scripts/tool-stubs: hasseflow never minifies (tests/docs.rs keeps Trunk.toml so).
 quick_install() {
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false \
     cargo install --no-default-features "$@"
 }
-if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
-  step "installing trunk $TRUNK_VERSION (5-10 minutes on 2 cores)"
+stubs="$PWD/scripts/tool-stubs"
+install_trunk() {
   # Its two hashes (every file of every build) at opt-level 2: at 0 they took 1-2 s a build.
   quick_install trunk --version "$TRUNK_VERSION" --locked \
+    --config "patch.crates-io.minify-html.path='$stubs/minify-html'" \
+    --config "patch.crates-io.minify-js.path='$stubs/minify-js'" \
+    --config "patch.crates-io.lightningcss.path='$stubs/lightningcss'" \
     --config 'profile.release.package.sha2.opt-level=2' \
     --config 'profile.release.package.seahash.opt-level=2'
-fi
-if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
-  step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+}
+install_wasm_bindgen() {
   # No --locked: its lockfile names a webpki-roots release the registry no longer serves.
   quick_install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
     --config 'profile.release.package.wasmparser.opt-level=2' \
     --config 'profile.release.package.walrus.opt-level=2' \
     --config 'profile.release.package.wasm-bindgen-cli-support.opt-level=2'
+}
+# One after the other: side by side (with the app's first build too) was slower, 606 s against
+# about 540 s, as each build alone keeps both cores busy.
+if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+  step "installing trunk $TRUNK_VERSION (about 4 minutes on 2 cores)"
+  install_trunk
+fi
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+  step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (2-3 minutes)"
+  install_wasm_bindgen
 fi
 
 # wasm-opt (binaryen) for `trunk build --release`; node runs it, so node/npm come first.

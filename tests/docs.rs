@@ -58,3 +58,42 @@ fn the_link_scanner_finds_links_and_skips_urls() {
     let text = "see [a](docs/A.md#x), [b](https://x.org/y) and [c](../src/c.rs) or `[d](e f)`";
     assert_eq!(relative_links(text), vec!["docs/A.md", "../src/c.rs", "e"]);
 }
+
+/// Whether a build configuration or script asks trunk to minify: a `minify` key or `--minify`.
+fn asks_to_minify(text: &str) -> bool {
+    text.lines().any(|line| {
+        let line = line.split('#').next().unwrap_or_default();
+        line.trim_start().starts_with("minify") || line.contains("--minify") || line.contains("data-minify")
+    })
+}
+
+/// scripts/setup.sh installs trunk with pass-through stand-ins for its minifiers
+/// (scripts/tool-stubs), which only holds while nothing asks trunk to minify.
+#[test]
+fn nothing_asks_trunk_to_minify() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = std::fs::read_to_string(root.join("scripts/setup.sh")).unwrap_or_default();
+    assert!(
+        setup.contains("scripts/tool-stubs") && setup.contains("patch.crates-io.minify-html.path"),
+        "setup.sh no longer patches trunk's minifiers: drop this test"
+    );
+    let mut files = vec![root.join("Trunk.toml"), root.join("index.html")];
+    for entry in std::fs::read_dir(root.join("scripts")).into_iter().flatten().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "sh") {
+            files.push(entry.path());
+        }
+    }
+    assert!(files.len() > 4, "scripts/*.sh not found: {files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        assert!(!asks_to_minify(&text), "{} asks trunk to minify, but its minifiers are stand-ins", file.display());
+    }
+}
+
+#[test]
+fn the_minify_scanner_sees_each_way_to_ask() {
+    assert!(asks_to_minify("[build]\nminify = \"on_release\"\n"));
+    assert!(asks_to_minify("trunk build --release --minify\n"));
+    assert!(asks_to_minify("<link data-trunk rel=\"css\" data-minify />"));
+    assert!(!asks_to_minify("# trunk's minifiers are stand-ins\nrelease = true\n"));
+}
