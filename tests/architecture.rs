@@ -276,53 +276,6 @@ fn gpu_kernels_live_in_wgsl_files_and_the_core_stays_gpu_free() {
     assert!(!core.contains("hasseflow-gpu"), "the core must not depend on the GPU crate");
 }
 
-/// Most lines a component may span, from `#[function_component]` to the closing brace of its
-/// function: a bigger one is split into named components (and its effects into hooks).
-const MAX_COMPONENT_LINES: usize = 200;
-
-/// `(name, lines)` of every `#[function_component(Name)]` in `text`, counted from the attribute to
-/// the first line after it that is a lone `}` at the start of a line (rustfmt puts the end of a
-/// top-level function there).
-fn component_sizes(text: &str) -> Vec<(String, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut sizes = Vec::new();
-    for (start, line) in lines.iter().enumerate() {
-        let Some(rest) = line.trim_start().strip_prefix("#[function_component(") else { continue };
-        let name = rest.split(')').next().unwrap_or(rest).to_string();
-        let end = lines[start..].iter().position(|l| *l == "}").unwrap_or_else(|| panic!("{name} has no end"));
-        sizes.push((name, end + 1));
-    }
-    sizes
-}
-
-#[test]
-fn no_component_is_over_two_hundred_lines() {
-    let sample = "#[function_component(A)]\nfn a() -> Html {\n    html! {}\n}\n\n#[function_component(B)]\nfn b() -> Html {\n}\n";
-    assert_eq!(component_sizes(sample), [("A".to_string(), 4), ("B".to_string(), 3)]);
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui")];
-    let mut components = 0;
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).expect("src/ui readable") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("source readable");
-            for (name, lines) in component_sizes(&text) {
-                components += 1;
-                assert!(
-                    lines <= MAX_COMPONENT_LINES,
-                    "{}: component {name} spans {lines} lines (at most {MAX_COMPONENT_LINES}): split it into named \
-                     components, its effects into hooks (src/ui/hooks.rs)",
-                    path.display()
-                );
-            }
-        }
-    }
-    assert!(components >= 20, "found the components ({components})");
-}
-
 /// The compute kernels' entry points, called from size-optimised code (the core's model runs,
 /// the app's store and runners).
 const KERNEL_ENTRY_POINTS: [(&str, &str); 27] = [
@@ -336,7 +289,7 @@ const KERNEL_ENTRY_POINTS: [(&str, &str); 27] = [
     ("crates/engine/src/flow/cpu.rs", "pub fn new(model: &FlowModel, masks"),
     ("crates/engine/src/flow/cpu.rs", "pub fn step_layers("),
     ("crates/engine/src/flow/cpu.rs", "pub fn step(&mut self, model"),
-    ("crates/engine/src/analysis/mod.rs", "pub fn new(mask: &BitMatrix)"),
+    ("crates/engine/src/order/mod.rs", "pub fn new(mask: &BitMatrix)"),
     ("crates/render/src/lib.rs", "pub fn layout(input"),
     ("crates/engine/src/flow/report.rs", "pub fn with_threshold(raw"),
     ("crates/engine/src/flow/report.rs", "pub fn rethreshold(&self, raw"),
@@ -441,4 +394,142 @@ fn the_release_bundle_is_built_by_release_sh_with_the_target_flags() {
     assert!(tests.contains("scripts/release.sh --dist dist-release"), "test.sh builds the release bundle");
     assert!(tests.contains("HASSEFLOW_DIST=dist-release"), "test.sh runs e2e tests against it");
     assert!(tests.contains("release.test.mjs"), "test.sh runs release.test.mjs (the size target)");
+}
+
+mod arch;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Each crate's module tree, by its root file.
+const CRATE_ROOTS: [&str; 7] = [
+    "crates/core/src/lib.rs",
+    "crates/engine/src/lib.rs",
+    "crates/render/src/lib.rs",
+    "crates/gpu/src/lib.rs",
+    "crates/cli/src/main.rs",
+    "crates/py/src/lib.rs",
+    "src/lib.rs",
+];
+
+/// A crate's modules less its unit-test modules (`tests`), whose imports are not the crate's
+/// structure.
+fn crate_modules(root_file: &str) -> Vec<arch::Module> {
+    let mods = arch::modules(&root().join(root_file));
+    mods.into_iter().filter(|m| m.path.last().is_none_or(|last| !last.ends_with("tests"))).collect()
+}
+
+/// Modules form a tree whose siblings depend one way: no `a` that names something in its sibling
+/// `b` while `b` (or a sibling `b` depends on) names something in `a`.
+#[test]
+fn no_module_cycles_in_any_crate() {
+    let mut cycles = Vec::new();
+    let mut modules = 0;
+    for krate in CRATE_ROOTS {
+        let mods = crate_modules(krate);
+        modules += mods.len();
+        cycles.extend(arch::sibling_cycles(&mods));
+    }
+    assert!(modules > 100, "only {modules} modules found: is the module walker broken?");
+    let cycles: Vec<String> = cycles.iter().map(|c| c.replace(&format!("{}/", root().display()), "")).collect();
+    assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_cycle_check_sees_a_cycle_and_passes_a_layering() {
+    let module = |path: &[&str], text: &str| arch::Module {
+        path: path.iter().map(|s| s.to_string()).collect(),
+        file: path.join("/"),
+        text: text.to_string(),
+    };
+    let cyclic = [
+        module(&[], "mod a; mod b;"),
+        module(&["a"], "use super::b::{X, c::Y};\nfn f() { crate::b::g(); }"),
+        module(&["b"], "// use super::a::Z; (a comment)\n"),
+        module(&["b", "c"], "pub struct Y; fn h() -> super::super::a::Z { todo!() }"),
+    ];
+    let found = arch::sibling_cycles(&cyclic);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("crate: a -> b -> a"), "{found:?}");
+    // The same modules without b::c's reference: a layering, a over b.
+    let layered =
+        [module(&[], "mod a; mod b;"), module(&["a"], "use super::b::X;"), module(&["b"], "let s = \"super::a\";")];
+    assert!(arch::sibling_cycles(&layered).is_empty());
+}
+
+/// Most lines any function of the app may span (components, painters, reducers), from `fn` to
+/// its closing brace: a bigger one is split into named parts.
+const MAX_FUNCTION_LINES: usize = 200;
+
+#[test]
+fn no_function_in_the_app_is_over_two_hundred_lines() {
+    let mut long = Vec::new();
+    let mods = arch::modules(&root().join("src/lib.rs"));
+    let mut functions = 0;
+    for m in &mods {
+        functions += arch::long_functions(&m.text, 0).len();
+        for (name, line, lines) in arch::long_functions(&m.text, MAX_FUNCTION_LINES) {
+            long.push(format!("{}:{line} `{name}` is {lines} lines", m.file));
+        }
+    }
+    assert!(functions > 300, "only {functions} functions found under src/: is the scanner broken?");
+    assert!(long.is_empty(), "split these (at most {MAX_FUNCTION_LINES} lines):\n{}", long.join("\n"));
+}
+
+#[test]
+fn the_function_length_check_counts_from_fn_to_its_brace() {
+    let text = "fn short() {\n    let s = \"}\";\n}\n\n#[function_component(A)]\npub fn a() -> Html {\n    html! { <p>{ \"{\" }</p> }\n\n\n}\nfn decl();\n";
+    assert_eq!(arch::long_functions(text, 0), vec![("short".to_string(), 1, 3), ("a".to_string(), 6, 5)]);
+    assert_eq!(arch::long_functions(text, 4), vec![("a".to_string(), 6, 5)]);
+    assert!(arch::long_functions(text, 5).is_empty());
+}
+
+/// The store's reducers match every action they receive by name: a wildcard arm that does
+/// nothing would let a new action compile unrouted.
+#[test]
+fn no_reducer_drops_actions_in_a_wildcard() {
+    let mods = arch::modules(&root().join("src/lib.rs"));
+    let store: Vec<&arch::Module> = mods.iter().filter(|m| m.path.first().is_some_and(|p| p == "state")).collect();
+    assert!(store.len() > 5, "the store's modules (src/state*) not found");
+    let wild: Vec<String> = store.iter().flat_map(|m| arch::ignoring_wildcards(&m.file, &m.text)).collect();
+    assert!(wild.is_empty(), "wildcard arms that drop what they do not name:\n{}", wild.join("\n"));
+}
+
+#[test]
+fn the_wildcard_check_sees_an_empty_wildcard_arm() {
+    let text = "match a {\n    A::X => f(),\n    _ => {}\n}\nmatch b { _ =>  ( ) }\n// _ => {}\nmatch c { _ => g() }";
+    assert_eq!(arch::ignoring_wildcards("r.rs", text), ["r.rs:3", "r.rs:5"]);
+}
+
+/// No module of the app's UI names an item of its own parent or ancestors (the shared store is
+/// a sibling module, `ui::store`, not the parent's).
+#[test]
+fn nothing_in_the_app_imports_upward() {
+    let mods = crate_modules("src/lib.rs");
+    assert!(mods.iter().any(|m| m.path == ["ui"]), "the UI's modules not found");
+    let up: Vec<String> = arch::upward_imports(&mods).into_iter().filter(|u| u.contains("src/ui")).collect();
+    assert!(up.is_empty(), "upward imports:\n{}", up.join("\n"));
+}
+
+#[test]
+fn the_upward_check_sees_a_child_naming_its_parents_item() {
+    let module = |path: &[&str], text: &str| arch::Module {
+        path: path.iter().map(|s| s.to_string()).collect(),
+        file: path.join("/"),
+        text: text.to_string(),
+    };
+    let mods = [
+        module(&[], "mod ui;"),
+        module(&["ui"], "mod files; mod store; pub struct Store;"),
+        module(&["ui", "files"], "use super::Store;\nuse super::store::Shared;\nuse crate::ui::Store as S;"),
+        module(&["ui", "store"], "pub struct Shared;"),
+    ];
+    assert_eq!(arch::upward_imports(&mods), ["ui/files names super::Store", "ui/files names crate::ui::Store"]);
+    // A unit-test module's `use super::*` is not an import of the module's structure.
+    let with_tests = [
+        module(&[], "mod ui;"),
+        module(&["ui"], "pub struct Store;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::Store;\n}\n"),
+    ];
+    assert!(arch::sibling_cycles(&with_tests).is_empty() && arch::upward_imports(&with_tests).is_empty());
 }

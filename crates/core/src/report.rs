@@ -7,11 +7,9 @@ use serde_json::{Value, json};
 
 use crate::format::MaskFile;
 use crate::interop::MaskModReport;
-use crate::reach::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, StructuredLayer};
+use crate::reach::ReachReport;
+pub use crate::reach::{MAX_AUTO_LAYERS, reach_auto};
 use crate::{Analysis, FirstReach, LayerStack, StackMode};
-
-/// Deepest stack [`reach_auto`] tries when no depth is given.
-pub const MAX_AUTO_LAYERS: usize = 64;
 
 /// The dense report. Fields: n, entries, density, depth, dense, limit (row strings, left out
 /// with `with_limit = false`), classes, hasse_edges, height, width, growth, labels (when the file
@@ -80,51 +78,10 @@ pub fn structured_json(report: &ReachReport, mask_mod: Option<(&MaskModReport, u
     v
 }
 
-/// The reach of `layers` copies of one mask given as interval rows, on the structured engine;
-/// without `layers`, the depth doubles from 8 up to [`MAX_AUTO_LAYERS`] until `R(L)` reaches the
-/// limit (`full_at` is then `L*`). `documents` are the lengths of the leak check (empty: one).
-///
-/// # Errors
-/// `layers` outside `1..=16 · MAX_AUTO_LAYERS` ([`ReachError::Layers`]), or the engine's refusals.
-pub fn reach_auto(rows: &IntervalRows, layers: Option<usize>, documents: &[u64]) -> Result<ReachReport, ReachError> {
-    let n = rows.n() as u64;
-    let run = |l: usize| {
-        ReachStack::new(n, vec![StructuredLayer::Intervals(rows.clone()); l], documents.to_vec())?
-            .run(&ReachOptions::default())
-    };
-    if let Some(l) = layers {
-        if l == 0 || l > MAX_AUTO_LAYERS * 16 {
-            return Err(ReachError::Layers { layers: l, max: MAX_AUTO_LAYERS * 16 });
-        }
-        return run(l);
-    }
-    let mut l = 8;
-    loop {
-        let r = run(l)?;
-        if r.full_at.is_some() || l >= MAX_AUTO_LAYERS {
-            return Ok(r);
-        }
-        l *= 2;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::BitMatrix;
-
-    #[test]
-    fn reach_auto_doubles_until_the_limit_and_agrees_with_the_dense_depth() {
-        // A window of 4 over 40 positions: L* = 13 (39 / 3 rounded up), found at 16 layers.
-        let m = BitMatrix::from_fn(40, |q, k| k <= q && q - k < 4);
-        let rows = IntervalRows::from_bitmatrix(&m.with_diagonal(), 8).expect("intervals");
-        let r = reach_auto(&rows, None, &[]).expect("runs");
-        assert_eq!(r.depth, 16);
-        assert_eq!(r.full_at, Some(Analysis::new(&m).depth()));
-        let short = reach_auto(&rows, Some(3), &[]).expect("runs");
-        assert_eq!((short.depth, short.full_at), (3, None));
-        assert!(reach_auto(&rows, Some(0), &[]).unwrap_err().to_string().contains("layers = 0"));
-    }
 
     #[test]
     fn the_report_leaves_the_limit_out_on_request() {

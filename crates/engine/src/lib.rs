@@ -20,13 +20,15 @@ pub mod analysis;
 pub mod bits;
 pub mod flow;
 pub mod ops;
+pub mod order;
 pub mod pattern;
 pub mod reach;
 pub mod rng;
 pub mod stack;
 
-pub use analysis::{Analysis, FirstReach, position_runs, reach_after};
+pub use analysis::{Analysis, FirstReach, reach_after};
 pub use bits::BitMatrix;
 pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
+pub use order::{Order, position_runs};
 pub use reach::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer, StructuredLayer};
 pub use stack::{Layer, LayerStack, StackAnalysis, StackMode};

@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::figures::Leak;
 use super::keys::{KeyTable, TaskDiagram, isomorphic};
 use super::merge::Derivation;
-use super::report::Leak;
 use super::task::{Family, Input, InputId, Token};
 use crate::analysis::Analysis;
 use crate::bits::BitMatrix;

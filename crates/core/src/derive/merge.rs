@@ -47,8 +47,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::figures::{DeriveReport, multiset_text};
 use super::keys::{KeyTable, TaskDiagram, isomorphic};
-use super::report::{DeriveReport, multiset_text};
 use super::task::{Family, InputId, Task};
 use crate::analysis::Analysis;
 use crate::bits::{BitMatrix, Ones, set_bit, words_for};

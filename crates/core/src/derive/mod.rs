@@ -27,6 +27,7 @@
 pub mod builtin;
 pub mod checks;
 pub mod families;
+pub mod figures;
 pub mod file;
 pub mod keys;
 pub mod merge;
@@ -38,8 +39,8 @@ pub use families::{
     Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
     butterfly, masked_autoencoding,
 };
+pub use figures::{DeriveReport, Leak, multiset_text};
 pub use file::{FAMILY_FORMAT_TAG, FAMILY_FORMAT_VERSION, parse_family};
 pub use keys::{ISO_BUDGET, TaskDiagram};
 pub use merge::{Derivation, MergedNode, derive};
-pub use report::{DeriveReport, Leak, multiset_text};
 pub use task::{Family, FamilyError, Input, InputId, MAX_TASK_POSITIONS, Task, Token, parse_input, parse_token};

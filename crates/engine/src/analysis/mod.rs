@@ -1,19 +1,9 @@
-//! The analysis of one mask repeated in every layer: limit closure, equivalence classes, Hasse
-//! diagram, convergence depth `L*`, per-layer growth, height and width (THEORY §1-4).
+//! The analysis of one mask repeated in every layer: its order ([`crate::order::Order`]: limit
+//! closure, equivalence classes, Hasse diagram, height and width), the convergence depth `L*` and
+//! the per-layer growth (THEORY §1-4).
 //!
 //! # Algorithm
-//! 1. `Ā = M ∨ I` (residual self-loops).
-//! 2. Strongly connected components by an iterative Tarjan over the bit rows. Tarjan emits
-//!    components sinks-first in the "reads" graph, which is a topological order of information
-//!    flow: every class comes after all classes it reads.
-//! 3. Positions are relabelled so that classes are contiguous and in that order (skipped when the
-//!    identity already is such an order, as for causal-like masks).
-//! 4. Closure rows class by class in topological order. The keys read by the class are candidates;
-//!    the candidate of *highest* topological rank is taken first, its closure row is OR-ed in and
-//!    everything it already covers is struck from the candidates. The candidates that survive to be
-//!    taken are exactly the classes covered by this class, so the Hasse diagram falls out of the
-//!    closure for free and the word work is `O((hasse edges + classes) · n / 64)`, not
-//!    `O(edges · n / 64)`.
+//! The order: [`crate::order`] (steps 1-4).
 //! 5. `L*` and the growth curve: when every row of `Ā` is at most
 //!    [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine
 //!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); otherwise by a semi-naive ("delta") layer sweep: a row only ORs the cells that
@@ -21,20 +11,18 @@
 //!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
 
 use std::cell::OnceCell;
+use std::ops::Deref;
 
-use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
+use crate::bits::BitMatrix;
+use crate::order::Order;
 
-mod graph;
 mod sweep;
 #[cfg(test)]
 mod tests;
 
-use graph::augment;
-pub(crate) use graph::tarjan;
+pub use crate::order::position_runs;
 pub(crate) use sweep::layer_sweep;
 pub use sweep::{FirstReach, reach_after};
-
-const UNVISITED: u32 = u32::MAX;
 
 /// Everything the order theory says about a mask used in every layer.
 ///
@@ -50,171 +38,41 @@ const UNVISITED: u32 = u32::MAX;
 /// assert_eq!(a.hasse_edges(), &[(0, 1), (1, 2), (2, 3)]);
 /// ```
 #[derive(Clone, Debug)]
+///
+/// Its order's methods ([`Order`]: `closure`, `classes`, `hasse_edges`, `width`, ...) are
+/// reached through `Deref`.
 pub struct Analysis {
-    closure: BitMatrix,
-    class_of: Vec<usize>,
-    classes: Vec<Vec<usize>>,
-    hasse: Vec<(usize, usize)>,
-    adj: BitMatrix,
-    dense: bool,
+    order: Order,
     /// `(L*, growth)`, computed on first use.
     layers: OnceCell<(usize, Vec<usize>)>,
-    height: usize,
+}
+
+impl Deref for Analysis {
+    type Target = Order;
+
+    fn deref(&self) -> &Order {
+        &self.order
+    }
 }
 
 impl Analysis {
-    /// Analyses `mask`.
-    ///
-    /// Complexity: `O(n²/64 + ones(M))` for the components and relabelling, plus
-    /// `O((hasse edges + classes) · n/64)` for the closure and Hasse diagram. `L*` and the growth
-    /// curve are computed on first use ([`Analysis::depth`], [`Analysis::growth`]): free for dense
-    /// masks, else a layer sweep of `O(L* · ones(M) + Σ spans)` word operations, where a span is
-    /// the word range of a row's new cells in one layer (about `w/64 + 2` words for a window `w`).
-    /// Memory: a few `n x n` bit matrices (2 MiB each at n = 4096).
-    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
+    /// Analyses `mask`: its [`Order`] now, `L*` and the growth curve on first use
+    /// ([`Analysis::depth`], [`Analysis::growth`]): free for dense masks, else a layer sweep of
+    /// `O(L* · ones(M) + Σ spans)` word operations, where a span is the word range of a row's new
+    /// cells in one layer (about `w/64 + 2` words for a window `w`).
     pub fn new(mask: &BitMatrix) -> Analysis {
-        let n = mask.n();
-        let adj = mask.with_diagonal();
-        let (comp_of, comp_count) = tarjan(&adj);
-
-        // Relabel: positions sorted by (topological class rank, position). Sorted as plain pairs,
-        // like `hasse` below: one sort routine in the wasm for both.
-        let mut keyed: Vec<(usize, usize)> = (0..n).map(|p| (comp_of[p] as usize, p)).collect();
-        keyed.sort_unstable();
-        let order: Vec<usize> = keyed.into_iter().map(|(_, p)| p).collect();
-        let identity = order.iter().enumerate().all(|(i, &p)| i == p);
-        let mut start = vec![0usize; comp_count + 1];
-        for &c in &comp_of {
-            start[c as usize + 1] += 1;
-        }
-        for c in 0..comp_count {
-            start[c + 1] += start[c];
-        }
-        // rank[p] = index of position p in `order` (only needed when that is not the identity).
-        let mut rank = Vec::new();
-        if !identity {
-            rank = vec![0usize; n];
-            for (i, &p) in order.iter().enumerate() {
-                rank[p] = i;
-            }
-        }
-
-        let words = words_for(n);
-        let mut class_rows = vec![0u64; comp_count * words];
-        let mut cand = vec![0u64; words];
-        let mut read = vec![0u64; words];
-        let mut topo_hasse: Vec<(usize, usize)> = Vec::new();
-        let mut chain_height = vec![1usize; comp_count];
-        for c in 0..comp_count {
-            let (s, e) = (start[c], start[c + 1]);
-            let (done, rest) = class_rows.split_at_mut(c * words);
-            let row = &mut rest[..words];
-            for i in s..e {
-                set_bit(row, i);
-            }
-            if s == 0 {
-                continue;
-            }
-            // Candidates: keys read by members of the class, strictly before the class.
-            let top_word = (s - 1) / WORD_BITS;
-            cand[..=top_word].fill(0);
-            if identity {
-                for i in s..e {
-                    or_into(&mut cand[..=top_word], &adj.row(i)[..=top_word]);
-                }
-            } else {
-                // OR the members' rows in original positions, then move each key to its rank:
-                // Σ over classes of |keys read| bit moves, never a permuted copy of the matrix.
-                read.fill(0);
-                for &q in &order[s..e] {
-                    or_into(&mut read, adj.row(q));
-                }
-                for k in Ones::new(&read) {
-                    if rank[k] < s {
-                        set_bit(&mut cand, rank[k]);
-                    }
-                }
-            }
-            let rem = s % WORD_BITS;
-            if rem != 0 {
-                cand[top_word] &= (1u64 << rem) - 1;
-            }
-            let mut w = top_word as isize;
-            while w >= 0 {
-                let word = cand[w as usize];
-                if word == 0 {
-                    w -= 1;
-                    continue;
-                }
-                let k = w as usize * WORD_BITS + (63 - word.leading_zeros() as usize);
-                let p = comp_of[order[k]] as usize;
-                topo_hasse.push((p, c));
-                chain_height[c] = chain_height[c].max(chain_height[p] + 1);
-                let prow = &done[p * words..(p + 1) * words];
-                // p's closure ends with p's own members, which may reach past word w.
-                let upto = (start[p + 1] - 1) / WORD_BITS + 1;
-                or_into(&mut row[..upto], &prow[..upto]);
-                let cut = upto.min(w as usize + 1);
-                for (cw, pw) in cand[..cut].iter_mut().zip(&prow[..cut]) {
-                    *cw &= !pw;
-                }
-            }
-        }
-
-        // Closure in original positions: one unpermuted row per class, copied to its members.
-        let mut closure_bits = vec![0u64; n * words];
-        let mut unpermuted = vec![0u64; words];
-        for c in 0..comp_count {
-            let row = &class_rows[c * words..(c + 1) * words];
-            let src: &[u64] = if identity {
-                row
-            } else {
-                unpermuted.fill(0);
-                for j in Ones::new(row) {
-                    set_bit(&mut unpermuted, order[j]);
-                }
-                &unpermuted
-            };
-            for &q in &order[start[c]..start[c + 1]] {
-                closure_bits[q * words..(q + 1) * words].copy_from_slice(src);
-            }
-        }
-        let closure = BitMatrix::from_words(n, closure_bits);
-
-        // Public class numbering: by smallest member (order[start[c]] is the smallest member).
-        let mut keyed: Vec<(usize, usize)> = (0..comp_count).map(|c| (order[start[c]], c)).collect();
-        keyed.sort_unstable();
-        let by_min: Vec<usize> = keyed.into_iter().map(|(_, c)| c).collect();
-        let mut rank = vec![0usize; comp_count];
-        for (r, &c) in by_min.iter().enumerate() {
-            rank[c] = r;
-        }
-        let classes: Vec<Vec<usize>> = by_min
-            .iter()
-            .map(|&c| {
-                let mut members = order[start[c]..start[c + 1]].to_vec();
-                members.sort_unstable();
-                members
-            })
-            .collect();
-        let class_of: Vec<usize> = comp_of.iter().map(|&c| rank[c as usize]).collect();
-        let mut hasse: Vec<(usize, usize)> = topo_hasse.iter().map(|&(a, b)| (rank[a], rank[b])).collect();
-        hasse.sort_unstable();
-        let height = chain_height.iter().copied().max().unwrap_or(0);
-
-        let dense = adj == closure;
-        Analysis { closure, class_of, classes, hasse, adj, dense, layers: OnceCell::new(), height }
+        Analysis { order: Order::new(mask), layers: OnceCell::new() }
     }
 
     /// `L*` and the growth curve, computed on first use: the order (closure, classes, Hasse) does
     /// not need them, and for sparse masks the sweep costs more than the order.
     fn layers(&self) -> &(usize, Vec<usize>) {
         self.layers.get_or_init(|| {
-            let (adj, closure) = (&self.adj, &self.closure);
+            let (adj, closure) = (self.order.adj(), self.order.closure());
             let n = adj.n();
             if adj.count_ones() == n {
                 (0, vec![n])
-            } else if self.dense {
+            } else if self.order.is_dense() {
                 (1, vec![n, closure.count_ones()])
             } else if let Some(growth) =
                 crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
@@ -244,19 +102,9 @@ impl Analysis {
     pub fn with_first_reach(self, first_reach: &FirstReach) -> Analysis {
         assert_eq!(first_reach.n(), self.n(), "first-reach matrix of another mask");
         let growth = first_reach.growth();
-        assert_eq!(growth.last().copied(), Some(self.closure.count_ones()), "first-reach matrix of another mask");
+        assert_eq!(growth.last().copied(), Some(self.closure().count_ones()), "first-reach matrix of another mask");
         let _ = self.layers.set((first_reach.depth(), growth));
         self
-    }
-
-    /// Side length `n` of the mask.
-    pub fn n(&self) -> usize {
-        self.closure.n()
-    }
-
-    /// The limit `R`: `R[q][k]` iff `q` sees `k` after enough layers (reflexive-transitive closure).
-    pub fn closure(&self) -> &BitMatrix {
-        &self.closure
     }
 
     /// Convergence depth `L* = min{L : R(L) = R(L+1)}`.
@@ -266,141 +114,8 @@ impl Analysis {
         self.layers().0
     }
 
-    /// Whether `M ∨ I` already equals its closure (one layer reaches the limit).
-    pub fn is_dense(&self) -> bool {
-        self.dense
-    }
-
-    /// Equivalence classes (strongly connected components of `Ā`), each sorted, ordered by
-    /// smallest member.
-    pub fn classes(&self) -> &[Vec<usize>] {
-        &self.classes
-    }
-
-    /// The class index of each position.
-    pub fn class_of(&self) -> &[usize] {
-        &self.class_of
-    }
-
-    /// Hasse diagram: covering pairs `(lower, upper)` of class indices, sorted. Information flows
-    /// from `lower` to `upper`.
-    pub fn hasse_edges(&self) -> &[(usize, usize)] {
-        &self.hasse
-    }
-
     /// `|R(L)|`, the number of reached cells, for `L = 0..=L*`.
     pub fn growth(&self) -> &[usize] {
         &self.layers().1
     }
-
-    /// Height of the class order: the number of classes on a longest chain (0 for `n = 0`).
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// Whether class `lower ≤ upper` in the partial order (`upper` sees `lower`).
-    pub fn class_le(&self, lower: usize, upper: usize) -> bool {
-        self.closure.get(self.classes[upper][0], self.classes[lower][0])
-    }
-
-    /// The positions class `class` sees in the limit (its down-set, its own members included),
-    /// ascending.
-    ///
-    /// # Panics
-    /// If `class` is not a class index.
-    pub fn down_set(&self, class: usize) -> Vec<usize> {
-        self.closure.row_ones(self.classes[class][0]).collect()
-    }
-
-    /// How many positions see class `class` in the limit (the size of its up-set, its own
-    /// members included).
-    ///
-    /// # Panics
-    /// If `class` is not a class index.
-    pub fn seen_by(&self, class: usize) -> usize {
-        let rep = self.classes[class][0];
-        (0..self.n()).filter(|&q| self.closure.get(q, rep)).count()
-    }
-
-    /// The strictly comparable class pairs `(lower, upper)` (`upper` sees `lower`), in order of
-    /// `lower` then `upper`, at most `limit` of them; `true` when the list was cut at `limit`.
-    ///
-    /// Complexity: `O(C²)` for `C` classes (stops at `limit`).
-    pub fn comparable_pairs(&self, limit: usize) -> (Vec<(usize, usize)>, bool) {
-        let c = self.classes.len();
-        let mut pairs = Vec::new();
-        for lo in 0..c {
-            for up in 0..c {
-                if lo != up && self.class_le(lo, up) {
-                    if pairs.len() == limit {
-                        return (pairs, true);
-                    }
-                    pairs.push((lo, up));
-                }
-            }
-        }
-        (pairs, false)
-    }
-
-    /// Width of the class order: the size of a largest antichain (a set of classes none of which
-    /// sees another).
-    ///
-    /// Computed by Dilworth's theorem as `classes − maximum matching` in the bipartite graph of
-    /// strict comparabilities (Fulkerson's reduction), with a greedy start and Kuhn's augmenting
-    /// paths over bitsets.
-    ///
-    /// Complexity: `O(C² / 64)` to build the up-sets plus `O(C · (C²/64))` in the worst case for
-    /// the augmenting searches, `C` the number of classes; chains and antichains take `O(C²/64)`.
-    pub fn width(&self) -> usize {
-        let c = self.classes.len();
-        let words = words_for(c);
-        // up[a] = { b : a < b }.
-        let mut up = vec![0u64; c * words];
-        for b in 0..c {
-            let rep = self.classes[b][0];
-            for k in self.closure.row_ones(rep) {
-                let a = self.class_of[k];
-                if a != b {
-                    set_bit(&mut up[a * words..(a + 1) * words], b);
-                }
-            }
-        }
-        let mut match_right = vec![UNVISITED; c];
-        let mut matched_left = vec![false; c];
-        let mut matching = 0;
-        // Greedy start: the lowest unmatched strict successor.
-        for a in 0..c {
-            if let Some(b) = Ones::new(&up[a * words..(a + 1) * words]).find(|&b| match_right[b] == UNVISITED) {
-                match_right[b] = a as u32;
-                matched_left[a] = true;
-                matching += 1;
-            }
-        }
-        let mut visited = vec![0u64; words];
-        let mut path: Vec<(usize, usize)> = Vec::new();
-        for (a, matched) in matched_left.iter_mut().enumerate() {
-            if *matched {
-                continue;
-            }
-            visited.fill(0);
-            if augment(a, &up, words, &mut visited, &mut match_right, &mut path) {
-                *matched = true;
-                matching += 1;
-            }
-        }
-        c - matching
-    }
-}
-
-/// Sorted positions as maximal runs of consecutive values, `(first, last)`: `[0, 1, 2, 5]` gives
-/// `[(0, 2), (5, 5)]`. Captions of classes (DOT, SVG, the app) are written from these.
-pub fn position_runs(members: &[usize]) -> Vec<(usize, usize)> {
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    for &p in members {
-        match runs.last_mut() {
-            Some((_, last)) if *last + 1 == p => *last = p,
-            _ => runs.push((p, p)),
-        }
-    }
-    runs
 }

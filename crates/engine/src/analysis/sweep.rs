@@ -1,6 +1,7 @@
 //! The semi-naive layer sweep, first-reach layers and the `R(L)` reference.
 
 use super::*;
+use crate::bits::{Ones, WORD_BITS, or_into, words_for};
 
 /// Semi-naive layer sweep from `R(0) = I`: `R(L+1)[q] = R(L)[q] ∪ ⋃_{j ∈ Ā[q]} Δ(L)[j]` with
 /// `Δ(L) = R(L) \ R(L-1)`. Calls `on_new(layer, q, word_index, reach_word_before, new_bits)` for

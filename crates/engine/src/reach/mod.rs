@@ -41,6 +41,7 @@
 //! `crates/core/tests/fixtures/hf_layer_semantics.json`; `tests/reach.rs` checks the dense
 //! builder ([`StructuredLayer::to_bitmatrix`]) against it cell for cell.
 
+mod auto;
 mod engine;
 mod memory;
 mod rows;
@@ -52,6 +53,7 @@ use crate::bits::BitMatrix;
 use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays};
 use crate::stack::{Layer, LayerStack};
 
+pub use auto::{MAX_AUTO_LAYERS, reach_auto};
 pub use engine::{ReachJob, repeated_growth};
 pub use memory::{check_model_run, human_bytes, largest_context_within, model_run_bytes};
 pub use rows::{IntervalRows, Span};

@@ -9,11 +9,11 @@
 //! both directions, so the lower covers of class `i` are exactly `i-1` (if `lo_{i-1} = lo_i`) and
 //! `i+1` (if `hi_{i+1} = hi_i`). The diagram is read in one pass.
 //!
-//! Other limits are analysed densely ([`crate::Analysis`]) up to [`DENSE_MAX`] positions.
+//! Other limits are analysed densely ([`crate::Order`]) up to [`DENSE_MAX`] positions.
 
-use super::engine::Rows;
+use super::rows::Rows;
 use super::{CompressedHasse, DENSE_MAX, HasseEdge, HasseNode, HasseNodeKind, LimitStructure};
-use crate::analysis::{Analysis, position_runs};
+use crate::order::{Order, position_runs};
 
 /// A covering edge between classes `i` and `i + 1`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub(crate) fn analyse(limit: &Rows, cap: usize) -> LimitStructure {
             }
         }
         _ if n <= DENSE_MAX => {
-            let a = Analysis::new(&limit.to_interval_rows().to_bitmatrix());
+            let a = Order::new(&limit.to_interval_rows().to_bitmatrix());
             let classes = a.classes();
             let edges = a.hasse_edges();
             let has = |e: (usize, usize)| edges.binary_search(&e).is_ok();

@@ -55,7 +55,7 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 /// Most key intervals one row may have on the structured path.
 pub const MAX_ROW_INTERVALS: usize = 64;
 /// The deepest stack [`MaskMod::reach`] tries by itself.
-pub use crate::report::MAX_AUTO_LAYERS;
+pub use crate::reach::MAX_AUTO_LAYERS;
 /// Largest `n` of the structured path (the reach engine's range).
 pub const MAX_STRUCTURED_N: u64 = 1 << 24;
 
@@ -335,7 +335,7 @@ impl MaskMod {
         layers: Option<usize>,
     ) -> Result<crate::reach::ReachReport, MaskModError> {
         let rows = self.interval_rows(n, b, h)?;
-        crate::report::reach_auto(&rows, layers, &[]).map_err(|e| MaskModError::Text(e.to_string()))
+        crate::reach::reach_auto(&rows, layers, &[]).map_err(|e| MaskModError::Text(e.to_string()))
     }
 
     /// A row evaluator's error as the import's: a cell error names the operation that raised.

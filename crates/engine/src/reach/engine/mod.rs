@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rows::{IntervalRows, Span, merge_into, normalise};
+use super::rows::{IntervalRows, Rows, Span, is_mono, merge_into, normalise};
 use super::structure;
 use super::{
     LayerReport, Lookback, MAX_SPANS, QueryRow, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer,
@@ -159,93 +159,6 @@ impl RuleCtx {
             offsets.push(spans.len());
         }
         IntervalRows::from_parts(self.n, offsets, spans)
-    }
-}
-
-/// Reach rows: one interval per row (with a flag for non-decreasing ends), or general.
-#[derive(Clone, Debug)]
-pub(crate) enum Rows {
-    Single { lo: Vec<u32>, hi: Vec<u32>, mono: bool },
-    Multi(IntervalRows),
-}
-
-fn is_mono(lo: &[u32], hi: &[u32]) -> bool {
-    lo.windows(2).all(|w| w[0] <= w[1]) && hi.windows(2).all(|w| w[0] <= w[1])
-}
-
-impl Rows {
-    fn identity(n: usize) -> Rows {
-        let lo: Vec<u32> = (0..n as u32).collect();
-        Rows::Single { hi: lo.clone(), lo, mono: true }
-    }
-
-    pub(crate) fn from_intervals(rows: IntervalRows) -> Rows {
-        let n = rows.n();
-        if rows.span_count() == n && (0..n).all(|q| rows.row(q).len() == 1) {
-            let lo: Vec<u32> = (0..n).map(|q| rows.row(q)[0][0]).collect();
-            let hi: Vec<u32> = (0..n).map(|q| rows.row(q)[0][1]).collect();
-            let mono = is_mono(&lo, &hi);
-            Rows::Single { lo, hi, mono }
-        } else {
-            Rows::Multi(rows)
-        }
-    }
-
-    pub(crate) fn n(&self) -> usize {
-        match self {
-            Rows::Single { lo, .. } => lo.len(),
-            Rows::Multi(r) => r.n(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn row_into(&self, q: usize, out: &mut Vec<Span>) {
-        match self {
-            Rows::Single { lo, hi, .. } => out.push([lo[q], hi[q]]),
-            Rows::Multi(r) => out.extend_from_slice(r.row(q)),
-        }
-    }
-
-    #[inline]
-    fn min_max(&self, q: usize) -> (u32, u32) {
-        match self {
-            Rows::Single { lo, hi, .. } => (lo[q], hi[q]),
-            Rows::Multi(r) => {
-                let row = r.row(q);
-                (row[0][0], row[row.len() - 1][1])
-            }
-        }
-    }
-
-    #[inline]
-    fn row_cells(&self, q: usize) -> u64 {
-        match self {
-            Rows::Single { lo, hi, .. } => (hi[q] - lo[q]) as u64 + 1,
-            Rows::Multi(r) => r.row(q).iter().map(|s| (s[1] - s[0]) as u64 + 1).sum(),
-        }
-    }
-
-    pub(crate) fn cells(&self) -> u64 {
-        match self {
-            Rows::Single { lo, hi, .. } => lo.iter().zip(hi).map(|(&l, &h)| (h - l) as u64 + 1).sum(),
-            Rows::Multi(r) => r.cells(),
-        }
-    }
-
-    pub(crate) fn row_u64(&self, q: usize) -> Vec<[u64; 2]> {
-        let mut v = Vec::new();
-        self.row_into(q, &mut v);
-        v.iter().map(|s| [s[0] as u64, s[1] as u64]).collect()
-    }
-
-    pub(crate) fn to_interval_rows(&self) -> IntervalRows {
-        match self {
-            Rows::Multi(r) => r.clone(),
-            Rows::Single { lo, hi, .. } => {
-                let n = lo.len();
-                IntervalRows::from_parts(n, (0..=n).collect(), lo.iter().zip(hi).map(|(&l, &h)| [l, h]).collect())
-            }
-        }
     }
 }
 
