@@ -4,10 +4,12 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::interp::{Interp, R, exc, limit, py_eq, range_len, unavailable_msg, unsup};
 use super::ops::{Elem, elementwise, push};
+use super::rt::{
+    Eval, Fail, FailKind, Interp, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len, unavailable_msg, unsup,
+};
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
-use super::tensor_ops::{self, along, cat, dim_of, reshape, slice_indices};
+use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
 use super::trace::{Op, Table};
 use super::value::{Native, Partial, Unavailable, Value, shared};
 
@@ -221,8 +223,8 @@ impl Args {
         self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone())
     }
     fn need(&self, i: usize, name: &str) -> R<Value> {
-        self.get(i, name).ok_or_else(|| super::interp::Fail {
-            kind: super::interp::FailKind::Exception,
+        self.get(i, name).ok_or_else(|| Fail {
+            kind: FailKind::Exception,
             msg: format!("{}() missing argument `{name}` (TypeError)", self.name),
             pos: self.at,
         })
@@ -301,74 +303,6 @@ fn shape_args(vals: &[Value], pos: Pos) -> R<Vec<usize>> {
 fn filled(dt: DType, shape: Vec<usize>, v: Sc) -> Tensor {
     let n = shape.iter().product();
     Tensor::new(dt, shape, vec![cast(v, dt); n])
-}
-
-fn scalar_of(v: &Value, pos: Pos) -> R<(Sc, DType)> {
-    Ok(match v {
-        Value::Bool(b) => (Sc::I(i64::from(*b)), DType::Bool),
-        Value::Int(i) => (Sc::I(*i), DType::I64),
-        Value::Float(f) => (Sc::F(*f), DType::F32),
-        Value::Tensor(t) if t.borrow().numel() == 1 => {
-            let t = t.borrow();
-            (t.data[0], t.dtype)
-        }
-        Value::Traced(..) => {
-            return exc(pos, "a traced index value cannot be stored in a new tensor (vmap refuses this too)");
-        }
-        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        other => return exc(pos, format!("a {} cannot be a tensor element (TypeError)", other.type_name())),
-    })
-}
-
-/// `torch.tensor(data)`: nested lists of numbers (or one-element tensors).
-pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor> {
-    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, data: &mut Vec<(Sc, DType)>, pos: Pos) -> R<()> {
-        let items: Option<Vec<Value>> = match v {
-            Value::List(l) => Some(l.borrow().clone()),
-            Value::Tuple(t) => Some(t.as_ref().clone()),
-            Value::Tensor(t) if !t.borrow().shape.is_empty() => {
-                let t = t.borrow().clone();
-                Some(tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect())
-            }
-            _ => None,
-        };
-        match items {
-            Some(items) => {
-                if shape.len() == depth {
-                    shape.push(items.len());
-                } else if shape.get(depth) != Some(&items.len()) {
-                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
-                }
-                if data.len() + items.len() > super::tensor::MAX_ELEMENTS {
-                    return limit(pos, "a tensor literal over the element limit");
-                }
-                for x in &items {
-                    walk(x, depth + 1, shape, data, pos)?;
-                }
-            }
-            None => {
-                if shape.len() != depth {
-                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
-                }
-                data.push(scalar_of(v, pos)?);
-            }
-        }
-        Ok(())
-    }
-    let mut shape = Vec::new();
-    let mut data = Vec::new();
-    walk(v, 0, &mut shape, &mut data, pos)?;
-    let inferred = if data.iter().any(|(_, d)| d.is_float()) {
-        data.iter().filter(|(_, d)| d.is_float()).map(|(_, d)| *d).fold(DType::F32, DType::promote)
-    } else if !data.is_empty() && data.iter().all(|(_, d)| d.is_bool()) {
-        DType::Bool
-    } else if data.is_empty() {
-        DType::F32
-    } else {
-        DType::I64
-    };
-    let dt = dtype.unwrap_or(inferred);
-    Ok(Tensor::new(dt, shape, data.into_iter().map(|(v, _)| cast(v, dt)).collect()))
 }
 
 fn py_str(v: &Value) -> String {
@@ -623,7 +557,7 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
             l.borrow_mut()[j as usize] = v;
             Ok(())
         }
-        Value::Dict(d) => super::interp::dict_set(&mut d.borrow_mut(), i, v, pos),
+        Value::Dict(d) => dict_set(&mut d.borrow_mut(), i, v, pos),
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
         other => exc(pos, format!("a {} does not support item assignment (TypeError)", other.type_name())),
     }
@@ -831,8 +765,8 @@ pub(super) fn call_native(
                 let mut iter = items.into_iter();
                 let mut acc = match a.get(2, "initial") {
                     Some(v) => v,
-                    None => iter.next().ok_or_else(|| super::interp::Fail {
-                        kind: super::interp::FailKind::Exception,
+                    None => iter.next().ok_or_else(|| Fail {
+                        kind: FailKind::Exception,
                         msg: "reduce() of empty iterable with no initial value (TypeError)".into(),
                         pos,
                     })?,
@@ -1042,8 +976,8 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         }
         "cumsum" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
-            let d = a.int(1, "dim")?.ok_or_else(|| super::interp::Fail {
-                kind: super::interp::FailKind::Exception,
+            let d = a.int(1, "dim")?.ok_or_else(|| Fail {
+                kind: FailKind::Exception,
                 msg: "cumsum() missing `dim` (TypeError)".into(),
                 pos,
             })?;
@@ -1463,8 +1397,8 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             Value::Range(s, e, st)
         }
         "abs" => match a.need(0, "x")? {
-            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| super::interp::Fail {
-                kind: super::interp::FailKind::Unsupported,
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| Fail {
+                kind: FailKind::Unsupported,
                 msg: "an integer over 64 bits".into(),
                 pos,
             })?),
@@ -1568,13 +1502,13 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                             if kv.len() != 2 {
                                 return exc(pos, "dict() items must be pairs (ValueError)");
                             }
-                            super::interp::dict_set(&mut out, kv[0].clone(), kv[1].clone(), pos)?;
+                            dict_set(&mut out, kv[0].clone(), kv[1].clone(), pos)?;
                         }
                     }
                 }
             }
             for (k, v) in &a.kw {
-                super::interp::dict_set(&mut out, Value::Str(k.clone()), v.clone(), pos)?;
+                dict_set(&mut out, Value::Str(k.clone()), v.clone(), pos)?;
             }
             Value::Dict(shared(out))
         }
@@ -1692,7 +1626,7 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             };
             match (getattr(it, &o, &n, pos), a.get(2, "default")) {
                 (Ok(v), _) => v,
-                (Err(e), Some(d)) if e.kind == super::interp::FailKind::Exception => d,
+                (Err(e), Some(d)) if e.kind == FailKind::Exception => d,
                 (Err(e), _) => return Err(e),
             }
         }
@@ -1716,7 +1650,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         ("list", Value::List(l)) => {
             return Ok(match m {
                 "append" => {
-                    if l.borrow().len() >= super::interp::MAX_ITEMS {
+                    if l.borrow().len() >= MAX_ITEMS {
                         return limit(pos, "a list over the item limit");
                     }
                     l.borrow_mut().push(a.need(0, "object")?);
@@ -1724,7 +1658,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                 }
                 "extend" => {
                     let items = list_of(it, &a.need(0, "iterable")?, pos)?;
-                    if l.borrow().len() + items.len() > super::interp::MAX_ITEMS {
+                    if l.borrow().len() + items.len() > MAX_ITEMS {
                         return limit(pos, "a list over the item limit");
                     }
                     l.borrow_mut().extend(items);
@@ -1786,10 +1720,10 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                     };
                     let mut db = d.borrow_mut();
                     for (k, v) in src {
-                        super::interp::dict_set(&mut db, k, v, pos)?;
+                        dict_set(&mut db, k, v, pos)?;
                     }
                     for (k, v) in &a.kw {
-                        super::interp::dict_set(&mut db, Value::Str(k.clone()), v.clone(), pos)?;
+                        dict_set(&mut db, Value::Str(k.clone()), v.clone(), pos)?;
                     }
                     Value::None
                 }
@@ -1800,7 +1734,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                         Some(v) => v,
                         None => {
                             let v = a.get(1, "default").unwrap_or(Value::None);
-                            super::interp::dict_set(&mut d.borrow_mut(), k, v.clone(), pos)?;
+                            dict_set(&mut d.borrow_mut(), k, v.clone(), pos)?;
                             v
                         }
                     }

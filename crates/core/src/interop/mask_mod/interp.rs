@@ -8,49 +8,12 @@ use super::ast::{
     Arg, BinOp, ClassDef, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, ParamKind, Pos, Stmt, StmtKind, UnOp,
 };
 use super::parse::assigned_names;
-use super::tensor::{Bin, Cmp};
-use super::trace::Graph;
+use super::rt::{
+    Eval, Fail, FailKind, Interp, MAX_CALLS, MAX_DEPTH, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len,
+    unavailable_msg, unsup,
+};
+use super::tensor::Cmp;
 use super::value::{ClassObj, Closure, Frame, Globals, Instance, Shared, Unavailable, Value, shared};
-
-/// Most statements and expressions one import may evaluate.
-pub(super) const MAX_STEPS: u64 = 20_000_000;
-/// Most tensor elements one import may compute, summed over all operations.
-pub(super) const MAX_WORK: u64 = 400_000_000;
-/// Deepest nesting of calls and expressions while running.
-pub(super) const MAX_DEPTH: usize = 600;
-/// Deepest Python call stack.
-pub(super) const MAX_CALLS: usize = 100;
-/// Most items in one list, tuple, dict or string.
-pub(super) const MAX_ITEMS: usize = 1 << 22;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FailKind {
-    /// Something hasseflow does not model; a module-level statement failing so is skipped.
-    Unsupported,
-    /// What Python (or torch) itself would raise.
-    Exception,
-    /// A resource limit: never skipped.
-    Limit,
-}
-
-#[derive(Clone, Debug)]
-pub(super) struct Fail {
-    pub(super) kind: FailKind,
-    pub(super) msg: String,
-    pub(super) pos: Pos,
-}
-
-pub(super) type R<T> = Result<T, Fail>;
-
-pub(super) fn unsup<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Unsupported, msg: msg.into(), pos })
-}
-pub(super) fn exc<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Exception, msg: msg.into(), pos })
-}
-pub(super) fn limit<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Limit, msg: msg.into(), pos })
-}
 
 pub(super) enum Flow {
     Normal,
@@ -94,51 +57,7 @@ const UNMODELLED_BUILTINS: [&str; 24] = [
     "ord",
 ];
 
-pub(super) struct Interp {
-    pub(super) graph: Graph,
-    pub(super) steps: u64,
-    pub(super) work: u64,
-    pub(super) depth: usize,
-    pub(super) calls: usize,
-    /// Module-level statements skipped, with why.
-    pub(super) skipped: Vec<(Pos, String)>,
-    /// Modules imported, as written.
-    pub(super) imports: Vec<String>,
-    pub(super) preludes: HashMap<&'static str, Shared<Globals>>,
-    /// Whether the prelude being run is a library (its statements are never skipped).
-    pub(super) in_prelude: bool,
-}
-
 impl Interp {
-    pub(super) fn new() -> Interp {
-        Interp {
-            graph: Graph::new(),
-            steps: 0,
-            work: 0,
-            depth: 0,
-            calls: 0,
-            skipped: Vec::new(),
-            imports: Vec::new(),
-            preludes: HashMap::new(),
-            in_prelude: false,
-        }
-    }
-
-    pub(super) fn step(&mut self, pos: Pos) -> R<()> {
-        self.steps += 1;
-        if self.steps > MAX_STEPS {
-            return limit(pos, format!("the text runs over {MAX_STEPS} steps (a loop or recursion too long)"));
-        }
-        Ok(())
-    }
-    pub(super) fn charge(&mut self, pos: Pos, elements: usize) -> R<()> {
-        self.work += elements as u64;
-        if self.work > MAX_WORK {
-            return limit(pos, format!("the text computes over {MAX_WORK} tensor elements"));
-        }
-        Ok(())
-    }
-
     /// Runs a module's statements. Outside preludes, a statement that fails on something
     /// unsupported is skipped and the names it binds become unavailable.
     pub(super) fn run_module(&mut self, body: &[Stmt], ctx: &Ctx) -> R<()> {
@@ -651,8 +570,10 @@ impl Interp {
             _ => exc(target.pos, "cannot assign to this expression"),
         }
     }
+}
 
-    pub(super) fn truthy(&mut self, v: &Value, pos: Pos) -> R<bool> {
+impl Eval for Interp {
+    fn truthy(&mut self, v: &Value, pos: Pos) -> R<bool> {
         Ok(match v {
             Value::None => false,
             Value::Bool(b) => *b,
@@ -683,7 +604,7 @@ impl Interp {
         })
     }
 
-    pub(super) fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
+    fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
         Ok(match v {
             Value::Tuple(t) => t.as_ref().clone(),
             Value::List(l) => l.borrow().clone(),
@@ -714,6 +635,56 @@ impl Interp {
         })
     }
 
+    /// Calls a function value.
+    fn call(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
+        self.step(pos)?;
+        match f {
+            Value::Func(c) => self.call_closure(c, args, kwargs, pos),
+            Value::Native(n) => super::builtins::call_native(self, n, args, kwargs, pos),
+            Value::Partial(p) => {
+                let mut all = p.args.clone();
+                all.extend(args);
+                let mut kw = p.kwargs.clone();
+                for (k, v) in kwargs {
+                    kw.retain(|(x, _)| *x != k);
+                    kw.push((k, v));
+                }
+                self.call(&p.func.clone(), all, kw, pos)
+            }
+            Value::Class(c) => self.instantiate(c, args, kwargs, pos),
+            Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+            other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
+        }
+    }
+
+    fn import_name(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
+        if let Some(lib) = super::library::prelude_for(module) {
+            let g = self.prelude(lib, pos)?;
+            let v = g.borrow().get(name);
+            return match v {
+                Some(v) => Ok(v),
+                None => {
+                    let full = format!("{module}.{name}");
+                    if super::builtins::is_known(&full) {
+                        return Ok(Value::native(&full));
+                    }
+                    let why = if matches!(name, "create_block_mask" | "create_mask" | "flex_attention" | "BlockMask") {
+                        "is not a mask function (it runs attention or builds a mask from one; hasseflow reads the mask_mod itself)"
+                    } else {
+                        "is not in hasseflow's table of library masks"
+                    };
+                    Ok(Value::Unavailable(Rc::new(Unavailable {
+                        what: format!("line {}, column {}: `{full}` {why}", pos.line, pos.col),
+                    })))
+                }
+            };
+        }
+        let m = Value::Module(module.into());
+        self.getattr(&m, name, pos)
+    }
+}
+
+impl Interp {
     pub(super) fn eval(&mut self, e: &Expr, ctx: &Ctx) -> R<Value> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -1006,28 +977,6 @@ impl Interp {
         super::ops::binary(self, op, cur, rhs, pos)
     }
 
-    /// Calls a function value.
-    pub(super) fn call(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
-        self.step(pos)?;
-        match f {
-            Value::Func(c) => self.call_closure(c, args, kwargs, pos),
-            Value::Native(n) => super::builtins::call_native(self, n, args, kwargs, pos),
-            Value::Partial(p) => {
-                let mut all = p.args.clone();
-                all.extend(args);
-                let mut kw = p.kwargs.clone();
-                for (k, v) in kwargs {
-                    kw.retain(|(x, _)| *x != k);
-                    kw.push((k, v));
-                }
-                self.call(&p.func.clone(), all, kw, pos)
-            }
-            Value::Class(c) => self.instantiate(c, args, kwargs, pos),
-            Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
-            other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
-        }
-    }
-
     fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
         if self.calls >= MAX_CALLS {
             return limit(pos, format!("maximum recursion depth exceeded (over {MAX_CALLS} nested calls)"));
@@ -1181,32 +1130,6 @@ impl Interp {
         Value::Module(path.into())
     }
 
-    pub(super) fn import_name(&mut self, module: &str, name: &str, pos: Pos) -> R<Value> {
-        if let Some(lib) = super::library::prelude_for(module) {
-            let g = self.prelude(lib, pos)?;
-            let v = g.borrow().get(name);
-            return match v {
-                Some(v) => Ok(v),
-                None => {
-                    let full = format!("{module}.{name}");
-                    if super::builtins::is_known(&full) {
-                        return Ok(Value::native(&full));
-                    }
-                    let why = if matches!(name, "create_block_mask" | "create_mask" | "flex_attention" | "BlockMask") {
-                        "is not a mask function (it runs attention or builds a mask from one; hasseflow reads the mask_mod itself)"
-                    } else {
-                        "is not in hasseflow's table of library masks"
-                    };
-                    Ok(Value::Unavailable(Rc::new(Unavailable {
-                        what: format!("line {}, column {}: `{full}` {why}", pos.line, pos.col),
-                    })))
-                }
-            };
-        }
-        let m = Value::Module(module.into());
-        self.getattr(&m, name, pos)
-    }
-
     fn prelude(&mut self, lib: super::library::Lib, pos: Pos) -> R<Shared<Globals>> {
         if let Some(g) = self.preludes.get(lib.module) {
             return Ok(g.clone());
@@ -1270,78 +1193,4 @@ impl Interp {
             _ => None,
         }
     }
-}
-
-pub(super) fn unavailable_msg(u: &Unavailable) -> String {
-    format!("the value comes from {}", u.what)
-}
-
-pub(super) fn range_len(a: i64, b: i64, s: i64) -> i64 {
-    if s > 0 && b > a {
-        (b - a - 1) / s + 1
-    } else if s < 0 && a > b {
-        (a - b - 1) / (-s) + 1
-    } else {
-        0
-    }
-}
-
-/// Python `==` for hashable-ish values (dict keys, `in`).
-pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::None, Value::None) => true,
-        (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| py_eq(p, q)),
-        (Value::Dtype(x), Value::Dtype(y)) => x == y,
-        _ => match (num(a), num(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => false,
-        },
-    }
-}
-
-fn num(v: &Value) -> Option<f64> {
-    match v {
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        Value::Int(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
-pub(super) fn dict_set(d: &mut Vec<(Value, Value)>, k: Value, v: Value, pos: Pos) -> R<()> {
-    match &k {
-        Value::List(_) | Value::Dict(_) => return exc(pos, format!("unhashable type: {} (TypeError)", k.type_name())),
-        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        Value::Traced(..) | Value::Tensor(_) => return unsup(pos, "tensors as dict keys are not supported"),
-        _ => {}
-    }
-    if let Some(slot) = d.iter_mut().find(|(x, _)| py_eq(x, &k)) {
-        slot.1 = v;
-    } else {
-        if d.len() >= MAX_ITEMS {
-            return limit(pos, "a dict over the item limit");
-        }
-        d.push((k, v));
-    }
-    Ok(())
-}
-
-/// Which tensor kernel an AST operator is.
-pub(super) fn kernel_of(op: BinOp) -> Option<Bin> {
-    Some(match op {
-        BinOp::Add => Bin::Add,
-        BinOp::Sub => Bin::Sub,
-        BinOp::Mul => Bin::Mul,
-        BinOp::Div => Bin::Div,
-        BinOp::FloorDiv => Bin::FloorDiv,
-        BinOp::Mod => Bin::Rem,
-        BinOp::Pow => Bin::Pow,
-        BinOp::BitAnd => Bin::And,
-        BinOp::BitOr => Bin::Or,
-        BinOp::BitXor => Bin::Xor,
-        BinOp::Shl => Bin::Shl,
-        BinOp::Shr => Bin::Shr,
-        BinOp::MatMul => return None,
-    })
 }

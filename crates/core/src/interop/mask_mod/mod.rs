@@ -40,6 +40,7 @@ mod lex;
 pub mod library;
 mod ops;
 mod parse;
+mod rt;
 mod tensor;
 mod tensor_ops;
 #[cfg(test)]
@@ -47,7 +48,8 @@ mod tests;
 mod trace;
 mod value;
 
-use interp::{Ctx, Interp};
+use interp::Ctx;
+use rt::{Eval, Interp};
 use value::{Globals, Value, shared};
 
 /// Largest mask_mod text read.
@@ -161,7 +163,7 @@ pub struct MaskModReport {
     pub operations: usize,
 }
 
-fn fail_error(f: interp::Fail) -> MaskModError {
+fn fail_error(f: rt::Fail) -> MaskModError {
     at(f.pos.line as usize, f.pos.col as usize, f.msg)
 }
 

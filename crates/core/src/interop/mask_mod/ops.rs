@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::ast::{BinOp, Pos, UnOp};
-use super::interp::{Interp, R, exc, kernel_of, limit, unavailable_msg, unsup};
+use super::rt::{Interp, MAX_ITEMS, R, exc, kernel_of, limit, py_eq, unavailable_msg, unsup};
 use super::tensor::{
     Bin, Class, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast, broadcast_index,
     cast, checked_numel, result_type, un_dtype,
@@ -236,7 +236,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
     }
     match (&a, &b) {
         (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
-            if x.len() + y.len() > super::interp::MAX_ITEMS {
+            if x.len() + y.len() > MAX_ITEMS {
                 return limit(pos, "a string over the size limit");
             }
             return Ok(Value::Str(format!("{x}{y}").into()));
@@ -244,7 +244,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         (Value::List(x), Value::List(y)) if op == BinOp::Add => {
             let mut v = x.borrow().clone();
             v.extend(y.borrow().iter().cloned());
-            if v.len() > super::interp::MAX_ITEMS {
+            if v.len() > MAX_ITEMS {
                 return limit(pos, "a list over the item limit");
             }
             return Ok(Value::List(super::value::shared(v)));
@@ -252,7 +252,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         (Value::Tuple(x), Value::Tuple(y)) if op == BinOp::Add => {
             let mut v = x.as_ref().clone();
             v.extend(y.iter().cloned());
-            if v.len() > super::interp::MAX_ITEMS {
+            if v.len() > MAX_ITEMS {
                 return limit(pos, "a tuple over the item limit");
             }
             return Ok(Value::Tuple(Rc::new(v)));
@@ -273,7 +273,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
                 Value::Str(s) => s.len(),
                 _ => 0,
             };
-            if len.saturating_mul(k) > super::interp::MAX_ITEMS {
+            if len.saturating_mul(k) > MAX_ITEMS {
                 return limit(pos, format!("a sequence of {len} items repeated {k} times is over the item limit"));
             }
             it.charge(pos, len * k)?;
@@ -510,6 +510,6 @@ fn seq_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q))
         }
         (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q)),
-        _ => super::interp::py_eq(a, b),
+        _ => py_eq(a, b),
     }
 }

@@ -4,9 +4,9 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::interp::{Interp, R, exc, limit, unavailable_msg, unsup};
 use super::ops::push;
-use super::tensor::{DType, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
+use super::rt::{Interp, R, exc, limit, unavailable_msg, unsup};
+use super::tensor::{DType, MAX_ELEMENTS, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
 use super::trace::{Op, Table};
 use super::value::Value;
 
@@ -309,7 +309,7 @@ pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos:
         Value::Tensor(s) => s.borrow().clone(),
         Value::Traced(..) => return exc(pos, "storing a traced index value into a tensor is not supported"),
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        Value::List(_) | Value::Tuple(_) => super::builtins::tensor_from(v, None, pos)?,
+        Value::List(_) | Value::Tuple(_) => tensor_from(v, None, pos)?,
         other => return exc(pos, format!("cannot assign a {} into a tensor (TypeError)", other.type_name())),
     };
     // The source broadcasts to the selection's shape (leading 1s of the source may be dropped).
@@ -471,4 +471,72 @@ pub(super) fn cat(ts: &[Tensor], dim: i64, pos: Pos) -> R<Tensor> {
         }
     }
     Ok(Tensor::new(dt, shape, data))
+}
+
+pub(super) fn scalar_of(v: &Value, pos: Pos) -> R<(Sc, DType)> {
+    Ok(match v {
+        Value::Bool(b) => (Sc::I(i64::from(*b)), DType::Bool),
+        Value::Int(i) => (Sc::I(*i), DType::I64),
+        Value::Float(f) => (Sc::F(*f), DType::F32),
+        Value::Tensor(t) if t.borrow().numel() == 1 => {
+            let t = t.borrow();
+            (t.data[0], t.dtype)
+        }
+        Value::Traced(..) => {
+            return exc(pos, "a traced index value cannot be stored in a new tensor (vmap refuses this too)");
+        }
+        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        other => return exc(pos, format!("a {} cannot be a tensor element (TypeError)", other.type_name())),
+    })
+}
+
+/// `torch.tensor(data)`: nested lists of numbers (or one-element tensors).
+pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor> {
+    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, data: &mut Vec<(Sc, DType)>, pos: Pos) -> R<()> {
+        let items: Option<Vec<Value>> = match v {
+            Value::List(l) => Some(l.borrow().clone()),
+            Value::Tuple(t) => Some(t.as_ref().clone()),
+            Value::Tensor(t) if !t.borrow().shape.is_empty() => {
+                let t = t.borrow().clone();
+                Some(unbind(&t, pos)?.into_iter().map(Value::tensor).collect())
+            }
+            _ => None,
+        };
+        match items {
+            Some(items) => {
+                if shape.len() == depth {
+                    shape.push(items.len());
+                } else if shape.get(depth) != Some(&items.len()) {
+                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
+                }
+                if data.len() + items.len() > MAX_ELEMENTS {
+                    return limit(pos, "a tensor literal over the element limit");
+                }
+                for x in &items {
+                    walk(x, depth + 1, shape, data, pos)?;
+                }
+            }
+            None => {
+                if shape.len() != depth {
+                    return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
+                }
+                data.push(scalar_of(v, pos)?);
+            }
+        }
+        Ok(())
+    }
+    let mut shape = Vec::new();
+    let mut data = Vec::new();
+    walk(v, 0, &mut shape, &mut data, pos)?;
+    let inferred = if data.iter().any(|(_, d)| d.is_float()) {
+        data.iter().filter(|(_, d)| d.is_float()).map(|(_, d)| *d).fold(DType::F32, DType::promote)
+    } else if !data.is_empty() && data.iter().all(|(_, d)| d.is_bool()) {
+        DType::Bool
+    } else if data.is_empty() {
+        DType::F32
+    } else {
+        DType::I64
+    };
+    let dt = dtype.unwrap_or(inferred);
+    Ok(Tensor::new(dt, shape, data.into_iter().map(|(v, _)| cast(v, dt)).collect()))
 }
