@@ -15,7 +15,7 @@ use yew::prelude::*;
 use super::form::on_click;
 use super::io;
 use super::palette::Theme;
-use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
+use crate::state::{Action, Design, DesignerAction, FamilySpec, Level, MAX_TASKS_DRAWN, ViewAction};
 
 mod drawing;
 mod family;
@@ -104,7 +104,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
     let r = d.report();
     let on_hover = {
         let dsp = p.dispatch.clone();
-        Callback::from(move |c| dsp.emit(Action::HoverMerged(c)))
+        Callback::from(move |c| dsp.emit(Action::Designer(DesignerAction::HoverMerged(c))))
     };
     // The hovered merged node's positions light up in the derived masks and the inputs row.
     let lit = p.hover.and_then(|h| design.members.get(h)).map(|m| Rc::new(m.clone()));
@@ -191,7 +191,7 @@ fn design_report(p: &ReportProps) -> Html {
     let design_url = use_state(|| None::<String>);
     let design = p.design.clone();
     let r = design.derivation.report();
-    let open = on_click(&p.dispatch, Action::OpenDerived);
+    let open = on_click(&p.dispatch, Action::Designer(DesignerAction::OpenDerived));
     let share = {
         let (dsp, link, url) = (p.dispatch.clone(), design.link.clone(), design_url.clone());
         Callback::from(move |_: MouseEvent| {
@@ -204,7 +204,7 @@ fn design_report(p: &ReportProps) -> Html {
                     Ok(()) => "design link copied to the clipboard.",
                     Err(_) => "design link ready: copy it from the box.",
                 };
-                dsp.emit(Action::Notify(Level::Info, text.into()));
+                dsp.emit(Action::View(ViewAction::Notify(Level::Info, text.into())));
             });
         })
     };
@@ -212,7 +212,7 @@ fn design_report(p: &ReportProps) -> Html {
         let (dsp, design) = (p.dispatch.clone(), design.clone());
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&design.to_json(), "hasseflow-derived.json", "application/json") {
-                dsp.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                dsp.emit(Action::View(ViewAction::Notify(Level::Error, format!("download failed: {e}"))));
             }
         })
     };

@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::state::{Action, AppState, View};
+use crate::state::{Action, AppState, View, ViewAction};
 use designer::DesignerView;
 use editor::EditorView;
 use header::{Header, StatusLine};
@@ -83,7 +83,7 @@ pub fn app() -> Html {
     use_startup_and_links(&dispatch);
     use_autosave(&state, &dispatch);
     use_keyboard(&dispatch);
-    use_layer_animation(state.playing, &dispatch);
+    use_layer_animation(state.editor.playing, &dispatch);
     use_message_timeout(&state, &dispatch);
     use_flow_runner(&state, &dispatch);
     use_models_runner(&state, &dispatch);
@@ -116,7 +116,7 @@ pub fn app() -> Html {
         Callback::from(move |_: MouseEvent| {
             io::set_intro_closed(false);
             intro_open.set(true);
-            d.emit(Action::SetView(View::Editor));
+            d.emit(Action::View(ViewAction::SetView(View::Editor)));
         })
     };
     let engine = match laid.scene.engine {
@@ -126,20 +126,20 @@ pub fn app() -> Html {
     };
     let timing = format!(
         "analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)",
-        state.derived.millis,
+        state.editor.derived.millis,
         laid.millis,
         laid.scene.nodes.len()
     );
 
     html! {
-        <main {ondragover} {ondrop} data-revision={state.revision.to_string()}>
+        <main {ondragover} {ondrop} data-revision={state.editor.revision.to_string()}>
             <Header view={state.view} theme={*theme} intro_open={*intro_open} on_open_intro={open_intro}
                 on_toggle_theme={toggle_theme} dispatch={dispatch.clone()} />
             // Messages have a reserved line under the header: they push nothing over the content
             // and are never an overlay. The live region stays in the page, so changes are read out.
             <StatusLine message={state.message.clone()} dispatch={dispatch.clone()} />
             if state.view == View::Designer {
-                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
+                <DesignerView design={state.designer.design.clone()} hover={state.designer.hover} seq={state.designer.seq} theme={*theme}
                     dispatch={dispatch.clone()} />
             } else if state.view == View::Models {
                 <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />

@@ -24,7 +24,7 @@ use yew::prelude::*;
 use super::form::on_click;
 use super::io;
 use super::palette::Theme;
-use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState, run_error};
+use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsAction, ModelsState, run_error};
 use heatmap::Heatmap;
 use kinds::LayerKinds;
 use picker::ModelPicker;
@@ -44,7 +44,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         return;
     }
     let key = req.key;
-    let fail = |error: String| d.emit(Action::ModelFailed { key, error });
+    let fail = |error: String| d.emit(Action::Models(ModelsAction::Failed { key, error }));
     let start = io::now();
     // The CLI's path: refused up front, with the estimate, above the browser's memory limit.
     let stack = match ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), model::MAX_RUN_BYTES) {
@@ -56,7 +56,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Ok(j) => j,
         Err(e) => return fail(e.to_string()),
     };
-    d.emit(Action::ModelProgress { key, done: 0, total: job.depth() });
+    d.emit(Action::Models(ModelsAction::Progress { key, done: 0, total: job.depth() }));
     loop {
         let slice = io::now();
         let mut done = false;
@@ -69,7 +69,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         if done {
             break;
         }
-        d.emit(Action::ModelProgress { key, done: job.layers_done(), total: job.depth() });
+        d.emit(Action::Models(ModelsAction::Progress { key, done: job.layers_done(), total: job.depth() }));
         gloo_timers::future::TimeoutFuture::new(0).await;
         if cancel.get() {
             return;
@@ -80,7 +80,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Err(e) => return fail(e.to_string()),
     };
     let run = ModelRun::from_report(req.source, (*req.spec).clone(), req.n, req.overlays, report);
-    d.emit(Action::ModelFinished { key, run: Rc::new(run), millis: io::now() - start });
+    d.emit(Action::Models(ModelsAction::Finished { key, run: Rc::new(run), millis: io::now() - start }));
 }
 
 /// Models view properties.
@@ -130,7 +130,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
     let progress = match &status {
         ModelStatus::Failed(e) => {
-            let retry = on_click(&p.dispatch, Action::RetryModel);
+            let retry = on_click(&p.dispatch, Action::Models(ModelsAction::Retry));
             html! { <p class="models-status flow-error" id="models-error" role="alert">{ format!("The run failed: {e}") }
             {" "}<button type="button" id="models-retry" onclick={retry}>{"Retry"}</button></p> }
         }

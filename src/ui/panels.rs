@@ -12,7 +12,7 @@ use yew::prelude::*;
 use super::chart;
 use super::form::{checked, input_value, select_value};
 use super::palette::{Palette, Theme, swatch};
-use crate::state::{Action, MAX_EDIT_N, Tool};
+use crate::state::{Action, EditAction, ImportAction, MAX_EDIT_N, Tool, ViewAction};
 
 /// Tool bar properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -42,7 +42,7 @@ pub fn tools(p: &ToolsProps) -> Html {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
             if let Ok(v) = input_value(&e).trim().parse::<usize>() {
-                d.emit(Action::Resize(v));
+                d.emit(Action::Edit(EditAction::Resize(v)));
             }
         })
     };
@@ -55,7 +55,7 @@ pub fn tools(p: &ToolsProps) -> Html {
                 "sparsest" => SparsifyOptions { classes: ClassWiring::Cycle, covers: CoverWiring::OneEdge },
                 _ => SparsifyOptions::default(),
             };
-            d.emit(Action::SetSparsify(o));
+            d.emit(Action::Edit(EditAction::SetSparsify(o)));
         })
     };
     let sp = match (p.sparsify.classes, p.sparsify.covers) {
@@ -71,21 +71,21 @@ pub fn tools(p: &ToolsProps) -> Html {
                     <button type="button" class={classes!("tool", (p.tool == t).then_some("on"))}
                         id={format!("tool-{}", name.to_ascii_lowercase().replace(' ', "-"))}
                         aria-pressed={(p.tool == t).to_string()} title={format!("{name} ({})", key.to_ascii_uppercase())}
-                        onclick={act(Action::SetTool(t))}>{ name }</button>
+                        onclick={act(Action::Edit(EditAction::SetTool(t)))}>{ name }</button>
                 }) }
             </div>
             <div class="toolrow">
-                <button type="button" id="undo" disabled={!p.can_undo} onclick={act(Action::Undo)} title="Undo (Ctrl+Z)">{"Undo"}</button>
-                <button type="button" id="redo" disabled={!p.can_redo} onclick={act(Action::Redo)} title="Redo (Ctrl+Shift+Z)">{"Redo"}</button>
+                <button type="button" id="undo" disabled={!p.can_undo} onclick={act(Action::Edit(EditAction::Undo))} title="Undo (Ctrl+Z)">{"Undo"}</button>
+                <button type="button" id="redo" disabled={!p.can_redo} onclick={act(Action::Edit(EditAction::Redo))} title="Redo (Ctrl+Shift+Z)">{"Redo"}</button>
                 <label class="size">{"N "}
                     <input id="size" type="number" min="1" max={MAX_EDIT_N.to_string()} value={p.n.to_string()} onchange={on_size} />
                 </label>
             </div>
             <div class="toolrow">
-                <button type="button" id="op-transpose" onclick={act(Action::Transpose)} title="Swap queries and keys: reverses every Hasse edge">{"Transpose"}</button>
-                <button type="button" id="op-invert" onclick={act(Action::Invert)} title="Complement every cell">{"Invert"}</button>
-                <button type="button" id="op-densify" onclick={act(Action::Densify)} title="Replace by the limit closure: one layer suffices">{"Densify"}</button>
-                <button type="button" id="op-sparsify" onclick={act(Action::Sparsify)} title="Keep own class and covered classes: same order, fewer entries">{"Sparsify"}</button>
+                <button type="button" id="op-transpose" onclick={act(Action::Edit(EditAction::Transpose))} title="Swap queries and keys: reverses every Hasse edge">{"Transpose"}</button>
+                <button type="button" id="op-invert" onclick={act(Action::Edit(EditAction::Invert))} title="Complement every cell">{"Invert"}</button>
+                <button type="button" id="op-densify" onclick={act(Action::Edit(EditAction::Densify))} title="Replace by the limit closure: one layer suffices">{"Densify"}</button>
+                <button type="button" id="op-sparsify" onclick={act(Action::Edit(EditAction::Sparsify))} title="Keep own class and covered classes: same order, fewer entries">{"Sparsify"}</button>
                 <label class="visually-hidden" for="sparsify-mode">{"Sparsify wiring"}</label>
                 <select id="sparsify-mode" onchange={on_sparsify} title="Sparsify wiring">
                     <option value="theory" selected={sp == "theory"}>{"cliques + all covers"}</option>
@@ -93,7 +93,7 @@ pub fn tools(p: &ToolsProps) -> Html {
                     <option value="one" selected={sp == "one"}>{"cliques + one edge"}</option>
                     <option value="sparsest" selected={sp == "sparsest"}>{"cycles + one edge"}</option>
                 </select>
-                <button type="button" id="op-clear" onclick={act(Action::Clear)}>{"Clear"}</button>
+                <button type="button" id="op-clear" onclick={act(Action::Edit(EditAction::Clear))}>{"Clear"}</button>
             </div>
         </section>
     }
@@ -143,7 +143,11 @@ pub fn preset_picker(p: &PresetProps) -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let n = draft.n.trim().parse::<usize>().unwrap_or(0);
-            d.emit(Action::LoadPreset { name: draft.name.clone(), n, params: draft.params.clone() });
+            d.emit(Action::Import(ImportAction::LoadPreset {
+                name: draft.name.clone(),
+                n,
+                params: draft.params.clone(),
+            }));
         })
     };
     let params = spec.params.iter().map(|ps| {
@@ -235,7 +239,7 @@ pub fn layer_control(p: &LayerProps) -> Html {
         let d = p.dispatch.clone();
         Callback::from(move |e: InputEvent| {
             if let Ok(v) = input_value(&e).parse::<usize>() {
-                d.emit(Action::SetLayer(v));
+                d.emit(Action::View(ViewAction::SetLayer(v)));
             }
         })
     };
@@ -250,10 +254,10 @@ pub fn layer_control(p: &LayerProps) -> Html {
     html! {
         <section class="panel layers" aria-label="Layers">
             <div class="toolrow">
-                <button type="button" id="layer-prev" onclick={act(Action::StepLayer(-1))} aria-label="Previous layer" title="Previous layer ([)">{"◀"}</button>
-                <button type="button" id="play" onclick={act(Action::TogglePlay)} aria-pressed={p.playing.to_string()} title="Play / pause (P)">
+                <button type="button" id="layer-prev" onclick={act(Action::View(ViewAction::StepLayer(-1)))} aria-label="Previous layer" title="Previous layer ([)">{"◀"}</button>
+                <button type="button" id="play" onclick={act(Action::View(ViewAction::TogglePlay))} aria-pressed={p.playing.to_string()} title="Play / pause (P)">
                     { if p.playing { "Pause" } else { "Play" } }</button>
-                <button type="button" id="layer-next" onclick={act(Action::StepLayer(1))} aria-label="Next layer" title="Next layer (])">{"▶"}</button>
+                <button type="button" id="layer-next" onclick={act(Action::View(ViewAction::StepLayer(1)))} aria-label="Next layer" title="Next layer (])">{"▶"}</button>
                 <label for="layer" class="layer-label">{"L = "}<output id="layer-value">{ p.layer }</output></label>
                 <input id="layer" type="range" min="0" max={max.to_string()} value={p.layer.to_string()} oninput={on_range} />
             </div>
@@ -352,13 +356,13 @@ pub struct BlocksProps {
 pub fn blocks_panel(p: &BlocksProps) -> Html {
     let on_toggle = {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetShowBlocks(checked(&e))))
+        Callback::from(move |e: Event| d.emit(Action::View(ViewAction::SetShowBlocks(checked(&e)))))
     };
     let on_size = {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
             if let Ok(v) = input_value(&e).trim().parse::<usize>() {
-                d.emit(Action::SetBlockSize(v));
+                d.emit(Action::View(ViewAction::SetBlockSize(v)));
             }
         })
     };

@@ -13,7 +13,8 @@ use super::super::io;
 use super::super::palette::Theme;
 use super::maps::{FlowLegend, MAP_PX, draw_maps, sci};
 use crate::state::{
-    Action, BackendChoice, FlowMap, FlowOutcome, FlowSettings, FlowStatus, LayerPicture, Level, THRESHOLDS,
+    Action, BackendChoice, FlowAction, FlowMap, FlowOutcome, FlowSettings, FlowStatus, LayerPicture, Level, THRESHOLDS,
+    ViewAction,
 };
 
 /// Flow panel properties.
@@ -79,7 +80,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         });
     }
 
-    let set_map = |m: FlowMap| on_click(&p.dispatch, Action::SetFlowMap(m));
+    let set_map = |m: FlowMap| on_click(&p.dispatch, Action::Flow(FlowAction::SetMap(m)));
     let on_move = {
         let (d, n) = (p.dispatch.clone(), p.n);
         Callback::from(move |e: MouseEvent| {
@@ -92,10 +93,10 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
             let inside = (0.0..=side).contains(&x) && (0.0..=side).contains(&y);
             let at = |v: f64| ((v / cell).floor() as usize).min(n - 1);
-            d.emit(Action::HoverCell(inside.then(|| (at(y), at(x)))));
+            d.emit(Action::View(ViewAction::HoverCell(inside.then(|| (at(y), at(x))))));
         })
     };
-    let on_leave = on_click(&p.dispatch, Action::HoverCell(None));
+    let on_leave = on_click(&p.dispatch, Action::View(ViewAction::HoverCell(None)));
 
     let (state, status) = status_line(p);
     let hover = match (p.hover, &*picture) {
@@ -173,12 +174,12 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
             Some(v) => {
                 let mut next = s;
                 f(&mut next, v);
-                d.emit(Action::SetFlowSettings(next));
+                d.emit(Action::Flow(FlowAction::SetSettings(next)));
             }
-            None => d.emit(Action::Notify(
+            None => d.emit(Action::View(ViewAction::Notify(
                 Level::Error,
                 "flow model: enter a whole number. The settings were not changed.".into(),
-            )),
+            ))),
         })
     };
     let on_d = set(|s, v| s.config.d_model = v as usize);
@@ -190,7 +191,7 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
             if let Ok(h) = select_value(&e).parse::<usize>() {
                 let mut next = s;
                 next.config.heads = h;
-                d.emit(Action::SetFlowSettings(next));
+                d.emit(Action::Flow(FlowAction::SetSettings(next)));
             }
         })
     };
@@ -198,7 +199,7 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
         let d = p.dispatch.clone();
         Callback::from(move |e: Event| {
             if let Some(b) = BackendChoice::from_name(&select_value(&e)) {
-                d.emit(Action::SetFlowSettings(FlowSettings { backend: b, ..s }));
+                d.emit(Action::Flow(FlowAction::SetSettings(FlowSettings { backend: b, ..s })));
             }
         })
     };
@@ -208,13 +209,15 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
             // One of the offered values, by its text (no float parsing in the wasm).
             let chosen = select_value(&e);
             if let Some(&threshold) = THRESHOLDS.iter().find(|t| t.to_string() == chosen) {
-                d.emit(Action::SetFlowSettings(FlowSettings { threshold, ..s }));
+                d.emit(Action::Flow(FlowAction::SetSettings(FlowSettings { threshold, ..s })));
             }
         })
     };
     let on_stack = {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetFlowSettings(FlowSettings { use_stack: checked(&e), ..s })))
+        Callback::from(move |e: Event| {
+            d.emit(Action::Flow(FlowAction::SetSettings(FlowSettings { use_stack: checked(&e), ..s })))
+        })
     };
     html! {
         <>
@@ -244,12 +247,12 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
 
 /// The status line (backend badge, time, progress or failure) and the panel's `data-state`.
 fn status_line(p: &FlowProps) -> (&'static str, Html) {
-    let retry = on_click(&p.dispatch, Action::RetryFlow);
+    let retry = on_click(&p.dispatch, Action::Flow(FlowAction::Retry));
     let export_report = |o: Rc<FlowOutcome>| {
         let d = p.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&o.report_json(), "hasseflow-flow.json", "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("download failed: {e}"))));
             }
         })
     };
@@ -341,7 +344,7 @@ pub fn flow_agreement(p: &AgreementProps) -> Html {
                     <table class="flow-layers" id="flow-layers-table" aria-label="Agreement per layer (click a row to show it)">
                         <tr><th>{"L"}</th><th>{"|R(L)|"}</th><th>{"agreement"}</th><th>{"false +"}</th><th>{"false −"}</th><th>{"rollout"}</th></tr>
                         { for o.run.report.layers.iter().map(|r| {
-                            let go = on_click(&p.dispatch, Action::SetLayer(r.layer));
+                            let go = on_click(&p.dispatch, Action::View(ViewAction::SetLayer(r.layer)));
                             html! {
                                 <tr class={classes!((r.layer == pic.layer).then_some("current"), (r.agreement < 1.0).then_some("off"))} onclick={go}>
                                     <td>{ r.layer }</td><td>{ r.reach }</td><td>{ format!("{:.2}%", 100.0 * r.agreement) }</td>

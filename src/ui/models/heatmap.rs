@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use super::super::form::{input_value, on_click};
 use super::super::palette::{Palette, Theme, css, swatch, viridis};
-use crate::state::{Action, HeatView, ModelOutcome};
+use crate::state::{Action, HeatView, ModelOutcome, ModelsAction};
 
 /// Heatmap properties.
 #[derive(Properties, Clone)]
@@ -102,7 +102,11 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
         Callback::from(move |e: WheelEvent| {
             e.prevent_default();
             if let Some((fq, fk)) = at(&e) {
-                d.emit(Action::ZoomModel { factor: if e.delta_y() < 0.0 { 2.0 } else { 0.5 }, fq, fk });
+                d.emit(Action::Models(ModelsAction::Zoom {
+                    factor: if e.delta_y() < 0.0 { 2.0 } else { 0.5 },
+                    fq,
+                    fk,
+                }));
             }
         })
     };
@@ -120,18 +124,20 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
         let hover = hover.clone();
         Callback::from(move |_: MouseEvent| hover.set(None))
     };
-    let zoom = |factor: f64| on_click(&p.dispatch, Action::ZoomModel { factor, fq: 0.5, fk: 0.5 });
-    let whole = on_click(&p.dispatch, Action::ResetModelZoom);
+    let zoom = |factor: f64| on_click(&p.dispatch, Action::Models(ModelsAction::Zoom { factor, fq: 0.5, fk: 0.5 }));
+    let whole = on_click(&p.dispatch, Action::Models(ModelsAction::ResetZoom));
     let on_layer = {
         let d = p.dispatch.clone();
         Callback::from(move |e: InputEvent| {
             let el: web_sys::HtmlInputElement = e.target_unchecked_into();
-            d.emit(Action::SetModelLayer(el.value().parse().unwrap_or(1)));
+            d.emit(Action::Models(ModelsAction::SetLayer(el.value().parse().unwrap_or(1))));
         })
     };
     let on_layer_change = {
         let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetModelLayer(input_value(&e).parse().unwrap_or(1))))
+        Callback::from(move |e: Event| {
+            d.emit(Action::Models(ModelsAction::SetLayer(input_value(&e).parse().unwrap_or(1))))
+        })
     };
     let v = o.key.view;
     let l = &report.layers[layer - 1];

@@ -9,27 +9,29 @@ use yew::prelude::*;
 
 use super::super::form::{input_value, on_click, select_value};
 use super::super::io;
-use crate::state::{Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome, clipped, describe, gallery_options};
+use crate::state::{
+    Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome, ModelsAction, ViewAction, clipped, describe, gallery_options,
+};
 
 /// Reads a dropped or picked `config.json` and hands it to the reducer (huge files are refused
 /// before they are read).
 pub fn read_config(file: web_sys::File, d: &Callback<Action>) {
     let name = file.name();
     if file.size() > MAX_CONFIG_BYTES as f64 {
-        d.emit(Action::Notify(
+        d.emit(Action::View(ViewAction::Notify(
             Level::Error,
             format!(
                 "could not read {name}: config: {} bytes is more than the {MAX_CONFIG_BYTES} allowed. The current model stays.",
                 file.size()
             ),
-        ));
+        )));
         return;
     }
     let d = d.clone();
     wasm_bindgen_futures::spawn_local(async move {
         match io::read_file(file).await {
-            Ok(bytes) => d.emit(Action::LoadModelConfig { name, bytes }),
-            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+            Ok(bytes) => d.emit(Action::Models(ModelsAction::LoadConfig { name, bytes })),
+            Err(e) => d.emit(Action::View(ViewAction::Notify(Level::Error, format!("could not read {name}: {e}")))),
         }
     });
 }
@@ -65,7 +67,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
     let d = &p.dispatch;
     let on_model = {
         let d = d.clone();
-        Callback::from(move |e: Event| d.emit(Action::SelectModel(select_value(&e))))
+        Callback::from(move |e: Event| d.emit(Action::Models(ModelsAction::Select(select_value(&e)))))
     };
     // One action for the three fields: each change sends all of them as typed.
     // An encoder-decoder has no documents: its changes clear them (the reducer does too).
@@ -80,7 +82,11 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 docs.set(String::new());
             }
             let get = |i: usize, t: &UseStateHandle<String>| if i == field { value.clone() } else { (**t).clone() };
-            d.emit(Action::SetModelContext { n: get(0, n), docs: get(1, docs), encoder: get(2, encoder) });
+            d.emit(Action::Models(ModelsAction::SetContext {
+                n: get(0, n),
+                docs: get(1, docs),
+                encoder: get(2, encoder),
+            }));
         }
     };
     let on_field = |field: usize| {
@@ -109,10 +115,13 @@ pub fn model_picker(p: &PickerProps) -> Html {
         let (d, paste) = (d.clone(), paste.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            d.emit(Action::LoadModelConfig { name: "pasted config.json".into(), bytes: paste.as_bytes().to_vec() });
+            d.emit(Action::Models(ModelsAction::LoadConfig {
+                name: "pasted config.json".into(),
+                bytes: paste.as_bytes().to_vec(),
+            }));
         })
     };
-    let open_scaled = on_click(d, Action::OpenScaledModel);
+    let open_scaled = on_click(d, Action::Models(ModelsAction::OpenScaled));
     let export = p.outcome.clone().map(|o| {
         let d = d.clone();
         Callback::from(move |_: MouseEvent| {
@@ -122,7 +131,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 o.run.n
             );
             if let Err(e) = io::download_text(&o.to_json(), &name, "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("download failed: {e}"))));
             }
         })
     });
