@@ -7,7 +7,6 @@ use std::rc::Rc;
 use hasseflow_render::Scene;
 use yew::prelude::*;
 
-use super::Store;
 use super::files::FilesPanel;
 use super::flow::FlowPanel;
 use super::form::on_click;
@@ -17,6 +16,7 @@ use super::order::OrderDiagram;
 use super::palette::Theme;
 use super::panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
 use crate::state::{Action, AppState, EditAction, FlowStatus, OrderView, SideView, ViewAction};
+use crate::ui::store::Store;
 
 /// Most comparable pairs the full-order view draws.
 const FULL_EDGE_LIMIT: usize = 5000;

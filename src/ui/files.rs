@@ -11,10 +11,11 @@ use hasseflow_render::{Scene, SvgTheme, to_svg};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use super::io;
 use super::palette::Theme;
 use super::paste::PasteImport;
-use super::{Store, io};
 use crate::state::{Action, ImportAction, Level, ViewAction};
+use crate::ui::store::Store;
 
 /// Reads a dropped or chosen mask file and imports it; huge files are refused before reading.
 pub fn import_file(file: web_sys::File, d: &Callback<Action>) {

@@ -21,6 +21,7 @@ mod order;
 mod palette;
 mod panels;
 mod paste;
+mod store;
 
 use std::rc::Rc;
 
@@ -35,40 +36,7 @@ use hooks::{
     use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
-
-impl Reducible for AppState {
-    type Action = Action;
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut next = Rc::unwrap_or_clone(self);
-        next.apply(action);
-        Rc::new(next)
-    }
-}
-
-/// The store as a component property: the reducer's handle (a callback reads the state when it
-/// runs), equal to another while no action has been applied in between, so a page component
-/// renders when the state changed and not otherwise.
-#[derive(Clone)]
-pub struct Store(UseReducerHandle<AppState>, u64);
-
-impl Store {
-    fn new(handle: &UseReducerHandle<AppState>) -> Self {
-        Store(handle.clone(), handle.actions)
-    }
-}
-
-impl std::ops::Deref for Store {
-    type Target = AppState;
-    fn deref(&self) -> &AppState {
-        &self.0
-    }
-}
-
-impl PartialEq for Store {
-    fn eq(&self, other: &Self) -> bool {
-        self.1 == other.1
-    }
-}
+use store::Store;
 
 /// The application.
 #[function_component(App)]
