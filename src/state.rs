@@ -278,7 +278,18 @@ impl AppState {
     }
 }
 
+// Each group's reducer tests, natively (`cargo test -p hasseflow-app`).
+#[cfg(test)]
+mod designer_tests;
+#[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
+mod import_tests;
 #[cfg(test)]
 mod models_tests;
 #[cfg(test)]
-mod tests;
+mod test_support;
+#[cfg(test)]
+mod tools_tests;
+#[cfg(test)]
+mod view_tests;

@@ -8,11 +8,8 @@ use hasseflow_core::model::ModelRun;
 use hasseflow_core::pattern::Overlays;
 use hasseflow_core::reach::{ReachJob, ReachOptions};
 
+use super::test_support::clock;
 use super::*;
-
-fn clock() -> f64 {
-    0.0
-}
 
 fn state() -> AppState {
     AppState::new(Document::new(BitMatrix::identity(4)), clock)
