@@ -16,7 +16,7 @@ use super::order::OrderDiagram;
 use super::palette::Theme;
 use super::panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
 use crate::state::{Action, AppState, EditAction, FlowStatus, OrderView, SideView, ViewAction};
-use crate::ui::store::Store;
+use crate::ui::store::{Store, use_narrow};
 
 /// Most comparable pairs the full-order view draws.
 const FULL_EDGE_LIMIT: usize = 5000;
@@ -45,6 +45,9 @@ pub struct EditorProps {
 pub fn editor_view(p: &EditorProps) -> Html {
     let state = &p.store;
     let dispatch = &p.dispatch;
+    let on_edit = use_narrow(dispatch, Action::Edit);
+    let on_import = use_narrow(dispatch, Action::Import);
+    let on_view = use_narrow(dispatch, Action::View);
     let canvas_ref = use_node_ref();
     let cb = |f: fn((usize, usize)) -> Action| {
         let d = dispatch.clone();
@@ -69,8 +72,8 @@ pub fn editor_view(p: &EditorProps) -> Html {
         <div class="columns">
             <aside class="left" aria-label="Editing, presets and files">
                 <Tools tool={state.editor.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
-                    sparsify={state.editor.sparsify} dispatch={dispatch.clone()} />
-                <PresetPicker dispatch={dispatch.clone()} />
+                    sparsify={state.editor.sparsify} {on_edit} />
+                <PresetPicker {on_import} />
                 <FilesPanel store={p.store.clone()} scene={p.scene.clone()} theme={p.theme} canvas_ref={canvas_ref.clone()}
                     share_url={p.share_url.clone()} dispatch={dispatch.clone()} />
             </aside>
@@ -84,7 +87,7 @@ pub fn editor_view(p: &EditorProps) -> Html {
                     <Intro dispatch={dispatch.clone()} on_close={p.on_close_intro.clone()} />
                 }
                 <BlocksPanel stats={state.editor.blocks.clone()} show={state.editor.show_blocks} flash={state.editor.derived.flash.clone()}
-                    flashmask={state.editor.derived.flashmask.clone()} dispatch={dispatch.clone()} />
+                    flashmask={state.editor.derived.flashmask.clone()} {on_view} />
             </section>
             // The layer control and the order (or flow) view sit beside the grid, so the three
             // are seen together without scrolling at 1440 x 900.
@@ -112,6 +115,8 @@ pub struct SideProps {
 pub fn side_panel(p: &SideProps) -> Html {
     let state = &p.store;
     let dispatch = &p.dispatch;
+    let on_view = use_narrow(dispatch, Action::View);
+    let on_flow = use_narrow(dispatch, Action::Flow);
     // The statistics, once per revision (and once more when a stroke's deferred width arrives).
     let (stats, growth) = {
         let s = p.store.clone();
@@ -121,12 +126,12 @@ pub fn side_panel(p: &SideProps) -> Html {
     let flow_key = state.flow_key();
     let flow_pending =
         state.flow.current(flow_key).is_none() && !matches!(state.flow.status_for(flow_key), FlowStatus::Failed(_));
-    let set_side = |v: SideView| on_click(dispatch, Action::View(ViewAction::SetSideView(v)));
+    let set_side = |v: SideView| on_click(&on_view, ViewAction::SetSideView(v));
     html! {
         <aside class="right" aria-label="Layers and the order of the limit">
             <Stats rows={stats} />
             <LayerControl layer={state.editor.layer} depth={state.editor.derived.analysis.depth()} max={state.max_layer()} growth={growth}
-                playing={state.editor.playing} theme={p.theme} dispatch={dispatch.clone()} />
+                playing={state.editor.playing} theme={p.theme} on_view={on_view.clone()} />
             <div class="segmented side" role="tablist" aria-label="Beside the grid">
                 <button type="button" id="side-order" role="tab" aria-selected={(state.side == SideView::Order).to_string()}
                 onclick={set_side(SideView::Order)}>{"Order"}</button>
@@ -138,7 +143,7 @@ pub fn side_panel(p: &SideProps) -> Html {
                 <FlowPanel settings={state.flow.settings} outcome={state.flow.current(flow_key).cloned()}
                     status={state.flow.status_for(flow_key)} pending={flow_pending} layer={state.flow_layer()} n={state.n()}
                     hover={state.editor.hover_cell} theme={p.theme} dropped={state.flow.dropped} map={state.flow.map}
-                    stack_layers={state.editor.doc.stack.as_ref().map(|st| st.0.layers().len())} dispatch={dispatch.clone()} />
+                    stack_layers={state.editor.doc.stack.as_ref().map(|st| st.0.layers().len())} {on_flow} {on_view} />
             } else {
                 <OrderPanel store={p.store.clone()} scene={p.scene.clone()} dispatch={dispatch.clone()} />
             }

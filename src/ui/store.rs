@@ -1,5 +1,6 @@
-//! The one store as the components see it: [`AppState`] reduced by Yew's `use_reducer`, and
-//! [`Store`], the reducer's handle as a component property.
+//! The one store as the components see it: [`AppState`] reduced by Yew's `use_reducer`,
+//! [`Store`], the reducer's handle as a component property, and [`use_narrow`], the callback of
+//! one group of actions that a panel takes instead of the whole [`Action`] enum.
 
 use std::rc::Rc;
 
@@ -40,4 +41,13 @@ impl PartialEq for Store {
     fn eq(&self, other: &Self) -> bool {
         self.1 == other.1
     }
+}
+
+/// The store's dispatcher narrowed to one group of actions (`Action::Edit`, `Action::View`, ...):
+/// a panel that only edits takes a `Callback<EditAction>`. Made once per component, so the
+/// panels' properties stay equal across renders.
+#[hook]
+pub fn use_narrow<A: 'static>(dispatch: &Callback<Action>, group: fn(A) -> Action) -> Callback<A> {
+    let d = dispatch.clone();
+    (*use_memo((), move |_| d.reform(group))).clone()
 }
