@@ -36,13 +36,15 @@ use hooks::{
     use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
-use store::Store;
+use store::{Store, use_narrow};
 
 /// The application.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
     let dispatch = use_dispatch(&state);
+    let on_models = use_narrow(&dispatch, Action::Models);
+    let on_view = use_narrow(&dispatch, Action::View);
     let theme = use_theme();
     // The first-visit introduction, until closed (remembered in localStorage).
     let intro_open = use_state(|| !io::intro_closed());
@@ -59,12 +61,16 @@ pub fn app() -> Html {
 
     let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
     let ondrop = {
-        let (view, d) = (state.view, dispatch.clone());
+        let (view, d, on_models, on_view) = (state.view, dispatch.clone(), on_models.clone(), on_view.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             if let Some(f) = e.data_transfer().and_then(|t| t.files()).and_then(|l| l.get(0)) {
                 // In the Models view a dropped file is a config.json; elsewhere a mask.
-                if view == View::Models { models::read_config(f, &d) } else { files::import_file(f, &d) }
+                if view == View::Models {
+                    models::read_config(f, &on_models, &on_view)
+                } else {
+                    files::import_file(f, &d)
+                }
             }
         })
     };
@@ -110,7 +116,7 @@ pub fn app() -> Html {
                 <DesignerView design={state.designer.design.clone()} hover={state.designer.hover} seq={state.designer.seq} theme={*theme}
                     dispatch={dispatch.clone()} />
             } else if state.view == View::Models {
-                <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
+                <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} {on_models} {on_view} />
             } else {
                 <EditorView store={Store::new(&state)} scene={laid.scene.clone()} theme={*theme} intro_open={*intro_open}
                     on_close_intro={close_intro} share_url={share_url.clone()} dispatch={dispatch.clone()} />
