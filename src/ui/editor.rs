@@ -15,7 +15,7 @@ use super::intro::Intro;
 use super::order::OrderDiagram;
 use super::palette::Theme;
 use super::panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
-use crate::state::{Action, AppState, EditAction, FlowStatus, OrderView, SideView, ViewAction};
+use crate::state::{Action, AppState, EditAction, FlowAction, FlowStatus, OrderView, SideView, ViewAction};
 use crate::ui::store::{Store, use_narrow};
 
 /// Most comparable pairs the full-order view draws.
@@ -48,24 +48,25 @@ pub fn editor_view(p: &EditorProps) -> Html {
     let on_edit = use_narrow(dispatch, Action::Edit);
     let on_import = use_narrow(dispatch, Action::Import);
     let on_view = use_narrow(dispatch, Action::View);
+    let on_flow = use_narrow(dispatch, Action::Flow);
     let canvas_ref = use_node_ref();
-    let cb = |f: fn((usize, usize)) -> Action| {
-        let d = dispatch.clone();
+    let cb = |f: fn((usize, usize)) -> EditAction| {
+        let d = on_edit.clone();
         Callback::from(move |c| d.emit(f(c)))
     };
-    let on_stroke_start = cb(|(q, k)| Action::Edit(EditAction::StrokeStart(q, k)));
-    let on_stroke_move = cb(|(q, k)| Action::Edit(EditAction::StrokeMove(q, k)));
+    let on_stroke_start = cb(|(q, k)| EditAction::StrokeStart(q, k));
+    let on_stroke_move = cb(|(q, k)| EditAction::StrokeMove(q, k));
     let on_stroke_end = {
-        let d = dispatch.clone();
-        Callback::from(move |()| d.emit(Action::Edit(EditAction::StrokeEnd)))
+        let d = on_edit.clone();
+        Callback::from(move |()| d.emit(EditAction::StrokeEnd))
     };
     let on_stroke_cancel = {
-        let d = dispatch.clone();
-        Callback::from(move |()| d.emit(Action::Edit(EditAction::StrokeCancel)))
+        let d = on_edit.clone();
+        Callback::from(move |()| d.emit(EditAction::StrokeCancel))
     };
     let on_hover = {
-        let d = dispatch.clone();
-        Callback::from(move |c| d.emit(Action::View(ViewAction::HoverCell(c))))
+        let d = on_view.clone();
+        Callback::from(move |c| d.emit(ViewAction::HoverCell(c)))
     };
     let n = state.n();
     html! {
@@ -73,9 +74,9 @@ pub fn editor_view(p: &EditorProps) -> Html {
             <aside class="left" aria-label="Editing, presets and files">
                 <Tools tool={state.editor.tool} n={n} can_undo={state.can_undo()} can_redo={state.can_redo()}
                     sparsify={state.editor.sparsify} {on_edit} />
-                <PresetPicker {on_import} />
+                <PresetPicker on_import={on_import.clone()} />
                 <FilesPanel store={p.store.clone()} scene={p.scene.clone()} theme={p.theme} canvas_ref={canvas_ref.clone()}
-                    share_url={p.share_url.clone()} dispatch={dispatch.clone()} />
+                    share_url={p.share_url.clone()} {on_import} on_view={on_view.clone()} />
             </aside>
             <section class="center" aria-label="Mask">
                 <Grid mask={state.editor.doc.mask.clone()} derived={state.editor.derived.clone()} labels={state.editor.doc.labels.clone()} revision={state.editor.revision}
@@ -87,11 +88,11 @@ pub fn editor_view(p: &EditorProps) -> Html {
                     <Intro dispatch={dispatch.clone()} on_close={p.on_close_intro.clone()} />
                 }
                 <BlocksPanel stats={state.editor.blocks.clone()} show={state.editor.show_blocks} flash={state.editor.derived.flash.clone()}
-                    flashmask={state.editor.derived.flashmask.clone()} {on_view} />
+                    flashmask={state.editor.derived.flashmask.clone()} on_view={on_view.clone()} />
             </section>
             // The layer control and the order (or flow) view sit beside the grid, so the three
             // are seen together without scrolling at 1440 x 900.
-            <SidePanel store={p.store.clone()} scene={p.scene.clone()} theme={p.theme} dispatch={dispatch.clone()} />
+            <SidePanel store={p.store.clone()} scene={p.scene.clone()} theme={p.theme} {on_view} {on_flow} />
         </div>
     }
 }
@@ -105,8 +106,10 @@ pub struct SideProps {
     pub scene: Rc<Scene>,
     /// Colour theme.
     pub theme: Theme,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The layer, the side view, hover, the order view.
+    pub on_view: Callback<ViewAction>,
+    /// The Flow view's settings, map and retry.
+    pub on_flow: Callback<FlowAction>,
 }
 
 /// Beside the grid: the statistics, the layer control, and the order of the limit or the Flow
@@ -114,9 +117,7 @@ pub struct SideProps {
 #[function_component(SidePanel)]
 pub fn side_panel(p: &SideProps) -> Html {
     let state = &p.store;
-    let dispatch = &p.dispatch;
-    let on_view = use_narrow(dispatch, Action::View);
-    let on_flow = use_narrow(dispatch, Action::Flow);
+    let (on_view, on_flow) = (p.on_view.clone(), p.on_flow.clone());
     // The statistics, once per revision (and once more when a stroke's deferred width arrives).
     let (stats, growth) = {
         let s = p.store.clone();
@@ -145,7 +146,7 @@ pub fn side_panel(p: &SideProps) -> Html {
                     hover={state.editor.hover_cell} theme={p.theme} dropped={state.flow.dropped} map={state.flow.map}
                     stack_layers={state.editor.doc.stack.as_ref().map(|st| st.0.layers().len())} {on_flow} {on_view} />
             } else {
-                <OrderPanel store={p.store.clone()} scene={p.scene.clone()} dispatch={dispatch.clone()} />
+                <OrderPanel store={p.store.clone()} scene={p.scene.clone()} {on_view} />
             }
         </aside>
     }
@@ -183,8 +184,8 @@ pub struct OrderPanelProps {
     pub store: Store,
     /// The Hasse layout of the current revision.
     pub scene: Rc<Scene>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The order view and the hovered class.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The order of the limit: the Hasse diagram or the full order, lit along the hovered cell's
@@ -218,10 +219,10 @@ pub fn order_panel(p: &OrderPanelProps) -> Html {
             Rc::new(lit)
         })
     };
-    let set_view = |v: OrderView| on_click(&p.dispatch, Action::View(ViewAction::SetOrderView(v)));
+    let set_view = |v: OrderView| on_click(&p.on_view, ViewAction::SetOrderView(v));
     let on_hover_class = {
-        let d = p.dispatch.clone();
-        Callback::from(move |c| d.emit(Action::View(ViewAction::HoverClass(c))))
+        let d = p.on_view.clone();
+        Callback::from(move |c| d.emit(ViewAction::HoverClass(c)))
     };
     html! {
         <section class="panel order" aria-label="Order view">

@@ -45,6 +45,7 @@ pub fn app() -> Html {
     let dispatch = use_dispatch(&state);
     let on_models = use_narrow(&dispatch, Action::Models);
     let on_view = use_narrow(&dispatch, Action::View);
+    let on_import = use_narrow(&dispatch, Action::Import);
     let theme = use_theme();
     // The first-visit introduction, until closed (remembered in localStorage).
     let intro_open = use_state(|| !io::intro_closed());
@@ -61,7 +62,7 @@ pub fn app() -> Html {
 
     let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
     let ondrop = {
-        let (view, d, on_models, on_view) = (state.view, dispatch.clone(), on_models.clone(), on_view.clone());
+        let (view, on_import, on_models, on_view) = (state.view, on_import.clone(), on_models.clone(), on_view.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             if let Some(f) = e.data_transfer().and_then(|t| t.files()).and_then(|l| l.get(0)) {
@@ -69,7 +70,7 @@ pub fn app() -> Html {
                 if view == View::Models {
                     models::read_config(f, &on_models, &on_view)
                 } else {
-                    files::import_file(f, &d)
+                    files::import_file(f, &on_import, &on_view)
                 }
             }
         })
@@ -108,10 +109,10 @@ pub fn app() -> Html {
     html! {
         <main {ondragover} {ondrop} data-revision={state.editor.revision.to_string()}>
             <Header view={state.view} theme={*theme} intro_open={*intro_open} on_open_intro={open_intro}
-                on_toggle_theme={toggle_theme} dispatch={dispatch.clone()} />
+                on_toggle_theme={toggle_theme} on_view={on_view.clone()} />
             // Messages have a reserved line under the header: they push nothing over the content
             // and are never an overlay. The live region stays in the page, so changes are read out.
-            <StatusLine message={state.message.clone()} dispatch={dispatch.clone()} />
+            <StatusLine message={state.message.clone()} on_view={on_view.clone()} />
             if state.view == View::Designer {
                 <DesignerView design={state.designer.design.clone()} hover={state.designer.hover} seq={state.designer.seq} theme={*theme}
                     dispatch={dispatch.clone()} />
