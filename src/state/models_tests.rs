@@ -227,6 +227,21 @@ fn zoom_requests_the_rows_of_the_visible_range_and_keeps_the_report_meanwhile() 
 }
 
 #[test]
+fn a_zoom_by_an_unusable_factor_changes_nothing() {
+    let mut s = state();
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    context(&mut s, "4096", "");
+    s.apply(Action::Models(ModelsAction::Zoom { factor: 4.0, fq: 0.5, fk: 0.5 }));
+    let before = s.models.view;
+    assert!(!before.is_whole(4096));
+    for factor in [0.0, -2.0, f64::NAN, f64::INFINITY] {
+        s.apply(Action::Models(ModelsAction::Zoom { factor, fq: 0.5, fk: 0.5 }));
+        assert_eq!(s.models.view, before, "zoom by {factor}");
+    }
+    assert!(s.message.is_none());
+}
+
+#[test]
 fn the_heatmap_shades_the_covered_share_of_each_cell() {
     let mut s = state();
     s.apply(Action::View(ViewAction::SetView(View::Models)));
