@@ -22,6 +22,7 @@ mod flow;
 mod import;
 mod layer_kinds;
 mod models;
+pub mod pictures;
 mod tools;
 pub use designer::{
     Design, FamilySpec, LinkError, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES, MAX_TASKS_DRAWN, SavedFamilyError, View,
