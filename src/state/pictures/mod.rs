@@ -3,6 +3,7 @@
 //! with every coordinate computed here, natively tested. The UI's painters only turn a picture
 //! into canvas calls or SVG nodes, and pick the theme's colour for each kind of mark.
 
+pub mod gesture;
 pub mod grid;
 pub mod order;
 
