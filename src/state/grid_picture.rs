@@ -1,19 +1,49 @@
-//! The mask grid as a picture: `R(L)` cell by cell, shaded by first-reach layer ([`GridCells`],
-//! one value per cell, recomputed only when the mask or the layer changes), and everything drawn
-//! over it for one zoom and pan ([`GridFrame`]: cell borders, block tiles, the hovered class and
-//! cell, the rulers' marks and labels). Coordinates are CSS pixels of a [`CANVAS_PX`] square
-//! canvas whose top and left [`RULER`] pixels hold the rulers.
+//! The mask grid as a pure picture, as Flow's [`super::LayerPicture`] and Models'
+//! [`super::HeatPicture`] are: `R(L)` cell by cell, shaded by first-reach layer ([`GridCells`],
+//! recomputed only when the mask or the layer changes), and everything drawn over it for one zoom
+//! and pan ([`GridFrame`]: cell borders, block tiles, the hovered class and cell, the rulers'
+//! marks and labels). The UI's painter only turns it into canvas calls, picking the theme's
+//! colour for each kind of mark. Coordinates are CSS pixels of a [`CANVAS_PX`] square canvas
+//! whose top and left [`RULER`] pixels hold the rulers.
 
 use hasseflow_core::BitMatrix;
 use hasseflow_core::interop::{BlockStats, Tile};
 
-use super::{Rect, Segment};
 use crate::state::Derived;
 
 /// CSS size of the canvas (square).
 pub const CANVAS_PX: f64 = 520.0;
 /// Width of the rulers.
 pub const RULER: f64 = 30.0;
+
+/// An axis-aligned rectangle in CSS pixels (top-left corner, width, height).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rect {
+    /// Left.
+    pub x: f64,
+    /// Top.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+impl Rect {
+    /// The rectangle at `(x, y)` of size `w x h`.
+    pub const fn new(x: f64, y: f64, w: f64, h: f64) -> Rect {
+        Rect { x, y, w, h }
+    }
+}
+
+/// A straight line segment in CSS pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Segment {
+    /// Start.
+    pub from: (f64, f64),
+    /// End.
+    pub to: (f64, f64),
+}
 
 /// Zoom and pan of the grid.
 #[derive(Clone, Copy, PartialEq, Debug)]

@@ -1,11 +1,11 @@
-//! The order view as a picture: the laid-out Hasse diagram (or the full order's arcs) with the
+//! The order view as a pure picture (the UI turns it into SVG nodes): the laid-out Hasse diagram (or the full order's arcs) with the
 //! lit, dimmed and hovered classes marked ([`OrderPicture`]), and the view box that zooms and
 //! pans over it ([`ViewBox`]). Coordinates are the [`Scene`]'s.
 
 use hasseflow_render::Scene;
 
-use super::Rect;
-use crate::state::OrderView;
+use super::grid_picture::Rect;
+use crate::state::{AppState, OrderView};
 
 /// Width of the drawing area (CSS pixels).
 pub const ORDER_W: f64 = 420.0;
@@ -157,6 +157,25 @@ impl OrderPicture {
     }
 }
 
+impl AppState {
+    /// The classes the order view lights: those on a path from the hovered cell's key class up
+    /// to its query class ([`AppState::hovered_path`]), else the hovered class's down-set, else
+    /// none.
+    pub fn order_lit(&self) -> Vec<bool> {
+        if self.editor.hover_cell.is_some() {
+            return self.hovered_path();
+        }
+        let a = &self.editor.derived.analysis;
+        let mut lit = vec![false; a.classes().len()];
+        if let Some(c) = self.editor.hover_class.filter(|&c| c < lit.len()) {
+            for (b, slot) in lit.iter_mut().enumerate() {
+                *slot = a.class_le(b, c);
+            }
+        }
+        lit
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use hasseflow_core::{Analysis, BitMatrix};
@@ -202,6 +221,20 @@ mod tests {
         let (y0, y1) = (a.y - a.h / 2.0, b.y + b.h / 2.0);
         let mx = (x0 + x1) / 2.0 + 0.35 * (y0 - y1).abs().max((x1 - x0).abs());
         assert!(p.edges[0].d.contains(&format!("Q {mx:.1} ")), "0 + 2 even: bulges right: {}", p.edges[0].d);
+    }
+
+    #[test]
+    fn the_hovered_cell_lights_its_path_else_the_hovered_class_lights_its_down_set() {
+        use crate::state::{Action, Document, ViewAction};
+        // Causal of side 4: every position its own class, class c = position c.
+        let mut s = AppState::new(Document::new(BitMatrix::from_fn(4, |q, k| k <= q)), || 0.0);
+        assert_eq!(s.order_lit(), [false; 4]);
+        s.apply(Action::View(ViewAction::HoverClass(Some(2))));
+        assert_eq!(s.order_lit(), [true, true, true, false], "2 sees 0, 1 and itself");
+        s.apply(Action::View(ViewAction::HoverCell(Some((3, 1)))));
+        assert_eq!(s.order_lit(), [false, true, true, true], "the cell wins: the classes from 1 up to 3");
+        s.apply(Action::View(ViewAction::HoverCell(Some((1, 3)))));
+        assert_eq!(s.order_lit(), [false; 4], "1 never sees 3");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! finger's stroke). The UI feeds it pointer events in grid coordinates and carries out each
 //! [`Reaction`]; nothing here knows the browser.
 
-use super::grid::GridView;
+use super::grid_picture::GridView;
 
 /// A pointer event in the grid's own coordinates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -149,7 +149,7 @@ impl Gesture {
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::RULER;
+    use super::super::grid_picture::RULER;
     use super::*;
 
     const N: usize = 49; // 10 px cells at zoom 1
