@@ -42,7 +42,7 @@ pub use flow::{
     FlowSettings, FlowSource, FlowState, FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, ThresholdError,
     check_threshold, plan_backend,
 };
-pub use gesture::{Gesture, Pointer, Reaction, StrokeStep};
+pub use gesture::{Gesture, KeyStep, Pointer, Reaction, StrokeStep, grid_key};
 pub use grid_picture::{
     BlockOverlay, CANVAS_PX, ClassOverlay, GridCells, GridFrame, GridInput, GridView, HoverOverlay, RULER, Rect,
     RulerLabel, Segment, Shade, Strokes,

@@ -147,6 +147,30 @@ impl Gesture {
     }
 }
 
+/// What a key does on the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyStep {
+    /// An arrow moved the cursor (the hovered cell) here.
+    Hover((usize, usize)),
+    /// Space or Enter paints this cell, as a one-cell stroke.
+    Paint((usize, usize)),
+}
+
+/// What `key` does on an `n x n` grid whose cursor is at `hover` (the top-left cell when none);
+/// `None` for a key the grid leaves alone.
+pub fn grid_key(key: &str, hover: Option<(usize, usize)>, n: usize) -> Option<KeyStep> {
+    let (q, k) = hover.unwrap_or((0, 0));
+    let last = n.saturating_sub(1);
+    Some(match key {
+        "ArrowUp" => KeyStep::Hover((q.saturating_sub(1), k)),
+        "ArrowDown" => KeyStep::Hover(((q + 1).min(last), k)),
+        "ArrowLeft" => KeyStep::Hover((q, k.saturating_sub(1))),
+        "ArrowRight" => KeyStep::Hover((q, (k + 1).min(last))),
+        " " | "Enter" => KeyStep::Paint((q, k)),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::grid_picture::RULER;
@@ -160,6 +184,17 @@ mod tests {
 
     fn finger(id: i32, at: (f64, f64)) -> Pointer {
         Pointer { id, touch: true, button: 0, pan_key: false, at }
+    }
+
+    #[test]
+    fn arrows_move_the_cursor_within_the_grid_and_space_paints() {
+        assert_eq!(grid_key("ArrowDown", None, 4), Some(KeyStep::Hover((1, 0))));
+        assert_eq!(grid_key("ArrowUp", None, 4), Some(KeyStep::Hover((0, 0))), "stays on the grid");
+        assert_eq!(grid_key("ArrowRight", Some((2, 3)), 4), Some(KeyStep::Hover((2, 3))));
+        assert_eq!(grid_key("ArrowLeft", Some((2, 3)), 4), Some(KeyStep::Hover((2, 2))));
+        assert_eq!(grid_key(" ", Some((2, 3)), 4), Some(KeyStep::Paint((2, 3))));
+        assert_eq!(grid_key("Enter", None, 4), Some(KeyStep::Paint((0, 0))));
+        assert_eq!(grid_key("a", Some((2, 3)), 4), None);
     }
 
     #[test]

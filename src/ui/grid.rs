@@ -15,8 +15,8 @@ use yew::prelude::*;
 
 use super::palette::{Palette, Rgb, Theme};
 use crate::state::{
-    CANVAS_PX, Derived, Gesture, GridCells, GridFrame, GridInput, GridView as View, Pointer, RULER, Reaction, Rect,
-    Shade, StrokeStep, Strokes,
+    CANVAS_PX, Derived, Gesture, GridCells, GridFrame, GridInput, GridView as View, KeyStep, Pointer, RULER, Reaction,
+    Rect, Shade, StrokeStep, Strokes, grid_key,
 };
 
 /// Grid properties. Equality is by revision and pointers, so the canvas redraws only when
@@ -186,23 +186,15 @@ pub fn grid(props: &GridProps) -> Html {
     let onkeydown = {
         let p = props.clone();
         Callback::from(move |e: KeyboardEvent| {
-            let (q, k) = p.hover.unwrap_or((0, 0));
-            let moved = match e.key().as_str() {
-                "ArrowUp" => Some((q.saturating_sub(1), k)),
-                "ArrowDown" => Some(((q + 1).min(n - 1), k)),
-                "ArrowLeft" => Some((q, k.saturating_sub(1))),
-                "ArrowRight" => Some((q, (k + 1).min(n - 1))),
-                " " | "Enter" => {
-                    p.on_stroke_start.emit((q, k));
-                    p.on_stroke_end.emit(());
-                    None
-                }
-                _ => return,
-            };
+            let Some(step) = grid_key(&e.key(), p.hover, n) else { return };
             e.prevent_default();
             e.stop_propagation();
-            if let Some(c) = moved {
-                p.on_hover.emit(Some(c));
+            match step {
+                KeyStep::Hover(c) => p.on_hover.emit(Some(c)),
+                KeyStep::Paint(c) => {
+                    p.on_stroke_start.emit(c);
+                    p.on_stroke_end.emit(());
+                }
             }
         })
     };
