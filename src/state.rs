@@ -23,9 +23,12 @@ use hasseflow_core::{BitMatrix, SparsifyOptions};
 mod designer;
 mod document;
 mod flow;
+mod gesture;
+mod grid_picture;
 mod import;
 mod layer_kinds;
 mod models;
+mod order_picture;
 mod tools;
 mod view;
 pub use designer::{
@@ -39,6 +42,11 @@ pub use flow::{
     FlowSettings, FlowSource, FlowState, FlowStatus, LayerPicture, MAX_FLOW_N, SideView, THRESHOLDS, ThresholdError,
     check_threshold, plan_backend,
 };
+pub use gesture::{Gesture, KeyStep, Pointer, Reaction, StrokeStep, grid_key};
+pub use grid_picture::{
+    BlockOverlay, CANVAS_PX, ClassOverlay, GridCells, GridFrame, GridInput, GridView, HoverOverlay, RULER, Rect,
+    RulerLabel, Segment, Shade, Strokes,
+};
 pub use import::{ImportAction, PasteRefusal, REFUSAL_WIDTH};
 pub use layer_kinds::{
     KindEntry, LayerLegend, LayerRole, clipped, describe, gallery_options, kind_family, pattern_line,
@@ -47,6 +55,7 @@ pub use models::{
     ContextError, DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome,
     ModelRequest, ModelStatus, ModelsAction, ModelsState, run_error,
 };
+pub use order_picture::{ORDER_H, ORDER_W, OrderEdge, OrderNode, OrderPicture, ViewBox};
 pub use tools::{EditAction, Stroke, Tool};
 pub use view::{View, ViewAction};
 

@@ -206,17 +206,7 @@ pub fn order_panel(p: &OrderPanelProps) -> Html {
     let lit = {
         let s = p.store.clone();
         use_memo((state.editor.revision, state.editor.hover_cell, state.editor.hover_class), move |_| {
-            if s.editor.hover_cell.is_some() {
-                return Rc::new(s.hovered_path());
-            }
-            let a = &s.editor.derived.analysis;
-            let mut lit = vec![false; a.classes().len()];
-            if let Some(c) = s.editor.hover_class.filter(|&c| c < lit.len()) {
-                for (b, slot) in lit.iter_mut().enumerate() {
-                    *slot = a.class_le(b, c);
-                }
-            }
-            Rc::new(lit)
+            Rc::new(s.order_lit())
         })
     };
     let set_view = |v: OrderView| on_click(&p.on_view, ViewAction::SetOrderView(v));

@@ -1,12 +1,13 @@
 //! The order view: the Hasse diagram (or the full order) of the limit, drawn as SVG elements
-//! from a [`Scene`] (captions are text nodes, never injected markup), with zoom and pan.
+//! from the store's pure picture ([`crate::state::OrderPicture`]; captions are text nodes,
+//! never injected markup), with zoom and pan.
 
 use std::rc::Rc;
 
 use hasseflow_render::Scene;
 use yew::prelude::*;
 
-use crate::state::OrderView;
+use crate::state::{ORDER_H as H, ORDER_W as W, OrderEdge, OrderNode, OrderPicture, OrderView, ViewBox};
 
 /// Order view properties; equality is by pointer for the heavy parts.
 #[derive(Properties, Clone)]
@@ -37,19 +38,6 @@ impl PartialEq for OrderProps {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-struct ViewBox {
-    x: f64,
-    y: f64,
-    zoom: f64,
-}
-
-/// Width and height of the drawing area (CSS pixels).
-const W: f64 = 420.0;
-const H: f64 = 360.0;
-/// Room kept around the fitted diagram (CSS pixels), so no node touches the frame.
-const PAD: f64 = 8.0;
-
 /// The order view component.
 #[function_component(OrderDiagram)]
 pub fn order_diagram(props: &OrderProps) -> Html {
@@ -57,10 +45,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
     // The whole diagram, centred (never magnified past 1.5). It is shown on load and after every
     // change of the scene, unless the user has zoomed or panned since: then their view stays,
     // until "all" fits the diagram again.
-    let whole = {
-        let zoom = ((W - 2.0 * PAD) / scene.width.max(1.0)).min((H - 2.0 * PAD) / scene.height.max(1.0)).min(1.5);
-        ViewBox { x: (scene.width - W / zoom) / 2.0, y: (scene.height - H / zoom) / 2.0, zoom }
-    };
+    let whole = ViewBox::whole(scene);
     let vb = use_state(|| whole);
     let user_moved = use_mut_ref(|| false);
     {
@@ -78,12 +63,8 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         Callback::from(move |e: WheelEvent| {
             e.prevent_default();
             *user_moved.borrow_mut() = true;
-            let v = *vb;
             let f = if e.delta_y() < 0.0 { 1.25 } else { 0.8 };
-            let (mx, my) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            let (wx, wy) = (v.x + mx / v.zoom, v.y + my / v.zoom);
-            let zoom = (v.zoom * f).clamp(0.02, 8.0);
-            vb.set(ViewBox { x: wx - mx / zoom, y: wy - my / zoom, zoom });
+            vb.set(vb.zoomed_at((f64::from(e.offset_x()), f64::from(e.offset_y())), f));
         })
     };
     let onpointerdown = {
@@ -105,7 +86,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
                 if dx != 0.0 || dy != 0.0 {
                     *user_moved.borrow_mut() = true;
                 }
-                vb.set(ViewBox { x: v0.x - dx / v0.zoom, y: v0.y - dy / v0.zoom, zoom: v0.zoom });
+                vb.set(v0.dragged((dx, dy)));
             }
         })
     };
@@ -117,10 +98,7 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         let (vb, user_moved) = (vb.clone(), user_moved.clone());
         Callback::from(move |_: MouseEvent| {
             *user_moved.borrow_mut() = true;
-            let v = *vb;
-            let (cx, cy) = (v.x + W / 2.0 / v.zoom, v.y + H / 2.0 / v.zoom);
-            let zoom = (v.zoom * f).clamp(0.02, 8.0);
-            vb.set(ViewBox { x: cx - W / 2.0 / zoom, y: cy - H / 2.0 / zoom, zoom });
+            vb.set(vb.zoomed(f));
         })
     };
     let reset = {
@@ -131,83 +109,12 @@ pub fn order_diagram(props: &OrderProps) -> Html {
         })
     };
 
-    let v = *vb;
-    let view_box = format!("{:.1} {:.1} {:.1} {:.1}", v.x, v.y, W / v.zoom, H / v.zoom);
-    let any_lit = props.lit.iter().any(|&b| b);
-    let is_lit = |c: usize| props.lit.get(c).copied().unwrap_or(false);
-    let edges: Html = match props.view {
-        OrderView::Hasse => scene
-            .edges
-            .iter()
-            .map(|e| {
-                let lit = any_lit && is_lit(e.lower) && is_lit(e.upper);
-                let class = classes!("edge", lit.then_some("lit"), (any_lit && !lit).then_some("dim"));
-                let d = e.path.svg_d();
-                html! { <path class={class} d={d} marker-end="url(#arrowhead)" /> }
-            })
-            .collect(),
-        OrderView::Full => props
-            .full_edges
-            .iter()
-            .filter_map(|&(lo, up)| {
-                let (a, b) = (scene.nodes.get(lo)?, scene.nodes.get(up)?);
-                let lit = any_lit && is_lit(lo) && is_lit(up);
-                let class = classes!("edge", "full", lit.then_some("lit"), (any_lit && !lit).then_some("dim"));
-                // Arcs, bulging more the further apart the classes are, so that a non-covering
-                // pair is not hidden behind the chain of covers it spans.
-                let (x0, y0, x1, y1) = (a.x, a.y - a.h / 2.0, b.x, b.y + b.h / 2.0);
-                let bulge = 0.35 * (y0 - y1).abs().max((x1 - x0).abs()) * if (lo + up) % 2 == 0 { 1.0 } else { -1.0 };
-                let (mx, my) = ((x0 + x1) / 2.0 + bulge, (y0 + y1) / 2.0);
-                let d = format!("M {x0:.1} {y0:.1} Q {mx:.1} {my:.1} {x1:.1} {y1:.1}");
-                Some(html! { <path class={class} d={d} marker-end="url(#arrowhead)" /> })
-            })
-            .collect(),
-    };
-    let nodes: Html = scene
-        .nodes
-        .iter()
-        .map(|n| {
-            let c = n.class;
-            let lit = is_lit(c);
-            let class = classes!(
-                "node",
-                lit.then_some("lit"),
-                (props.hover_class == Some(c)).then_some("hovered"),
-                (any_lit && !lit).then_some("dim")
-            );
-            let enter = {
-                let cb = props.on_hover_class.clone();
-                Callback::from(move |_: PointerEvent| cb.emit(Some(c)))
-            };
-            let leave = {
-                let cb = props.on_hover_class.clone();
-                Callback::from(move |_: PointerEvent| cb.emit(None))
-            };
-            let focus = {
-                let cb = props.on_hover_class.clone();
-                Callback::from(move |_: FocusEvent| cb.emit(Some(c)))
-            };
-            let blur = {
-                let cb = props.on_hover_class.clone();
-                Callback::from(move |_: FocusEvent| cb.emit(None))
-            };
-            html! {
-                <g class={class} data-class={c.to_string()} tabindex="0" role="listitem"
-                    aria-label={format!("class {c}: {}", n.full)}
-                    onpointerenter={enter} onpointerleave={leave} onfocus={focus} onblur={blur}>
-                    <title>{ format!("class {c}: {}", n.full) }</title>
-                    <rect x={format!("{:.1}", n.x - n.w / 2.0)} y={format!("{:.1}", n.y - n.h / 2.0)}
-                        width={format!("{:.1}", n.w)} height={format!("{:.1}", n.h)} rx="5" />
-                    <text x={format!("{:.1}", n.x)} y={format!("{:.1}", n.y)} text-anchor="middle" dominant-baseline="central">
-                        { n.caption.clone() }
-                    </text>
-                </g>
-            }
-        })
-        .collect();
+    let picture = OrderPicture::new(scene, props.view, &props.full_edges, &props.lit, props.hover_class);
+    let edges: Html = picture.edges.iter().map(edge).collect();
+    let nodes: Html = picture.nodes.into_iter().map(|n| node(n, &props.on_hover_class)).collect();
     html! {
         <div class="order-wrap">
-            <svg id="hasse" class="order" width={W.to_string()} height={H.to_string()} viewBox={view_box}
+            <svg id="hasse" class="order" width={W.to_string()} height={H.to_string()} viewBox={vb.attr()}
                 role="list" aria-label="Order diagram of the limit: minimal classes at the bottom, information flows up"
                 {onwheel} {onpointerdown} {onpointermove} onpointerup={onpointerup.clone()} onpointerleave={onpointerup}>
                 <defs>
@@ -227,5 +134,31 @@ pub fn order_diagram(props: &OrderProps) -> Html {
                 <p class="note">{"Full order: only the first comparable pairs are drawn."}</p>
             }
         </div>
+    }
+}
+
+/// An edge as an SVG path.
+fn edge(e: &OrderEdge) -> Html {
+    let class = classes!("edge", e.full.then_some("full"), e.lit.then_some("lit"), e.dim.then_some("dim"));
+    html! { <path class={class} d={e.d.clone()} marker-end="url(#arrowhead)" /> }
+}
+
+/// A class as a focusable box with its caption; hovering or focusing it reports the class.
+fn node(n: OrderNode, on_hover_class: &Callback<Option<usize>>) -> Html {
+    let c = n.class;
+    let class = classes!("node", n.lit.then_some("lit"), n.hovered.then_some("hovered"), n.dim.then_some("dim"));
+    let to = |v: Option<usize>| on_hover_class.reform(move |_: PointerEvent| v);
+    let focus = |v: Option<usize>| on_hover_class.reform(move |_: FocusEvent| v);
+    let r = n.rect;
+    html! {
+        <g class={class} data-class={c.to_string()} tabindex="0" role="listitem" aria-label={n.title.clone()}
+            onpointerenter={to(Some(c))} onpointerleave={to(None)} onfocus={focus(Some(c))} onblur={focus(None)}>
+            <title>{ n.title }</title>
+            <rect x={format!("{:.1}", r.x)} y={format!("{:.1}", r.y)}
+                width={format!("{:.1}", r.w)} height={format!("{:.1}", r.h)} rx="5" />
+            <text x={format!("{:.1}", n.centre.0)} y={format!("{:.1}", n.centre.1)} text-anchor="middle" dominant-baseline="central">
+                { n.caption }
+            </text>
+        </g>
     }
 }
