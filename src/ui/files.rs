@@ -11,10 +11,11 @@ use hasseflow_render::{Scene, SvgTheme, to_svg};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use super::io;
 use super::palette::Theme;
 use super::paste::PasteImport;
-use super::{Store, io};
-use crate::state::{Action, Level};
+use crate::state::{Action, ImportAction, Level, ViewAction};
+use crate::ui::store::Store;
 
 /// Reads a dropped or chosen mask file and imports it; huge files are refused before reading.
 pub fn import_file(file: web_sys::File, d: &Callback<Action>) {
@@ -22,20 +23,20 @@ pub fn import_file(file: web_sys::File, d: &Callback<Action>) {
     let name = file.name();
     let limit = hasseflow_core::format::MAX_INPUT_BYTES;
     if file.size() > limit as f64 {
-        d.emit(Action::Notify(
+        d.emit(Action::View(ViewAction::Notify(
             Level::Error,
             format!(
                 "could not import {name}: it is {:.0} MB; the limit is {} MB. Nothing was changed.",
                 file.size() / 1e6,
                 limit / 1_000_000
             ),
-        ));
+        )));
         return;
     }
     wasm_bindgen_futures::spawn_local(async move {
         match io::read_file(file).await {
-            Ok(bytes) => d.emit(Action::Import { name, bytes }),
-            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+            Ok(bytes) => d.emit(Action::Import(ImportAction::ImportFile { name, bytes })),
+            Err(e) => d.emit(Action::View(ViewAction::Notify(Level::Error, format!("could not read {name}: {e}")))),
         }
     });
 }
@@ -62,13 +63,13 @@ pub struct FilesProps {
 pub fn files_panel(p: &FilesProps) -> Html {
     let json = {
         let s = p.store.clone();
-        move || write_json(&s.doc.to_file(), Encoding::Auto)
+        move || write_json(&s.editor.doc.to_file(), Encoding::Auto)
     };
     let export_json = {
         let (json, d) = (json.clone(), p.dispatch.clone());
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&json(), "mask.json", "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("download failed: {e}"))));
             }
         })
     };
@@ -78,8 +79,11 @@ pub fn files_panel(p: &FilesProps) -> Html {
             let (text, d) = (json(), d.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 match io::copy_text(text).await {
-                    Ok(()) => d.emit(Action::Notify(Level::Info, "mask JSON copied to the clipboard.".into())),
-                    Err(e) => d.emit(Action::Notify(Level::Error, e)),
+                    Ok(()) => d.emit(Action::View(ViewAction::Notify(
+                        Level::Info,
+                        "mask JSON copied to the clipboard.".into(),
+                    ))),
+                    Err(e) => d.emit(Action::View(ViewAction::Notify(Level::Error, e))),
                 }
             });
         })
@@ -92,8 +96,14 @@ pub fn files_panel(p: &FilesProps) -> Html {
             let d = d.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match io::copy_text(url).await {
-                    Ok(()) => d.emit(Action::Notify(Level::Info, "share link copied to the clipboard.".into())),
-                    Err(_) => d.emit(Action::Notify(Level::Info, "share link ready: copy it from the box.".into())),
+                    Ok(()) => d.emit(Action::View(ViewAction::Notify(
+                        Level::Info,
+                        "share link copied to the clipboard.".into(),
+                    ))),
+                    Err(_) => d.emit(Action::View(ViewAction::Notify(
+                        Level::Info,
+                        "share link ready: copy it from the box.".into(),
+                    ))),
                 }
             });
         })
@@ -103,7 +113,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
         Callback::from(move |_: MouseEvent| {
             let svg = to_svg(&scene, &if t == Theme::Dark { SvgTheme::dark() } else { SvgTheme::light() });
             if let Err(e) = io::download_text(&svg, "hasse.svg", "image/svg+xml") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("download failed: {e}"))));
             }
         })
     };
@@ -115,7 +125,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 .ok_or_else(|| "no grid".to_string())
                 .and_then(|c| io::download_canvas_png(&c, "grid.png"));
             if let Err(e) = r {
-                d.emit(Action::Notify(Level::Error, format!("PNG export failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("PNG export failed: {e}"))));
             }
         })
     };
@@ -131,7 +141,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 }
             });
             if let Err(e) = r {
-                d.emit(Action::Notify(Level::Error, format!("export failed: {e}")));
+                d.emit(Action::View(ViewAction::Notify(Level::Error, format!("export failed: {e}"))));
             }
         })
     };
@@ -171,7 +181,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 <label class="button" for="import">{"Import…"}</label>
                 <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,.py,application/json,text/plain,text/x-python" onchange={on_file} />
             </div>
-            <PasteImport n={p.store.n()} refusal={p.store.paste_refusal.clone()} dispatch={p.dispatch.clone()} />
+            <PasteImport n={p.store.n()} refusal={p.store.editor.paste_refusal.clone()} dispatch={p.dispatch.clone()} />
             <div class="toolrow">
                 <button type="button" id="share" onclick={share}>{"Share link"}</button>
             </div>

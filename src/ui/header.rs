@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use super::form::on_click;
 use super::palette::Theme;
-use crate::state::{Action, Level, Message, View};
+use crate::state::{Action, Level, Message, View, ViewAction};
 
 /// Header properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -27,7 +27,7 @@ pub struct HeaderProps {
 /// The page header.
 #[function_component(Header)]
 pub fn header(p: &HeaderProps) -> Html {
-    let set_tab = |v: View| on_click(&p.dispatch, Action::SetView(v));
+    let set_tab = |v: View| on_click(&p.dispatch, Action::View(ViewAction::SetView(v)));
     html! {
         <header>
             <h1>{"hasseflow"}</h1>
@@ -68,7 +68,7 @@ pub struct StatusProps {
 #[function_component(StatusLine)]
 pub fn status_line(p: &StatusProps) -> Html {
     let message = p.message.clone().map(|m| {
-        let dismiss = on_click(&p.dispatch, Action::Dismiss);
+        let dismiss = on_click(&p.dispatch, Action::View(ViewAction::Dismiss));
         let (class, role) =
             if m.level == Level::Error { ("message error", Some("alert")) } else { ("message info", None) };
         html! {
