@@ -359,18 +359,6 @@ impl Options for MaeOptions {
 }
 
 impl BuiltinFamily {
-    /// Every built-in family, in display order, with its default options for `n` tokens (block
-    /// size and masked span 2, or `n` when smaller): where a form starts.
-    pub fn all(n: usize) -> [BuiltinFamily; 4] {
-        let two = n.clamp(1, 2);
-        [
-            BuiltinFamily::Autoregressive(AutoregressiveOptions::new(n)),
-            BuiltinFamily::Block(BlockOptions::new(n, two)),
-            BuiltinFamily::Butterfly(ButterflyOptions::new(n)),
-            BuiltinFamily::Mae(MaeOptions::new(n, two)),
-        ]
-    }
-
     /// The built-in family `family` ([`FAMILIES`]) with the parameters `params` as text (missing
     /// ones take their defaults): what the CLI's flags and the Designer's form give.
     ///
@@ -438,16 +426,6 @@ impl BuiltinFamily {
     /// Tokens `n`.
     pub fn n(&self) -> usize {
         self.options().n()
-    }
-
-    /// Tokens `n`, to edit.
-    pub fn n_mut(&mut self) -> &mut usize {
-        match self {
-            BuiltinFamily::Autoregressive(o) => &mut o.n,
-            BuiltinFamily::Block(o) => &mut o.n,
-            BuiltinFamily::Butterfly(o) => &mut o.n,
-            BuiltinFamily::Mae(o) => &mut o.n,
-        }
     }
 
     /// The family in a few words (`block generation n=6 s=2`).
@@ -600,12 +578,12 @@ mod tests {
             let entry = spec.entry();
             assert!(params.keys().all(|k| entry.params.iter().any(|p| p.spec.name == k)), "{params:?}");
         }
-        // Each table entry builds from its defaults (required ones given) and names itself.
+        // Each table entry builds from its defaults (required ones given: where the Designer's
+        // form starts) and names itself.
         for entry in FAMILIES {
             let given = entry.params.iter().filter(|p| p.required).map(|p| (p.spec.name, p.spec.default));
             let spec = BuiltinFamily::from_params(entry.name, &map(&given.collect::<Vec<_>>())).unwrap();
             assert_eq!(spec.name(), entry.name);
-            assert_eq!(spec, BuiltinFamily::all(4)[FAMILIES.iter().position(|e| e.name == entry.name).unwrap()]);
             assert!(spec.build().is_ok(), "{}", entry.name);
         }
     }
@@ -661,16 +639,19 @@ mod tests {
 
     #[test]
     fn names_and_descriptions() {
-        let all = BuiltinFamily::all(6);
+        let all = [
+            BuiltinFamily::Autoregressive(AutoregressiveOptions::new(6)),
+            BuiltinFamily::Block(BlockOptions::new(6, 2)),
+            BuiltinFamily::Butterfly(ButterflyOptions::new(6)),
+            BuiltinFamily::Mae(MaeOptions::new(6, 2)),
+        ];
         assert_eq!(all.map(|f| f.name()), ["autoregressive", "block", "butterfly", "mae"]);
+        assert_eq!(all.map(|f| f.name()), [0, 1, 2, 3].map(|i| FAMILIES[i].name), "the table's order");
         assert_eq!(
             all.map(|f| f.describe()),
             ["autoregressive n=6", "block generation n=6 s=2", "butterfly n=6", "MAE n=6 span=2"]
         );
-        assert!(BuiltinFamily::all(1).iter().all(|f| f.n() == 1));
-        let mut f = all[2];
-        *f.n_mut() = 9;
-        assert_eq!(f, BuiltinFamily::Butterfly(ButterflyOptions::new(9)));
+        assert!(all.iter().all(|f| f.n() == 6 && f.entry().name == f.name()));
     }
 
     #[test]
