@@ -91,7 +91,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         FamilySpec::Builtin(b) => Some(*b),
         FamilySpec::File { .. } => None,
     });
-    let form = html! { <FamilyForm shown={shown} dispatch={p.dispatch.clone()} /> };
+    let form = html! { <FamilyForm shown={shown} on_designer={on_designer.clone()} on_view={on_view.clone()} /> };
 
     let Some(design) = p.design.clone() else {
         return html! {

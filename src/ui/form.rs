@@ -1,7 +1,9 @@
 //! Reading form controls from their events: one place for the `target_unchecked_into` casts the
-//! panels, the designer and the Flow view all need; and [`on_click`], the handler of every control
-//! that dispatches a fixed action on a mouse event.
+//! panels, the designer and the Flow view all need; [`on_click`], the handler of every control
+//! that dispatches a fixed action on a mouse event; and [`param_control`], a named parameter's
+//! control by its kind (presets and task families).
 
+use hasseflow_core::presets::{ParamKind, ParamSpec};
 use yew::prelude::*;
 
 /// A mouse-event handler that dispatches `action` (of the whole store or of one group): buttons'
@@ -29,4 +31,38 @@ pub fn select_value(e: &Event) -> String {
 pub fn checked(e: &Event) -> bool {
     let t: web_sys::HtmlInputElement = e.target_unchecked_into();
     t.checked()
+}
+
+/// The control of one named parameter by its kind, for the preset picker and the designer's
+/// family form alike: a checkbox for a flag, a number field for an integer or a fraction, a text
+/// field for a list, a menu for a choice, or with `toggle` a checkbox for a two-word choice
+/// (ticked: its second word). `on_change` gets the new text.
+pub fn param_control(spec: &ParamSpec, id: String, value: &str, toggle: bool, on_change: Callback<String>) -> Html {
+    match spec.kind {
+        ParamKind::Bool => html! {
+            <input {id} type="checkbox" checked={value == "true"}
+                onchange={on_change.reform(|e: Event| checked(&e).to_string())} />
+        },
+        ParamKind::Choice(&[off, on]) if toggle => html! {
+            <input {id} type="checkbox" checked={value == on}
+                onchange={on_change.reform(move |e: Event| if checked(&e) { on } else { off }.to_string())} />
+        },
+        ParamKind::Int { min } => html! {
+            <input {id} type="number" min={min.to_string()} value={value.to_string()}
+                onchange={on_change.reform(|e: Event| input_value(&e))} />
+        },
+        ParamKind::Fraction => html! {
+            <input {id} type="number" min="0" max="1" step="0.01" value={value.to_string()}
+                onchange={on_change.reform(|e: Event| input_value(&e))} />
+        },
+        ParamKind::IntList => html! {
+            <input {id} type="text" value={value.to_string()} placeholder="e.g. 3,2,4"
+                onchange={on_change.reform(|e: Event| input_value(&e))} />
+        },
+        ParamKind::Choice(options) => html! {
+            <select {id} onchange={on_change.reform(|e: Event| select_value(&e))}>
+                { for options.iter().map(|o| html! { <option value={*o} selected={*o == value}>{ *o }</option> }) }
+            </select>
+        },
+    }
 }

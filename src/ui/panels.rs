@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use hasseflow_core::interop::BlockStats;
-use hasseflow_core::presets::{CATALOG, ParamKind, preset_spec};
+use hasseflow_core::presets::{CATALOG, preset_spec};
 use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
 use yew::prelude::*;
 
 use super::chart;
-use super::form::{checked, input_value, on_click, select_value};
+use super::form::{checked, input_value, on_click, param_control, select_value};
 use super::palette::{Palette, Theme, swatch};
 use crate::state::{EditAction, ImportAction, MAX_EDIT_N, Tool, ViewAction};
 
@@ -126,15 +126,6 @@ pub fn preset_picker(p: &PresetProps) -> Html {
         let draft = draft.clone();
         Callback::from(move |e: Event| draft.set(Draft { n: input_value(&e), ..(*draft).clone() }))
     };
-    let set_param = |name: &'static str, bool_kind: bool| {
-        let draft = draft.clone();
-        Callback::from(move |e: Event| {
-            let v = if bool_kind { checked(&e).to_string() } else { input_value(&e) };
-            let mut d = (*draft).clone();
-            d.params.insert(name.to_string(), v);
-            draft.set(d);
-        })
-    };
     let load = {
         let (draft, d) = (draft.clone(), p.on_import.clone());
         Callback::from(move |e: SubmitEvent| {
@@ -146,37 +137,17 @@ pub fn preset_picker(p: &PresetProps) -> Html {
     let params = spec.params.iter().map(|ps| {
         let id = format!("param-{}", ps.name);
         let value = draft.params.get(ps.name).cloned().unwrap_or_else(|| ps.default.to_string());
-        let control = match ps.kind {
-            ParamKind::Bool => html! {
-                <input id={id.clone()} type="checkbox" checked={value == "true"} onchange={set_param(ps.name, true)} />
-            },
-            ParamKind::Int { min } => html! {
-                <input id={id.clone()} type="number" min={min.to_string()} value={value} onchange={set_param(ps.name, false)} />
-            },
-            ParamKind::Fraction => html! {
-                <input id={id.clone()} type="number" min="0" max="1" step="0.01" value={value} onchange={set_param(ps.name, false)} />
-            },
-            ParamKind::IntList => html! {
-                <input id={id.clone()} type="text" value={value} placeholder="e.g. 3,2,4" onchange={set_param(ps.name, false)} />
-            },
-            ParamKind::Choice(options) => {
-                let name = ps.name;
-                let draft = draft.clone();
-                let onchange = Callback::from(move |e: Event| {
-                    let mut d = (*draft).clone();
-                    d.params.insert(name.to_string(), select_value(&e));
-                    draft.set(d);
-                });
-                html! {
-                    <select id={id.clone()} {onchange}>
-                        { for options.iter().map(|o| html! { <option value={*o} selected={*o == value}>{ *o }</option> }) }
-                    </select>
-                }
-            }
+        let on_change = {
+            let (draft, name) = (draft.clone(), ps.name);
+            Callback::from(move |v: String| {
+                let mut d = (*draft).clone();
+                d.params.insert(name.to_string(), v);
+                draft.set(d);
+            })
         };
         html! {
             <label class="param" for={id.clone()} title={ps.help}>
-                <span>{ ps.name }</span>{ control }
+                <span>{ ps.name }</span>{ param_control(ps, id, &value, false, on_change) }
             </label>
         }
     });

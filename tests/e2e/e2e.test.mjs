@@ -734,9 +734,9 @@ test('designer form: n carries over between families; the butterfly radius survi
   };
   await set('#family-n', 7);
   await set('#family-radius', 3);
-  await page.locator('#family-mask-token').setChecked(true);
+  await page.locator('#family-aggregate-mask').setChecked(true);
   assert.equal(await page.locator('#family-radius').count(), 0, 'no radius with mask tokens');
-  await page.locator('#family-mask-token').setChecked(false);
+  await page.locator('#family-aggregate-mask').setChecked(false);
   assert.equal(await page.locator('#family-radius').inputValue(), '3');
   await page.selectOption('#family', 'mae');
   assert.equal(await page.locator('#family-n').inputValue(), '7');

@@ -2,65 +2,25 @@
 //! file → the core's derivation (THEORY §5-6), printed as text or JSON, the merged mask optionally
 //! written out (the core's mask file of the derivation).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::ValueEnum;
-use hasseflow_core::derive::{
-    self, Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions,
-};
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgAction, ArgMatches};
+use hasseflow_core::derive::{self, BuiltinFamily, FAMILIES, FamilyParam, family_entry};
 use hasseflow_core::format::{self, Encoding};
-use hasseflow_core::presets::{Inner, TwoStreamOrder};
+use hasseflow_core::presets::ParamKind;
 use serde_json::{Value, json};
 
-use crate::{print_out, read_limited};
+use crate::{param_line, parse_params, print_out, read_limited};
 
 #[derive(clap::Args)]
 pub(crate) struct DeriveArgs {
     /// autoregressive, block, butterfly, mae, or a family file (JSON; - for standard input).
     family: String,
-    /// Tokens n (built-in families).
-    #[arg(long)]
-    n: Option<usize>,
-    /// block: block size s.
-    #[arg(long)]
-    block: Option<usize>,
-    /// block: attention inside clean blocks (and the prompt).
-    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
-    clean: InnerArg,
-    /// block: attention inside mask blocks.
-    #[arg(long, value_enum, default_value_t = InnerArg::Full)]
-    query: InnerArg,
-    /// block: clean prompt tokens read by everything.
-    #[arg(long, default_value_t = 0)]
-    prompt: usize,
-    /// block, butterfly: minimal layout (leave out the positions no task reads).
-    #[arg(long)]
-    minimal: bool,
-    /// block: interleaved order [K0 Q0 K1 Q1 ...] instead of grouped [w | m].
-    #[arg(long)]
-    interleaved: bool,
-    /// autoregressive: each task as one bidirectional block instead of the inference chain.
-    #[arg(long)]
-    bidirectional: bool,
-    /// autoregressive: keep w_{n-1} as a padding position (n positions).
-    #[arg(long)]
-    pad: bool,
-    /// butterfly: what the predictor P_k holds.
-    #[arg(long, value_enum, default_value_t = AggregateArg::Neighbours)]
-    aggregate: AggregateArg,
-    /// butterfly: neighbours on each side aggregated into w'_k.
-    #[arg(long, default_value_t = 1)]
-    radius: usize,
-    /// mae: masked span length.
-    #[arg(long)]
-    span: Option<usize>,
-    /// mae: distance between span starts (0: the span length).
-    #[arg(long, default_value_t = 0)]
-    stride: usize,
-    /// mae: causal encoder over the visible tokens.
-    #[arg(long)]
-    causal_encoder: bool,
+    #[command(flatten)]
+    params: FamilyFlags,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
@@ -76,88 +36,117 @@ pub(crate) struct DeriveArgs {
     tasks: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum InnerArg {
-    /// Every token of the block reads every other.
-    Full,
-    /// A token reads the tokens of its block up to itself.
-    Causal,
+/// The built-in families' parameters as they were given: one flag per parameter name of the
+/// core's table ([`FAMILIES`]; `causal_encoder` is `--causal-encoder`), and `--param KEY=VALUE`.
+pub(crate) struct FamilyFlags {
+    /// (parameter, value) of each flag given.
+    flags: Vec<(&'static str, String)>,
+    /// The `--param` texts.
+    params: Vec<String>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum AggregateArg {
-    /// w'_k built from the neighbours within --radius.
-    Neighbours,
-    /// A plain mask token m@k.
-    Mask,
-}
-
-/// Refuses options that the chosen family does not take (rather than ignoring them).
-fn check_derive_options(a: &DeriveArgs) -> Result<()> {
-    let builtin = ["autoregressive", "block", "butterfly", "mae"];
-    let fam = if builtin.contains(&a.family.as_str()) { a.family.as_str() } else { "file" };
-    let given: [(&str, bool, &[&str]); 14] = [
-        ("--n", a.n.is_some(), &["autoregressive", "block", "butterfly", "mae"]),
-        ("--block", a.block.is_some(), &["block"]),
-        ("--clean", !matches!(a.clean, InnerArg::Full), &["block"]),
-        ("--query", !matches!(a.query, InnerArg::Full), &["block"]),
-        ("--prompt", a.prompt != 0, &["block"]),
-        ("--minimal", a.minimal, &["block", "butterfly"]),
-        ("--interleaved", a.interleaved, &["block"]),
-        ("--bidirectional", a.bidirectional, &["autoregressive"]),
-        ("--pad", a.pad, &["autoregressive"]),
-        ("--aggregate", !matches!(a.aggregate, AggregateArg::Neighbours), &["butterfly"]),
-        ("--radius", a.radius != 1, &["butterfly"]),
-        ("--span", a.span.is_some(), &["mae"]),
-        ("--stride", a.stride != 0, &["mae"]),
-        ("--causal-encoder", a.causal_encoder, &["mae"]),
-    ];
-    for (name, set, takes) in given {
-        if set && !takes.contains(&fam) {
-            let what = if fam == "file" { "a family file".to_string() } else { format!("family '{fam}'") };
-            bail!("{what} does not take {name} (it applies to: {})", takes.join(", "));
+/// Every parameter name of the table once, in table order.
+fn flag_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in FAMILIES.iter().flat_map(|e| e.params) {
+        if !names.contains(&p.spec.name) {
+            names.push(p.spec.name);
         }
     }
-    Ok(())
+    names
 }
 
-/// The built-in family the arguments name, with their options (`None`: a family file).
-fn builtin(a: &DeriveArgs) -> Result<Option<BuiltinFamily>> {
-    check_derive_options(a)?;
-    let n = || a.n.context("give the number of tokens with --n N");
-    let inner = |i: InnerArg| match i {
-        InnerArg::Full => Inner::Full,
-        InnerArg::Causal => Inner::Causal,
+/// The flag of parameter `name`, its help naming the families that take it.
+fn flag_arg(name: &'static str) -> Arg {
+    let takers: Vec<(&str, &FamilyParam)> = FAMILIES
+        .iter()
+        .flat_map(|e| e.params.iter().filter(|p| p.spec.name == name).map(move |p| (e.name, p)))
+        .collect();
+    let help = if takers.windows(2).all(|w| w[0].1.spec.help == w[1].1.spec.help) {
+        let families = takers.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", ");
+        format!("{families}: {}", takers.first().map_or("", |(_, p)| p.spec.help))
+    } else {
+        takers.iter().map(|(f, p)| format!("{f}: {}", p.spec.help)).collect::<Vec<_>>().join("; ")
     };
-    Ok(Some(match a.family.as_str() {
-        "autoregressive" => {
-            BuiltinFamily::Autoregressive(AutoregressiveOptions { n: n()?, bidirectional: a.bidirectional, pad: a.pad })
+    let arg = Arg::new(name).long(name.replace('_', "-")).help(help);
+    match takers.first().map(|(_, p)| p.spec.kind) {
+        Some(ParamKind::Bool) => {
+            arg.num_args(0..=1).require_equals(true).default_missing_value("true").value_name("BOOL")
         }
-        "block" => BuiltinFamily::Block(BlockOptions {
-            n: n()?,
-            block: a.block.context("give the block size with --block S")?,
-            clean: inner(a.clean),
-            query: inner(a.query),
-            prompt: a.prompt,
-            minimal: a.minimal,
-            order: if a.interleaved { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
-        }),
-        "butterfly" => BuiltinFamily::Butterfly(ButterflyOptions {
-            n: n()?,
-            minimal: a.minimal,
-            aggregate: match a.aggregate {
-                AggregateArg::Neighbours => Aggregate::Neighbours(a.radius),
-                AggregateArg::Mask => Aggregate::Mask,
-            },
-        }),
-        "mae" => BuiltinFamily::Mae(MaeOptions {
-            n: n()?,
-            span: a.span.context("give the masked span length with --span S")?,
-            stride: a.stride,
-            causal_encoder: a.causal_encoder,
-        }),
-        _ => return Ok(None),
-    }))
+        Some(ParamKind::Choice(options)) => arg.value_parser(PossibleValuesParser::new(options)),
+        Some(ParamKind::Int { .. }) => arg.value_name("N"),
+        _ => arg,
+    }
+}
+
+/// The families and their parameters, from the table: `derive --help`'s closing text.
+fn families_text() -> String {
+    let mut out = String::from("Built-in families and their parameters (flags, or --param KEY=VALUE):\n");
+    for entry in FAMILIES {
+        out.push_str(&format!("{:<22} {}\n", entry.name, entry.title));
+        for p in entry.params {
+            out.push_str(&param_line(&p.spec, if p.required { "(required)" } else { p.spec.default }));
+        }
+    }
+    out
+}
+
+impl clap::Args for FamilyFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let flags = flag_names().into_iter().map(flag_arg);
+        cmd.args(flags)
+            .arg(
+                Arg::new("param")
+                    .long("param")
+                    .value_name("KEY=VALUE")
+                    .action(ArgAction::Append)
+                    .help("A built-in family's parameter by its name (repeatable): --param block=2"),
+            )
+            .after_help(families_text())
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for FamilyFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let flags =
+            flag_names().into_iter().filter_map(|name| m.get_one::<String>(name).map(|v| (name, v.clone()))).collect();
+        let params = m.get_many::<String>("param").map(|v| v.cloned().collect()).unwrap_or_default();
+        Ok(FamilyFlags { flags, params })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl FamilyFlags {
+    /// The parameters given, flags and `--param`s together.
+    fn given(&self) -> Result<BTreeMap<String, String>> {
+        let mut given = parse_params(&self.params)?;
+        for (name, value) in &self.flags {
+            if given.insert((*name).to_string(), value.clone()).is_some() {
+                bail!("parameter '{name}' given twice (--{} and --param)", name.replace('_', "-"));
+            }
+        }
+        Ok(given)
+    }
+}
+
+/// The built-in family the arguments name, with their parameters (`None`: a family file).
+fn builtin(a: &DeriveArgs) -> Result<Option<BuiltinFamily>> {
+    let given = a.params.given()?;
+    if family_entry(&a.family).is_none() {
+        if let Some(name) = given.keys().next() {
+            bail!("a family file takes no family parameters ('{name}' given)");
+        }
+        return Ok(None);
+    }
+    Ok(Some(BuiltinFamily::from_params(&a.family, &given)?))
 }
 
 pub(crate) fn derive_command(a: &DeriveArgs) -> Result<()> {

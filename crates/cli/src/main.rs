@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use hasseflow_core::format::{Encoding, MAX_INPUT_BYTES, MAX_N, MaskFile};
 use hasseflow_core::interop;
-use hasseflow_core::presets::{CATALOG, build_preset, preset_labels, preset_provenance};
+use hasseflow_core::presets::{CATALOG, ParamSpec, build_preset, preset_labels, preset_provenance};
 use hasseflow_core::{Analysis, BitMatrix, ClassWiring, CoverWiring, SparsifyOptions, sparsify};
 
 mod analyze;
@@ -371,7 +371,7 @@ pub(crate) fn read_limited(path: &str, max: usize) -> Result<Vec<u8>> {
 }
 
 /// `KEY=VALUE` arguments into a map.
-fn parse_params(args: &[String]) -> Result<BTreeMap<String, String>> {
+pub(crate) fn parse_params(args: &[String]) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for arg in args {
         let Some((key, value)) = arg.split_once('=') else {
@@ -391,9 +391,15 @@ fn catalog_text() -> String {
         out.push_str(&format!("{:<22} {}\n", spec.name, spec.formula));
         out.push_str(&format!("{:<22} positions: {}\n", "", spec.positions));
         for p in spec.params {
-            let default = if p.default.is_empty() { "(empty)" } else { p.default };
-            out.push_str(&format!("{:<22}   {}={} : {}\n", "", p.name, default, p.help));
+            out.push_str(&param_line(p, p.default));
         }
     }
     out
+}
+
+/// A catalog line of parameter `p` with its `default` (text; empty: `(empty)`): `name=default :
+/// help`, indented under its preset or family.
+pub(crate) fn param_line(p: &ParamSpec, default: &str) -> String {
+    let default = if default.is_empty() { "(empty)" } else { default };
+    format!("{:<22}   {}={} : {}\n", "", p.name, default, p.help)
 }

@@ -271,9 +271,13 @@ fn derive_bad_family_fails_with_one_line() {
             "unknown node 'b'",
         ),
         (vec!["derive", "/nonexistent/family.json"], "", "cannot open"),
-        (vec!["derive", "block", "--n", "6"], "", "--block"),
+        (vec!["derive", "block", "--n", "6"], "", "parameter 'block' is required"),
         (vec!["derive", "butterfly", "--n", "1"], "", "n must be at least 2"),
-        (vec!["derive", "autoregressive", "--n", "4", "--block", "2"], "", "does not take --block"),
+        (vec!["derive", "autoregressive", "--n", "4", "--block", "2"], "", "does not take 'block'"),
+        (vec!["derive", "block", "--n", "6", "--block", "2", "--param", "block=3"], "", "'block' given twice"),
+        (vec!["derive", "block", "--n", "6", "--param", "block"], "", "'block' is not KEY=VALUE"),
+        (vec!["derive", "mae", "--n", "6", "--span", "2", "--stride", "x"], "", "'stride' = 'x'"),
+        (vec!["derive", "-", "--n", "6"], "{}", "a family file takes no family parameters"),
     ] {
         let out = hasseflow(&args, stdin);
         assert!(!out.status.success(), "{args:?} should fail");
@@ -282,6 +286,45 @@ fn derive_bad_family_fails_with_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
     assert!(ok(&["derive", "--help"], "").contains("Usage"));
+}
+
+#[test]
+fn derive_takes_every_family_parameter_of_the_core_table_as_a_flag_or_a_param() {
+    use hasseflow_core::derive::{BuiltinFamily, FAMILIES};
+    use hasseflow_core::presets::ParamKind;
+    let help = ok(&["derive", "--help"], "");
+    for entry in FAMILIES {
+        assert!(help.contains(entry.title), "{help}");
+        // Its defaults (required ones given), then each parameter set to another value its
+        // bounds allow: the flag, and the same through --param, derive what the core builds.
+        let defaults: Vec<(String, String)> =
+            entry.params.iter().map(|p| (p.spec.name.to_string(), p.spec.default.to_string())).collect();
+        for p in entry.params {
+            let value = match p.spec.kind {
+                ParamKind::Bool => "true".to_string(),
+                ParamKind::Choice(options) => options[options.len() - 1].to_string(),
+                _ if p.spec.name == "n" => "5".to_string(),
+                _ => "1".to_string(),
+            };
+            let flag = format!("--{}", p.spec.name.replace('_', "-"));
+            assert!(help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}[")), "{flag}: {help}");
+            let mut given: std::collections::BTreeMap<String, String> = defaults.iter().cloned().collect();
+            given.insert(p.spec.name.into(), value.clone());
+            let want = BuiltinFamily::from_params(entry.name, &given).expect("the table's values build");
+            let want = hasseflow_core::derive::derive(&want.build().expect("family")).expect("derivation");
+            let mut by_flag = vec!["derive".to_string(), entry.name.to_string()];
+            let mut by_param = by_flag.clone();
+            for (k, v) in &given {
+                by_flag.push(format!("--{}={v}", k.replace('_', "-")));
+                by_param.extend(["--param".to_string(), format!("{k}={v}")]);
+            }
+            for args in [by_flag, by_param] {
+                let args: Vec<&str> = args.iter().map(String::as_str).chain(["--json"]).collect();
+                let v = json(&args, "");
+                assert_eq!(v["mask"], want.to_json()["mask"], "{args:?}");
+            }
+        }
+    }
 }
 
 /// Runs the binary with binary standard input.

@@ -21,14 +21,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::families::{
-    AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation, butterfly,
-    masked_autoencoding,
+    Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
+    butterfly, masked_autoencoding,
 };
 use super::merge::Derivation;
 use super::task::{Family, FamilyError};
 use crate::bits::BitMatrix;
 use crate::format::{MaskFile, Provenance};
 use crate::interop::provenance_if_matches;
+use crate::presets::{Args, BadValue, Inner, ParamKind, ParamSpec, TwoStreamOrder, param_names, unknown_param};
 
 /// A built-in task family with its options (THEORY §6; MAE from the paper's future work).
 ///
@@ -54,81 +55,382 @@ pub enum BuiltinFamily {
     Mae(MaeOptions),
 }
 
-/// The `"family"` tags, in [`BuiltinFamily::all`]'s order.
-const NAMES: [&str; 4] = ["autoregressive", "block", "butterfly", "mae"];
+/// One parameter of a built-in family: its [`ParamSpec`] (the name is the key of
+/// [`BuiltinFamily::from_params`] and the CLI's `--name`; kind and bounds; default; help) and how
+/// the Designer's form shows it.
+#[derive(Clone, Copy, Debug)]
+pub struct FamilyParam {
+    /// Name, kind and bounds, default, help.
+    pub spec: ParamSpec,
+    /// Must be given ([`BuiltinFamily::from_params`], the CLI); its default is then only where a
+    /// form starts.
+    pub required: bool,
+    /// The form's words for it (`block s`, `causal inside clean blocks`).
+    pub label: &'static str,
+    /// Shown (and read) only while the parameter named first has the value second.
+    pub shown_if: Option<(&'static str, &'static str)>,
+}
+
+impl AsRef<ParamSpec> for FamilyParam {
+    fn as_ref(&self) -> &ParamSpec {
+        &self.spec
+    }
+}
+
+/// One built-in family in [`FAMILIES`]: its name, its parameters and its builder.
+#[derive(Clone, Copy, Debug)]
+pub struct FamilyEntry {
+    /// The JSON tag and the CLI's `derive` argument (`block`).
+    pub name: &'static str,
+    /// What the Designer's menu calls it (`block generation`).
+    pub title: &'static str,
+    /// Its parameters, `n` first, in the form's order.
+    pub params: &'static [FamilyParam],
+    /// The family from its checked parameters.
+    read: fn(&FamilyArgs<'_>) -> Result<BuiltinFamily, BadValue>,
+    /// The family from its JSON object without the tag (the options struct's serde form).
+    json: fn(serde_json::Value) -> Result<BuiltinFamily, serde_json::Error>,
+}
+
+/// A built-in family's parameters, read by their table entries.
+type FamilyArgs<'a> = Args<'a, FamilyParam>;
+
+impl From<BadValue> for FamilyError {
+    fn from(b: BadValue) -> Self {
+        FamilyError::Parameter {
+            family: b.owner.into(),
+            what: format!("parameter '{}' = '{}': {}", b.param, b.value, b.reason),
+        }
+    }
+}
+
+const fn param(spec: ParamSpec, label: &'static str) -> FamilyParam {
+    FamilyParam { spec, required: false, label, shown_if: None }
+}
+const fn int(
+    name: &'static str,
+    min: usize,
+    default: &'static str,
+    help: &'static str,
+    label: &'static str,
+) -> FamilyParam {
+    param(ParamSpec { name, kind: ParamKind::Int { min }, default, help }, label)
+}
+const fn required(name: &'static str, default: &'static str, help: &'static str, label: &'static str) -> FamilyParam {
+    FamilyParam { required: true, ..int(name, 1, default, help, label) }
+}
+const fn flag(name: &'static str, help: &'static str, label: &'static str) -> FamilyParam {
+    param(ParamSpec { name, kind: ParamKind::Bool, default: "false", help }, label)
+}
+const fn choice(
+    name: &'static str,
+    options: &'static [&'static str],
+    help: &'static str,
+    label: &'static str,
+) -> FamilyParam {
+    param(ParamSpec { name, kind: ParamKind::Choice(options), default: options[0], help }, label)
+}
+const N: FamilyParam = required("n", "4", "tokens n", "n");
+const INNER: &[&str] = &["full", "causal"];
+const AGGREGATE: &[&str] = &["neighbours", "mask"];
+
+/// The built-in families, in display order: each one's name, parameters and builder. Adding a
+/// family is one entry here, its options and builder (`families.rs`) and its [`BuiltinFamily`]
+/// variant.
+pub const FAMILIES: &[FamilyEntry] = &[
+    FamilyEntry {
+        name: "autoregressive",
+        title: "autoregressive",
+        params: &[
+            N,
+            flag(
+                "bidirectional",
+                "each task as one bidirectional block instead of the inference chain",
+                "bidirectional tasks",
+            ),
+            flag("pad", "keep w_{n-1} as a padding position (n positions)", "pad"),
+        ],
+        read: |a| {
+            let (n, bidirectional, pad) = (a.int("n")?, a.flag("bidirectional")?, a.flag("pad")?);
+            Ok(BuiltinFamily::Autoregressive(AutoregressiveOptions { n, bidirectional, pad }))
+        },
+        json: |v| serde_json::from_value(v).map(BuiltinFamily::Autoregressive),
+    },
+    FamilyEntry {
+        name: "block",
+        title: "block generation",
+        params: &[
+            N,
+            required("block", "2", "block size s", "block s"),
+            int("prompt", 0, "0", "clean prompt tokens read by everything", "prompt"),
+            choice("clean", INNER, "attention inside clean blocks (and the prompt)", "causal inside clean blocks"),
+            choice("query", INNER, "attention inside mask blocks", "causal inside mask blocks"),
+            flag("interleaved", "interleaved order [K0 Q0 K1 Q1 ...] instead of grouped [w | m]", "interleaved order"),
+            flag("minimal", "drop the last clean block, which no task reads (2n - s positions)", "minimal layout"),
+        ],
+        read: |a| {
+            Ok(BuiltinFamily::Block(BlockOptions {
+                n: a.int("n")?,
+                block: a.int("block")?,
+                clean: Inner::from_word(a.choice("clean")?),
+                query: Inner::from_word(a.choice("query")?),
+                prompt: a.int("prompt")?,
+                minimal: a.flag("minimal")?,
+                order: if a.flag("interleaved")? { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
+            }))
+        },
+        json: |v| serde_json::from_value(v).map(BuiltinFamily::Block),
+    },
+    FamilyEntry {
+        name: "butterfly",
+        title: "bidirectional fully supervised (butterfly)",
+        params: &[
+            N,
+            flag("minimal", "leave out F_{n-1} and B_0, which nobody reads (3n-2 positions)", "minimal layout"),
+            choice(
+                "aggregate",
+                AGGREGATE,
+                "what the predictor P_k holds: w'_k from its neighbours, or m@k",
+                "P_k holds m@k",
+            ),
+            FamilyParam {
+                shown_if: Some(("aggregate", "neighbours")),
+                ..int("radius", 1, "1", "neighbours on each side aggregated into w'_k", "aggregate radius")
+            },
+        ],
+        read: |a| {
+            let aggregate = if a.choice("aggregate")? == "mask" {
+                Aggregate::Mask
+            } else {
+                Aggregate::Neighbours(a.int("radius")?)
+            };
+            Ok(BuiltinFamily::Butterfly(ButterflyOptions { n: a.int("n")?, minimal: a.flag("minimal")?, aggregate }))
+        },
+        json: |v| serde_json::from_value(v).map(BuiltinFamily::Butterfly),
+    },
+    FamilyEntry {
+        name: "mae",
+        title: "masked autoencoding (MAE)",
+        params: &[
+            N,
+            required("span", "2", "masked span length", "span"),
+            int("stride", 0, "0", "distance between span starts (0: the span length)", "stride"),
+            flag("causal_encoder", "causal encoder over the visible tokens", "causal encoder"),
+        ],
+        read: |a| {
+            let (n, span, stride, causal_encoder) =
+                (a.int("n")?, a.int("span")?, a.int("stride")?, a.flag("causal_encoder")?);
+            Ok(BuiltinFamily::Mae(MaeOptions { n, span, stride, causal_encoder }))
+        },
+        json: |v| serde_json::from_value(v).map(BuiltinFamily::Mae),
+    },
+];
+
+/// The table entry of the built-in family called `name`.
+pub fn family_entry(name: &str) -> Option<&'static FamilyEntry> {
+    FAMILIES.iter().find(|e| e.name == name)
+}
+
+fn family_names() -> String {
+    FAMILIES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
 
 /// By hand rather than derived: serde's derived internally tagged form buffers the input in its
 /// `Content` type first, about 10 KB of wasm for one small object. This reads the object, takes
-/// the tag out and hands the rest to the options struct, with the same errors.
+/// the tag out and hands the rest to the family's options struct ([`FamilyEntry`]), with the same
+/// errors.
 impl<'de> Deserialize<'de> for BuiltinFamily {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut object = serde_json::Map::deserialize(deserializer)?;
         let tag = object.remove("family").ok_or_else(|| D::Error::missing_field("family"))?;
-        let rest = serde_json::Value::Object(object);
-        let family = match tag.as_str() {
-            Some("autoregressive") => serde_json::from_value(rest).map(BuiltinFamily::Autoregressive),
-            Some("block") => serde_json::from_value(rest).map(BuiltinFamily::Block),
-            Some("butterfly") => serde_json::from_value(rest).map(BuiltinFamily::Butterfly),
-            Some("mae") => serde_json::from_value(rest).map(BuiltinFamily::Mae),
-            Some(other) => return Err(D::Error::unknown_variant(other, &NAMES)),
-            None => return Err(D::Error::custom(format!("\"family\" must be a string, not {tag}"))),
+        let Some(name) = tag.as_str() else {
+            return Err(D::Error::custom(format!("\"family\" must be a string, not {tag}")));
         };
-        family.map_err(D::Error::custom)
+        let entry = family_entry(name)
+            .ok_or_else(|| D::Error::custom(format!("unknown variant `{name}`, expected one of {}", family_names())))?;
+        (entry.json)(serde_json::Value::Object(object)).map_err(D::Error::custom)
+    }
+}
+
+/// What each options struct answers, so that [`BuiltinFamily`] dispatches once
+/// ([`BuiltinFamily::options`]).
+trait Options {
+    fn name(&self) -> &'static str;
+    fn n(&self) -> usize;
+    fn describe(&self) -> String;
+    fn build(&self) -> Result<Family, FamilyError>;
+    /// The parameters [`FamilyEntry::read`] reads back into these options.
+    fn params(&self) -> Vec<(&'static str, String)>;
+}
+
+impl Options for AutoregressiveOptions {
+    fn name(&self) -> &'static str {
+        "autoregressive"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn describe(&self) -> String {
+        format!("autoregressive n={}", self.n)
+    }
+    fn build(&self) -> Result<Family, FamilyError> {
+        autoregressive(*self)
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("n", self.n.to_string()),
+            ("bidirectional", self.bidirectional.to_string()),
+            ("pad", self.pad.to_string()),
+        ]
+    }
+}
+
+impl Options for BlockOptions {
+    fn name(&self) -> &'static str {
+        "block"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn describe(&self) -> String {
+        format!("block generation n={} s={}", self.n, self.block)
+    }
+    fn build(&self) -> Result<Family, FamilyError> {
+        block_generation(*self)
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("n", self.n.to_string()),
+            ("block", self.block.to_string()),
+            ("prompt", self.prompt.to_string()),
+            ("clean", self.clean.word().into()),
+            ("query", self.query.word().into()),
+            ("interleaved", (self.order == TwoStreamOrder::Interleaved).to_string()),
+            ("minimal", self.minimal.to_string()),
+        ]
+    }
+}
+
+impl Options for ButterflyOptions {
+    fn name(&self) -> &'static str {
+        "butterfly"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn describe(&self) -> String {
+        format!("butterfly n={}", self.n)
+    }
+    fn build(&self) -> Result<Family, FamilyError> {
+        butterfly(*self)
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        let mut p = vec![("n", self.n.to_string()), ("minimal", self.minimal.to_string())];
+        match self.aggregate {
+            Aggregate::Mask => p.push(("aggregate", "mask".into())),
+            Aggregate::Neighbours(r) => p.extend([("aggregate", "neighbours".into()), ("radius", r.to_string())]),
+        }
+        p
+    }
+}
+
+impl Options for MaeOptions {
+    fn name(&self) -> &'static str {
+        "mae"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn describe(&self) -> String {
+        format!("MAE n={} span={}", self.n, self.span)
+    }
+    fn build(&self) -> Result<Family, FamilyError> {
+        masked_autoencoding(*self)
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("n", self.n.to_string()),
+            ("span", self.span.to_string()),
+            ("stride", self.stride.to_string()),
+            ("causal_encoder", self.causal_encoder.to_string()),
+        ]
     }
 }
 
 impl BuiltinFamily {
-    /// Every built-in family, in display order, with its default options for `n` tokens (block
-    /// size and masked span 2, or `n` when smaller): where a form starts.
-    pub fn all(n: usize) -> [BuiltinFamily; 4] {
-        let two = n.clamp(1, 2);
-        [
-            BuiltinFamily::Autoregressive(AutoregressiveOptions::new(n)),
-            BuiltinFamily::Block(BlockOptions::new(n, two)),
-            BuiltinFamily::Butterfly(ButterflyOptions::new(n)),
-            BuiltinFamily::Mae(MaeOptions::new(n, two)),
-        ]
+    /// The built-in family `family` ([`FAMILIES`]) with the parameters `params` as text (missing
+    /// ones take their defaults): what the CLI's flags and the Designer's form give.
+    ///
+    /// # Errors
+    /// [`FamilyError::Parameter`], one line naming the problem: an unknown family or parameter, a
+    /// required one missing, a value that does not parse or is out of bounds. (What the family's
+    /// builder refuses, such as `span > n`, [`Self::build`] tells.)
+    ///
+    /// # Examples
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use hasseflow_core::derive::{BlockOptions, BuiltinFamily};
+    /// let params = BTreeMap::from([("n".to_string(), "6".to_string()), ("block".to_string(), "2".to_string())]);
+    /// let spec = BuiltinFamily::from_params("block", &params).unwrap();
+    /// assert_eq!(spec, BuiltinFamily::Block(BlockOptions::new(6, 2)));
+    /// assert_eq!(BuiltinFamily::from_params("block", &spec.params()), Ok(spec));
+    /// ```
+    pub fn from_params(family: &str, params: &BTreeMap<String, String>) -> Result<BuiltinFamily, FamilyError> {
+        let problem = |what: String| FamilyError::Parameter { family: family.into(), what };
+        let entry = family_entry(family)
+            .ok_or_else(|| problem(format!("not a built-in family (they are: {})", family_names())))?;
+        if let Some(bad) = unknown_param(entry.params, params) {
+            return Err(problem(format!("does not take '{bad}' (it takes: {})", param_names(entry.params))));
+        }
+        if let Some(p) = entry.params.iter().find(|p| p.required && !params.contains_key(p.spec.name)) {
+            return Err(problem(format!("parameter '{}' is required ({})", p.spec.name, p.spec.help)));
+        }
+        let a = FamilyArgs { owner: entry.name, params: entry.params, given: params };
+        // Every given value is checked, also one its builder does not read (a hidden radius).
+        for (name, value) in params {
+            let (spec, _) = a.raw(name);
+            spec.check(value).map_err(|reason| a.bad(name, value, reason))?;
+        }
+        Ok((entry.read)(&a)?)
+    }
+
+    /// The family's parameters as text, every one its builder reads: [`Self::from_params`] gives
+    /// the family back.
+    pub fn params(&self) -> BTreeMap<String, String> {
+        let mut map = BTreeMap::new();
+        map.extend(self.options().params().into_iter().map(|(k, v)| (k.to_string(), v)));
+        map
+    }
+
+    /// Its options, to dispatch on once.
+    fn options(&self) -> &dyn Options {
+        match self {
+            BuiltinFamily::Autoregressive(o) => o,
+            BuiltinFamily::Block(o) => o,
+            BuiltinFamily::Butterfly(o) => o,
+            BuiltinFamily::Mae(o) => o,
+        }
+    }
+
+    /// Its table entry.
+    pub fn entry(&self) -> &'static FamilyEntry {
+        family_entry(self.name()).expect("every family has its table entry")
     }
 
     /// The family's name: its JSON tag and the CLI's `derive` argument (`block`).
     pub fn name(&self) -> &'static str {
-        match self {
-            BuiltinFamily::Autoregressive(_) => "autoregressive",
-            BuiltinFamily::Block(_) => "block",
-            BuiltinFamily::Butterfly(_) => "butterfly",
-            BuiltinFamily::Mae(_) => "mae",
-        }
+        self.options().name()
     }
 
     /// Tokens `n`.
     pub fn n(&self) -> usize {
-        match self {
-            BuiltinFamily::Autoregressive(o) => o.n,
-            BuiltinFamily::Block(o) => o.n,
-            BuiltinFamily::Butterfly(o) => o.n,
-            BuiltinFamily::Mae(o) => o.n,
-        }
-    }
-
-    /// Tokens `n`, to edit.
-    pub fn n_mut(&mut self) -> &mut usize {
-        match self {
-            BuiltinFamily::Autoregressive(o) => &mut o.n,
-            BuiltinFamily::Block(o) => &mut o.n,
-            BuiltinFamily::Butterfly(o) => &mut o.n,
-            BuiltinFamily::Mae(o) => &mut o.n,
-        }
+        self.options().n()
     }
 
     /// The family in a few words (`block generation n=6 s=2`).
     pub fn describe(&self) -> String {
-        match self {
-            BuiltinFamily::Autoregressive(o) => format!("autoregressive n={}", o.n),
-            BuiltinFamily::Block(o) => format!("block generation n={} s={}", o.n, o.block),
-            BuiltinFamily::Butterfly(o) => format!("butterfly n={}", o.n),
-            BuiltinFamily::Mae(o) => format!("MAE n={} span={}", o.n, o.span),
-        }
+        self.options().describe()
     }
 
     /// Builds the family.
@@ -136,12 +438,7 @@ impl BuiltinFamily {
     /// # Errors
     /// The constructor's [`FamilyError::Parameter`] (see each constructor).
     pub fn build(&self) -> Result<Family, FamilyError> {
-        match *self {
-            BuiltinFamily::Autoregressive(o) => autoregressive(o),
-            BuiltinFamily::Block(o) => block_generation(o),
-            BuiltinFamily::Butterfly(o) => butterfly(o),
-            BuiltinFamily::Mae(o) => masked_autoencoding(o),
-        }
+        self.options().build()
     }
 
     /// The preset whose mask this family's dense mask `mask` is, checked by rebuilding it
@@ -190,8 +487,7 @@ impl BuiltinFamily {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::derive::{Aggregate, derive};
-    use crate::presets::{Inner, TwoStreamOrder};
+    use crate::derive::derive;
 
     #[test]
     fn json_round_trips_and_missing_options_take_their_defaults() {
@@ -243,18 +539,119 @@ mod tests {
         assert!(err(r#"{"family":"block","n":6,"block":2,"clean":"sideways"}"#).contains("unknown variant `sideways`"));
     }
 
+    /// A parameter map from pairs.
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn params_round_trip_through_from_params_for_every_family() {
+        let mut specs = Vec::new();
+        for n in [2, 5] {
+            for (bidirectional, pad) in [(false, false), (true, false), (false, true), (true, true)] {
+                specs.push(BuiltinFamily::Autoregressive(AutoregressiveOptions { n, bidirectional, pad }));
+            }
+            for (clean, query, minimal, order) in [
+                (Inner::Full, Inner::Full, false, TwoStreamOrder::Grouped),
+                (Inner::Causal, Inner::Full, true, TwoStreamOrder::Interleaved),
+                (Inner::Full, Inner::Causal, false, TwoStreamOrder::Interleaved),
+            ] {
+                specs.push(BuiltinFamily::Block(BlockOptions {
+                    n,
+                    block: 2,
+                    clean,
+                    query,
+                    prompt: n - 2,
+                    minimal,
+                    order,
+                }));
+            }
+            for aggregate in [Aggregate::Mask, Aggregate::Neighbours(1), Aggregate::Neighbours(3)] {
+                specs.push(BuiltinFamily::Butterfly(ButterflyOptions { n, minimal: n == 5, aggregate }));
+            }
+            specs.push(BuiltinFamily::Mae(MaeOptions { n, span: 2, stride: n - 2, causal_encoder: n == 5 }));
+        }
+        for spec in specs {
+            let params = spec.params();
+            assert_eq!(BuiltinFamily::from_params(spec.name(), &params), Ok(spec), "{params:?}");
+            // Every parameter it writes is one of its table's.
+            let entry = spec.entry();
+            assert!(params.keys().all(|k| entry.params.iter().any(|p| p.spec.name == k)), "{params:?}");
+        }
+        // Each table entry builds from its defaults (required ones given: where the Designer's
+        // form starts) and names itself.
+        for entry in FAMILIES {
+            let given = entry.params.iter().filter(|p| p.required).map(|p| (p.spec.name, p.spec.default));
+            let spec = BuiltinFamily::from_params(entry.name, &map(&given.collect::<Vec<_>>())).unwrap();
+            assert_eq!(spec.name(), entry.name);
+            assert!(spec.build().is_ok(), "{}", entry.name);
+        }
+    }
+
+    #[test]
+    fn from_params_refuses_bad_parameters_in_one_line_naming_them() {
+        let err = |family: &str, pairs: &[(&str, &str)]| {
+            BuiltinFamily::from_params(family, &map(pairs)).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err("xlnet", &[("n", "4")]),
+            "family 'xlnet': not a built-in family (they are: autoregressive, block, butterfly, mae)"
+        );
+        assert_eq!(
+            err("autoregressive", &[("n", "4"), ("block", "2")]),
+            "family 'autoregressive': does not take 'block' (it takes: n, bidirectional, pad)"
+        );
+        assert_eq!(err("block", &[("n", "6")]), "family 'block': parameter 'block' is required (block size s)");
+        assert_eq!(err("mae", &[("span", "2")]), "family 'mae': parameter 'n' is required (tokens n)");
+        assert_eq!(
+            err("block", &[("n", "6"), ("block", "2"), ("clean", "sideways")]),
+            "family 'block': parameter 'clean' = 'sideways': expected one of full, causal"
+        );
+        assert_eq!(
+            err("butterfly", &[("n", "4"), ("aggregate", "mask"), ("radius", "x")]),
+            "family 'butterfly': parameter 'radius' = 'x': not a non-negative integer",
+            "a hidden parameter is checked too"
+        );
+        // Every parameter's bounds, from the table: an integer below its minimum (or not a
+        // number), a flag that is not one, a word that is not a choice.
+        for entry in FAMILIES {
+            for p in entry.params {
+                let bad = match p.spec.kind {
+                    ParamKind::Int { min: 0 } => "-1".to_string(),
+                    ParamKind::Int { min } => (min - 1).to_string(),
+                    ParamKind::Bool => "maybe".into(),
+                    ParamKind::Choice(_) => "sideways".into(),
+                    ParamKind::Fraction | ParamKind::IntList => unreachable!("no family takes one"),
+                };
+                let mut given: BTreeMap<String, String> = entry
+                    .params
+                    .iter()
+                    .filter(|p| p.required)
+                    .map(|p| (p.spec.name.into(), p.spec.default.into()))
+                    .collect();
+                given.insert(p.spec.name.into(), bad.clone());
+                let e = BuiltinFamily::from_params(entry.name, &given).unwrap_err().to_string();
+                let want = format!("family '{}': parameter '{}' = '{bad}': ", entry.name, p.spec.name);
+                assert!(e.starts_with(&want) && !e.contains('\n'), "{e}");
+            }
+        }
+    }
+
     #[test]
     fn names_and_descriptions() {
-        let all = BuiltinFamily::all(6);
+        let all = [
+            BuiltinFamily::Autoregressive(AutoregressiveOptions::new(6)),
+            BuiltinFamily::Block(BlockOptions::new(6, 2)),
+            BuiltinFamily::Butterfly(ButterflyOptions::new(6)),
+            BuiltinFamily::Mae(MaeOptions::new(6, 2)),
+        ];
         assert_eq!(all.map(|f| f.name()), ["autoregressive", "block", "butterfly", "mae"]);
+        assert_eq!(all.map(|f| f.name()), [0, 1, 2, 3].map(|i| FAMILIES[i].name), "the table's order");
         assert_eq!(
             all.map(|f| f.describe()),
             ["autoregressive n=6", "block generation n=6 s=2", "butterfly n=6", "MAE n=6 span=2"]
         );
-        assert!(BuiltinFamily::all(1).iter().all(|f| f.n() == 1));
-        let mut f = all[2];
-        *f.n_mut() = 9;
-        assert_eq!(f, BuiltinFamily::Butterfly(ButterflyOptions::new(9)));
+        assert!(all.iter().all(|f| f.n() == 6 && f.entry().name == f.name()));
     }
 
     #[test]

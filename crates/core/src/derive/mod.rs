@@ -34,7 +34,7 @@ pub mod merge;
 pub mod report;
 pub mod task;
 
-pub use builtin::BuiltinFamily;
+pub use builtin::{BuiltinFamily, FAMILIES, FamilyEntry, FamilyParam, family_entry};
 pub use families::{
     Aggregate, AutoregressiveOptions, BlockOptions, ButterflyOptions, MaeOptions, autoregressive, block_generation,
     butterfly, masked_autoencoding,

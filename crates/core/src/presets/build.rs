@@ -1,87 +1,28 @@
 //! Building a preset from its catalog entry and parameters: the masks and their labels.
 
+use super::args::{BadValue, param_names, unknown_param};
 use super::*;
 
-/// Typed access to a preset's parameters, defaults filled in.
-pub(super) struct Args<'a> {
-    pub(super) spec: &'static PresetSpec,
-    pub(super) given: &'a BTreeMap<String, String>,
+/// A preset's parameters, read by their catalog entries.
+pub(super) type Args<'a> = super::args::Args<'a, ParamSpec>;
+
+impl From<BadValue> for PresetError {
+    fn from(b: BadValue) -> Self {
+        PresetError::BadValue { preset: b.owner.into(), param: b.param, value: b.value, reason: b.reason }
+    }
 }
 
-impl Args<'_> {
-    pub(super) fn raw(&self, name: &str) -> (&ParamSpec, String) {
-        let p = self.spec.params.iter().find(|p| p.name == name).expect("parameter declared in CATALOG");
-        (p, self.given.get(name).cloned().unwrap_or_else(|| p.default.to_string()))
-    }
-
-    pub(super) fn bad(&self, name: &str, value: &str, reason: impl Into<String>) -> PresetError {
-        PresetError::BadValue {
-            preset: self.spec.name.into(),
-            param: name.into(),
-            value: value.into(),
-            reason: reason.into(),
-        }
-    }
-
-    pub(super) fn int(&self, name: &str) -> Result<usize, PresetError> {
-        let (p, v) = self.raw(name);
-        let min = match p.kind {
-            ParamKind::Int { min } => min,
-            _ => 0,
-        };
-        let x: usize = v.trim().parse().map_err(|_| self.bad(name, &v, "not a non-negative integer"))?;
-        if x < min {
-            return Err(self.bad(name, &v, format!("must be at least {min}")));
-        }
-        Ok(x)
-    }
-
-    pub(super) fn fraction(&self, name: &str) -> Result<f64, PresetError> {
-        let (_, v) = self.raw(name);
-        let x = parse_decimal(v.trim())
-            .ok_or_else(|| self.bad(name, &v, "not a decimal number of at most 15 digits (e.g. 0.25)"))?;
-        if !(0.0..=1.0).contains(&x) {
-            return Err(self.bad(name, &v, "must be between 0 and 1"));
-        }
-        Ok(x)
-    }
-
-    pub(super) fn flag(&self, name: &str) -> Result<bool, PresetError> {
-        let (_, v) = self.raw(name);
-        match v.trim() {
-            "true" | "1" | "yes" => Ok(true),
-            "false" | "0" | "no" => Ok(false),
-            _ => Err(self.bad(name, &v, "expected true or false")),
-        }
-    }
-
-    pub(super) fn list(&self, name: &str) -> Result<Vec<usize>, PresetError> {
-        let (_, v) = self.raw(name);
-        v.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse::<usize>().map_err(|_| self.bad(name, &v, format!("'{s}' is not a non-negative integer"))))
-            .collect()
-    }
-
-    pub(super) fn choice(&self, name: &str) -> Result<&'static str, PresetError> {
-        let (p, v) = self.raw(name);
-        let ParamKind::Choice(options) = p.kind else { unreachable!("choice parameter declared as such") };
-        options
-            .iter()
-            .find(|o| **o == v.trim())
-            .copied()
-            .ok_or_else(|| self.bad(name, &v, format!("expected one of {}", options.join(", "))))
-    }
+/// The arguments of `spec` from `given`.
+fn args<'a>(spec: &'static PresetSpec, given: &'a BTreeMap<String, String>) -> Args<'a> {
+    Args { owner: spec.name, params: spec.params, given }
 }
 
 pub(super) fn two_stream_from(a: &Args<'_>, n: usize) -> Result<BlockTwoStream, PresetError> {
-    let inner = |v: &str| if v == "causal" { Inner::Causal } else { Inner::Full };
     Ok(BlockTwoStream {
         n,
         block: a.int("s")?,
-        clean: inner(a.choice("clean")?),
-        query: inner(a.choice("query")?),
+        clean: Inner::from_word(a.choice("clean")?),
+        query: Inner::from_word(a.choice("query")?),
         prompt: a.int("prompt")?,
         drop_last: a.flag("drop_last")?,
         order: if a.choice("order")? == "interleaved" { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
@@ -109,18 +50,14 @@ pub fn build_preset(
     max_positions: usize,
 ) -> Result<BitMatrix, PresetError> {
     let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
-    if let Some(bad) = params.keys().find(|k| !spec.params.iter().any(|p| p.name == k.as_str())) {
+    if let Some(bad) = unknown_param(spec.params, params) {
         return Err(PresetError::UnknownParam {
             preset: name.into(),
             param: bad.clone(),
-            accepted: if spec.params.is_empty() {
-                "no parameters".into()
-            } else {
-                spec.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-            },
+            accepted: param_names(spec.params),
         });
     }
-    let a = Args { spec, given: params };
+    let a = args(spec, params);
     let positions = match name {
         "xlnet" => 2 * n,
         "block-two-stream" => two_stream_from(&a, n)?.slots().len(),
@@ -172,7 +109,7 @@ pub fn build_preset(
             }
             if segments.iter().sum::<usize>() != n || segments.contains(&0) {
                 let v = segments.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-                return Err(a.bad("segments", &v, format!("positive lengths must sum to n = {n}")));
+                return Err(a.bad("segments", &v, format!("positive lengths must sum to n = {n}")).into());
             }
             let seg: Vec<usize> =
                 segments.iter().enumerate().flat_map(|(i, &len)| std::iter::repeat_n(i, len)).collect();
@@ -222,7 +159,7 @@ pub fn build_preset(
             let ok = perm.len() == n && perm.iter().all(|&t| t < n && !std::mem::replace(&mut seen[t], true));
             if !ok {
                 let v = perm.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-                return Err(a.bad("perm", &v, format!("must be a permutation of 0..{n}")));
+                return Err(a.bad("perm", &v, format!("must be a permutation of 0..{n}")).into());
             }
             xlnet(n, &perm)
         }
@@ -262,7 +199,7 @@ pub fn preset_labels(
     // Validates the name, the parameters and the size exactly as the mask does.
     build_preset(name, n, params, max_positions)?;
     let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
-    let a = Args { spec, given: params };
+    let a = args(spec, params);
     let strings = |v: Vec<String>| Ok(Some(v));
     match name {
         "xlnet" => strings((0..n).map(|i| format!("h_{i}")).chain((0..n).map(|i| format!("g_{i}"))).collect()),

@@ -11,11 +11,13 @@ use std::fmt;
 use crate::bits::BitMatrix;
 use crate::rng::SplitMix64;
 
+mod args;
 mod build;
 mod shapes;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use args::{Args, BadValue, param_names, unknown_param};
 pub use build::{build_preset, preset_labels, preset_provenance};
 pub use shapes::{BlockTwoStream, Butterfly, ButterflySlot, Inner, TwoStreamOrder, TwoStreamSlot, xlnet};
 

@@ -15,6 +15,22 @@ pub enum Inner {
     Causal,
 }
 
+impl Inner {
+    /// The parameter's word: `full` or `causal`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Inner::Full => "full",
+            Inner::Causal => "causal",
+        }
+    }
+
+    /// `causal` is [`Inner::Causal`]; any other word [`Inner::Full`] (the word is checked by its
+    /// parameter's choices first).
+    pub fn from_word(word: &str) -> Inner {
+        if word == "causal" { Inner::Causal } else { Inner::Full }
+    }
+}
+
 /// Position order of a two-stream layout. Serialised as the preset parameter's words
 /// (`"grouped"`, `"interleaved"`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

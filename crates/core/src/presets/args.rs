@@ -1,0 +1,167 @@
+//! Named text parameters read by their [`ParamSpec`]: the one place that parses a parameter's
+//! text by its kind and checks its bounds, for the preset catalog and the built-in task families
+//! (`crate::derive::builtin`) alike.
+
+use std::collections::BTreeMap;
+
+use super::{ParamKind, ParamSpec, build::parse_decimal};
+
+impl ParamSpec {
+    /// `text` as this parameter's non-negative integer, at least its minimum.
+    ///
+    /// # Errors
+    /// What is wrong, in a few words (`must be at least 1`).
+    pub fn parse_int(&self, text: &str) -> Result<usize, String> {
+        let min = match self.kind {
+            ParamKind::Int { min } => min,
+            _ => 0,
+        };
+        let x: usize = text.trim().parse().map_err(|_| "not a non-negative integer".to_string())?;
+        if x < min {
+            return Err(format!("must be at least {min}"));
+        }
+        Ok(x)
+    }
+
+    /// `text` as a probability in `[0, 1]`.
+    ///
+    /// # Errors
+    /// What is wrong, in a few words.
+    pub fn parse_fraction(&self, text: &str) -> Result<f64, String> {
+        let x = parse_decimal(text.trim())
+            .ok_or_else(|| "not a decimal number of at most 15 digits (e.g. 0.25)".to_string())?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err("must be between 0 and 1".into());
+        }
+        Ok(x)
+    }
+
+    /// `text` as a flag: `true`, `1`, `yes` or `false`, `0`, `no`.
+    ///
+    /// # Errors
+    /// Any other text.
+    pub fn parse_flag(&self, text: &str) -> Result<bool, String> {
+        match text.trim() {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" => Ok(false),
+            _ => Err("expected true or false".into()),
+        }
+    }
+
+    /// `text` as comma-separated non-negative integers (empty items skipped).
+    ///
+    /// # Errors
+    /// The first item that is not one.
+    pub fn parse_list(&self, text: &str) -> Result<Vec<usize>, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<usize>().map_err(|_| format!("'{s}' is not a non-negative integer")))
+            .collect()
+    }
+
+    /// `text` as one of this choice parameter's words.
+    ///
+    /// # Errors
+    /// Any other word, or a parameter that is not a choice.
+    pub fn parse_choice(&self, text: &str) -> Result<&'static str, String> {
+        let ParamKind::Choice(options) = self.kind else { return Err("not a choice parameter".into()) };
+        options
+            .iter()
+            .find(|o| **o == text.trim())
+            .copied()
+            .ok_or_else(|| format!("expected one of {}", options.join(", ")))
+    }
+
+    /// Checks `text` by this parameter's kind, whatever the kind.
+    ///
+    /// # Errors
+    /// What is wrong, as the kind's parser says it.
+    pub fn check(&self, text: &str) -> Result<(), String> {
+        match self.kind {
+            ParamKind::Int { .. } => self.parse_int(text).map(drop),
+            ParamKind::Fraction => self.parse_fraction(text).map(drop),
+            ParamKind::Bool => self.parse_flag(text).map(drop),
+            ParamKind::IntList => self.parse_list(text).map(drop),
+            ParamKind::Choice(_) => self.parse_choice(text).map(drop),
+        }
+    }
+}
+
+impl AsRef<ParamSpec> for ParamSpec {
+    fn as_ref(&self) -> &ParamSpec {
+        self
+    }
+}
+
+/// A parameter value that does not parse or is out of range: whose (`owner`, a preset or a
+/// family), which, the text, and why. Each catalog turns it into its own error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BadValue {
+    pub(crate) owner: &'static str,
+    pub(crate) param: String,
+    pub(crate) value: String,
+    pub(crate) reason: String,
+}
+
+/// The first of `given`'s names that `params` does not declare.
+pub(crate) fn unknown_param<'a, P: AsRef<ParamSpec>>(
+    params: &[P],
+    given: &'a BTreeMap<String, String>,
+) -> Option<&'a String> {
+    given.keys().find(|k| !params.iter().any(|p| p.as_ref().name == k.as_str()))
+}
+
+/// `params`' names, comma-separated (`no parameters` for none): what an unknown name is told.
+pub(crate) fn param_names<P: AsRef<ParamSpec>>(params: &[P]) -> String {
+    if params.is_empty() {
+        return "no parameters".into();
+    }
+    params.iter().map(|p| p.as_ref().name).collect::<Vec<_>>().join(", ")
+}
+
+/// Typed access to named text parameters, defaults filled in: `owner`'s declared `params` and the
+/// texts `given` for them.
+pub(crate) struct Args<'a, P: 'static> {
+    pub(crate) owner: &'static str,
+    pub(crate) params: &'static [P],
+    pub(crate) given: &'a BTreeMap<String, String>,
+}
+
+impl<P: AsRef<ParamSpec>> Args<'_, P> {
+    /// The declared parameter `name` and its text (given, or the default).
+    pub(crate) fn raw(&self, name: &str) -> (&'static ParamSpec, String) {
+        let p =
+            self.params.iter().map(AsRef::as_ref).find(|p| p.name == name).expect("parameter declared in its table");
+        (p, self.given.get(name).cloned().unwrap_or_else(|| p.default.to_string()))
+    }
+
+    pub(crate) fn bad(&self, name: &str, value: &str, reason: impl Into<String>) -> BadValue {
+        BadValue { owner: self.owner, param: name.into(), value: value.into(), reason: reason.into() }
+    }
+
+    fn read<T>(&self, name: &str, parse: impl Fn(&ParamSpec, &str) -> Result<T, String>) -> Result<T, BadValue> {
+        let (p, v) = self.raw(name);
+        parse(p, &v).map_err(|reason| self.bad(name, &v, reason))
+    }
+
+    pub(crate) fn int(&self, name: &str) -> Result<usize, BadValue> {
+        self.read(name, ParamSpec::parse_int)
+    }
+
+    pub(crate) fn fraction(&self, name: &str) -> Result<f64, BadValue> {
+        self.read(name, ParamSpec::parse_fraction)
+    }
+
+    pub(crate) fn flag(&self, name: &str) -> Result<bool, BadValue> {
+        self.read(name, ParamSpec::parse_flag)
+    }
+
+    pub(crate) fn list(&self, name: &str) -> Result<Vec<usize>, BadValue> {
+        self.read(name, ParamSpec::parse_list)
+    }
+
+    pub(crate) fn choice(&self, name: &str) -> Result<&'static str, BadValue> {
+        self.read(name, ParamSpec::parse_choice)
+    }
+}
