@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{ParamKind, ParamSpec, build::parse_decimal};
+use super::{ParamKind, ParamSpec};
 
 impl ParamSpec {
     /// `text` as this parameter's non-negative integer, at least its minimum.
@@ -164,4 +164,41 @@ impl<P: AsRef<ParamSpec>> Args<'_, P> {
     pub(crate) fn choice(&self, name: &str) -> Result<&'static str, BadValue> {
         self.read(name, ParamSpec::parse_choice)
     }
+}
+
+/// A decimal number such as `0.25`, `.5`, `1` or `2.5e-3`, exactly as `str::parse::<f64>` reads
+/// it, for up to 15 significant digits and a decimal exponent within ±22; `None` for anything
+/// else. Both the digits and the power of ten are then exact doubles, so one division or
+/// multiplication rounds correctly (Clinger's fast path). Written out because std's parser carries
+/// a 10 KB table of powers of five into the wasm for the one parameter that needs a fraction.
+pub(super) fn parse_decimal(text: &str) -> Option<f64> {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(at) => (&text[..at], text[at + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.len() + fraction.len() == 0 || !(whole.bytes().chain(fraction.bytes())).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Trailing zeros after the point change nothing.
+    let fraction = fraction.trim_end_matches('0');
+    let digits = whole.bytes().chain(fraction.bytes()).skip_while(|&b| b == b'0');
+    let (mut value, mut count) = (0u64, 0usize);
+    for b in digits {
+        value = value * 10 + u64::from(b - b'0');
+        count += 1;
+        if count > 15 {
+            return None;
+        }
+    }
+    let power = exponent.checked_sub(i32::try_from(fraction.len()).ok()?)?;
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+        1e20, 1e21, 1e22,
+    ];
+    let scale = *POWERS.get(usize::try_from(power.unsigned_abs()).ok()?)?;
+    // `value` has at most 15 digits, so it is below 2^53 and exact as a double.
+    #[allow(clippy::cast_precision_loss)]
+    let value = value as f64;
+    Some(if power < 0 { value / scale } else { value * scale })
 }

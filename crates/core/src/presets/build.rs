@@ -1,6 +1,6 @@
 //! Building a preset from its catalog entry and parameters: the masks and their labels.
 
-use super::args::{BadValue, param_names, unknown_param};
+use super::args::{BadValue, param_names, parse_decimal, unknown_param};
 use super::*;
 
 /// A preset's parameters, read by their catalog entries.
@@ -239,41 +239,4 @@ pub fn preset_provenance(name: &str, n: usize, given: &BTreeMap<String, String>)
         (k.clone(), typed.unwrap_or_else(|| Value::String(v.clone())))
     }));
     crate::format::Provenance { preset: name.into(), n, params }
-}
-
-/// A decimal number such as `0.25`, `.5`, `1` or `2.5e-3`, exactly as `str::parse::<f64>` reads
-/// it, for up to 15 significant digits and a decimal exponent within ±22; `None` for anything
-/// else. Both the digits and the power of ten are then exact doubles, so one division or
-/// multiplication rounds correctly (Clinger's fast path). Written out because std's parser carries
-/// a 10 KB table of powers of five into the wasm for the one parameter that needs a fraction.
-pub(super) fn parse_decimal(text: &str) -> Option<f64> {
-    let (mantissa, exponent) = match text.find(['e', 'E']) {
-        Some(at) => (&text[..at], text[at + 1..].parse::<i32>().ok()?),
-        None => (text, 0),
-    };
-    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.len() + fraction.len() == 0 || !(whole.bytes().chain(fraction.bytes())).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    // Trailing zeros after the point change nothing.
-    let fraction = fraction.trim_end_matches('0');
-    let digits = whole.bytes().chain(fraction.bytes()).skip_while(|&b| b == b'0');
-    let (mut value, mut count) = (0u64, 0usize);
-    for b in digits {
-        value = value * 10 + u64::from(b - b'0');
-        count += 1;
-        if count > 15 {
-            return None;
-        }
-    }
-    let power = exponent.checked_sub(i32::try_from(fraction.len()).ok()?)?;
-    const POWERS: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-        1e20, 1e21, 1e22,
-    ];
-    let scale = *POWERS.get(usize::try_from(power.unsigned_abs()).ok()?)?;
-    // `value` has at most 15 digits, so it is below 2^53 and exact as a double.
-    #[allow(clippy::cast_precision_loss)]
-    let value = value as f64;
-    Some(if power < 0 { value / scale } else { value * scale })
 }

@@ -50,7 +50,7 @@ fn errors_name_the_problem() {
 
 #[test]
 fn decimals_parse_as_std_does_within_the_fast_path() {
-    use super::build::parse_decimal;
+    use super::args::parse_decimal;
     for text in [
         "0",
         "1",
