@@ -2,6 +2,9 @@
 //! of every layer kind × direction × overlay, and random union-of-intervals masks; the report's
 //! fields against dense oracles; test vectors; the dense builder against the Transformers fixture.
 
+#[path = "support/job_contract.rs"]
+mod job_contract;
+
 use hasseflow_core::pattern::{LayerKind, Overlays};
 use hasseflow_core::reach::{HasseNodeKind, ReachJob, ReachOptions, ReachReport};
 use hasseflow_core::rng::SplitMix64;
@@ -287,6 +290,11 @@ fn a_stepped_job_reports_what_run_reports() {
         // The limit, then one step per layer; the last step (the structure) returned true.
         assert_eq!(steps, 1 + stack.layers().len(), "case {case}");
         assert_eq!(job.finish().unwrap(), stack.run(&options).unwrap(), "case {case}");
+        // As a Job: the limit (0 layers), then one layer per step, then the report.
+        let (report, seen) = job_contract::drive(ReachJob::new(&stack, options.clone()).unwrap(), "reach job");
+        let depth = stack.layers().len();
+        assert_eq!(seen, (0..=depth).map(|d| (d, depth)).collect::<Vec<_>>(), "case {case}");
+        assert_eq!(report.unwrap(), stack.run(&options).unwrap(), "case {case}");
     }
     let stack = random_stack(&mut rng, 10);
     let bad = ReachOptions { queries: vec![10], ..ReachOptions::default() };

@@ -3,6 +3,7 @@
 use super::limit::*;
 use super::stats::*;
 use super::*;
+use crate::job::{Job, Step};
 
 /// Where a [`ReachJob`] stands.
 pub(super) enum Phase {
@@ -233,11 +234,33 @@ impl<'a> ReachJob<'a> {
             match std::mem::replace(&mut self.phase, Phase::Taken) {
                 Phase::Done(report) => return Ok(*report),
                 Phase::Failed(e) => return Err(e),
-                Phase::Taken => unreachable!("finish consumes the job"),
+                Phase::Taken => unreachable!("finish after the job's output was taken by Job::step"),
                 other => {
                     self.phase = other;
                     self.step()?;
                 }
+            }
+        }
+    }
+}
+
+/// One layer per step after the limit: `Progress { done: layers, total: depth }`, then the report
+/// (or the error of a failed step). The same steps as [`ReachJob::step`].
+impl Job for ReachJob<'_> {
+    type Output = Result<ReachReport, ReachError>;
+
+    fn step(&mut self) -> Step<Self::Output> {
+        let total = self.depth();
+        match ReachJob::step(self) {
+            Ok(false) => Step::Progress { done: self.done, total },
+            Ok(true) => match std::mem::replace(&mut self.phase, Phase::Taken) {
+                Phase::Done(report) => Step::Done(Ok(*report)),
+                // Spent: the report was taken.
+                _ => Step::Progress { done: total, total },
+            },
+            Err(e) => {
+                self.phase = Phase::Taken;
+                Step::Done(Err(e))
             }
         }
     }
