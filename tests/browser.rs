@@ -4,7 +4,7 @@
 //! the `<App>` component mounted into a real DOM. Natively this file is empty.
 #![cfg(target_arch = "wasm32")]
 
-use hasseflow_app::state::{Action, AppState, Document};
+use hasseflow_app::state::{Action, AppState, Document, EditAction, ImportAction};
 use hasseflow_core::BitMatrix;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -18,28 +18,31 @@ fn now() -> f64 {
 fn reducer_paints_a_causal_mask_in_wasm() {
     let mut state = AppState::new(Document::new(BitMatrix::zeros(4)), now);
     for q in 0..4 {
-        state.apply(Action::StrokeStart(q, 0));
+        state.apply(Action::Edit(EditAction::StrokeStart(q, 0)));
         for k in 1..=q {
-            state.apply(Action::StrokeMove(q, k));
+            state.apply(Action::Edit(EditAction::StrokeMove(q, k)));
         }
-        state.apply(Action::StrokeEnd);
+        state.apply(Action::Edit(EditAction::StrokeEnd));
     }
-    assert_eq!(*state.doc.mask, BitMatrix::from_fn(4, |q, k| k <= q));
-    assert_eq!(state.derived.analysis.depth(), 1);
-    assert!(state.derived.millis >= 0.0, "timed by the browser's clock");
+    assert_eq!(*state.editor.doc.mask, BitMatrix::from_fn(4, |q, k| k <= q));
+    assert_eq!(state.editor.derived.analysis.depth(), 1);
+    assert!(state.editor.derived.millis >= 0.0, "timed by the browser's clock");
     // Undo removes the last stroke (row 3), redo restores it.
-    state.apply(Action::Undo);
-    assert_eq!(state.doc.mask.row_count(3), 0);
-    state.apply(Action::Redo);
-    assert_eq!(state.doc.mask.row_count(3), 4);
+    state.apply(Action::Edit(EditAction::Undo));
+    assert_eq!(state.editor.doc.mask.row_count(3), 0);
+    state.apply(Action::Edit(EditAction::Redo));
+    assert_eq!(state.editor.doc.mask.row_count(3), 4);
 }
 
 #[wasm_bindgen_test]
 fn reducer_refuses_bad_json_in_wasm_and_keeps_the_mask() {
     let mut state = AppState::new(Document::new(BitMatrix::from_fn(3, |q, k| k <= q)), now);
-    let before = state.doc.mask.clone();
-    state.apply(Action::Import { name: "bad.json".into(), bytes: b"{\"format\": oops".to_vec() });
-    assert_eq!(state.doc.mask, before);
+    let before = state.editor.doc.mask.clone();
+    state.apply(Action::Import(ImportAction::ImportFile {
+        name: "bad.json".into(),
+        bytes: b"{\"format\": oops".to_vec(),
+    }));
+    assert_eq!(state.editor.doc.mask, before);
     let message = state.message.as_ref().expect("a message explains the refusal");
     assert!(message.text.contains("malformed JSON"), "{}", message.text);
 }

@@ -2,12 +2,15 @@
 //! of the derivation pipeline ([`Design`], computed once per request by the reducer), and the
 //! derived task as JSON. Plain Rust, tested natively with the rest of the store.
 
+use std::rc::Rc;
+
 use hasseflow_core::BitMatrix;
 use hasseflow_core::derive::{self, BuiltinFamily, Derivation, Family, FamilyError};
 use hasseflow_core::format::MaskFile;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::{Action, AppState, View};
 use crate::share;
 
 /// Largest `n` the designer accepts for a built-in family (the merged task of butterfly `n`
@@ -15,17 +18,6 @@ use crate::share;
 pub const MAX_DESIGN_N: usize = 256;
 /// Most tasks drawn as small multiples; the rest are counted in a note.
 pub const MAX_TASKS_DRAWN: usize = 24;
-
-/// Which view the app shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
-    /// The mask editor (grid, layers, order view).
-    Editor,
-    /// The designer: from a task family to its merged mask.
-    Designer,
-    /// Real models' attention at long contexts (the structured reach engine).
-    Models,
-}
 
 /// A family to derive: a built-in family with its options (the core's [`BuiltinFamily`]), or a
 /// user family file.
@@ -284,5 +276,86 @@ impl Design {
         let mut s = serde_json::to_string_pretty(&self.derivation.to_json()).unwrap_or_default();
         s.push('\n');
         s
+    }
+}
+
+/// The designer's part of the store.
+#[derive(Clone, Debug, Default)]
+pub struct DesignerState {
+    /// The latest successful derivation.
+    pub design: Option<Rc<Design>>,
+    /// The hovered merged node (its equivalents light up in every task).
+    pub hover: Option<usize>,
+    /// Successful derivations so far (tells one result from the next, even an identical one).
+    pub seq: u64,
+    /// An autosaved family, derived when the designer is first opened.
+    pub pending: Option<FamilySpec>,
+}
+
+/// The designer's actions (reduced here).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DesignerAction {
+    /// Derive a family's minimal merged task (a refused family leaves the last design as it was).
+    Derive(FamilySpec),
+    /// Restore the designer's autosaved family (JSON of [`FamilySpec::to_json`]); it is derived
+    /// when the designer opens. A broken save is reported and ignored.
+    Restore(String),
+    /// Hover a merged node (or leave it).
+    HoverMerged(Option<usize>),
+    /// Load the derived dense mask, with its position labels, into the editor (one undo step).
+    OpenDerived,
+}
+
+impl AppState {
+    /// The designer's actions.
+    pub(super) fn apply_designer(&mut self, action: DesignerAction) {
+        match action {
+            DesignerAction::Restore(json) => match FamilySpec::from_json(&json) {
+                Ok(spec) => self.designer.pending = Some(spec),
+                Err(e) => self.error(format!("the autosaved design is unreadable ({e}); it was ignored.")),
+            },
+            DesignerAction::Derive(spec) => {
+                let what = spec.describe();
+                match Design::compute(spec, self.clock) {
+                    Err(e) => self.error(format!("could not derive {what}: {e}. Nothing was changed.")),
+                    Ok(design) => {
+                        let r = design.derivation.report();
+                        self.info(format!(
+                            "derived {what}: {} nodes -> {}, {} positions.",
+                            r.nodes_before, r.nodes_after, r.positions
+                        ));
+                        self.designer.design = Some(Rc::new(design));
+                        self.designer.hover = None;
+                        self.designer.seq += 1;
+                    }
+                }
+            }
+            DesignerAction::HoverMerged(c) => {
+                let d = &self.designer;
+                self.designer.hover = c.filter(|&c| d.design.as_ref().is_some_and(|d| c < d.members.len()));
+            }
+            DesignerAction::OpenDerived => {
+                let Some(design) = self.designer.design.clone() else {
+                    self.error("derive a family first.".into());
+                    return;
+                };
+                // The core's mask file: labels and provenance as `derive --mask-out` writes them.
+                let file = design.spec.mask_file(&design.derivation);
+                if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
+                    self.view = View::Editor;
+                }
+            }
+        }
+    }
+
+    /// Shows `view`; the designer, opened for the first time, derives the autosaved family.
+    pub(super) fn set_view(&mut self, view: View) {
+        self.view = view;
+        if view == View::Designer
+            && self.designer.design.is_none()
+            && let Some(spec) = self.designer.pending.take()
+        {
+            self.apply(Action::Designer(DesignerAction::Derive(spec)));
+        }
     }
 }

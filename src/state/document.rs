@@ -175,97 +175,98 @@ pub(super) fn stats_of(mask: &BitMatrix, block_size: usize) -> Rc<BlockStats> {
 impl AppState {
     /// Whether there is something to undo / redo.
     pub fn can_undo(&self) -> bool {
-        !self.history.undo.is_empty()
+        !self.editor.history.undo.is_empty()
     }
     /// See [`AppState::can_undo`].
     pub fn can_redo(&self) -> bool {
-        !self.history.redo.is_empty()
+        !self.editor.history.redo.is_empty()
     }
 
     /// The block size in use: the user's choice (at most `n`) or the default for `n`.
     pub fn effective_block_size(&self) -> usize {
-        self.block_size.unwrap_or_else(|| default_block_size(self.n())).clamp(1, self.n().max(1))
+        self.editor.block_size.unwrap_or_else(|| default_block_size(self.n())).clamp(1, self.n().max(1))
     }
 
     /// Replaces the document as one undo step (no step when nothing changed).
     pub(super) fn commit(&mut self, doc: Document) {
-        if doc == self.doc {
+        if doc == self.editor.doc {
             return;
         }
-        let old = std::mem::replace(&mut self.doc, doc);
-        Rc::make_mut(&mut self.history).push(old);
+        let old = std::mem::replace(&mut self.editor.doc, doc);
+        Rc::make_mut(&mut self.editor.history).push(old);
         self.refresh();
     }
 
     /// Records the document before a finished stroke as one undo step.
     pub(super) fn record(&mut self, before: Document) {
-        Rc::make_mut(&mut self.history).push(before);
+        Rc::make_mut(&mut self.editor.history).push(before);
     }
 
     /// Replaces the document by the result of `f` on the mask, as one undo step.
     pub(super) fn edit(&mut self, f: impl FnOnce(&BitMatrix) -> BitMatrix) {
-        let mask = f(&self.doc.mask);
-        self.commit(self.doc.edited(mask));
+        let mask = f(&self.editor.doc.mask);
+        self.commit(self.editor.doc.edited(mask));
     }
 
     /// Goes back one undo step (nothing when there is none).
     pub(super) fn undo(&mut self) {
-        self.stroke = None;
-        let h = Rc::make_mut(&mut self.history);
+        self.editor.stroke = None;
+        let h = Rc::make_mut(&mut self.editor.history);
         if let Some(prev) = h.undo.pop() {
-            h.redo.push(self.doc.clone());
+            h.redo.push(self.editor.doc.clone());
             self.set_live(prev);
         }
     }
 
     /// Goes forward one undone step (nothing when there is none).
     pub(super) fn redo(&mut self) {
-        self.stroke = None;
-        let h = Rc::make_mut(&mut self.history);
+        self.editor.stroke = None;
+        let h = Rc::make_mut(&mut self.editor.history);
         if let Some(next) = h.redo.pop() {
-            h.undo.push(self.doc.clone());
+            h.undo.push(self.editor.doc.clone());
             self.set_live(next);
         }
     }
 
     /// Replaces the document without touching history (during a stroke, undo, redo).
     pub(super) fn set_live(&mut self, doc: Document) {
-        if doc != self.doc {
-            self.doc = doc;
+        if doc != self.editor.doc {
+            self.editor.doc = doc;
             self.refresh();
         }
     }
 
     fn refresh(&mut self) {
-        self.revision += 1;
-        if self.stroke.is_some() {
+        self.editor.revision += 1;
+        if self.editor.stroke.is_some() {
             // Mid-stroke: only what the grid and the order view draw.
-            self.derived = Rc::new(Derived::during_stroke(&self.doc.mask, self.clock, &self.derived));
+            self.editor.derived =
+                Rc::new(Derived::during_stroke(&self.editor.doc.mask, self.clock, &self.editor.derived));
         } else {
-            self.derived = Rc::new(Derived::compute(&self.doc.mask, self.clock));
-            self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+            self.editor.derived = Rc::new(Derived::compute(&self.editor.doc.mask, self.clock));
+            self.editor.blocks = stats_of(&self.editor.doc.mask, self.effective_block_size());
         }
-        self.layer = self.layer.min(self.max_layer());
-        if self.hover_class.is_some_and(|c| c >= self.derived.analysis.classes().len()) {
-            self.hover_class = None;
+        self.editor.layer = self.editor.layer.min(self.max_layer());
+        if self.editor.hover_class.is_some_and(|c| c >= self.editor.derived.analysis.classes().len()) {
+            self.editor.hover_class = None;
         }
-        if self.hover_cell.is_some_and(|(q, k)| q >= self.n() || k >= self.n()) {
-            self.hover_cell = None;
+        if self.editor.hover_cell.is_some_and(|(q, k)| q >= self.n() || k >= self.n()) {
+            self.editor.hover_cell = None;
         }
     }
 
     /// After a stroke: the width, kernel verdicts and block statistics of the mask it left.
     pub(super) fn settle(&mut self) {
-        if self.derived.pending {
+        if self.editor.derived.pending {
             // The components may still hold this Rc: settle a copy (once per stroke).
-            self.derived = Rc::new(Derived::clone(&self.derived).settled(&self.doc.mask));
-            self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+            self.editor.derived = Rc::new(Derived::clone(&self.editor.derived).settled(&self.editor.doc.mask));
+            self.editor.blocks = stats_of(&self.editor.doc.mask, self.effective_block_size());
         }
     }
 
     /// Sets the block size of the overlay, statistics and exports (clamped to `1..=n`).
     pub(super) fn set_block_size(&mut self, b: usize) {
-        self.block_size = Some(b.clamp(1, self.n().max(1)));
-        self.blocks = stats_of(&self.doc.mask, self.effective_block_size());
+        self.editor.block_size = Some(b.clamp(1, self.n().max(1)));
+        self.editor.blocks = stats_of(&self.editor.doc.mask, self.effective_block_size());
     }
 }

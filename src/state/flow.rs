@@ -423,18 +423,51 @@ impl FlowOutcome {
     }
 }
 
+/// The Flow view's settings and its runs' reports (reduced here; a report is dropped when its
+/// `key` is no longer current).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowAction {
+    /// Change the flow model's settings (refused with a message when out of range).
+    SetSettings(FlowSettings),
+    /// A running flow computation's progress.
+    Progress {
+        /// What the run computes.
+        key: FlowKey,
+        /// Fraction done.
+        progress: f64,
+    },
+    /// A flow computation finished.
+    Finished {
+        /// What the run computed.
+        key: FlowKey,
+        /// Its result.
+        run: FlowRun,
+    },
+    /// A flow computation failed.
+    Failed {
+        /// What the run was computing.
+        key: FlowKey,
+        /// Why it failed, in words.
+        error: String,
+    },
+    /// Try the failed flow run again.
+    Retry,
+    /// Show the measured influence or the attention rollout on the Flow view's map.
+    SetMap(FlowMap),
+}
+
 impl super::AppState {
     /// The key of the flow run the current mask and settings need (`None` when the mask is too
     /// large for the model).
     pub fn flow_key(&self) -> Option<FlowKey> {
-        self.flow.key(self.revision, self.n(), self.doc.stack.is_some())
+        self.flow.key(self.editor.revision, self.n(), self.editor.doc.stack.is_some())
     }
 
     /// What the flow model reads for `key`: the document's stack or its mask.
     fn flow_source(&self, key: &FlowKey) -> FlowSource {
-        match (&self.doc.stack, key.stack) {
+        match (&self.editor.doc.stack, key.stack) {
             (Some(stack), true) => FlowSource::Stack(stack.clone()),
-            _ => FlowSource::Mask(self.doc.mask.clone()),
+            _ => FlowSource::Mask(self.editor.doc.mask.clone()),
         }
     }
 
@@ -444,7 +477,7 @@ impl super::AppState {
         let key = self.flow_key()?;
         let wanted = self.view == super::View::Editor
             && self.side == SideView::Flow
-            && self.stroke.is_none()
+            && self.editor.stroke.is_none()
             && self.flow.current(Some(key)).is_none()
             && !matches!(self.flow.status_for(Some(key)), FlowStatus::Failed(_));
         wanted.then(|| FlowRequest { key, source: self.flow_source(&key) })
@@ -453,18 +486,13 @@ impl super::AppState {
     /// The model layer the Flow view shows for the shared layer `L` (`None` at `L = 0`, the
     /// inputs; layers past the model's last show its last).
     pub fn flow_layer(&self) -> Option<usize> {
-        (self.layer >= 1).then(|| self.layer.min(self.flow.settings.config.layers))
+        (self.editor.layer >= 1).then(|| self.editor.layer.min(self.flow.settings.config.layers))
     }
 
     /// The Flow view's actions.
-    pub(super) fn apply_flow(&mut self, action: super::Action) {
-        use super::Action;
+    pub(super) fn apply_flow(&mut self, action: FlowAction) {
         match action {
-            Action::SetSideView(v) => {
-                self.side = v;
-                self.layer = self.layer.min(self.max_layer());
-            }
-            Action::SetFlowSettings(settings) => {
+            FlowAction::SetSettings(settings) => {
                 let refused = match (settings.config.validate(), check_threshold(settings.threshold)) {
                     (Err(e), _) => Some(e.to_string()),
                     (_, Err(e)) => Some(e.to_string()),
@@ -478,27 +506,26 @@ impl super::AppState {
                 self.flow.settings.backend = settings.backend;
                 self.flow.settings.use_stack = settings.use_stack;
                 self.flow.set_threshold(settings.threshold);
-                self.layer = self.layer.min(self.max_layer());
+                self.editor.layer = self.editor.layer.min(self.max_layer());
             }
-            Action::FlowProgress { key, progress } => {
+            FlowAction::Progress { key, progress } => {
                 let current = self.flow_key();
                 self.flow.report_status(key, current, FlowStatus::Running(progress.clamp(0.0, 1.0)));
             }
-            Action::FlowFinished { key, run } => {
+            FlowAction::Finished { key, run } => {
                 let current = self.flow_key();
                 let source = self.flow_source(&key);
                 self.flow.finish(key, current, &source, run);
             }
-            Action::FlowFailed { key, error } => {
+            FlowAction::Failed { key, error } => {
                 let current = self.flow_key();
                 self.flow.report_status(key, current, FlowStatus::Failed(error));
             }
-            Action::SetFlowMap(m) => self.flow.map = m,
-            Action::RetryFlow => {
+            FlowAction::SetMap(m) => self.flow.map = m,
+            FlowAction::Retry => {
                 self.flow.status_key = None;
                 self.flow.status = FlowStatus::Idle;
             }
-            _ => {}
         }
     }
 }

@@ -3,20 +3,62 @@
 //! refused input changes nothing but the message (and, for pasted text refused at a place, the
 //! [`PasteRefusal`] the paste box shows).
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use hasseflow_core::format::{FormatError, InputError, MaskFile, parse_mask_file};
 use hasseflow_core::interop::{self, ExportKind};
 use hasseflow_core::presets::{build_preset, preset_labels, preset_provenance};
 
-use super::{Action, AppState, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
+use super::{Action, AppState, DesignerAction, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
 use crate::share;
+
+/// What comes into the editor: presets, files, pasted text, share links, the autosave (reduced
+/// here).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImportAction {
+    /// Build a catalog preset.
+    LoadPreset {
+        /// Preset name.
+        name: String,
+        /// Tokens.
+        n: usize,
+        /// Parameters as text.
+        params: BTreeMap<String, String>,
+    },
+    /// Import a file's bytes.
+    ImportFile {
+        /// File name, for messages.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// Import pasted text (a `mask_mod`, mask JSON or a grid); a `mask_mod` is evaluated at `n`,
+    /// batch `batch` and head `head` (`create_mask(...)[batch, head]`). A `mask_mod` refused at a
+    /// place is kept as [`super::EditorState::paste_refusal`] for the paste box to show.
+    ImportText {
+        /// What it was, for messages.
+        name: String,
+        /// The text.
+        text: String,
+        /// The size to evaluate a `mask_mod` at (or to build a FlashAttention window at).
+        n: usize,
+        /// The batch index `b` a `mask_mod` is evaluated at.
+        batch: u64,
+        /// The head index `h` a `mask_mod` is evaluated at.
+        head: u64,
+    },
+    /// Load a share link's fragment (without `#`).
+    LoadShared(String),
+    /// Restore the autosaved JSON (no undo step; a broken save is reported and ignored).
+    Restore(String),
+}
 
 impl AppState {
     /// Presets, imports, share links and the autosave.
-    pub(super) fn apply_import(&mut self, action: Action) {
+    pub(super) fn apply_import(&mut self, action: ImportAction) {
         match action {
-            Action::LoadPreset { name, n, params } => match build_preset(&name, n, &params, MAX_EDIT_N) {
+            ImportAction::LoadPreset { name, n, params } => match build_preset(&name, n, &params, MAX_EDIT_N) {
                 Err(e) => self.error(format!("{e}. Nothing was changed.")),
                 Ok(mask) => {
                     let size = mask.n();
@@ -33,17 +75,17 @@ impl AppState {
             },
             // A file: FlashMask files and mask_mods with `N = ...` record their size, a FlashAttention
             // window or a mask_mod without one takes the editor's. Pasted text: the size typed beside it.
-            Action::Import { name, bytes } => {
+            ImportAction::ImportFile { name, bytes } => {
                 self.import(&name, &bytes, interop::SizeHint::Fallback(self.n()), (0, 0));
             }
-            Action::ImportText { name, text, n, batch, head } => {
-                self.paste_refusal = None;
+            ImportAction::ImportText { name, text, n, batch, head } => {
+                self.editor.paste_refusal = None;
                 let refused = self.import(&name, text.as_bytes(), interop::SizeHint::Given(n), (batch, head));
                 if let Some(interop::ImportError::MaskMod(interop::MaskModError::At { line, col, what })) = refused {
-                    self.paste_refusal = Some(Rc::new(PasteRefusal::new(&text, line, col, what, self.actions)));
+                    self.editor.paste_refusal = Some(Rc::new(PasteRefusal::new(&text, line, col, what, self.actions)));
                 }
             }
-            Action::LoadShared(fragment)
+            ImportAction::LoadShared(fragment)
                 if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::DESIGN_PREFIX) =>
             {
                 let data = fragment.strip_prefix('#').unwrap_or(&fragment)[share::DESIGN_PREFIX.len()..].to_string();
@@ -55,17 +97,17 @@ impl AppState {
                     Err(e) => self.error(format!("the design link is damaged: {e}. Nothing was changed.")),
                     Ok(spec) => {
                         self.view = View::Designer;
-                        self.apply(Action::Derive(spec));
+                        self.apply(Action::Designer(DesignerAction::Derive(spec)));
                     }
                 }
             }
-            Action::LoadShared(fragment) => match share::decode(&fragment, MAX_EDIT_N) {
+            ImportAction::LoadShared(fragment) => match share::decode(&fragment, MAX_EDIT_N) {
                 Err(e) => self.error(format!("the share link is damaged: {e}. Nothing was changed.")),
                 Ok(shared) => {
                     self.load_file(MaskFile { labels: shared.labels, ..MaskFile::new(shared.mask) }, "share link");
                 }
             },
-            Action::Restore(json) => match parse_mask_file(json.as_bytes()) {
+            ImportAction::Restore(json) => match parse_mask_file(json.as_bytes()) {
                 Ok(file) if file.mask.n() <= MAX_EDIT_N => {
                     self.set_live(Document::from_file(file));
                     self.info("restored your autosaved mask.".into());
@@ -73,7 +115,6 @@ impl AppState {
                 Ok(_) => self.error("the autosaved mask is too large for the editor; it was ignored.".into()),
                 Err(e) => self.error(format!("the autosaved mask is unreadable ({e}); it was ignored.")),
             },
-            _ => {}
         }
     }
 
@@ -83,7 +124,7 @@ impl AppState {
     /// # Errors
     /// The core's export error.
     pub fn export_bytes(&self, kind: ExportKind) -> Result<Vec<u8>, interop::ExportError> {
-        interop::export(&self.doc.to_file(), kind, self.effective_block_size())
+        interop::export(&self.editor.doc.to_file(), kind, self.effective_block_size())
     }
 
     /// The designer link's fragment of the shown derivation (built-in families only: a family
@@ -92,12 +133,12 @@ impl AppState {
     /// # Errors
     /// No derivation yet, or a family file.
     pub fn design_fragment(&self) -> Result<String, LinkError> {
-        self.design.as_ref().map_or(Err(LinkError::NothingDerived), |d| d.link.clone())
+        self.designer.design.as_ref().map_or(Err(LinkError::NothingDerived), |d| d.link.clone())
     }
 
     /// The share-link fragment of the current mask and its labels.
     pub fn share_fragment(&self) -> String {
-        share::encode(&self.doc.mask, self.doc.labels.as_deref().map(Vec::as_slice))
+        share::encode(&self.editor.doc.mask, self.editor.doc.labels.as_deref().map(Vec::as_slice))
     }
 
     /// Opens `file` as the new document (one undo step); `what` names it in the message. Refused
@@ -155,7 +196,7 @@ impl AppState {
                     interop::Source::Npy | interop::Source::MaskFile => (format!("imported {name}"), String::new()),
                 };
                 if self.load_file(file, &what) {
-                    self.paste_refusal = None;
+                    self.editor.paste_refusal = None;
                     if let Some(m) = self.message.as_mut() {
                         m.text.push_str(&notes);
                     }

@@ -441,6 +441,77 @@ fn parse_encoder(text: &str) -> Result<Option<u64>, String> {
     })
 }
 
+/// The Models view's model, context, heatmap and runs' reports (reduced here; a report is
+/// dropped when its `key` is no longer current).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelsAction {
+    /// Run a gallery model (by name).
+    Select(String),
+    /// Run a `config.json` (a file, a drop or pasted text); a refused config leaves the current
+    /// model and its report as they were.
+    LoadConfig {
+        /// File name (or "pasted config"), for messages and the report's source.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+    /// Set the context length, the document lengths (comma list, empty: one document) and an
+    /// encoder-decoder's encoder length (empty: the context length), as typed; refused together
+    /// with a message when any is unusable.
+    SetContext {
+        /// The context length as typed (an encoder-decoder's decoder length).
+        n: String,
+        /// The document lengths as typed.
+        docs: String,
+        /// The encoder length as typed (read for an encoder-decoder only).
+        encoder: String,
+    },
+    /// Show layer `l` of the model (clamped to its layers).
+    SetLayer(usize),
+    /// Zoom the heatmap by `factor` (above 1: closer) about the point at fractions `(fq, fk)`
+    /// of the visible query and key ranges.
+    Zoom {
+        /// Zoom factor.
+        factor: f64,
+        /// Fraction of the query range (0: first row, 1: last).
+        fq: f64,
+        /// Fraction of the key range.
+        fk: f64,
+    },
+    /// Show every position in the heatmap again.
+    ResetZoom,
+    /// A model run's progress.
+    Progress {
+        /// What the run computes.
+        key: ModelKey,
+        /// Layers done.
+        done: usize,
+        /// Layers in all.
+        total: usize,
+    },
+    /// A model run finished.
+    Finished {
+        /// What the run computed.
+        key: ModelKey,
+        /// The core's run.
+        run: Rc<ModelRun>,
+        /// Milliseconds it took.
+        millis: f64,
+    },
+    /// A model run failed.
+    Failed {
+        /// What the run was computing.
+        key: ModelKey,
+        /// Why, in words.
+        error: String,
+    },
+    /// Try the failed model run again.
+    Retry,
+    /// Open the model scaled down to the editor's size as a new document with its layer stack
+    /// (one undo step).
+    OpenScaled,
+}
+
 impl super::AppState {
     /// The model run the shell should start now: the Models view is shown and the current key
     /// has neither its outcome nor a failure.
@@ -452,10 +523,9 @@ impl super::AppState {
     }
 
     /// The Models view's actions.
-    pub(super) fn apply_model(&mut self, action: super::Action) {
-        use super::Action;
+    pub(super) fn apply_model(&mut self, action: ModelsAction) {
         match action {
-            Action::SelectModel(name) => match ModelChoice::gallery(&name) {
+            ModelsAction::Select(name) => match ModelChoice::gallery(&name) {
                 Err(e) => self.error(format!("{e}. Nothing was changed.")),
                 Ok(choice) => {
                     if choice != self.models.choice {
@@ -464,7 +534,7 @@ impl super::AppState {
                     }
                 }
             },
-            Action::LoadModelConfig { name, bytes } => match model::parse_config_bytes(&bytes, &name) {
+            ModelsAction::LoadConfig { name, bytes } => match model::parse_config_bytes(&bytes, &name) {
                 Err(e) => self.error(format!("could not read {name}: {e}. The current model stays.")),
                 Ok(spec) => {
                     let pattern = super::clipped(&super::pattern_line(&spec), 160);
@@ -473,7 +543,7 @@ impl super::AppState {
                     self.models.changed();
                 }
             },
-            Action::SetModelContext { n, docs, encoder } => {
+            ModelsAction::SetContext { n, docs, encoder } => {
                 let spec = self.models.choice.spec.clone();
                 let parsed = parse_context(&n).map_err(|e| e.to_string()).and_then(|n| {
                     let encoder_n = parse_encoder(&encoder)?;
@@ -504,22 +574,23 @@ impl super::AppState {
                     }
                 }
             }
-            Action::SetModelLayer(l) => self.models.layer = l.clamp(1, self.models.placed.layer_count().max(1)),
-            Action::ZoomModel { factor, fq, fk } if factor.is_finite() && factor > 0.0 => {
-                self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.total);
+            ModelsAction::SetLayer(l) => self.models.layer = l.clamp(1, self.models.placed.layer_count().max(1)),
+            ModelsAction::Zoom { factor, fq, fk } => {
+                if factor.is_finite() && factor > 0.0 {
+                    self.models.view = self.models.view.zoomed(factor, fq, fk, self.models.total);
+                }
             }
-            Action::ResetModelZoom => self.models.view = HeatView::whole(self.models.total),
-            Action::ModelProgress { key, done, total } => {
+            ModelsAction::ResetZoom => self.models.view = HeatView::whole(self.models.total),
+            ModelsAction::Progress { key, done, total } => {
                 self.models.report_status(key, ModelStatus::Running { done, total });
             }
-            Action::ModelFinished { key, run, millis } => self.models.finish(key, run, millis),
-            Action::ModelFailed { key, error } => self.models.report_status(key, ModelStatus::Failed(error)),
-            Action::RetryModel => {
+            ModelsAction::Finished { key, run, millis } => self.models.finish(key, run, millis),
+            ModelsAction::Failed { key, error } => self.models.report_status(key, ModelStatus::Failed(error)),
+            ModelsAction::Retry => {
                 self.models.status_key = None;
                 self.models.status = ModelStatus::Idle;
             }
-            Action::OpenScaledModel => self.open_scaled(),
-            _ => {}
+            ModelsAction::OpenScaled => self.open_scaled(),
         }
     }
 
@@ -554,7 +625,7 @@ impl super::AppState {
         };
         self.commit(doc);
         self.view = super::View::Editor;
-        self.layer = self.layer.min(self.max_layer());
+        self.editor.layer = self.editor.layer.min(self.max_layer());
         self.info(format!(
             "opened {} — {}: the grid shows the union of its {layers} layers (its closure is the model's limit); the Flow view runs the {layers}-layer stack.",
             self.models.choice.spec.name, scaled.summary

@@ -8,11 +8,8 @@ use hasseflow_core::model::ModelRun;
 use hasseflow_core::pattern::Overlays;
 use hasseflow_core::reach::{ReachJob, ReachOptions};
 
+use super::test_support::clock;
 use super::*;
-
-fn clock() -> f64 {
-    0.0
-}
 
 fn state() -> AppState {
     AppState::new(Document::new(BitMatrix::identity(4)), clock)
@@ -32,34 +29,34 @@ fn run(req: &ModelRequest) -> Rc<ModelRun> {
 
 fn finish(s: &mut AppState) -> ModelRequest {
     let req = s.model_request().expect("a run is wanted");
-    s.apply(Action::ModelFinished { key: req.key, run: run(&req), millis: 1.0 });
+    s.apply(Action::Models(ModelsAction::Finished { key: req.key, run: run(&req), millis: 1.0 }));
     req
 }
 
 fn context(s: &mut AppState, n: &str, docs: &str) {
-    s.apply(Action::SetModelContext { n: n.into(), docs: docs.into(), encoder: String::new() });
+    s.apply(Action::Models(ModelsAction::SetContext { n: n.into(), docs: docs.into(), encoder: String::new() }));
 }
 
 #[test]
 fn runs_are_requested_only_in_the_models_view_until_they_finish() {
     let mut s = state();
     assert!(s.model_request().is_none());
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     let req = s.model_request().unwrap();
     assert_eq!(req.n, DEFAULT_MODEL_N);
     assert_eq!(req.queries.len(), HEAT_CELLS);
     finish(&mut s);
     assert!(s.model_request().is_none());
     assert!(s.models.up_to_date());
-    s.apply(Action::SetView(View::Editor));
+    s.apply(Action::View(ViewAction::SetView(View::Editor)));
     assert!(s.model_request().is_none());
 }
 
 #[test]
 fn mistral_at_131072_is_31_positions_short_like_the_cli() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
-    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
     context(&mut s, "131,072", "");
     finish(&mut s);
     let o = s.models.current().unwrap();
@@ -76,21 +73,21 @@ fn mistral_at_131072_is_31_positions_short_like_the_cli() {
 #[test]
 fn a_late_result_for_an_old_key_is_dropped() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     let old = s.model_request().unwrap();
     // The user changes the context while the run is going: its progress and result are stale.
     context(&mut s, "4096", "");
     let fresh = s.model_request().unwrap();
     assert_ne!(old.key, fresh.key);
-    s.apply(Action::ModelProgress { key: old.key, done: 3, total: 32 });
-    s.apply(Action::ModelFinished { key: old.key, run: run(&old), millis: 1.0 });
-    s.apply(Action::ModelFailed { key: old.key, error: "late".into() });
+    s.apply(Action::Models(ModelsAction::Progress { key: old.key, done: 3, total: 32 }));
+    s.apply(Action::Models(ModelsAction::Finished { key: old.key, run: run(&old), millis: 1.0 }));
+    s.apply(Action::Models(ModelsAction::Failed { key: old.key, error: "late".into() }));
     assert_eq!(s.models.dropped, 3);
     assert!(s.models.outcome.is_none());
     assert_eq!(s.models.status_now(), ModelStatus::Idle);
-    s.apply(Action::ModelProgress { key: fresh.key, done: 2, total: 32 });
+    s.apply(Action::Models(ModelsAction::Progress { key: fresh.key, done: 2, total: 32 }));
     assert_eq!(s.models.status_now(), ModelStatus::Running { done: 2, total: 32 });
-    s.apply(Action::ModelFinished { key: fresh.key, run: run(&fresh), millis: 1.0 });
+    s.apply(Action::Models(ModelsAction::Finished { key: fresh.key, run: run(&fresh), millis: 1.0 }));
     assert_eq!(s.models.current().unwrap().run.n, 4096);
     assert_eq!(s.models.status_now(), ModelStatus::Idle);
     // The same settings again start no run.
@@ -101,30 +98,33 @@ fn a_late_result_for_an_old_key_is_dropped() {
 #[test]
 fn a_failed_run_waits_for_retry() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     let req = s.model_request().unwrap();
-    s.apply(Action::ModelFailed { key: req.key, error: "out of memory".into() });
+    s.apply(Action::Models(ModelsAction::Failed { key: req.key, error: "out of memory".into() }));
     assert!(s.model_request().is_none());
     assert_eq!(s.models.status_now(), ModelStatus::Failed("out of memory".into()));
-    s.apply(Action::RetryModel);
+    s.apply(Action::Models(ModelsAction::Retry));
     assert_eq!(s.model_request().unwrap().key, req.key);
 }
 
 #[test]
 fn bad_configs_and_contexts_change_nothing() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     finish(&mut s);
-    let before = (s.models.clone(), s.revision);
+    let before = (s.models.clone(), s.editor.revision);
     let bad: [&[u8]; 4] = [b"{not json", br#"{"model_type": "no-such-model"}"#, b"\xff\xfe", &[b' '; 2 << 20]];
     for bytes in bad {
-        s.apply(Action::LoadModelConfig { name: "config.json".into(), bytes: bytes.to_vec() });
+        s.apply(Action::Models(ModelsAction::LoadConfig { name: "config.json".into(), bytes: bytes.to_vec() }));
         assert_eq!(s.message.as_ref().unwrap().level, Level::Error);
         assert!(s.message.as_ref().unwrap().text.contains("The current model stays"), "{:?}", s.message);
-        assert_eq!((s.models.clone(), s.revision), before);
+        assert_eq!((s.models.clone(), s.editor.revision), before);
     }
     let msg = |s: &AppState| s.message.as_ref().unwrap().text.clone();
-    s.apply(Action::LoadModelConfig { name: "config.json".into(), bytes: br#"{"model_type": "foo"}"#.to_vec() });
+    s.apply(Action::Models(ModelsAction::LoadConfig {
+        name: "config.json".into(),
+        bytes: br#"{"model_type": "foo"}"#.to_vec(),
+    }));
     assert!(msg(&s).contains("model_type: unknown model type \"foo\""), "{}", msg(&s));
     for (n, docs, says) in [
         ("0", "", "at least 1"),
@@ -147,11 +147,11 @@ fn bad_configs_and_contexts_change_nothing() {
 #[test]
 fn a_context_over_the_memory_limit_changes_nothing() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     let cfg = br#"{"model_type": "llama", "num_hidden_layers": 4096}"#;
-    s.apply(Action::LoadModelConfig { name: "deep.json".into(), bytes: cfg.to_vec() });
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "deep.json".into(), bytes: cfg.to_vec() }));
     finish(&mut s);
-    let before = (s.models.clone(), s.revision);
+    let before = (s.models.clone(), s.editor.revision);
     let docs = vec!["1"; 1 << 20].join(",");
     context(&mut s, "1048576", &docs);
     let text = s.message.as_ref().unwrap().text.clone();
@@ -160,7 +160,7 @@ fn a_context_over_the_memory_limit_changes_nothing() {
         text.contains("1048576 documents over 4096 layers do not fit") && text.ends_with("Nothing was changed."),
         "{text}"
     );
-    assert_eq!((s.models.clone(), s.revision), before);
+    assert_eq!((s.models.clone(), s.editor.revision), before);
     assert!(s.model_request().is_none());
     let e = ModelRun::stack(
         &s.models.choice.spec,
@@ -177,9 +177,9 @@ fn a_context_over_the_memory_limit_changes_nothing() {
 #[test]
 fn a_config_file_replaces_the_model_and_documents_are_kept_in_the_run() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     let cfg = br#"{"model_type": "mistral", "num_hidden_layers": 4, "sliding_window": 16}"#;
-    s.apply(Action::LoadModelConfig { name: "my-config.json".into(), bytes: cfg.to_vec() });
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "my-config.json".into(), bytes: cfg.to_vec() }));
     assert_eq!(s.message.as_ref().unwrap().level, Level::Info);
     assert_eq!(s.models.choice.gallery, None);
     assert_eq!(s.models.choice.spec.layers.len(), 4);
@@ -195,42 +195,57 @@ fn a_config_file_replaces_the_model_and_documents_are_kept_in_the_run() {
 #[test]
 fn zoom_requests_the_rows_of_the_visible_range_and_keeps_the_report_meanwhile() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     context(&mut s, "65536", "");
     finish(&mut s);
-    s.apply(Action::ZoomModel { factor: 4.0, fq: 1.0, fk: 1.0 });
+    s.apply(Action::Models(ModelsAction::Zoom { factor: 4.0, fq: 1.0, fk: 1.0 }));
     let v = s.models.view;
     assert_eq!((v.q0, v.q1, v.k0, v.k1), (49152, 65535, 49152, 65535));
     let req = s.model_request().unwrap();
     assert!(req.queries.iter().all(|&q| (49152..=65535).contains(&q)));
     // The report of the same settings stays shown while the new rows are computed.
     assert!(s.models.current().is_some() && !s.models.up_to_date());
-    s.apply(Action::ModelFinished { key: req.key, run: run(&req), millis: 1.0 });
+    s.apply(Action::Models(ModelsAction::Finished { key: req.key, run: run(&req), millis: 1.0 }));
     assert!(s.models.up_to_date());
     // Zooming far in stops at one position; out, at everything.
     for _ in 0..40 {
-        s.apply(Action::ZoomModel { factor: 2.0, fq: 0.5, fk: 0.5 });
+        s.apply(Action::Models(ModelsAction::Zoom { factor: 2.0, fq: 0.5, fk: 0.5 }));
     }
     assert_eq!(s.models.view.q1, s.models.view.q0);
     assert_eq!(s.models.view.rows(), 1);
     for _ in 0..40 {
-        s.apply(Action::ZoomModel { factor: 0.5, fq: 0.2, fk: 0.7 });
+        s.apply(Action::Models(ModelsAction::Zoom { factor: 0.5, fq: 0.2, fk: 0.7 }));
     }
     assert!(s.models.view.is_whole(65536));
-    s.apply(Action::ZoomModel { factor: 3.0, fq: 0.0, fk: 0.0 });
-    s.apply(Action::ResetModelZoom);
+    s.apply(Action::Models(ModelsAction::Zoom { factor: 3.0, fq: 0.0, fk: 0.0 }));
+    s.apply(Action::Models(ModelsAction::ResetZoom));
     assert!(s.models.view.is_whole(65536));
     // A new context shows everything again.
-    s.apply(Action::ZoomModel { factor: 3.0, fq: 0.0, fk: 0.0 });
+    s.apply(Action::Models(ModelsAction::Zoom { factor: 3.0, fq: 0.0, fk: 0.0 }));
     context(&mut s, "1000", "");
     assert!(s.models.view.is_whole(1000));
 }
 
 #[test]
+fn a_zoom_by_an_unusable_factor_changes_nothing() {
+    let mut s = state();
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    context(&mut s, "4096", "");
+    s.apply(Action::Models(ModelsAction::Zoom { factor: 4.0, fq: 0.5, fk: 0.5 }));
+    let before = s.models.view;
+    assert!(!before.is_whole(4096));
+    for factor in [0.0, -2.0, f64::NAN, f64::INFINITY] {
+        s.apply(Action::Models(ModelsAction::Zoom { factor, fq: 0.5, fk: 0.5 }));
+        assert_eq!(s.models.view, before, "zoom by {factor}");
+    }
+    assert!(s.message.is_none());
+}
+
+#[test]
 fn the_heatmap_shades_the_covered_share_of_each_cell() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
-    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
     // n = 512: one display cell per 2 keys and 2 queries; window 4096 covers everything causal.
     context(&mut s, "512", "");
     finish(&mut s);
@@ -245,7 +260,7 @@ fn the_heatmap_shades_the_covered_share_of_each_cell() {
     }
     // A window of 3 at n = 1024, 256 columns of 4 keys: query 2 (row 0) reads 0..=2 → 3/4.
     let cfg = br#"{"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 3}"#;
-    s.apply(Action::LoadModelConfig { name: "w3.json".into(), bytes: cfg.to_vec() });
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "w3.json".into(), bytes: cfg.to_vec() }));
     context(&mut s, "1024", "");
     finish(&mut s);
     let o = s.models.current().unwrap().clone();
@@ -260,43 +275,43 @@ fn the_heatmap_shades_the_covered_share_of_each_cell() {
     let p2 = o.heatmap(2);
     assert_eq!(p2.fraction[255 * 256 + 254], 0.5);
     assert_eq!(p2.fraction[255 * 256 + 255], 0.75);
-    s.apply(Action::SetModelLayer(99));
+    s.apply(Action::Models(ModelsAction::SetLayer(99)));
     assert_eq!(s.models.layer, 2);
 }
 
 #[test]
 fn the_scaled_copy_opens_in_the_editor_as_one_undo_step() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
-    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
     context(&mut s, "131072", "");
     assert_eq!(s.models.scaled(512).unwrap().summary, "scaled 1:256: context 131072 → 512, window 4096 → 16");
-    let before = s.doc.clone();
-    s.apply(Action::OpenScaledModel);
+    let before = s.editor.doc.clone();
+    s.apply(Action::Models(ModelsAction::OpenScaled));
     assert_eq!(s.view, View::Editor);
     assert_eq!(s.n(), 512);
-    let stack = s.doc.stack.clone().expect("a layer stack");
+    let stack = s.editor.doc.stack.clone().expect("a layer stack");
     assert_eq!(stack.0.layers().len(), 32);
     assert_eq!(stack.0.n(), 512);
     // Window 16, causal: row 100 reads 85..=100.
-    assert_eq!(s.doc.mask.row_count(100), 16);
-    assert!(s.doc.mask.get(100, 85) && !s.doc.mask.get(100, 84) && !s.doc.mask.get(100, 101));
+    assert_eq!(s.editor.doc.mask.row_count(100), 16);
+    assert!(s.editor.doc.mask.get(100, 85) && !s.editor.doc.mask.get(100, 84) && !s.editor.doc.mask.get(100, 101));
     assert!(s.message.as_ref().unwrap().text.contains("scaled 1:256"));
-    s.apply(Action::Undo);
-    assert_eq!(s.doc, before);
+    s.apply(Action::Edit(EditAction::Undo));
+    assert_eq!(s.editor.doc, before);
     // Too many documents to scale: refused, nothing changes.
-    s.apply(Action::SetView(View::Models));
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
     context(&mut s, "2048", &vec!["2"; 1024].join(","));
-    let rev = s.revision;
-    s.apply(Action::OpenScaledModel);
+    let rev = s.editor.revision;
+    s.apply(Action::Models(ModelsAction::OpenScaled));
     assert_eq!(s.message.as_ref().unwrap().level, Level::Error);
-    assert_eq!((s.revision, s.view), (rev, View::Models));
+    assert_eq!((s.editor.revision, s.view), (rev, View::Models));
 }
 
 const T5: &[u8] = br#"{"model_type": "t5", "num_layers": 6, "num_decoder_layers": 4}"#;
 
 fn encoder(s: &mut AppState, n: &str, encoder: &str) {
-    s.apply(Action::SetModelContext { n: n.into(), docs: String::new(), encoder: encoder.into() });
+    s.apply(Action::Models(ModelsAction::SetContext { n: n.into(), docs: String::new(), encoder: encoder.into() }));
 }
 
 /// An encoder-decoder runs the CLI's positions (`ModelRun::positions`): the encoder's length
@@ -304,8 +319,8 @@ fn encoder(s: &mut AppState, n: &str, encoder: &str) {
 #[test]
 fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
     let mut s = state();
-    s.apply(Action::SetView(View::Models));
-    s.apply(Action::LoadModelConfig { name: "t5.json".into(), bytes: T5.to_vec() });
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "t5.json".into(), bytes: T5.to_vec() }));
     assert!(s.message.as_ref().unwrap().text.contains("10 layers, encoder 6 x full_attention; decoder 4 x"));
     encoder(&mut s, "4096", "");
     assert_eq!((s.models.n, s.models.total, s.models.encoder_n), (4096, 8192, None));
@@ -330,7 +345,11 @@ fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
     // An encoder length of its own; documents are not applied to an encoder-decoder.
     encoder(&mut s, "4096", "1000");
     assert_eq!((s.models.total, s.models.encoder_n), (5096, Some(1000)));
-    s.apply(Action::SetModelContext { n: "4096".into(), docs: "2048,x".into(), encoder: "1000".into() });
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: "4096".into(),
+        docs: "2048,x".into(),
+        encoder: "1000".into(),
+    }));
     assert!(s.models.docs.is_empty() && s.model_request().unwrap().overlays.docs.is_empty());
     for (e, says) in [
         ("0", "the encoder length must be at least 1"),
@@ -342,7 +361,7 @@ fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
         assert!(s.message.as_ref().unwrap().text.starts_with(says), "{e}: {:?}", s.message);
         assert_eq!(s.models, before);
     }
-    s.apply(Action::SetModelLayer(99));
+    s.apply(Action::Models(ModelsAction::SetLayer(99)));
     assert_eq!(s.models.layer, 10);
     // A refusal of the run says which positions its context counts.
     let said = run_error(&s.models.placed, s.models.total, &"context 5096: too much");
@@ -354,17 +373,21 @@ fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
     let scaled = s.models.scaled(512).unwrap();
     // 5096 positions at 1:10: 510, the encoder's 1000 → 100 first.
     assert_eq!((scaled.factor, scaled.n, scaled.spec.encoder.as_ref().map(|e| e.context)), (10, 510, Some(100)));
-    s.apply(Action::OpenScaledModel);
+    s.apply(Action::Models(ModelsAction::OpenScaled));
     assert_eq!((s.view, s.n()), (View::Editor, 510));
     // A decoder position reads every encoder position in its first (decoder) layer's closure.
-    assert!(s.doc.mask.get(100, 99) && s.doc.mask.get(509, 0) && !s.doc.mask.get(99, 100));
+    assert!(s.editor.doc.mask.get(100, 99) && s.editor.doc.mask.get(509, 0) && !s.editor.doc.mask.get(99, 100));
     // Documents set for a decoder are not applied to an encoder-decoder, and apply again after.
-    s.apply(Action::SetView(View::Models));
-    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
-    s.apply(Action::SetModelContext { n: "4096".into(), docs: "2048,2048".into(), encoder: "1000".into() });
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: "4096".into(),
+        docs: "2048,2048".into(),
+        encoder: "1000".into(),
+    }));
     assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (4096, vec![2048, 2048]));
-    s.apply(Action::LoadModelConfig { name: "t5.json".into(), bytes: T5.to_vec() });
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "t5.json".into(), bytes: T5.to_vec() }));
     assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (5096, vec![]));
-    s.apply(Action::SelectModel("mistral-7b-v0.1".into()));
+    s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
     assert_eq!(s.model_request().unwrap().overlays.docs, [2048, 2048]);
 }

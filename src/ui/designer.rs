@@ -15,7 +15,8 @@ use yew::prelude::*;
 use super::form::on_click;
 use super::io;
 use super::palette::Theme;
-use crate::state::{Action, Design, FamilySpec, Level, MAX_TASKS_DRAWN};
+use crate::state::{Action, Design, DesignerAction, FamilySpec, Level, MAX_TASKS_DRAWN, ViewAction};
+use crate::ui::store::use_narrow;
 
 mod drawing;
 mod family;
@@ -58,6 +59,8 @@ struct Scenes {
 /// The designer view.
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
+    let on_designer = use_narrow(&p.dispatch, Action::Designer);
+    let on_view = use_narrow(&p.dispatch, Action::View);
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
         let design = p.design.clone();
@@ -102,10 +105,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
     let (merged_scene, task_scenes) = scenes;
     let d = &design.derivation;
     let r = d.report();
-    let on_hover = {
-        let dsp = p.dispatch.clone();
-        Callback::from(move |c| dsp.emit(Action::HoverMerged(c)))
-    };
+    let on_hover = on_designer.reform(DesignerAction::HoverMerged);
     // The hovered merged node's positions light up in the derived masks and the inputs row.
     let lit = p.hover.and_then(|h| design.members.get(h)).map(|m| Rc::new(m.clone()));
     let total_tasks = d.family().tasks().len();
@@ -138,7 +138,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         <div class="designer" id="designer">
             { form }
             <div class="design-top">
-                <DesignReport design={design.clone()} seq={p.seq} dispatch={p.dispatch.clone()} />
+                <DesignReport design={design.clone()} seq={p.seq} {on_designer} {on_view} />
                 <section class="panel merged" aria-label="Minimal merged task">
                     <span class="title">{ format!("Minimal merged task: {} nodes → {}", r.nodes_before, r.nodes_after) }</span>
                     <MiniHasse scene={merged_scene} colour={identity} hover={p.hover} on_hover={on_hover.clone()}
@@ -175,7 +175,8 @@ pub fn designer_view(p: &DesignerProps) -> Html {
 struct ReportProps {
     design: Rc<Design>,
     seq: u64,
-    dispatch: Callback<Action>,
+    on_designer: Callback<DesignerAction>,
+    on_view: Callback<ViewAction>,
 }
 
 impl PartialEq for ReportProps {
@@ -191,9 +192,9 @@ fn design_report(p: &ReportProps) -> Html {
     let design_url = use_state(|| None::<String>);
     let design = p.design.clone();
     let r = design.derivation.report();
-    let open = on_click(&p.dispatch, Action::OpenDerived);
+    let open = on_click(&p.on_designer, DesignerAction::OpenDerived);
     let share = {
-        let (dsp, link, url) = (p.dispatch.clone(), design.link.clone(), design_url.clone());
+        let (dsp, link, url) = (p.on_view.clone(), design.link.clone(), design_url.clone());
         Callback::from(move |_: MouseEvent| {
             let Ok(fragment) = link.clone() else { return };
             let full = io::url_with_fragment(&fragment);
@@ -204,15 +205,15 @@ fn design_report(p: &ReportProps) -> Html {
                     Ok(()) => "design link copied to the clipboard.",
                     Err(_) => "design link ready: copy it from the box.",
                 };
-                dsp.emit(Action::Notify(Level::Info, text.into()));
+                dsp.emit(ViewAction::Notify(Level::Info, text.into()));
             });
         })
     };
     let export = {
-        let (dsp, design) = (p.dispatch.clone(), design.clone());
+        let (dsp, design) = (p.on_view.clone(), design.clone());
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&design.to_json(), "hasseflow-derived.json", "application/json") {
-                dsp.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                dsp.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
             }
         })
     };

@@ -11,18 +11,19 @@ use hasseflow_render::{Scene, SvgTheme, to_svg};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use super::io;
 use super::palette::Theme;
 use super::paste::PasteImport;
-use super::{Store, io};
-use crate::state::{Action, Level};
+use crate::state::{ImportAction, Level, ViewAction};
+use crate::ui::store::Store;
 
 /// Reads a dropped or chosen mask file and imports it; huge files are refused before reading.
-pub fn import_file(file: web_sys::File, d: &Callback<Action>) {
-    let d = d.clone();
+pub fn import_file(file: web_sys::File, on_import: &Callback<ImportAction>, on_view: &Callback<ViewAction>) {
+    let (d, v) = (on_import.clone(), on_view.clone());
     let name = file.name();
     let limit = hasseflow_core::format::MAX_INPUT_BYTES;
     if file.size() > limit as f64 {
-        d.emit(Action::Notify(
+        v.emit(ViewAction::Notify(
             Level::Error,
             format!(
                 "could not import {name}: it is {:.0} MB; the limit is {} MB. Nothing was changed.",
@@ -34,8 +35,8 @@ pub fn import_file(file: web_sys::File, d: &Callback<Action>) {
     }
     wasm_bindgen_futures::spawn_local(async move {
         match io::read_file(file).await {
-            Ok(bytes) => d.emit(Action::Import { name, bytes }),
-            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+            Ok(bytes) => d.emit(ImportAction::ImportFile { name, bytes }),
+            Err(e) => v.emit(ViewAction::Notify(Level::Error, format!("could not read {name}: {e}"))),
         }
     });
 }
@@ -53,8 +54,10 @@ pub struct FilesProps {
     pub canvas_ref: NodeRef,
     /// The latest share link.
     pub share_url: UseStateHandle<Option<String>>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// Files and pasted text into the editor.
+    pub on_import: Callback<ImportAction>,
+    /// Messages (downloads, the clipboard).
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The Files and sharing panel.
@@ -62,65 +65,65 @@ pub struct FilesProps {
 pub fn files_panel(p: &FilesProps) -> Html {
     let json = {
         let s = p.store.clone();
-        move || write_json(&s.doc.to_file(), Encoding::Auto)
+        move || write_json(&s.editor.doc.to_file(), Encoding::Auto)
     };
     let export_json = {
-        let (json, d) = (json.clone(), p.dispatch.clone());
+        let (json, d) = (json.clone(), p.on_view.clone());
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&json(), "mask.json", "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
             }
         })
     };
     let copy_json = {
-        let d = p.dispatch.clone();
+        let d = p.on_view.clone();
         Callback::from(move |_: MouseEvent| {
             let (text, d) = (json(), d.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 match io::copy_text(text).await {
-                    Ok(()) => d.emit(Action::Notify(Level::Info, "mask JSON copied to the clipboard.".into())),
-                    Err(e) => d.emit(Action::Notify(Level::Error, e)),
+                    Ok(()) => d.emit(ViewAction::Notify(Level::Info, "mask JSON copied to the clipboard.".into())),
+                    Err(e) => d.emit(ViewAction::Notify(Level::Error, e)),
                 }
             });
         })
     };
     let share = {
-        let (s, d, share_url) = (p.store.clone(), p.dispatch.clone(), p.share_url.clone());
+        let (s, d, share_url) = (p.store.clone(), p.on_view.clone(), p.share_url.clone());
         Callback::from(move |_: MouseEvent| {
             let url = io::url_with_fragment(&s.share_fragment());
             share_url.set(Some(url.clone()));
             let d = d.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match io::copy_text(url).await {
-                    Ok(()) => d.emit(Action::Notify(Level::Info, "share link copied to the clipboard.".into())),
-                    Err(_) => d.emit(Action::Notify(Level::Info, "share link ready: copy it from the box.".into())),
+                    Ok(()) => d.emit(ViewAction::Notify(Level::Info, "share link copied to the clipboard.".into())),
+                    Err(_) => d.emit(ViewAction::Notify(Level::Info, "share link ready: copy it from the box.".into())),
                 }
             });
         })
     };
     let export_svg = {
-        let (scene, d, t) = (p.scene.clone(), p.dispatch.clone(), p.theme);
+        let (scene, d, t) = (p.scene.clone(), p.on_view.clone(), p.theme);
         Callback::from(move |_: MouseEvent| {
             let svg = to_svg(&scene, &if t == Theme::Dark { SvgTheme::dark() } else { SvgTheme::light() });
             if let Err(e) = io::download_text(&svg, "hasse.svg", "image/svg+xml") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
             }
         })
     };
     let export_png = {
-        let (canvas_ref, d) = (p.canvas_ref.clone(), p.dispatch.clone());
+        let (canvas_ref, d) = (p.canvas_ref.clone(), p.on_view.clone());
         Callback::from(move |_: MouseEvent| {
             let r = canvas_ref
                 .cast::<web_sys::HtmlCanvasElement>()
                 .ok_or_else(|| "no grid".to_string())
                 .and_then(|c| io::download_canvas_png(&c, "grid.png"));
             if let Err(e) = r {
-                d.emit(Action::Notify(Level::Error, format!("PNG export failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("PNG export failed: {e}")));
             }
         })
     };
     let export_kind = |kind: ExportKind| {
-        let (s, d) = (p.store.clone(), p.dispatch.clone());
+        let (s, d) = (p.store.clone(), p.on_view.clone());
         Callback::from(move |_: MouseEvent| {
             let name = format!("hasseflow-mask.{}", kind.extension());
             let r = s.export_bytes(kind).map_err(|e| e.to_string()).and_then(|bytes| {
@@ -131,16 +134,16 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 }
             });
             if let Err(e) = r {
-                d.emit(Action::Notify(Level::Error, format!("export failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("export failed: {e}")));
             }
         })
     };
     let on_file = {
-        let d = p.dispatch.clone();
+        let (d, v) = (p.on_import.clone(), p.on_view.clone());
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             if let Some(f) = input.files().and_then(|l| l.get(0)) {
-                import_file(f, &d);
+                import_file(f, &d, &v);
             }
             input.set_value("");
         })
@@ -171,7 +174,7 @@ pub fn files_panel(p: &FilesProps) -> Html {
                 <label class="button" for="import">{"Import…"}</label>
                 <input id="import" class="visually-hidden" type="file" accept=".json,.txt,.npy,.py,application/json,text/plain,text/x-python" onchange={on_file} />
             </div>
-            <PasteImport n={p.store.n()} refusal={p.store.paste_refusal.clone()} dispatch={p.dispatch.clone()} />
+            <PasteImport n={p.store.n()} refusal={p.store.editor.paste_refusal.clone()} on_import={p.on_import.clone()} />
             <div class="toolrow">
                 <button type="button" id="share" onclick={share}>{"Share link"}</button>
             </div>

@@ -21,7 +21,9 @@ use hasseflow_gpu::GpuFlow;
 use yew::prelude::*;
 
 use super::io;
-use crate::state::{Action, AdapterSeen, BackendChoice, BackendPlan, FlowKey, FlowRequest, FlowRun, plan_backend};
+use crate::state::{
+    Action, AdapterSeen, BackendChoice, BackendPlan, FlowAction, FlowKey, FlowRequest, FlowRun, plan_backend,
+};
 pub use panel::FlowPanel;
 
 /// Longest stretch the CPU path computes before yielding to the browser.
@@ -89,7 +91,7 @@ async fn cpu_sliced(
                 return Some(job.finish());
             }
         }
-        d.emit(Action::FlowProgress { key, progress: job.progress() });
+        d.emit(Action::Flow(FlowAction::Progress { key, progress: job.progress() }));
         pause(0).await;
         if cancel.get() {
             return None;
@@ -105,13 +107,13 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
         return;
     }
     let key = req.key;
-    let fail = |error: String| d.emit(Action::FlowFailed { key, error });
+    let fail = |error: String| d.emit(Action::Flow(FlowAction::Failed { key, error }));
     let built = FlowModel::new(key.config, req.source.n()).and_then(|m| Ok((m, req.source.masks(&key.config)?)));
     let (model, masks) = match built {
         Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
-    d.emit(Action::FlowProgress { key, progress: 0.0 });
+    d.emit(Action::Flow(FlowAction::Progress { key, progress: 0.0 }));
     let gpu = match key.backend {
         BackendChoice::Cpu => Err("CPU chosen".to_string()),
         _ => gpu(&slot).await,
@@ -149,5 +151,5 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     }
     let report = builder.finish();
     let millis = io::now() - start;
-    d.emit(Action::FlowFinished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } });
+    d.emit(Action::Flow(FlowAction::Finished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } }));
 }

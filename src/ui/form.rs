@@ -4,12 +4,11 @@
 
 use yew::prelude::*;
 
-use crate::state::Action;
-
-/// A mouse-event handler that dispatches `action`: buttons' clicks, and the Flow maps' mouse leave.
-/// One closure type for every such control (a closure written at each is its own type, with its
-/// own code and drop glue in the wasm).
-pub fn on_click(dispatch: &Callback<Action>, action: Action) -> Callback<MouseEvent> {
+/// A mouse-event handler that dispatches `action` (of the whole store or of one group): buttons'
+/// clicks, and the Flow maps' mouse leave. One closure type per action type for every such
+/// control (a closure written at each is its own type, with its own code and drop glue in the
+/// wasm).
+pub fn on_click<A: Clone + 'static>(dispatch: &Callback<A>, action: A) -> Callback<MouseEvent> {
     let d = dispatch.clone();
     Callback::from(move |_: MouseEvent| d.emit(action.clone()))
 }

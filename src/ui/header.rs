@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use super::form::on_click;
 use super::palette::Theme;
-use crate::state::{Action, Level, Message, View};
+use crate::state::{Level, Message, View, ViewAction};
 
 /// Header properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -20,14 +20,14 @@ pub struct HeaderProps {
     pub on_open_intro: Callback<MouseEvent>,
     /// Switches the theme.
     pub on_toggle_theme: Callback<MouseEvent>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The view shown.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The page header.
 #[function_component(Header)]
 pub fn header(p: &HeaderProps) -> Html {
-    let set_tab = |v: View| on_click(&p.dispatch, Action::SetView(v));
+    let set_tab = |v: View| on_click(&p.on_view, ViewAction::SetView(v));
     html! {
         <header>
             <h1>{"hasseflow"}</h1>
@@ -59,8 +59,8 @@ pub fn header(p: &HeaderProps) -> Html {
 pub struct StatusProps {
     /// The latest message, if any.
     pub message: Option<Message>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// Dismisses the message.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The reserved line for messages: a live region that stays in the page, so changes are read
@@ -68,7 +68,7 @@ pub struct StatusProps {
 #[function_component(StatusLine)]
 pub fn status_line(p: &StatusProps) -> Html {
     let message = p.message.clone().map(|m| {
-        let dismiss = on_click(&p.dispatch, Action::Dismiss);
+        let dismiss = on_click(&p.on_view, ViewAction::Dismiss);
         let (class, role) =
             if m.level == Level::Error { ("message error", Some("alert")) } else { ("message info", None) };
         html! {

@@ -14,7 +14,7 @@ use yew::prelude::*;
 
 use super::palette::Theme;
 use super::{flow, io, models};
-use crate::state::{Action, AppState, Level, Tool};
+use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, Tool, ViewAction};
 
 /// The Hasse layout of one revision and how long it took.
 pub struct Laid {
@@ -41,10 +41,10 @@ pub fn use_startup_and_links(dispatch: &Callback<Action>) {
     use_effect_with((), move |_| {
         // The autosave first, so a damaged link leaves the previous work in place.
         if let Some(json) = io::load_autosave() {
-            d.emit(Action::Restore(json));
+            d.emit(Action::Import(ImportAction::Restore(json)));
         }
         if let Some(json) = io::load_design() {
-            d.emit(Action::RestoreDesign(json));
+            d.emit(Action::Designer(DesignerAction::Restore(json)));
         }
         load_fragment(&d);
     });
@@ -56,21 +56,21 @@ pub fn use_startup_and_links(dispatch: &Callback<Action>) {
 /// family after every successful derivation.
 #[hook]
 pub fn use_autosave(state: &AppState, dispatch: &Callback<Action>) {
-    let (doc, d) = (state.doc.clone(), dispatch.clone());
-    use_effect_with((state.revision, state.stroke.is_some()), move |&(_, stroking)| {
+    let (doc, d) = (state.editor.doc.clone(), dispatch.clone());
+    use_effect_with((state.editor.revision, state.editor.stroke.is_some()), move |&(_, stroking)| {
         // A layer stack (e.g. a model's scaled copy: 32 layers of 512 x 512) as row strings
         // would overflow localStorage; packed, it is 8x smaller.
         let encoding = if doc.stack.is_some() { Encoding::Packed } else { Encoding::Auto };
         if !stroking && let Err(e) = io::save_autosave(&write_json(&doc.to_file(), encoding)) {
-            d.emit(Action::Notify(Level::Error, e));
+            d.emit(Action::View(ViewAction::Notify(Level::Error, e)));
         }
     });
-    let (design, d) = (state.design.clone(), dispatch.clone());
-    use_effect_with(state.design_seq, move |_| {
+    let (design, d) = (state.designer.design.clone(), dispatch.clone());
+    use_effect_with(state.designer.seq, move |_| {
         if let Some(json) = design.and_then(|x| x.spec.to_json())
             && let Err(e) = io::save_design(&json)
         {
-            d.emit(Action::Notify(Level::Error, e));
+            d.emit(Action::View(ViewAction::Notify(Level::Error, e)));
         }
     });
 }
@@ -90,7 +90,8 @@ pub fn use_keyboard(dispatch: &Callback<Action>) {
 pub fn use_layer_animation(playing: bool, dispatch: &Callback<Action>) {
     let d = dispatch.clone();
     use_effect_with(playing, move |&playing| {
-        let timer = playing.then(|| gloo_timers::callback::Interval::new(700, move || d.emit(Action::Tick)));
+        let timer =
+            playing.then(|| gloo_timers::callback::Interval::new(700, move || d.emit(Action::View(ViewAction::Tick))));
         move || drop(timer)
     });
 }
@@ -103,7 +104,7 @@ pub fn use_message_timeout(state: &AppState, dispatch: &Callback<Action>) {
         let timer = m
             .as_ref()
             .filter(|m| m.level == Level::Info)
-            .map(|_| gloo_timers::callback::Timeout::new(6000, move || d.emit(Action::Dismiss)));
+            .map(|_| gloo_timers::callback::Timeout::new(6000, move || d.emit(Action::View(ViewAction::Dismiss))));
         move || drop(timer)
     });
 }
@@ -165,8 +166,8 @@ pub fn use_hasse_layout(state: &AppState) -> Rc<Laid> {
         },
         ..LayoutOptions::default()
     });
-    let (derived, labels) = (state.derived.clone(), state.doc.labels.clone());
-    use_memo(state.revision, move |_| {
+    let (derived, labels) = (state.editor.derived.clone(), state.editor.doc.labels.clone());
+    use_memo(state.editor.revision, move |_| {
         let start = io::now();
         let input = HasseInput::from_analysis(&derived.analysis, labels.as_deref().map(Vec::as_slice));
         let scene = layout(&input, &options);
@@ -186,7 +187,7 @@ fn initial_theme() -> Theme {
 fn load_fragment(d: &Callback<Action>) {
     let fragment = io::fragment();
     if !fragment.is_empty() {
-        d.emit(Action::LoadShared(fragment));
+        d.emit(Action::Import(ImportAction::LoadShared(fragment)));
         io::clear_fragment();
     }
 }
@@ -217,9 +218,9 @@ fn on_key(e: &web_sys::KeyboardEvent, d: &Callback<Action>) {
             return;
         }
         let action = match key.as_str() {
-            "z" if e.shift_key() => Action::Redo,
-            "z" => Action::Undo,
-            "y" => Action::Redo,
+            "z" if e.shift_key() => Action::Edit(EditAction::Redo),
+            "z" => Action::Edit(EditAction::Undo),
+            "y" => Action::Edit(EditAction::Redo),
             _ => return,
         };
         e.prevent_default();
@@ -230,11 +231,11 @@ fn on_key(e: &web_sys::KeyboardEvent, d: &Callback<Action>) {
         return;
     }
     let action = match key.as_str() {
-        "[" | "," => Action::StepLayer(-1),
-        "]" | "." => Action::StepLayer(1),
-        "p" => Action::TogglePlay,
+        "[" | "," => Action::View(ViewAction::StepLayer(-1)),
+        "]" | "." => Action::View(ViewAction::StepLayer(1)),
+        "p" => Action::View(ViewAction::TogglePlay),
         k => match Tool::ALL.iter().find(|(_, _, c)| k.len() == 1 && k.starts_with(*c)) {
-            Some((t, _, _)) => Action::SetTool(*t),
+            Some((t, _, _)) => Action::Edit(EditAction::SetTool(*t)),
             None => return,
         },
     };

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use hasseflow_core::derive::{BlockOptions, BuiltinFamily, ButterflyOptions};
 use yew::prelude::*;
 
-use crate::state::{Action, FamilySpec, SideView, View};
+use crate::state::{Action, DesignerAction, FamilySpec, ImportAction, SideView, View, ViewAction};
 
 /// Introduction properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -20,7 +20,7 @@ pub struct IntroProps {
 }
 
 fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> Action {
-    Action::LoadPreset {
+    Action::Import(ImportAction::LoadPreset {
         name: name.into(),
         n,
         // `extend`, not `collect`: BTreeMap's FromIterator sorts (a sort per call site in the wasm).
@@ -29,7 +29,7 @@ fn preset(name: &str, n: usize, params: &[(&str, &str)]) -> Action {
             map.extend(params.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())));
             map
         },
-    }
+    })
 }
 
 /// One tour step: its button id, label, explanation and the actions it dispatches in order.
@@ -39,7 +39,11 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "tour-causal",
             "Causal: L* = 1",
             "Every position already reads all earlier ones, so one layer reaches the limit: a chain.",
-            vec![preset("causal", 8, &[]), Action::SetSideView(SideView::Order), Action::SetLayer(1)],
+            vec![
+                preset("causal", 8, &[]),
+                Action::View(ViewAction::SetSideView(SideView::Order)),
+                Action::View(ViewAction::SetLayer(1)),
+            ],
         ),
         (
             "tour-window",
@@ -47,8 +51,8 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "A window of 4 reaches 3 positions further back per layer: R(L) grows until L* = 5, then equals causal's order.",
             vec![
                 preset("sliding-window", 16, &[("w", "4")]),
-                Action::SetSideView(SideView::Order),
-                Action::SetLayer(1),
+                Action::View(ViewAction::SetSideView(SideView::Order)),
+                Action::View(ViewAction::SetLayer(1)),
             ],
         ),
         (
@@ -56,8 +60,10 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "Block Two-Stream",
             "Derived, not designed: merging block generation's tasks gives the Block Two-Stream mask (Designer).",
             vec![
-                Action::Derive(FamilySpec::Builtin(BuiltinFamily::Block(BlockOptions::new(6, 2)))),
-                Action::SetView(View::Designer),
+                Action::Designer(DesignerAction::Derive(FamilySpec::Builtin(BuiltinFamily::Block(BlockOptions::new(
+                    6, 2,
+                ))))),
+                Action::View(ViewAction::SetView(View::Designer)),
             ],
         ),
         (
@@ -65,15 +71,21 @@ fn steps() -> Vec<(&'static str, &'static str, &'static str, Vec<Action>)> {
             "Butterfly",
             "Bidirectional, fully supervised tasks merge into the Butterfly mask (Designer).",
             vec![
-                Action::Derive(FamilySpec::Builtin(BuiltinFamily::Butterfly(ButterflyOptions::new(4)))),
-                Action::SetView(View::Designer),
+                Action::Designer(DesignerAction::Derive(FamilySpec::Builtin(BuiltinFamily::Butterfly(
+                    ButterflyOptions::new(4),
+                )))),
+                Action::View(ViewAction::SetView(View::Designer)),
             ],
         ),
         (
             "tour-flow",
             "Flow = R(L)",
             "A random Transformer runs the window mask; the inputs each position is measurably influenced by are exactly R(L).",
-            vec![preset("sliding-window", 16, &[("w", "4")]), Action::SetSideView(SideView::Flow), Action::SetLayer(2)],
+            vec![
+                preset("sliding-window", 16, &[("w", "4")]),
+                Action::View(ViewAction::SetSideView(SideView::Flow)),
+                Action::View(ViewAction::SetLayer(2)),
+            ],
         ),
     ]
 }

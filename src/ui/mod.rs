@@ -21,12 +21,13 @@ mod order;
 mod palette;
 mod panels;
 mod paste;
+mod store;
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::state::{Action, AppState, View};
+use crate::state::{Action, AppState, View, ViewAction};
 use designer::DesignerView;
 use editor::EditorView;
 use header::{Header, StatusLine};
@@ -35,46 +36,16 @@ use hooks::{
     use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
-
-impl Reducible for AppState {
-    type Action = Action;
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut next = Rc::unwrap_or_clone(self);
-        next.apply(action);
-        Rc::new(next)
-    }
-}
-
-/// The store as a component property: the reducer's handle (a callback reads the state when it
-/// runs), equal to another while no action has been applied in between, so a page component
-/// renders when the state changed and not otherwise.
-#[derive(Clone)]
-pub struct Store(UseReducerHandle<AppState>, u64);
-
-impl Store {
-    fn new(handle: &UseReducerHandle<AppState>) -> Self {
-        Store(handle.clone(), handle.actions)
-    }
-}
-
-impl std::ops::Deref for Store {
-    type Target = AppState;
-    fn deref(&self) -> &AppState {
-        &self.0
-    }
-}
-
-impl PartialEq for Store {
-    fn eq(&self, other: &Self) -> bool {
-        self.1 == other.1
-    }
-}
+use store::{Store, use_narrow};
 
 /// The application.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
     let dispatch = use_dispatch(&state);
+    let on_models = use_narrow(&dispatch, Action::Models);
+    let on_view = use_narrow(&dispatch, Action::View);
+    let on_import = use_narrow(&dispatch, Action::Import);
     let theme = use_theme();
     // The first-visit introduction, until closed (remembered in localStorage).
     let intro_open = use_state(|| !io::intro_closed());
@@ -83,7 +54,7 @@ pub fn app() -> Html {
     use_startup_and_links(&dispatch);
     use_autosave(&state, &dispatch);
     use_keyboard(&dispatch);
-    use_layer_animation(state.playing, &dispatch);
+    use_layer_animation(state.editor.playing, &dispatch);
     use_message_timeout(&state, &dispatch);
     use_flow_runner(&state, &dispatch);
     use_models_runner(&state, &dispatch);
@@ -91,12 +62,16 @@ pub fn app() -> Html {
 
     let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
     let ondrop = {
-        let (view, d) = (state.view, dispatch.clone());
+        let (view, on_import, on_models, on_view) = (state.view, on_import.clone(), on_models.clone(), on_view.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             if let Some(f) = e.data_transfer().and_then(|t| t.files()).and_then(|l| l.get(0)) {
                 // In the Models view a dropped file is a config.json; elsewhere a mask.
-                if view == View::Models { models::read_config(f, &d) } else { files::import_file(f, &d) }
+                if view == View::Models {
+                    models::read_config(f, &on_models, &on_view)
+                } else {
+                    files::import_file(f, &on_import, &on_view)
+                }
             }
         })
     };
@@ -116,7 +91,7 @@ pub fn app() -> Html {
         Callback::from(move |_: MouseEvent| {
             io::set_intro_closed(false);
             intro_open.set(true);
-            d.emit(Action::SetView(View::Editor));
+            d.emit(Action::View(ViewAction::SetView(View::Editor)));
         })
     };
     let engine = match laid.scene.engine {
@@ -126,23 +101,23 @@ pub fn app() -> Html {
     };
     let timing = format!(
         "analysis {:.1} ms · layout {:.1} ms ({engine}, {} nodes)",
-        state.derived.millis,
+        state.editor.derived.millis,
         laid.millis,
         laid.scene.nodes.len()
     );
 
     html! {
-        <main {ondragover} {ondrop} data-revision={state.revision.to_string()}>
+        <main {ondragover} {ondrop} data-revision={state.editor.revision.to_string()}>
             <Header view={state.view} theme={*theme} intro_open={*intro_open} on_open_intro={open_intro}
-                on_toggle_theme={toggle_theme} dispatch={dispatch.clone()} />
+                on_toggle_theme={toggle_theme} on_view={on_view.clone()} />
             // Messages have a reserved line under the header: they push nothing over the content
             // and are never an overlay. The live region stays in the page, so changes are read out.
-            <StatusLine message={state.message.clone()} dispatch={dispatch.clone()} />
+            <StatusLine message={state.message.clone()} on_view={on_view.clone()} />
             if state.view == View::Designer {
-                <DesignerView design={state.design.clone()} hover={state.design_hover} seq={state.design_seq} theme={*theme}
+                <DesignerView design={state.designer.design.clone()} hover={state.designer.hover} seq={state.designer.seq} theme={*theme}
                     dispatch={dispatch.clone()} />
             } else if state.view == View::Models {
-                <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} dispatch={dispatch.clone()} />
+                <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} {on_models} {on_view} />
             } else {
                 <EditorView store={Store::new(&state)} scene={laid.scene.clone()} theme={*theme} intro_open={*intro_open}
                     on_close_intro={close_intro} share_url={share_url.clone()} dispatch={dispatch.clone()} />

@@ -24,7 +24,7 @@ use yew::prelude::*;
 use super::form::on_click;
 use super::io;
 use super::palette::Theme;
-use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsState, run_error};
+use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsAction, ModelsState, ViewAction, run_error};
 use heatmap::Heatmap;
 use kinds::LayerKinds;
 use picker::ModelPicker;
@@ -44,7 +44,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         return;
     }
     let key = req.key;
-    let fail = |error: String| d.emit(Action::ModelFailed { key, error });
+    let fail = |error: String| d.emit(Action::Models(ModelsAction::Failed { key, error }));
     let start = io::now();
     // The CLI's path: refused up front, with the estimate, above the browser's memory limit.
     let stack = match ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), model::MAX_RUN_BYTES) {
@@ -56,7 +56,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Ok(j) => j,
         Err(e) => return fail(e.to_string()),
     };
-    d.emit(Action::ModelProgress { key, done: 0, total: job.depth() });
+    d.emit(Action::Models(ModelsAction::Progress { key, done: 0, total: job.depth() }));
     loop {
         let slice = io::now();
         let mut done = false;
@@ -69,7 +69,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         if done {
             break;
         }
-        d.emit(Action::ModelProgress { key, done: job.layers_done(), total: job.depth() });
+        d.emit(Action::Models(ModelsAction::Progress { key, done: job.layers_done(), total: job.depth() }));
         gloo_timers::future::TimeoutFuture::new(0).await;
         if cancel.get() {
             return;
@@ -80,7 +80,7 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Err(e) => return fail(e.to_string()),
     };
     let run = ModelRun::from_report(req.source, (*req.spec).clone(), req.n, req.overlays, report);
-    d.emit(Action::ModelFinished { key, run: Rc::new(run), millis: io::now() - start });
+    d.emit(Action::Models(ModelsAction::Finished { key, run: Rc::new(run), millis: io::now() - start }));
 }
 
 /// Models view properties.
@@ -90,8 +90,10 @@ pub struct ModelsProps {
     pub models: Rc<ModelsState>,
     /// Light or dark.
     pub theme: Theme,
-    /// The store's dispatcher.
-    pub dispatch: Callback<Action>,
+    /// The view's actions.
+    pub on_models: Callback<ModelsAction>,
+    /// Messages.
+    pub on_view: Callback<ViewAction>,
 }
 
 impl PartialEq for ModelsProps {
@@ -130,7 +132,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
     let progress = match &status {
         ModelStatus::Failed(e) => {
-            let retry = on_click(&p.dispatch, Action::RetryModel);
+            let retry = on_click(&p.on_models, ModelsAction::Retry);
             html! { <p class="models-status flow-error" id="models-error" role="alert">{ format!("The run failed: {e}") }
             {" "}<button type="button" id="models-retry" onclick={retry}>{"Retry"}</button></p> }
         }
@@ -157,7 +159,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
             data-dropped={m.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
                 <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()}
-                    scaled={(*scaled).clone()} outcome={current.clone()} dispatch={p.dispatch.clone()} />
+                    scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />
                 <LayerKinds legend={legend.clone()} layer={m.layer} />
             </aside>
             <section class="center" aria-label="Reach of the model">
@@ -165,16 +167,16 @@ pub fn models_view(p: &ModelsProps) -> Html {
                 if let Some(o) = &current {
                     <Verdict outcome={o.clone()} />
                     <Heatmap outcome={o.clone()} view={m.view} layer={m.layer} theme={p.theme} pending={!m.up_to_date()}
-                        dispatch={p.dispatch.clone()} />
+                        on_models={p.on_models.clone()} />
                 } else if !running {
                     <p class="hint">{"No run yet."}</p>
                 }
             </section>
             <aside class="right" aria-label="Per layer and the limit">
                 if let Some(o) = &current {
-                    <LayerPlot outcome={o.clone()} layer={m.layer} legend={legend.clone()} dispatch={p.dispatch.clone()} />
+                    <LayerPlot outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                     <HasseOfLimit outcome={o.clone()} />
-                    <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} dispatch={p.dispatch.clone()} />
+                    <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                 }
             </aside>
         </div>

@@ -10,9 +10,9 @@ use hasseflow_core::{ClassWiring, CoverWiring, SparsifyOptions};
 use yew::prelude::*;
 
 use super::chart;
-use super::form::{checked, input_value, select_value};
+use super::form::{checked, input_value, on_click, select_value};
 use super::palette::{Palette, Theme, swatch};
-use crate::state::{Action, MAX_EDIT_N, Tool};
+use crate::state::{EditAction, ImportAction, MAX_EDIT_N, Tool, ViewAction};
 
 /// Tool bar properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -27,27 +27,24 @@ pub struct ToolsProps {
     pub can_redo: bool,
     /// Sparsify options.
     pub sparsify: SparsifyOptions,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The editor's edits.
+    pub on_edit: Callback<EditAction>,
 }
 
 /// Painting tools, undo/redo, size, and whole-mask operations.
 #[function_component(Tools)]
 pub fn tools(p: &ToolsProps) -> Html {
-    let act = |a: Action| {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(a.clone()))
-    };
+    let act = |a: EditAction| on_click(&p.on_edit, a);
     let on_size = {
-        let d = p.dispatch.clone();
+        let d = p.on_edit.clone();
         Callback::from(move |e: Event| {
             if let Ok(v) = input_value(&e).trim().parse::<usize>() {
-                d.emit(Action::Resize(v));
+                d.emit(EditAction::Resize(v));
             }
         })
     };
     let on_sparsify = {
-        let d = p.dispatch.clone();
+        let d = p.on_edit.clone();
         Callback::from(move |e: Event| {
             let o = match select_value(&e).as_str() {
                 "cycle" => SparsifyOptions { classes: ClassWiring::Cycle, covers: CoverWiring::AllPairs },
@@ -55,7 +52,7 @@ pub fn tools(p: &ToolsProps) -> Html {
                 "sparsest" => SparsifyOptions { classes: ClassWiring::Cycle, covers: CoverWiring::OneEdge },
                 _ => SparsifyOptions::default(),
             };
-            d.emit(Action::SetSparsify(o));
+            d.emit(EditAction::SetSparsify(o));
         })
     };
     let sp = match (p.sparsify.classes, p.sparsify.covers) {
@@ -71,21 +68,21 @@ pub fn tools(p: &ToolsProps) -> Html {
                     <button type="button" class={classes!("tool", (p.tool == t).then_some("on"))}
                         id={format!("tool-{}", name.to_ascii_lowercase().replace(' ', "-"))}
                         aria-pressed={(p.tool == t).to_string()} title={format!("{name} ({})", key.to_ascii_uppercase())}
-                        onclick={act(Action::SetTool(t))}>{ name }</button>
+                        onclick={act(EditAction::SetTool(t))}>{ name }</button>
                 }) }
             </div>
             <div class="toolrow">
-                <button type="button" id="undo" disabled={!p.can_undo} onclick={act(Action::Undo)} title="Undo (Ctrl+Z)">{"Undo"}</button>
-                <button type="button" id="redo" disabled={!p.can_redo} onclick={act(Action::Redo)} title="Redo (Ctrl+Shift+Z)">{"Redo"}</button>
+                <button type="button" id="undo" disabled={!p.can_undo} onclick={act(EditAction::Undo)} title="Undo (Ctrl+Z)">{"Undo"}</button>
+                <button type="button" id="redo" disabled={!p.can_redo} onclick={act(EditAction::Redo)} title="Redo (Ctrl+Shift+Z)">{"Redo"}</button>
                 <label class="size">{"N "}
                     <input id="size" type="number" min="1" max={MAX_EDIT_N.to_string()} value={p.n.to_string()} onchange={on_size} />
                 </label>
             </div>
             <div class="toolrow">
-                <button type="button" id="op-transpose" onclick={act(Action::Transpose)} title="Swap queries and keys: reverses every Hasse edge">{"Transpose"}</button>
-                <button type="button" id="op-invert" onclick={act(Action::Invert)} title="Complement every cell">{"Invert"}</button>
-                <button type="button" id="op-densify" onclick={act(Action::Densify)} title="Replace by the limit closure: one layer suffices">{"Densify"}</button>
-                <button type="button" id="op-sparsify" onclick={act(Action::Sparsify)} title="Keep own class and covered classes: same order, fewer entries">{"Sparsify"}</button>
+                <button type="button" id="op-transpose" onclick={act(EditAction::Transpose)} title="Swap queries and keys: reverses every Hasse edge">{"Transpose"}</button>
+                <button type="button" id="op-invert" onclick={act(EditAction::Invert)} title="Complement every cell">{"Invert"}</button>
+                <button type="button" id="op-densify" onclick={act(EditAction::Densify)} title="Replace by the limit closure: one layer suffices">{"Densify"}</button>
+                <button type="button" id="op-sparsify" onclick={act(EditAction::Sparsify)} title="Keep own class and covered classes: same order, fewer entries">{"Sparsify"}</button>
                 <label class="visually-hidden" for="sparsify-mode">{"Sparsify wiring"}</label>
                 <select id="sparsify-mode" onchange={on_sparsify} title="Sparsify wiring">
                     <option value="theory" selected={sp == "theory"}>{"cliques + all covers"}</option>
@@ -93,7 +90,7 @@ pub fn tools(p: &ToolsProps) -> Html {
                     <option value="one" selected={sp == "one"}>{"cliques + one edge"}</option>
                     <option value="sparsest" selected={sp == "sparsest"}>{"cycles + one edge"}</option>
                 </select>
-                <button type="button" id="op-clear" onclick={act(Action::Clear)}>{"Clear"}</button>
+                <button type="button" id="op-clear" onclick={act(EditAction::Clear)}>{"Clear"}</button>
             </div>
         </section>
     }
@@ -102,8 +99,8 @@ pub fn tools(p: &ToolsProps) -> Html {
 /// Preset picker properties.
 #[derive(Properties, PartialEq, Clone)]
 pub struct PresetProps {
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// Presets into the editor.
+    pub on_import: Callback<ImportAction>,
 }
 
 /// The form draft of the preset picker (local: nothing else reads it until "Load").
@@ -139,11 +136,11 @@ pub fn preset_picker(p: &PresetProps) -> Html {
         })
     };
     let load = {
-        let (draft, d) = (draft.clone(), p.dispatch.clone());
+        let (draft, d) = (draft.clone(), p.on_import.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let n = draft.n.trim().parse::<usize>().unwrap_or(0);
-            d.emit(Action::LoadPreset { name: draft.name.clone(), n, params: draft.params.clone() });
+            d.emit(ImportAction::LoadPreset { name: draft.name.clone(), n, params: draft.params.clone() });
         })
     };
     let params = spec.params.iter().map(|ps| {
@@ -219,23 +216,20 @@ pub struct LayerProps {
     pub playing: bool,
     /// Theme (for the legend colours).
     pub theme: Theme,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The layer shown and its animation.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// `L = 0..L*+1` with step buttons, play/pause, the convergence line, the legend and the plot.
 #[function_component(LayerControl)]
 pub fn layer_control(p: &LayerProps) -> Html {
     let max = p.max;
-    let act = |a: Action| {
-        let d = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.emit(a.clone()))
-    };
+    let act = |a: ViewAction| on_click(&p.on_view, a);
     let on_range = {
-        let d = p.dispatch.clone();
+        let d = p.on_view.clone();
         Callback::from(move |e: InputEvent| {
             if let Ok(v) = input_value(&e).parse::<usize>() {
-                d.emit(Action::SetLayer(v));
+                d.emit(ViewAction::SetLayer(v));
             }
         })
     };
@@ -250,10 +244,10 @@ pub fn layer_control(p: &LayerProps) -> Html {
     html! {
         <section class="panel layers" aria-label="Layers">
             <div class="toolrow">
-                <button type="button" id="layer-prev" onclick={act(Action::StepLayer(-1))} aria-label="Previous layer" title="Previous layer ([)">{"◀"}</button>
-                <button type="button" id="play" onclick={act(Action::TogglePlay)} aria-pressed={p.playing.to_string()} title="Play / pause (P)">
+                <button type="button" id="layer-prev" onclick={act(ViewAction::StepLayer(-1))} aria-label="Previous layer" title="Previous layer ([)">{"◀"}</button>
+                <button type="button" id="play" onclick={act(ViewAction::TogglePlay)} aria-pressed={p.playing.to_string()} title="Play / pause (P)">
                     { if p.playing { "Pause" } else { "Play" } }</button>
-                <button type="button" id="layer-next" onclick={act(Action::StepLayer(1))} aria-label="Next layer" title="Next layer (])">{"▶"}</button>
+                <button type="button" id="layer-next" onclick={act(ViewAction::StepLayer(1))} aria-label="Next layer" title="Next layer (])">{"▶"}</button>
                 <label for="layer" class="layer-label">{"L = "}<output id="layer-value">{ p.layer }</output></label>
                 <input id="layer" type="range" min="0" max={max.to_string()} value={p.layer.to_string()} oninput={on_range} />
             </div>
@@ -343,22 +337,22 @@ pub struct BlocksProps {
     pub flash: String,
     /// FlashMask verdict in words.
     pub flashmask: String,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The overlay and its block size.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// Block sparsity (FlexAttention-style tiles) and the kernel verdicts.
 #[function_component(BlocksPanel)]
 pub fn blocks_panel(p: &BlocksProps) -> Html {
     let on_toggle = {
-        let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetShowBlocks(checked(&e))))
+        let d = p.on_view.clone();
+        Callback::from(move |e: Event| d.emit(ViewAction::SetShowBlocks(checked(&e))))
     };
     let on_size = {
-        let d = p.dispatch.clone();
+        let d = p.on_view.clone();
         Callback::from(move |e: Event| {
             if let Ok(v) = input_value(&e).trim().parse::<usize>() {
-                d.emit(Action::SetBlockSize(v));
+                d.emit(ViewAction::SetBlockSize(v));
             }
         })
     };

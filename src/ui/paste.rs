@@ -1,6 +1,6 @@
 //! The paste box under Import: a FlexAttention `mask_mod` (or any text the importer reads)
 //! pasted as text and evaluated at a chosen size, batch and head. The reducer does the reading
-//! ([`Action::ImportText`]); a refused text leaves the mask as it was, and a `mask_mod` refused at
+//! ([`ImportAction::ImportText`]); a refused text leaves the mask as it was, and a `mask_mod` refused at
 //! a place is shown under the box like a Python traceback (the store's [`PasteRefusal`]), its
 //! place selected in the text.
 
@@ -9,7 +9,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::form::input_value;
-use crate::state::{Action, MAX_EDIT_N, PasteRefusal};
+use crate::state::{ImportAction, MAX_EDIT_N, PasteRefusal};
 
 /// Paste box properties.
 #[derive(Properties, PartialEq, Clone)]
@@ -18,8 +18,8 @@ pub struct PasteProps {
     pub n: usize,
     /// Where the latest paste was refused, from the store.
     pub refusal: Option<Rc<PasteRefusal>>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The pasted text into the editor.
+    pub on_import: Callback<ImportAction>,
 }
 
 const EXAMPLE: &str =
@@ -51,10 +51,10 @@ pub fn paste_import(props: &PasteProps) -> Html {
     };
     let submit = {
         let (text, n, batch, head) = (text.clone(), n.clone(), batch.clone(), head.clone());
-        let (dispatch, fallback) = (props.dispatch.clone(), props.n);
+        let (dispatch, fallback) = (props.on_import.clone(), props.n);
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            dispatch.emit(Action::ImportText {
+            dispatch.emit(ImportAction::ImportText {
                 name: "the pasted text".into(),
                 text: (*text).clone(),
                 n: n.trim().parse().unwrap_or(fallback),

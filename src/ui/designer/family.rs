@@ -1,12 +1,12 @@
 //! The designer's family form: choose a built-in family, edit its options (the core's
 //! [`BuiltinFamily`], one remembered per family so switching back keeps its values), press
-//! Derive; or open a family file. Dispatches [`Action::Derive`]; the reducer does the rest.
+//! Derive; or open a family file. Dispatches [`DesignerAction::Derive`]; the reducer does the rest.
 
 use hasseflow_core::derive::{Aggregate, BuiltinFamily};
 use hasseflow_core::presets::{Inner, TwoStreamOrder};
 use yew::prelude::*;
 
-use crate::state::{Action, FamilySpec, Level};
+use crate::state::{Action, DesignerAction, FamilySpec, Level, ViewAction};
 use crate::ui::form::{checked, input_value, select_value};
 use crate::ui::io;
 
@@ -122,7 +122,9 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
     let on_family = edit(&draft, |d, e| d.choose(&select_value(e)));
     let on_derive = {
         let (draft, d) = (draft.clone(), p.dispatch.clone());
-        Callback::from(move |_: MouseEvent| d.emit(Action::Derive(FamilySpec::Builtin(draft.spec()))))
+        Callback::from(move |_: MouseEvent| {
+            d.emit(Action::Designer(DesignerAction::Derive(FamilySpec::Builtin(draft.spec()))))
+        })
     };
     let on_file = {
         let d = p.dispatch.clone();
@@ -132,16 +134,21 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
                 let name = file.name();
                 let limit = hasseflow_core::format::MAX_INPUT_BYTES;
                 if file.size() > limit as f64 {
-                    d.emit(Action::Notify(
+                    d.emit(Action::View(ViewAction::Notify(
                         Level::Error,
                         format!("could not read {name}: it is over {} MB. Nothing was changed.", limit / 1_000_000),
-                    ));
+                    )));
                 } else {
                     let d = d.clone();
                     wasm_bindgen_futures::spawn_local(async move {
                         match io::read_file(file).await {
-                            Ok(bytes) => d.emit(Action::Derive(FamilySpec::File { name, bytes })),
-                            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+                            Ok(bytes) => {
+                                d.emit(Action::Designer(DesignerAction::Derive(FamilySpec::File { name, bytes })))
+                            }
+                            Err(e) => d.emit(Action::View(ViewAction::Notify(
+                                Level::Error,
+                                format!("could not read {name}: {e}"),
+                            ))),
                         }
                     });
                 }
@@ -156,7 +163,7 @@ pub fn family_form(p: &FamilyFormProps) -> Html {
                 onchange={set(|s, e| match s {
                     BuiltinFamily::Block(o) => o.minimal = checked(e),
                     BuiltinFamily::Butterfly(o) => o.minimal = checked(e),
-                    _ => {}
+                    BuiltinFamily::Autoregressive(_) | BuiltinFamily::Mae(_) => {}
                 })} />{" minimal layout"}</label>
         }
     };

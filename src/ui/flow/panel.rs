@@ -13,7 +13,8 @@ use super::super::io;
 use super::super::palette::Theme;
 use super::maps::{FlowLegend, MAP_PX, draw_maps, sci};
 use crate::state::{
-    Action, BackendChoice, FlowMap, FlowOutcome, FlowSettings, FlowStatus, LayerPicture, Level, THRESHOLDS,
+    BackendChoice, FlowAction, FlowMap, FlowOutcome, FlowSettings, FlowStatus, LayerPicture, Level, THRESHOLDS,
+    ViewAction,
 };
 
 /// Flow panel properties.
@@ -41,8 +42,10 @@ pub struct FlowProps {
     pub map: FlowMap,
     /// Layers of the document's stack, if it has one.
     pub stack_layers: Option<usize>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The Flow view's settings, map and retry.
+    pub on_flow: Callback<FlowAction>,
+    /// Hover, the layer shown, messages.
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The Flow view.
@@ -79,9 +82,9 @@ pub fn flow_panel(p: &FlowProps) -> Html {
         });
     }
 
-    let set_map = |m: FlowMap| on_click(&p.dispatch, Action::SetFlowMap(m));
+    let set_map = |m: FlowMap| on_click(&p.on_flow, FlowAction::SetMap(m));
     let on_move = {
-        let (d, n) = (p.dispatch.clone(), p.n);
+        let (d, n) = (p.on_view.clone(), p.n);
         Callback::from(move |e: MouseEvent| {
             let side = e
                 .target()
@@ -92,10 +95,10 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
             let inside = (0.0..=side).contains(&x) && (0.0..=side).contains(&y);
             let at = |v: f64| ((v / cell).floor() as usize).min(n - 1);
-            d.emit(Action::HoverCell(inside.then(|| (at(y), at(x)))));
+            d.emit(ViewAction::HoverCell(inside.then(|| (at(y), at(x)))));
         })
     };
-    let on_leave = on_click(&p.dispatch, Action::HoverCell(None));
+    let on_leave = on_click(&p.on_view, ViewAction::HoverCell(None));
 
     let (state, status) = status_line(p);
     let hover = match (p.hover, &*picture) {
@@ -119,7 +122,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
     html! {
         <section class="panel flow" id="flow-panel" aria-label="Flow" data-state={state} data-dropped={p.dropped.to_string()}
             data-revision={p.outcome.as_ref().map(|o| o.key.revision.to_string())}>
-            <FlowSettingsBar settings={p.settings} stack_layers={p.stack_layers} dispatch={p.dispatch.clone()} />
+            <FlowSettingsBar settings={p.settings} stack_layers={p.stack_layers} on_flow={p.on_flow.clone()} on_view={p.on_view.clone()} />
             { status }
             <div class="segmented" role="group" aria-label="Left map">
                 <button type="button" id="flow-map-influence" aria-pressed={(p.map == FlowMap::Influence).to_string()}
@@ -145,7 +148,7 @@ pub fn flow_panel(p: &FlowProps) -> Html {
             </div>
             <FlowLegend theme={p.theme} lo={lo} />
             <FlowAgreement outcome={p.outcome.clone()} layer={p.layer} picture={(*picture).clone()} pending={p.pending}
-                map={p.map} dispatch={p.dispatch.clone()} />
+                map={p.map} on_view={p.on_view.clone()} />
             <p class="hint" id="flow-hover">{ hover }</p>
         </section>
     }
@@ -158,8 +161,10 @@ pub struct SettingsProps {
     pub settings: FlowSettings,
     /// Layers of the document's stack, if it has one.
     pub stack_layers: Option<usize>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The settings.
+    pub on_flow: Callback<FlowAction>,
+    /// Messages (a value out of range).
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The model's settings (`d_model`, heads, layers, seed, backend, threshold) and, for a
@@ -168,14 +173,14 @@ pub struct SettingsProps {
 pub fn flow_settings_bar(p: &SettingsProps) -> Html {
     let s = p.settings;
     let set = |f: fn(&mut FlowSettings, u64)| {
-        let d = p.dispatch.clone();
+        let (d, v) = (p.on_flow.clone(), p.on_view.clone());
         Callback::from(move |e: Event| match input_value(&e).trim().parse::<u64>().ok() {
             Some(v) => {
                 let mut next = s;
                 f(&mut next, v);
-                d.emit(Action::SetFlowSettings(next));
+                d.emit(FlowAction::SetSettings(next));
             }
-            None => d.emit(Action::Notify(
+            None => v.emit(ViewAction::Notify(
                 Level::Error,
                 "flow model: enter a whole number. The settings were not changed.".into(),
             )),
@@ -185,36 +190,36 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
     let on_layers = set(|s, v| s.config.layers = v as usize);
     let on_seed = set(|s, v| s.config.seed = v);
     let on_heads = {
-        let d = p.dispatch.clone();
+        let d = p.on_flow.clone();
         Callback::from(move |e: Event| {
             if let Ok(h) = select_value(&e).parse::<usize>() {
                 let mut next = s;
                 next.config.heads = h;
-                d.emit(Action::SetFlowSettings(next));
+                d.emit(FlowAction::SetSettings(next));
             }
         })
     };
     let on_backend = {
-        let d = p.dispatch.clone();
+        let d = p.on_flow.clone();
         Callback::from(move |e: Event| {
             if let Some(b) = BackendChoice::from_name(&select_value(&e)) {
-                d.emit(Action::SetFlowSettings(FlowSettings { backend: b, ..s }));
+                d.emit(FlowAction::SetSettings(FlowSettings { backend: b, ..s }));
             }
         })
     };
     let on_threshold = {
-        let d = p.dispatch.clone();
+        let d = p.on_flow.clone();
         Callback::from(move |e: Event| {
             // One of the offered values, by its text (no float parsing in the wasm).
             let chosen = select_value(&e);
             if let Some(&threshold) = THRESHOLDS.iter().find(|t| t.to_string() == chosen) {
-                d.emit(Action::SetFlowSettings(FlowSettings { threshold, ..s }));
+                d.emit(FlowAction::SetSettings(FlowSettings { threshold, ..s }));
             }
         })
     };
     let on_stack = {
-        let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetFlowSettings(FlowSettings { use_stack: checked(&e), ..s })))
+        let d = p.on_flow.clone();
+        Callback::from(move |e: Event| d.emit(FlowAction::SetSettings(FlowSettings { use_stack: checked(&e), ..s })))
     };
     html! {
         <>
@@ -244,12 +249,12 @@ pub fn flow_settings_bar(p: &SettingsProps) -> Html {
 
 /// The status line (backend badge, time, progress or failure) and the panel's `data-state`.
 fn status_line(p: &FlowProps) -> (&'static str, Html) {
-    let retry = on_click(&p.dispatch, Action::RetryFlow);
+    let retry = on_click(&p.on_flow, FlowAction::Retry);
     let export_report = |o: Rc<FlowOutcome>| {
-        let d = p.dispatch.clone();
+        let d = p.on_view.clone();
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = io::download_text(&o.report_json(), "hasseflow-flow.json", "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
             }
         })
     };
@@ -310,8 +315,8 @@ pub struct AgreementProps {
     pub pending: bool,
     /// Influence or rollout on the left map.
     pub map: FlowMap,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The layer shown (a row click).
+    pub on_view: Callback<ViewAction>,
 }
 
 /// How far the measurement agrees with `R(L)` at the shown layer, and per layer (a row click
@@ -341,7 +346,7 @@ pub fn flow_agreement(p: &AgreementProps) -> Html {
                     <table class="flow-layers" id="flow-layers-table" aria-label="Agreement per layer (click a row to show it)">
                         <tr><th>{"L"}</th><th>{"|R(L)|"}</th><th>{"agreement"}</th><th>{"false +"}</th><th>{"false −"}</th><th>{"rollout"}</th></tr>
                         { for o.run.report.layers.iter().map(|r| {
-                            let go = on_click(&p.dispatch, Action::SetLayer(r.layer));
+                            let go = on_click(&p.on_view, ViewAction::SetLayer(r.layer));
                             html! {
                                 <tr class={classes!((r.layer == pic.layer).then_some("current"), (r.agreement < 1.0).then_some("off"))} onclick={go}>
                                     <td>{ r.layer }</td><td>{ r.reach }</td><td>{ format!("{:.2}%", 100.0 * r.agreement) }</td>

@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use super::super::form::{input_value, on_click};
 use super::super::palette::{Palette, Theme, css, swatch, viridis};
-use crate::state::{Action, HeatView, ModelOutcome};
+use crate::state::{HeatView, ModelOutcome, ModelsAction};
 
 /// Heatmap properties.
 #[derive(Properties, Clone)]
@@ -26,8 +26,8 @@ pub struct HeatmapProps {
     pub theme: Theme,
     /// Whether rows for `view` are being computed.
     pub pending: bool,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The Models view's layer and zoom.
+    pub on_models: Callback<ModelsAction>,
 }
 
 impl PartialEq for HeatmapProps {
@@ -98,11 +98,11 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
         Some(((f64::from(e.offset_y()) / h).clamp(0.0, 1.0), (f64::from(e.offset_x()) / w).clamp(0.0, 1.0)))
     };
     let onwheel = {
-        let d = p.dispatch.clone();
+        let d = p.on_models.clone();
         Callback::from(move |e: WheelEvent| {
             e.prevent_default();
             if let Some((fq, fk)) = at(&e) {
-                d.emit(Action::ZoomModel { factor: if e.delta_y() < 0.0 { 2.0 } else { 0.5 }, fq, fk });
+                d.emit(ModelsAction::Zoom { factor: if e.delta_y() < 0.0 { 2.0 } else { 0.5 }, fq, fk });
             }
         })
     };
@@ -120,18 +120,18 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
         let hover = hover.clone();
         Callback::from(move |_: MouseEvent| hover.set(None))
     };
-    let zoom = |factor: f64| on_click(&p.dispatch, Action::ZoomModel { factor, fq: 0.5, fk: 0.5 });
-    let whole = on_click(&p.dispatch, Action::ResetModelZoom);
+    let zoom = |factor: f64| on_click(&p.on_models, ModelsAction::Zoom { factor, fq: 0.5, fk: 0.5 });
+    let whole = on_click(&p.on_models, ModelsAction::ResetZoom);
     let on_layer = {
-        let d = p.dispatch.clone();
+        let d = p.on_models.clone();
         Callback::from(move |e: InputEvent| {
             let el: web_sys::HtmlInputElement = e.target_unchecked_into();
-            d.emit(Action::SetModelLayer(el.value().parse().unwrap_or(1)));
+            d.emit(ModelsAction::SetLayer(el.value().parse().unwrap_or(1)));
         })
     };
     let on_layer_change = {
-        let d = p.dispatch.clone();
-        Callback::from(move |e: Event| d.emit(Action::SetModelLayer(input_value(&e).parse().unwrap_or(1))))
+        let d = p.on_models.clone();
+        Callback::from(move |e: Event| d.emit(ModelsAction::SetLayer(input_value(&e).parse().unwrap_or(1))))
     };
     let v = o.key.view;
     let l = &report.layers[layer - 1];

@@ -9,14 +9,16 @@ use yew::prelude::*;
 
 use super::super::form::{input_value, on_click, select_value};
 use super::super::io;
-use crate::state::{Action, Level, MAX_MODEL_N, ModelChoice, ModelOutcome, clipped, describe, gallery_options};
+use crate::state::{
+    Level, MAX_MODEL_N, ModelChoice, ModelOutcome, ModelsAction, ViewAction, clipped, describe, gallery_options,
+};
 
 /// Reads a dropped or picked `config.json` and hands it to the reducer (huge files are refused
 /// before they are read).
-pub fn read_config(file: web_sys::File, d: &Callback<Action>) {
+pub fn read_config(file: web_sys::File, on_models: &Callback<ModelsAction>, on_view: &Callback<ViewAction>) {
     let name = file.name();
     if file.size() > MAX_CONFIG_BYTES as f64 {
-        d.emit(Action::Notify(
+        on_view.emit(ViewAction::Notify(
             Level::Error,
             format!(
                 "could not read {name}: config: {} bytes is more than the {MAX_CONFIG_BYTES} allowed. The current model stays.",
@@ -25,11 +27,11 @@ pub fn read_config(file: web_sys::File, d: &Callback<Action>) {
         ));
         return;
     }
-    let d = d.clone();
+    let (d, v) = (on_models.clone(), on_view.clone());
     wasm_bindgen_futures::spawn_local(async move {
         match io::read_file(file).await {
-            Ok(bytes) => d.emit(Action::LoadModelConfig { name, bytes }),
-            Err(e) => d.emit(Action::Notify(Level::Error, format!("could not read {name}: {e}"))),
+            Ok(bytes) => d.emit(ModelsAction::LoadConfig { name, bytes }),
+            Err(e) => v.emit(ViewAction::Notify(Level::Error, format!("could not read {name}: {e}"))),
         }
     });
 }
@@ -49,8 +51,10 @@ pub struct PickerProps {
     pub scaled: Result<ScaledModel, String>,
     /// The current run, for the export.
     pub outcome: Option<Rc<ModelOutcome>>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The model, its context, the scaled copy.
+    pub on_models: Callback<ModelsAction>,
+    /// Messages (a file that cannot be read, a failed download).
+    pub on_view: Callback<ViewAction>,
 }
 
 /// The form.
@@ -62,10 +66,10 @@ pub fn model_picker(p: &PickerProps) -> Html {
     let paste = use_state(String::new);
     // The gallery's option texts: read once (each entry's config parsed).
     let options = use_memo((), |_| gallery_options());
-    let d = &p.dispatch;
+    let d = &p.on_models;
     let on_model = {
         let d = d.clone();
-        Callback::from(move |e: Event| d.emit(Action::SelectModel(select_value(&e))))
+        Callback::from(move |e: Event| d.emit(ModelsAction::Select(select_value(&e))))
     };
     // One action for the three fields: each change sends all of them as typed.
     // An encoder-decoder has no documents: its changes clear them (the reducer does too).
@@ -80,7 +84,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 docs.set(String::new());
             }
             let get = |i: usize, t: &UseStateHandle<String>| if i == field { value.clone() } else { (**t).clone() };
-            d.emit(Action::SetModelContext { n: get(0, n), docs: get(1, docs), encoder: get(2, encoder) });
+            d.emit(ModelsAction::SetContext { n: get(0, n), docs: get(1, docs), encoder: get(2, encoder) });
         }
     };
     let on_field = |field: usize| {
@@ -89,11 +93,11 @@ pub fn model_picker(p: &PickerProps) -> Html {
     };
     let (on_n, on_docs, on_enc) = (on_field(0), on_field(1), on_field(2));
     let on_file = {
-        let d = d.clone();
+        let (d, v) = (d.clone(), p.on_view.clone());
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             if let Some(f) = input.files().and_then(|l| l.get(0)) {
-                read_config(f, &d);
+                read_config(f, &d, &v);
             }
             input.set_value("");
         })
@@ -109,12 +113,12 @@ pub fn model_picker(p: &PickerProps) -> Html {
         let (d, paste) = (d.clone(), paste.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            d.emit(Action::LoadModelConfig { name: "pasted config.json".into(), bytes: paste.as_bytes().to_vec() });
+            d.emit(ModelsAction::LoadConfig { name: "pasted config.json".into(), bytes: paste.as_bytes().to_vec() });
         })
     };
-    let open_scaled = on_click(d, Action::OpenScaledModel);
+    let open_scaled = on_click(d, ModelsAction::OpenScaled);
     let export = p.outcome.clone().map(|o| {
-        let d = d.clone();
+        let d = p.on_view.clone();
         Callback::from(move |_: MouseEvent| {
             let name = format!(
                 "{}-{}.json",
@@ -122,7 +126,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 o.run.n
             );
             if let Err(e) = io::download_text(&o.to_json(), &name, "application/json") {
-                d.emit(Action::Notify(Level::Error, format!("download failed: {e}")));
+                d.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
             }
         })
     });

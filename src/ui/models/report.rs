@@ -12,7 +12,7 @@ use super::super::form::on_click;
 use super::super::order::OrderDiagram;
 use super::heatmap::grouped;
 use super::kinds::kind_swatch;
-use crate::state::{Action, LayerLegend, ModelOutcome, OrderView};
+use crate::state::{LayerLegend, ModelOutcome, ModelsAction, OrderView};
 
 /// Most compressed Hasse nodes drawn (the layout's time grows quickly past this).
 const MAX_DRAWN_NODES: usize = 200;
@@ -39,8 +39,8 @@ pub struct LayerProps {
     pub layer: usize,
     /// The kinds of the run's layers (the legend's colours).
     pub legend: Rc<LayerLegend>,
-    /// Dispatch.
-    pub dispatch: Callback<Action>,
+    /// The Models view's layer and zoom.
+    pub on_models: Callback<ModelsAction>,
 }
 
 impl PartialEq for LayerProps {
@@ -134,7 +134,7 @@ pub fn layer_plot(p: &LayerProps) -> Html {
         .collect();
     let layer = p.layer.clamp(1, depth);
     let onclick = {
-        let d = p.dispatch.clone();
+        let d = p.on_models.clone();
         Callback::from(move |e: MouseEvent| {
             // The SVG scales with the column: map the pointer into its viewBox.
             let Some(rect) = e
@@ -147,7 +147,7 @@ pub fn layer_plot(p: &LayerProps) -> Html {
             };
             let px = (f64::from(e.client_x()) - rect.left()) * w / rect.width().max(1.0);
             let l = ((px - left) / (w - left - 10.0) * depth as f64).round();
-            d.emit(Action::SetModelLayer(l.clamp(1.0, depth as f64) as usize));
+            d.emit(ModelsAction::SetLayer(l.clamp(1.0, depth as f64) as usize));
         })
     };
     let summary = r
@@ -212,7 +212,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
                     <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
                     <tbody>
                     { for r.layers.iter().map(|l| {
-                        let go = on_click(&p.dispatch, Action::SetModelLayer(l.layer));
+                        let go = on_click(&p.on_models, ModelsAction::SetLayer(l.layer));
                         html! {
                             <tr class={classes!((l.layer == p.layer).then_some("current"))} onclick={go} data-layer={l.layer.to_string()} data-cells={l.cells.to_string()}
                                 data-lookback={format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max)}>

@@ -1,0 +1,53 @@
+//! The one store as the components see it: [`AppState`] reduced by Yew's `use_reducer`,
+//! [`Store`], the reducer's handle as a component property, and [`use_narrow`], the callback of
+//! one group of actions that a panel takes instead of the whole [`Action`] enum.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::state::{Action, AppState};
+
+impl Reducible for AppState {
+    type Action = Action;
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = Rc::unwrap_or_clone(self);
+        next.apply(action);
+        Rc::new(next)
+    }
+}
+
+/// The store as a component property: the reducer's handle (a callback reads the state when it
+/// runs), equal to another while no action has been applied in between, so a page component
+/// renders when the state changed and not otherwise.
+#[derive(Clone)]
+pub struct Store(UseReducerHandle<AppState>, u64);
+
+impl Store {
+    /// The store of `handle`, equal to another while no action is applied.
+    pub fn new(handle: &UseReducerHandle<AppState>) -> Self {
+        Store(handle.clone(), handle.actions)
+    }
+}
+
+impl std::ops::Deref for Store {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.0
+    }
+}
+
+impl PartialEq for Store {
+    fn eq(&self, other: &Self) -> bool {
+        self.1 == other.1
+    }
+}
+
+/// The store's dispatcher narrowed to one group of actions (`Action::Edit`, `Action::View`, ...):
+/// a panel that only edits takes a `Callback<EditAction>`. Made once per component, so the
+/// panels' properties stay equal across renders.
+#[hook]
+pub fn use_narrow<A: 'static>(dispatch: &Callback<Action>, group: fn(A) -> Action) -> Callback<A> {
+    let d = dispatch.clone();
+    (*use_memo((), move |_| d.reform(group))).clone()
+}
