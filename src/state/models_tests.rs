@@ -4,9 +4,9 @@
 use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
-use hasseflow_core::model::ModelRun;
+use hasseflow_core::job::Job;
+use hasseflow_core::model::{ModelJob, ModelRun};
 use hasseflow_core::pattern::Overlays;
-use hasseflow_core::reach::{ReachJob, ReachOptions};
 
 use super::test_support::clock;
 use super::*;
@@ -15,16 +15,13 @@ fn state() -> AppState {
     AppState::new(Document::new(BitMatrix::identity(4)), clock)
 }
 
-/// What the shell does for a request: the core's job driven step by step.
+/// What the shell does for a request: the core's job run to its end.
 fn run(req: &ModelRequest) -> Rc<ModelRun> {
     let stack =
         ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), hasseflow_core::model::MAX_RUN_BYTES)
             .unwrap();
-    let mut job =
-        ReachJob::new(&stack, ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() }).unwrap();
-    while !job.step().unwrap() {}
-    let report = job.finish().unwrap();
-    Rc::new(ModelRun::from_report(req.source.clone(), (*req.spec).clone(), req.n, req.overlays.clone(), report))
+    let job = ModelJob::new(&stack, req.source.clone(), (*req.spec).clone(), req.n, req.overlays.clone(), &req.queries);
+    Rc::new(job.unwrap().run().unwrap())
 }
 
 fn finish(s: &mut AppState) -> ModelRequest {
