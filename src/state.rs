@@ -24,6 +24,7 @@ mod designer;
 mod document;
 mod flow;
 mod import;
+mod job;
 mod layer_kinds;
 mod models;
 mod tools;
@@ -40,6 +41,7 @@ pub use flow::{
     check_threshold, plan_backend,
 };
 pub use import::{ImportAction, PasteRefusal, REFUSAL_WIDTH};
+pub use job::KeyedRun;
 pub use layer_kinds::{
     KindEntry, LayerLegend, LayerRole, clipped, describe, gallery_options, kind_family, pattern_line,
 };

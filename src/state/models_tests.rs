@@ -79,7 +79,7 @@ fn a_late_result_for_an_old_key_is_dropped() {
     s.apply(Action::Models(ModelsAction::Progress { key: old.key, done: 3, total: 32 }));
     s.apply(Action::Models(ModelsAction::Finished { key: old.key, run: run(&old), millis: 1.0 }));
     s.apply(Action::Models(ModelsAction::Failed { key: old.key, error: "late".into() }));
-    assert_eq!(s.models.dropped, 3);
+    assert_eq!(s.models.run.dropped, 3);
     assert!(s.models.outcome.is_none());
     assert_eq!(s.models.status_now(), ModelStatus::Idle);
     s.apply(Action::Models(ModelsAction::Progress { key: fresh.key, done: 2, total: 32 }));

@@ -88,7 +88,7 @@ impl PartialEq for ModelsProps {
             && a.choice == b.choice
             && (a.n, a.encoder_n, &a.docs, a.settings, a.view, a.layer)
                 == (b.n, b.encoder_n, &b.docs, b.settings, b.view, b.layer)
-            && (&a.status_key, &a.status, a.dropped) == (&b.status_key, &b.status, b.dropped)
+            && a.run == b.run
             && self.theme == o.theme
     }
 }
@@ -136,7 +136,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     };
     html! {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
-            data-dropped={m.dropped.to_string()}>
+            data-dropped={m.run.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
                 <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()}
                     scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />
