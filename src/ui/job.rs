@@ -4,13 +4,35 @@
 //! set (its key changed). Any core [`Job`] runs through it; the store keys and keeps the results.
 
 use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
 
 use hasseflow_core::job::{Job, Step};
+use yew::prelude::*;
 
 use super::io;
 
 /// Longest stretch a job computes before yielding to the browser.
 const SLICE_MS: f64 = 12.0;
+
+/// One run per key: when `key` changes, `start` is given a fresh cancel flag and the run it
+/// returns (if any) is spawned; the flag is set when the key changes again or the component goes,
+/// and the run (through [`debounce`] and [`sliced`]) then stops at its next yield.
+#[hook]
+pub fn use_job<K, F, R>(key: Option<K>, start: F)
+where
+    K: PartialEq + 'static,
+    F: FnOnce(Rc<Cell<bool>>) -> Option<R> + 'static,
+    R: Future<Output = ()> + 'static,
+{
+    use_effect_with(key, move |_| {
+        let cancel = Rc::new(Cell::new(false));
+        if let Some(run) = start(cancel.clone()) {
+            wasm_bindgen_futures::spawn_local(run);
+        }
+        move || cancel.set(true)
+    });
+}
 
 /// Waits `ms` milliseconds (0: until the browser has handled pending events and painted).
 pub async fn pause(ms: u32) {
