@@ -329,10 +329,13 @@ fn no_component_is_over_two_hundred_lines() {
 
 /// The compute kernels' entry points, called from size-optimised code (the core's model runs,
 /// the app's store and runners).
-const KERNEL_ENTRY_POINTS: [(&str, &str); 27] = [
+const KERNEL_ENTRY_POINTS: [(&str, &str); 30] = [
     ("crates/engine/src/reach/engine/job.rs", "pub fn new(stack"),
-    ("crates/engine/src/reach/engine/job.rs", "pub fn step(&mut self)"),
-    ("crates/engine/src/reach/engine/job.rs", "pub fn finish(mut self)"),
+    ("crates/engine/src/reach/engine/job.rs", "fn checked_step(&mut self)"),
+    ("crates/engine/src/reach/engine/job.rs", "fn step(&mut self) -> Step<Self::Output>"),
+    ("crates/engine/src/flow/job.rs", "pub fn new(model: &'a FlowModel"),
+    ("crates/engine/src/flow/job.rs", "pub fn compare(raw: FlowRaw"),
+    ("crates/engine/src/flow/job.rs", "fn step(&mut self) -> Step<FlowOutput>"),
     ("crates/engine/src/reach/engine/limit.rs", "pub(crate) fn limit("),
     ("crates/engine/src/reach/engine/limit.rs", "pub(crate) fn all_rows("),
     ("crates/engine/src/reach/engine/limit.rs", "pub fn repeated_growth("),

@@ -58,6 +58,7 @@ impl<'a> FlowJob<'a> {
     ///
     /// # Panics
     /// If `masks` has a different size or layer count than `model` (build both from one config).
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(model: &'a FlowModel, masks: &'a FlowMasks, threshold: f64) -> FlowJob<'a> {
         let job = CpuFlowJob::new(model, masks);
         let total = job.total() + masks.layers();
@@ -66,6 +67,7 @@ impl<'a> FlowJob<'a> {
 
     /// The comparison of measurements made elsewhere (the GPU) with `R(L)` of `masks` at
     /// `threshold`: `layers` steps.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn compare(raw: FlowRaw, masks: &'a FlowMasks, threshold: f64) -> FlowJob<'a> {
         let builder = ReportBuilder::new(&raw, masks, threshold);
         FlowJob { masks, threshold, phase: Phase::Compare { raw, builder }, done: 0, total: masks.layers() }
@@ -80,6 +82,7 @@ impl<'a> FlowJob<'a> {
 impl Job for FlowJob<'_> {
     type Output = FlowOutput;
 
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     fn step(&mut self) -> Step<FlowOutput> {
         match &mut self.phase {
             Phase::Measure { model, job } => {

@@ -229,6 +229,7 @@ impl<'a> ReachJob<'a> {
 impl Job for ReachJob<'_> {
     type Output = Result<ReachReport, ReachError>;
 
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     fn step(&mut self) -> Step<Self::Output> {
         let total = self.depth();
         match self.checked_step() {
