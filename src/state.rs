@@ -26,6 +26,7 @@ mod flow;
 mod gesture;
 mod grid_picture;
 mod import;
+mod job;
 mod layer_kinds;
 mod models;
 mod order_picture;
@@ -48,6 +49,7 @@ pub use grid_picture::{
     RulerLabel, Segment, Shade, Strokes,
 };
 pub use import::{ImportAction, PasteRefusal, REFUSAL_WIDTH};
+pub use job::KeyedRun;
 pub use layer_kinds::{
     KindEntry, LayerLegend, LayerRole, clipped, describe, gallery_options, kind_family, pattern_line,
 };

@@ -6,6 +6,8 @@
 
 use std::rc::Rc;
 
+use super::KeyedRun;
+
 use hasseflow_core::flow::{
     self, FlowConfig, FlowError, FlowMasks, FlowRaw, FlowReport, FlowSummary, INFLUENCE_THRESHOLD, rollout,
 };
@@ -210,9 +212,10 @@ pub struct FlowOutcome {
 }
 
 /// Progress of the run for the current key.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum FlowStatus {
     /// Nothing started (or the view is hidden).
+    #[default]
     Idle,
     /// Running; fraction done.
     Running(f64),
@@ -227,12 +230,9 @@ pub struct FlowState {
     pub settings: FlowSettings,
     /// The run for the current key, if finished.
     pub outcome: Option<Rc<FlowOutcome>>,
-    /// The key `status` belongs to.
-    pub status_key: Option<FlowKey>,
-    /// Progress or failure of the run for `status_key`.
-    pub status: FlowStatus,
-    /// Reports dropped because the mask or the settings had changed (shown, and tested).
-    pub dropped: u64,
+    /// The status of the run for the current key; reports dropped because the mask or the
+    /// settings had changed (shown, and tested).
+    pub run: KeyedRun<FlowKey, FlowStatus>,
     /// Influence or rollout on the left map.
     pub map: FlowMap,
 }
@@ -242,9 +242,7 @@ impl Default for FlowState {
         FlowState {
             settings: FlowSettings::default(),
             outcome: None,
-            status_key: None,
-            status: FlowStatus::Idle,
-            dropped: 0,
+            run: KeyedRun::default(),
             map: FlowMap::Influence,
         }
     }
@@ -269,7 +267,7 @@ impl FlowState {
 
     /// The status of the run for `key` (`Idle` for any other key).
     pub fn status_for(&self, key: Option<FlowKey>) -> FlowStatus {
-        if key.is_some() && self.status_key == key { self.status.clone() } else { FlowStatus::Idle }
+        self.run.status_for(key)
     }
 
     /// Stores a finished run for `key` when `key` is `current` (`source`: what the current
@@ -278,7 +276,7 @@ impl FlowState {
         let masks = match source.masks(&key.config) {
             Ok(m) if Some(key) == current && run.raw.n == m.n() && run.raw.influence.len() == m.layers() => m,
             _ => {
-                self.dropped += 1;
+                self.run.dropped += 1;
                 return;
             }
         };
@@ -288,18 +286,12 @@ impl FlowState {
             run.report = run.report.rethreshold(&run.raw, &masks, self.settings.threshold);
         }
         self.outcome = Some(Rc::new(FlowOutcome { key, run, masks: Rc::new(masks), reach: Rc::new(reach) }));
-        self.status_key = Some(key);
-        self.status = FlowStatus::Idle;
+        self.run.report(key, current, FlowStatus::Idle);
     }
 
     /// Records progress or failure for `key` when it is `current`; otherwise counts it as dropped.
     pub(super) fn report_status(&mut self, key: FlowKey, current: Option<FlowKey>, status: FlowStatus) {
-        if Some(key) != current {
-            self.dropped += 1;
-            return;
-        }
-        self.status_key = Some(key);
-        self.status = status;
+        self.run.report(key, current, status);
     }
 
     /// Changes the threshold: the shown outcome is re-thresholded in place (no new run).
@@ -523,8 +515,7 @@ impl super::AppState {
             }
             FlowAction::SetMap(m) => self.flow.map = m,
             FlowAction::Retry => {
-                self.flow.status_key = None;
-                self.flow.status = FlowStatus::Idle;
+                self.flow.run.retry();
             }
         }
     }

@@ -56,10 +56,10 @@ fn a_finished_flow_run_is_shown_and_a_stale_one_is_dropped() {
     // The mask changes while the run is in flight: its report must not be shown.
     paint(&mut s, &[(5, 0)]);
     s.apply(Action::Flow(FlowAction::Finished { key: req.key, run: run_for(&req) }));
-    assert_eq!(s.flow.dropped, 1);
+    assert_eq!(s.flow.run.dropped, 1);
     assert!(s.flow.current(s.flow_key()).is_none(), "the stale run is not current");
     s.apply(Action::Flow(FlowAction::Progress { key: req.key, progress: 0.9 }));
-    assert_eq!(s.flow.dropped, 2, "late progress of the stale run is dropped too");
+    assert_eq!(s.flow.run.dropped, 2, "late progress of the stale run is dropped too");
     assert_eq!(s.flow.status_for(s.flow_key()), FlowStatus::Idle);
     // The run for the new mask is kept, and no further run is asked for.
     let fresh = s.flow_request().expect("the new mask needs a run");

@@ -9,6 +9,8 @@
 
 use std::rc::Rc;
 
+use super::KeyedRun;
+
 use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use hasseflow_core::reach::check_model_run;
@@ -207,9 +209,10 @@ impl ModelOutcome {
 }
 
 /// Progress of the run for the current key.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum ModelStatus {
     /// Nothing running.
+    #[default]
     Idle,
     /// Running: layers done of all.
     Running {
@@ -247,12 +250,9 @@ pub struct ModelsState {
     pub layer: usize,
     /// The latest finished run (possibly of other settings: see [`ModelsState::current`]).
     pub outcome: Option<Rc<ModelOutcome>>,
-    /// The key `status` belongs to.
-    pub status_key: Option<ModelKey>,
-    /// Progress or failure of the run for `status_key`.
-    pub status: ModelStatus,
-    /// Reports dropped because their key was no longer current.
-    pub dropped: u64,
+    /// The status of the run for the current key; reports dropped because their key was no
+    /// longer current.
+    pub run: KeyedRun<ModelKey, ModelStatus>,
 }
 
 impl Default for ModelsState {
@@ -283,9 +283,7 @@ impl Default for ModelsState {
             view: HeatView::whole(total),
             layer: 1,
             outcome: None,
-            status_key: None,
-            status: ModelStatus::Idle,
-            dropped: 0,
+            run: KeyedRun::default(),
         }
     }
 }
@@ -357,7 +355,7 @@ impl ModelsState {
 
     /// The status of the run for the current key.
     pub fn status_now(&self) -> ModelStatus {
-        if self.status_key == Some(self.key()) { self.status.clone() } else { ModelStatus::Idle }
+        self.run.status_for(Some(self.key()))
     }
 
     /// The scaled copy the editor would get (at most `max_n` positions).
@@ -378,24 +376,16 @@ impl ModelsState {
 
     /// Stores a finished run for `key` when it is current; otherwise counts it as dropped.
     pub(super) fn finish(&mut self, key: ModelKey, run: Rc<ModelRun>, millis: f64) {
-        if key != self.key() {
-            self.dropped += 1;
-            return;
+        if self.run.report(key, Some(self.key()), ModelStatus::Idle) {
+            self.layer = self.layer.clamp(1, run.report.layers.len().max(1));
+            self.outcome = Some(Rc::new(ModelOutcome { key, run, millis }));
         }
-        self.layer = self.layer.clamp(1, run.report.layers.len().max(1));
-        self.outcome = Some(Rc::new(ModelOutcome { key, run, millis }));
-        self.status_key = Some(key);
-        self.status = ModelStatus::Idle;
     }
 
     /// Records progress or failure for `key` when it is current; otherwise counts it as dropped.
     pub(super) fn report_status(&mut self, key: ModelKey, status: ModelStatus) {
-        if key != self.key() {
-            self.dropped += 1;
-            return;
-        }
-        self.status_key = Some(key);
-        self.status = status;
+        let current = Some(self.key());
+        self.run.report(key, current, status);
     }
 }
 
@@ -587,8 +577,7 @@ impl super::AppState {
             ModelsAction::Finished { key, run, millis } => self.models.finish(key, run, millis),
             ModelsAction::Failed { key, error } => self.models.report_status(key, ModelStatus::Failed(error)),
             ModelsAction::Retry => {
-                self.models.status_key = None;
-                self.models.status = ModelStatus::Idle;
+                self.models.run.retry();
             }
             ModelsAction::OpenScaled => self.open_scaled(),
         }

@@ -4,9 +4,9 @@
 use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
-use hasseflow_core::model::ModelRun;
+use hasseflow_core::job::Job;
+use hasseflow_core::model::{ModelJob, ModelRun};
 use hasseflow_core::pattern::Overlays;
-use hasseflow_core::reach::{ReachJob, ReachOptions};
 
 use super::test_support::clock;
 use super::*;
@@ -15,16 +15,13 @@ fn state() -> AppState {
     AppState::new(Document::new(BitMatrix::identity(4)), clock)
 }
 
-/// What the shell does for a request: the core's job driven step by step.
+/// What the shell does for a request: the core's job run to its end.
 fn run(req: &ModelRequest) -> Rc<ModelRun> {
     let stack =
         ModelRun::stack(&req.spec, req.n, &req.overlays, req.queries.len(), hasseflow_core::model::MAX_RUN_BYTES)
             .unwrap();
-    let mut job =
-        ReachJob::new(&stack, ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() }).unwrap();
-    while !job.step().unwrap() {}
-    let report = job.finish().unwrap();
-    Rc::new(ModelRun::from_report(req.source.clone(), (*req.spec).clone(), req.n, req.overlays.clone(), report))
+    let job = ModelJob::new(&stack, req.source.clone(), (*req.spec).clone(), req.n, req.overlays.clone(), &req.queries);
+    Rc::new(job.unwrap().run().unwrap())
 }
 
 fn finish(s: &mut AppState) -> ModelRequest {
@@ -82,7 +79,7 @@ fn a_late_result_for_an_old_key_is_dropped() {
     s.apply(Action::Models(ModelsAction::Progress { key: old.key, done: 3, total: 32 }));
     s.apply(Action::Models(ModelsAction::Finished { key: old.key, run: run(&old), millis: 1.0 }));
     s.apply(Action::Models(ModelsAction::Failed { key: old.key, error: "late".into() }));
-    assert_eq!(s.models.dropped, 3);
+    assert_eq!(s.models.run.dropped, 3);
     assert!(s.models.outcome.is_none());
     assert_eq!(s.models.status_now(), ModelStatus::Idle);
     s.apply(Action::Models(ModelsAction::Progress { key: fresh.key, done: 2, total: 32 }));

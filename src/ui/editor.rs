@@ -143,7 +143,7 @@ pub fn side_panel(p: &SideProps) -> Html {
             if state.side == SideView::Flow {
                 <FlowPanel settings={state.flow.settings} outcome={state.flow.current(flow_key).cloned()}
                     status={state.flow.status_for(flow_key)} pending={flow_pending} layer={state.flow_layer()} n={state.n()}
-                    hover={state.editor.hover_cell} theme={p.theme} dropped={state.flow.dropped} map={state.flow.map}
+                    hover={state.editor.hover_cell} theme={p.theme} dropped={state.flow.run.dropped} map={state.flow.map}
                     stack_layers={state.editor.doc.stack.as_ref().map(|st| st.0.layers().len())} {on_flow} {on_view} />
             } else {
                 <OrderPanel store={p.store.clone()} scene={p.scene.clone()} {on_view} />

@@ -3,7 +3,8 @@
 //! the theory's `R(L)`, disagreements marked.
 //!
 //! Runs are asynchronous and never block painting: the GPU path awaits the device, the CPU path
-//! runs one layer of one pass at a time and yields to the browser every [`SLICE_MS`]. Each run is
+//! steps the core's `FlowJob` (one layer of one pass at a time, then one compared layer) through
+//! the views' one runner (`ui/job.rs`: debounce, time slices, progress, cancel). Each run is
 //! started for a [`FlowKey`] and cancelled when the key changes (its effect's cleanup); whatever
 //! it still reports is dropped by the reducer, which compares keys.
 //!
@@ -16,18 +17,16 @@ mod panel;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw, ReportBuilder, cpu};
+use hasseflow_core::flow::{FlowJob, FlowModel, FlowOutput};
 use hasseflow_gpu::GpuFlow;
 use yew::prelude::*;
 
-use super::io;
+use super::{io, job};
 use crate::state::{
     Action, AdapterSeen, BackendChoice, BackendPlan, FlowAction, FlowKey, FlowRequest, FlowRun, plan_backend,
 };
 pub use panel::FlowPanel;
 
-/// Longest stretch the CPU path computes before yielding to the browser.
-const SLICE_MS: f64 = 12.0;
 /// Delay before a run starts, so a burst of edits (undo held down) starts one run, not many.
 const DEBOUNCE_MS: u32 = 120;
 
@@ -70,40 +69,27 @@ async fn gpu(slot: &SharedGpu) -> Result<Rc<GpuFlow>, String> {
     opened
 }
 
-/// Waits `ms` milliseconds (0: until the browser has handled pending events and painted).
-async fn pause(ms: u32) {
-    gloo_timers::future::TimeoutFuture::new(ms).await;
-}
-
-/// The CPU path in slices of at most [`SLICE_MS`]; `None` when cancelled.
-async fn cpu_sliced(
-    model: &FlowModel,
-    masks: &FlowMasks,
+/// Runs `job` in slices, reporting its progress as a fraction when `report` (the CPU path; the
+/// GPU path's comparison shows none); `None` when cancelled.
+async fn sliced(
+    job: &mut FlowJob<'_>,
     key: FlowKey,
+    report: bool,
     cancel: &Cell<bool>,
     d: &Callback<Action>,
-) -> Option<FlowRaw> {
-    let mut job = cpu::CpuFlowJob::new(model, masks);
-    loop {
-        let start = io::now();
-        while io::now() - start < SLICE_MS {
-            if job.step_layers(model, masks, 1) {
-                return Some(job.finish());
-            }
+) -> Option<FlowOutput> {
+    job::sliced(job, cancel, |done, total| {
+        if report {
+            d.emit(Action::Flow(FlowAction::Progress { key, progress: done as f64 / total.max(1) as f64 }));
         }
-        d.emit(Action::Flow(FlowAction::Progress { key, progress: job.progress() }));
-        pause(0).await;
-        if cancel.get() {
-            return None;
-        }
-    }
+    })
+    .await
 }
 
 /// Runs `req` and reports back through `d` (progress, then the result or the failure), unless
 /// `cancel` is set first.
 pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
-    pause(DEBOUNCE_MS).await;
-    if cancel.get() {
+    if !job::debounce(DEBOUNCE_MS, &cancel).await {
         return;
     }
     let key = req.key;
@@ -124,32 +110,26 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let start = io::now();
     let seen = gpu.as_ref().map(|g| AdapterSeen { name: g.adapter().name.clone(), software: g.adapter().software });
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
-    let (raw, fallback) = match (plan, gpu) {
+    let (out, fallback) = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
-        (BackendPlan::Cpu { note }, _) => (cpu_sliced(&model, &masks, key, &cancel, &d).await, note),
+        (BackendPlan::Cpu { note }, _) => {
+            (sliced(&mut FlowJob::new(&model, &masks, threshold), key, true, &cancel, &d).await, note)
+        }
         (BackendPlan::Gpu { fallback }, Ok(g)) => match g.run(&model, &masks).await {
-            Ok(raw) => (Some(raw), None),
+            // The comparison, in slices too (rollout is `O(ones(A) · n)` a layer).
+            Ok(raw) if !cancel.get() => {
+                (sliced(&mut FlowJob::compare(raw, &masks, threshold), key, false, &cancel, &d).await, None)
+            }
+            Ok(_) => return,
             Err(e) if fallback => {
-                let raw = cpu_sliced(&model, &masks, key, &cancel, &d).await;
-                (raw, Some(format!("CPU fallback: the WebGPU run failed ({e})")))
+                let out = sliced(&mut FlowJob::new(&model, &masks, threshold), key, true, &cancel, &d).await;
+                (out, Some(format!("CPU fallback: the WebGPU run failed ({e})")))
             }
             Err(e) => return fail(format!("the WebGPU run failed: {e}")),
         },
         (BackendPlan::Gpu { .. }, Err(e)) => return fail(format!("WebGPU is not available: {e}")),
     };
-    let Some(raw) = raw else { return };
-    if cancel.get() {
-        return;
-    }
-    // The comparison, one layer per slice (rollout is `O(ones(A) · n)` a layer).
-    let mut builder = ReportBuilder::new(&raw, &masks, threshold);
-    while !builder.step(&raw) {
-        pause(0).await;
-        if cancel.get() {
-            return;
-        }
-    }
-    let report = builder.finish();
+    let Some(FlowOutput { raw, report }) = out else { return };
     let millis = io::now() - start;
     d.emit(Action::Flow(FlowAction::Finished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } }));
 }

@@ -3,7 +3,6 @@
 //! animation, the message timer, the flow and model runners, the theme; and the Hasse layout,
 //! memoised per revision. `<App>` calls them once each; none renders anything.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use hasseflow_core::format::{Encoding, write_json};
@@ -13,7 +12,7 @@ use wasm_bindgen::closure::{Closure, WasmClosure};
 use yew::prelude::*;
 
 use super::palette::Theme;
-use super::{flow, io, models};
+use super::{flow, io, job, models};
 use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, Tool, ViewAction};
 
 /// The Hasse layout of one revision and how long it took.
@@ -117,12 +116,8 @@ pub fn use_flow_runner(state: &AppState, dispatch: &Callback<Action>) {
     let gpu_slot = use_mut_ref(|| flow::GpuSlot::Untried);
     let request = state.flow_request();
     let (d, threshold) = (dispatch.clone(), state.flow.settings.threshold);
-    use_effect_with(request.as_ref().map(|r| r.key), move |_| {
-        let cancel = Rc::new(Cell::new(false));
-        if let Some(req) = request {
-            wasm_bindgen_futures::spawn_local(flow::run(req, threshold, gpu_slot, cancel.clone(), d));
-        }
-        move || cancel.set(true)
+    job::use_job(request.as_ref().map(|r| r.key), move |cancel| {
+        request.map(|req| flow::run(req, threshold, gpu_slot, cancel, d))
     });
 }
 
@@ -132,13 +127,7 @@ pub fn use_flow_runner(state: &AppState, dispatch: &Callback<Action>) {
 pub fn use_models_runner(state: &AppState, dispatch: &Callback<Action>) {
     let request = state.model_request();
     let d = dispatch.clone();
-    use_effect_with(request.as_ref().map(|r| r.key), move |_| {
-        let cancel = Rc::new(Cell::new(false));
-        if let Some(req) = request {
-            wasm_bindgen_futures::spawn_local(models::run(req, cancel.clone(), d));
-        }
-        move || cancel.set(true)
-    });
+    job::use_job(request.as_ref().map(|r| r.key), move |cancel| request.map(|req| models::run(req, cancel, d)));
 }
 
 /// The colour theme: the system's preference at first, then the user's; set on the document

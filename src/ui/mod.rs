@@ -16,6 +16,7 @@ mod header;
 mod hooks;
 mod intro;
 mod io;
+mod job;
 mod models;
 mod order;
 mod palette;

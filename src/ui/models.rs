@@ -5,9 +5,9 @@
 //! limit's compressed Hasse diagram.
 //!
 //! Runs are effects keyed by what they compute ([`ModelKey`](crate::state::ModelKey)): [`run`]
-//! steps the core's `ReachJob` (one layer per step) and yields to the browser every
-//! [`SLICE_MS`], reporting progress; the effect's cleanup sets the cancel flag when the key
-//! changes, and the reducer drops whatever a stale run still reports.
+//! steps the core's `ModelJob` (one layer per step) through the views' one runner (`ui/job.rs`:
+//! debounce, time slices, progress, cancel); the effect's cleanup sets the cancel flag when the
+//! key changes, and the reducer drops whatever a stale run still reports.
 
 mod heatmap;
 mod kinds;
@@ -17,13 +17,12 @@ mod report;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use hasseflow_core::model::{self, ModelRun};
-use hasseflow_core::reach::{ReachJob, ReachOptions};
+use hasseflow_core::model::{self, ModelJob, ModelRun};
 use yew::prelude::*;
 
 use super::form::on_click;
-use super::io;
 use super::palette::Theme;
+use super::{io, job};
 use crate::state::{Action, ModelOutcome, ModelRequest, ModelStatus, ModelsAction, ModelsState, ViewAction, run_error};
 use heatmap::Heatmap;
 use kinds::LayerKinds;
@@ -31,16 +30,13 @@ use picker::ModelPicker;
 pub use picker::read_config;
 use report::{HasseOfLimit, LayerPlot, LayerTable, Verdict};
 
-/// Longest stretch a run computes before yielding to the browser.
-const SLICE_MS: f64 = 12.0;
 /// Delay before a run starts, so a burst of zoom steps starts one run, not many.
 const DEBOUNCE_MS: u32 = 150;
 
 /// Runs `req` in slices and reports back through `d` (progress, then the result or the failure),
 /// unless `cancel` is set first.
 pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
-    gloo_timers::future::TimeoutFuture::new(DEBOUNCE_MS).await;
-    if cancel.get() {
+    if !job::debounce(DEBOUNCE_MS, &cancel).await {
         return;
     }
     let key = req.key;
@@ -51,36 +47,20 @@ pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>)
         Ok(s) => s,
         Err(e) => return fail(run_error(&req.spec, req.n, &e)),
     };
-    let options = ReachOptions { queries: req.queries.clone(), ..ReachOptions::default() };
-    let mut job = match ReachJob::new(&stack, options) {
+    let made = ModelJob::new(&stack, req.source, (*req.spec).clone(), req.n, req.overlays, &req.queries);
+    let mut run = match made {
         Ok(j) => j,
         Err(e) => return fail(e.to_string()),
     };
-    d.emit(Action::Models(ModelsAction::Progress { key, done: 0, total: job.depth() }));
-    loop {
-        let slice = io::now();
-        let mut done = false;
-        while !done && io::now() - slice < SLICE_MS {
-            done = match job.step() {
-                Ok(d) => d,
-                Err(e) => return fail(e.to_string()),
-            };
-        }
-        if done {
-            break;
-        }
-        d.emit(Action::Models(ModelsAction::Progress { key, done: job.layers_done(), total: job.depth() }));
-        gloo_timers::future::TimeoutFuture::new(0).await;
-        if cancel.get() {
-            return;
+    d.emit(Action::Models(ModelsAction::Progress { key, done: 0, total: run.depth() }));
+    let progress = |done, total| d.emit(Action::Models(ModelsAction::Progress { key, done, total }));
+    match job::sliced(&mut run, &cancel, progress).await {
+        None => {}
+        Some(Err(e)) => fail(e.to_string()),
+        Some(Ok(run)) => {
+            d.emit(Action::Models(ModelsAction::Finished { key, run: Rc::new(run), millis: io::now() - start }))
         }
     }
-    let report = match job.finish() {
-        Ok(r) => r,
-        Err(e) => return fail(e.to_string()),
-    };
-    let run = ModelRun::from_report(req.source, (*req.spec).clone(), req.n, req.overlays, report);
-    d.emit(Action::Models(ModelsAction::Finished { key, run: Rc::new(run), millis: io::now() - start }));
 }
 
 /// Models view properties.
@@ -108,7 +88,7 @@ impl PartialEq for ModelsProps {
             && a.choice == b.choice
             && (a.n, a.encoder_n, &a.docs, a.settings, a.view, a.layer)
                 == (b.n, b.encoder_n, &b.docs, b.settings, b.view, b.layer)
-            && (&a.status_key, &a.status, a.dropped) == (&b.status_key, &b.status, b.dropped)
+            && a.run == b.run
             && self.theme == o.theme
     }
 }
@@ -156,7 +136,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
     };
     html! {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
-            data-dropped={m.dropped.to_string()}>
+            data-dropped={m.run.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
                 <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()}
                     scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />

@@ -6,7 +6,8 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use hasseflow_core::flow::{BackendKind, FlowConfig, FlowMasks, FlowModel, FlowRaw, FlowReport, FlowSummary, cpu};
+use hasseflow_core::flow::{BackendKind, FlowConfig, FlowJob, FlowMasks, FlowModel, FlowSummary, INFLUENCE_THRESHOLD};
+use hasseflow_core::job::{Job, Step};
 use hasseflow_gpu::GpuFlow;
 use serde_json::json;
 
@@ -40,31 +41,41 @@ pub(crate) fn flow_command(a: &FlowArgs) -> Result<()> {
     let setup_ms = ms(t);
     let t = Instant::now();
     let show = progress::wanted(a.json);
-    let raw: FlowRaw = match &gpu {
+    let (raw, report, compute_ms, report_ms) = match &gpu {
         Some(g) => {
             // One submission per batch and one readback: no finer progress to show.
             let spinner = progress::spinner(show, "flow on the GPU");
             let raw = g.run_blocking(&model, &masks);
             spinner.finish_and_clear();
-            raw.context("GPU flow run")?
+            let raw = raw.context("GPU flow run")?;
+            let compute_ms = ms(t);
+            let t = Instant::now();
+            let out = FlowJob::compare(raw, &masks, INFLUENCE_THRESHOLD).run();
+            (out.raw, out.report, compute_ms, ms(t))
         }
         None => {
-            // cpu::run_flow is this job run in one go; here it runs one pass at a time.
-            let bar = progress::bar(show, (model.n() + 1) as u64, "flow passes");
-            let mut job = cpu::CpuFlowJob::new(&model, &masks);
-            let mut passes = 0;
-            while !job.step(&model, &masks, 1) {
-                passes += 1;
-                bar.set_position(passes);
-            }
+            // The measurement and the comparison, one layer step at a time.
+            let bar = progress::bar(show, 0, "flow, layer by layer");
+            let mut job = FlowJob::new(&model, &masks, INFLUENCE_THRESHOLD);
+            let mut follow = progress::follow(&bar);
+            let mut measured = None;
+            let out = loop {
+                match job.step() {
+                    Step::Progress { done, total } => {
+                        follow(done, total);
+                        if measured.is_none() && job.measured() {
+                            measured = Some(Instant::now());
+                        }
+                    }
+                    Step::Done(out) => break out,
+                }
+            };
             bar.finish_and_clear();
-            job.finish()
+            let measured = measured.unwrap_or_else(Instant::now);
+            let compute_ms = measured.duration_since(t).as_secs_f64() * 1e3;
+            (out.raw, out.report, compute_ms, ms(measured))
         }
     };
-    let compute_ms = ms(t);
-    let t = Instant::now();
-    let report = FlowReport::new(&raw, &masks);
-    let report_ms = ms(t);
     if raw.influence.iter().flatten().any(|x| !x.is_finite()) {
         bail!("the {} backend produced non-finite influences", raw.backend.kind);
     }

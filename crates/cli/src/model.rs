@@ -171,13 +171,12 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
         bail!("--row: {q} is outside the context (0..{n})");
     }
     let overlays = Overlays { docs, ..Overlays::default() };
-    // A bar over the layers (the engine's ReachJob steps one layer at a time); hidden in pipes
-    // and with --json.
+    // A bar over the layers (the core's ModelJob steps one layer at a time); hidden in pipes and
+    // with --json.
     let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layer_count() as u64, "reach over the layers");
     let start = Instant::now();
-    let run = ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, max_bytes, |done, _| {
-        bar.set_position(done as u64)
-    });
+    let run =
+        ModelRun::compute_with_progress(source, spec, n, overlays, &a.rows, max_bytes, crate::progress::follow(&bar));
     let reach_ms = start.elapsed().as_secs_f64() * 1e3;
     bar.finish_and_clear();
     let run = run.map_err(|e| match e {

@@ -24,6 +24,17 @@ pub(crate) fn bar(show: bool, len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// What a [`Job`](hasseflow_core::Job)'s progress does to `bar`: `Job::run_observed(follow(&bar))`
+/// (or a core function taking the same callback) draws its steps, `done` of `total`.
+pub(crate) fn follow(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
+    |done, total| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    }
+}
+
 /// A spinner for a step whose progress is not known (hidden unless `show`).
 pub(crate) fn spinner(show: bool, what: &str) -> ProgressBar {
     if !show {
@@ -34,4 +45,41 @@ pub(crate) fn spinner(show: bool, what: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner().with_style(style).with_message(what.to_string());
     bar.enable_steady_tick(Duration::from_millis(100));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hasseflow_core::job::{Job, Step};
+
+    /// Five units of work, one per step.
+    struct Five(usize);
+
+    impl Job for Five {
+        type Output = &'static str;
+        fn step(&mut self) -> Step<&'static str> {
+            if self.0 == 5 {
+                return Step::Done("done");
+            }
+            self.0 += 1;
+            Step::Progress { done: self.0, total: 5 }
+        }
+    }
+
+    /// A bar following a job ends at the job's total, whatever length it was made with, and the
+    /// job's output comes through unchanged.
+    #[test]
+    fn a_bar_follows_a_job_to_its_total() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(99);
+        let mut positions = Vec::new();
+        let mut follow = follow(&bar);
+        let out = Five(0).run_observed(|done, total| {
+            follow(done, total);
+            positions.push(bar.position());
+        });
+        assert_eq!(out, "done");
+        assert_eq!(bar.length(), Some(5));
+        assert_eq!(positions, [1, 2, 3, 4, 5]);
+    }
 }

@@ -3,9 +3,11 @@
 
 #[path = "support/flow_masks.rs"]
 mod flow_masks;
+#[path = "support/job_contract.rs"]
+mod job_contract;
 
 use flow_masks::{assert_exact, catalog_masks, preset};
-use hasseflow_core::flow::{FlowConfig, FlowError, FlowMasks, FlowModel, FlowReport, cpu};
+use hasseflow_core::flow::{FlowConfig, FlowError, FlowJob, FlowMasks, FlowModel, FlowReport, cpu};
 use hasseflow_core::{BitMatrix, Layer, LayerStack};
 
 fn report(mask: &BitMatrix, config: FlowConfig) -> FlowReport {
@@ -138,6 +140,35 @@ fn stepped_job_equals_the_one_shot_run_whatever_the_step() {
         assert_eq!(calls + 1, (3 * 12usize).div_ceil(stride), "3 layers x (11 copies + 1)");
         assert_eq!(job.finish(), whole, "stride {stride}");
     }
+}
+
+/// The flow job (the CPU measurement, then the comparison) keeps the job contract, counts one
+/// step per layer of each pass and per compared layer, and gives `run_flow` and
+/// `FlowReport::with_threshold`; the comparison alone (the GPU's path) gives the same report.
+#[test]
+fn the_flow_job_gives_the_one_shot_run_and_report() {
+    let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed: 5 };
+    let mask = preset("sliding-window", 9, &[("w", "2")]);
+    let model = FlowModel::new(config, 9).expect("valid");
+    let masks = FlowMasks::uniform(&mask, &config);
+    let raw = cpu::run_flow(&model, &masks);
+    let report = FlowReport::with_threshold(&raw, &masks, 1e-6);
+    let (out, seen) = job_contract::drive(FlowJob::new(&model, &masks, 1e-6), "flow job");
+    let total = 3 * (9 + 1) + 3;
+    assert_eq!(seen, (1..total).map(|d| (d, total)).collect::<Vec<_>>(), "one layer step each, the last hands over");
+    assert_eq!(out.raw, raw);
+    assert_eq!(out.report, report);
+    let (out, seen) = job_contract::drive(FlowJob::compare(raw.clone(), &masks, 1e-6), "comparison");
+    assert_eq!(seen, [(1, 3), (2, 3)]);
+    assert_eq!((out.raw, out.report), (raw, report));
+    // The job knows when the measurement is complete.
+    let mut job = FlowJob::new(&model, &masks, 1e-6);
+    for _ in 0..3 * 10 - 1 {
+        let _ = hasseflow_core::job::Job::step(&mut job);
+        assert!(!job.measured());
+    }
+    let _ = hasseflow_core::job::Job::step(&mut job);
+    assert!(job.measured(), "after 3 layers x 10 passes");
 }
 
 #[test]

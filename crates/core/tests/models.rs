@@ -5,6 +5,9 @@
 //! fixture names; every sampled row of a real `masking_utils` mask function must equal
 //! `LayerKind::allows`. Plus one test per refusal.
 
+#[path = "support/job_contract.rs"]
+mod job_contract;
+
 use hasseflow_core::model::{self, ModelError, PackingError};
 use hasseflow_core::pattern::{LayerKind, ModelSpec};
 use serde_json::Value;
@@ -488,4 +491,27 @@ fn mutated_gallery_configs_never_panic() {
         started.elapsed()
     );
     assert!(accepted > rounds / 10 && refused > rounds / 10, "{accepted} read, {refused} refused");
+}
+
+/// A model run as a job keeps the job contract (the limit, then one step per layer) and gives
+/// `ModelRun::compute`'s run; a query outside the context is refused before any step.
+#[test]
+fn the_model_job_gives_the_one_shot_run() {
+    use hasseflow_core::model::{MAX_RUN_BYTES, ModelJob, ModelRun};
+    use hasseflow_core::pattern::Overlays;
+    for (name, n) in [("gemma-3-27b-it", 4096u64), ("mistral-7b-v0.1", 20_000)] {
+        let spec = model::load_gallery(name).unwrap_or_else(|e| panic!("{e}"));
+        let docs = Overlays { docs: vec![n / 2, n - n / 2], ..Overlays::default() };
+        let stack = ModelRun::stack(&spec, n, &docs, 2, MAX_RUN_BYTES).unwrap_or_else(|e| panic!("{e}"));
+        let job = ModelJob::new(&stack, "g".into(), spec.clone(), n, docs.clone(), &[0, n - 1])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let depth = job.depth();
+        assert_eq!(depth, spec.layer_count());
+        let (run, seen) = job_contract::drive(job, name);
+        assert_eq!(seen, (0..=depth).map(|d| (d, depth)).collect::<Vec<_>>(), "{name}");
+        let once = ModelRun::compute("g".into(), spec.clone(), n, docs.clone(), &[0, n - 1]);
+        assert_eq!(run.unwrap_or_else(|e| panic!("{e}")), once.unwrap_or_else(|e| panic!("{e}")), "{name}");
+        let bad = ModelJob::new(&stack, "g".into(), spec, n, docs, &[n]);
+        assert!(matches!(bad, Err(hasseflow_core::ReachError::QueryOutOfRange { .. })), "{name}");
+    }
 }

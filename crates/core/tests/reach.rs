@@ -2,6 +2,9 @@
 //! of every layer kind × direction × overlay, and random union-of-intervals masks; the report's
 //! fields against dense oracles; test vectors; the dense builder against the Transformers fixture.
 
+#[path = "support/job_contract.rs"]
+mod job_contract;
+
 use hasseflow_core::pattern::{LayerKind, Overlays};
 use hasseflow_core::reach::{HasseNodeKind, ReachJob, ReachOptions, ReachReport};
 use hasseflow_core::rng::SplitMix64;
@@ -273,20 +276,13 @@ fn a_stepped_job_reports_what_run_reports() {
         let stack = random_stack(&mut rng, n);
         let queries: Vec<u64> = (0..3).map(|_| rng.below(n) as u64).collect();
         let options = ReachOptions { queries, ..ReachOptions::default() };
-        let mut job = ReachJob::new(&stack, options.clone()).unwrap();
-        assert_eq!(job.depth(), stack.layers().len());
-        let mut steps = 0;
-        let mut last = 0;
-        while !job.step().unwrap() {
-            steps += 1;
-            assert!(job.layers_done() >= last && job.layers_done() <= job.depth(), "case {case}");
-            last = job.layers_done();
-        }
-        assert!(job.is_done());
-        assert_eq!(job.layers_done(), stack.layers().len(), "case {case}");
-        // The limit, then one step per layer; the last step (the structure) returned true.
-        assert_eq!(steps, 1 + stack.layers().len(), "case {case}");
-        assert_eq!(job.finish().unwrap(), stack.run(&options).unwrap(), "case {case}");
+        let job = ReachJob::new(&stack, options.clone()).unwrap();
+        let depth = stack.layers().len();
+        assert_eq!(job.depth(), depth);
+        // The limit (0 layers), then one layer per step, then the structure hands over the report.
+        let (report, seen) = job_contract::drive(job, "reach job");
+        assert_eq!(seen, (0..=depth).map(|d| (d, depth)).collect::<Vec<_>>(), "case {case}");
+        assert_eq!(report.unwrap(), stack.run(&options).unwrap(), "case {case}");
     }
     let stack = random_stack(&mut rng, 10);
     let bad = ReachOptions { queries: vec![10], ..ReachOptions::default() };

@@ -10,6 +10,7 @@
 //! - [`Analysis`]: closure, classes, Hasse diagram, `L*`, growth, height, width.
 //! - [`FirstReach`]: the first-reach layer of every cell (one matrix answers every `L`).
 //! - [`ops`]: densify, sparsify; [`stack`]: per-layer masks and heads.
+//! - [`Job`]: every long computation in bounded steps ([`Step`]: progress or the output).
 //! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
 //! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
 //! - [`reach`]: the structured reach engine: `R(l)` of interval-row layer stacks at `n` in the
@@ -19,6 +20,7 @@
 pub mod analysis;
 pub mod bits;
 pub mod flow;
+pub mod job;
 pub mod ops;
 pub mod order;
 pub mod pattern;
@@ -28,6 +30,7 @@ pub mod stack;
 
 pub use analysis::{Analysis, FirstReach, reach_after};
 pub use bits::BitMatrix;
+pub use job::{Job, Step};
 pub use ops::{ClassWiring, CoverWiring, SparsifyOptions, densify, sparsify, sparsify_analysis};
 pub use order::{Order, position_runs};
 pub use reach::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, RuleLayer, StructuredLayer};

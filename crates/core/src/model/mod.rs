@@ -21,6 +21,7 @@
 
 mod config;
 pub mod gallery;
+mod job;
 pub mod packing;
 mod run;
 pub mod scale;
@@ -34,6 +35,7 @@ use crate::pattern::{LayerKind, ModelSpec};
 
 pub use config::SUPPORTED_MODEL_TYPES;
 pub use gallery::{GALLERY, GalleryEntry, gallery, gallery_entry, gallery_json, load_gallery};
+pub use job::ModelJob;
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
 pub use run::ModelRun;
 pub use scale::{ScaleError, ScaledModel, scale_length, scale_model};

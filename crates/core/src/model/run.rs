@@ -5,8 +5,10 @@
 use serde_json::{Value, json};
 
 use super::MAX_RUN_BYTES;
+use super::ModelJob;
+use crate::job::Job;
 use crate::pattern::{ModelSpec, Overlays};
-use crate::reach::{ReachError, ReachJob, ReachOptions, ReachReport, ReachStack};
+use crate::reach::{ReachError, ReachReport, ReachStack};
 
 /// A model run: what was asked and what the engine found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +83,8 @@ impl ModelRun {
 
     /// [`ModelRun::compute`] within `max_bytes` (refused up front above it, see
     /// [`ModelRun::stack`]), calling `progress(layers_done, depth)` before the first layer and
-    /// after each one (the CLI's progress bar). The same [`ReachJob`] the app drives in slices.
+    /// after each one (the CLI's progress bar): the [`ModelJob`] the app drives in slices, run to
+    /// its end.
     ///
     /// # Errors
     /// As [`ModelRun::compute`], with `max_bytes` for [`MAX_RUN_BYTES`].
@@ -92,22 +95,13 @@ impl ModelRun {
         overlays: Overlays,
         queries: &[u64],
         max_bytes: u64,
-        mut progress: impl FnMut(usize, usize),
+        progress: impl FnMut(usize, usize),
     ) -> Result<ModelRun, ReachError> {
         let stack = ModelRun::stack(&spec, n, &overlays, queries.len(), max_bytes)?;
-        let mut job = ReachJob::new(&stack, ReachOptions { queries: queries.to_vec(), ..ReachOptions::default() })?;
-        let mut reported = usize::MAX;
-        while !job.is_done() {
-            if job.layers_done() != reported {
-                reported = job.layers_done();
-                progress(reported, job.depth());
-            }
-            job.step()?;
-        }
-        Ok(ModelRun::from_report(source, spec, n, overlays, job.finish()?))
+        ModelJob::new(&stack, source, spec, n, overlays, queries)?.run_observed(progress)
     }
 
-    /// The run of a finished job (the app steps the job itself): each layer named by the spec.
+    /// The run of a finished reach report ([`ModelJob`]'s last step): each layer named by the spec.
     pub fn from_report(
         source: String,
         spec: ModelSpec,

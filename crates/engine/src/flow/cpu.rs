@@ -106,7 +106,8 @@ impl CpuFlowJob {
         }
     }
 
-    fn total(&self) -> usize {
+    /// Layer steps in all: `layers · (n + 1)`.
+    pub(crate) fn total(&self) -> usize {
         self.layers * (self.n + 1)
     }
 

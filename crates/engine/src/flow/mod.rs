@@ -9,6 +9,7 @@
 //! - [`cpu::run_flow`]: the reference forward pass in `f32` (the test oracle, and the fallback
 //!   when no GPU adapter exists); `hasseflow-gpu` runs the same math in WGSL and returns the same
 //!   [`FlowRaw`].
+//! - [`FlowJob`]: the CPU measurement and the comparison as one [`Job`](crate::job::Job).
 //! - [`FlowReport::new`]: per-layer agreement of the influence support (relative threshold
 //!   [`INFLUENCE_THRESHOLD`]) and of attention rollout with `R(L)`.
 //!
@@ -23,8 +24,10 @@
 //! `M ∨ I`, which is what the theory predicts.
 
 pub mod cpu;
+mod job;
 mod report;
 
+pub use job::{FlowJob, FlowOutput};
 pub use report::{FlowReport, FlowSummary, INFLUENCE_THRESHOLD, LayerAgreement, ReportBuilder, rollout};
 
 use crate::bits::BitMatrix;

@@ -3,6 +3,7 @@
 use super::limit::*;
 use super::stats::*;
 use super::*;
+use crate::job::{Job, Step};
 
 /// Where a [`ReachJob`] stands.
 pub(super) enum Phase {
@@ -14,15 +15,16 @@ pub(super) enum Phase {
     Structure,
     /// The report is assembled.
     Done(Box<ReachReport>),
-    /// A step failed; every later step and [`ReachJob::finish`] return its error.
+    /// A step failed; every later step returns its error.
     Failed(ReachError),
-    /// The report was taken.
+    /// The report (or the error) was handed over by [`Job::step`].
     Taken,
 }
 
 /// A run of a [`ReachStack`] in steps, so a caller can pause between them (the web app yields to
 /// the browser between steps): the limit first, then one layer per step, then the limit's
-/// structure. [`ReachStack::run`] drives the same job to the end, so both give the same report.
+/// structure, as a [`Job`]. [`ReachStack::run`] drives the same job to the end, so both give the
+/// same report.
 ///
 /// # Examples
 /// ```
@@ -30,15 +32,21 @@ pub(super) enum Phase {
 /// use hasseflow_engine::reach::{ReachJob, ReachOptions, ReachStack, RuleLayer, StructuredLayer};
 /// let layer = StructuredLayer::Rule(RuleLayer::new(LayerKind::Sliding { window: 4 }, true, Overlays::default()));
 /// let stack = ReachStack::new(64, vec![layer; 8], Vec::new()).unwrap();
+/// use hasseflow_engine::job::{Job, Step};
 /// let mut job = ReachJob::new(&stack, ReachOptions::default()).unwrap();
 /// let mut steps = 0;
-/// while !job.step().unwrap() {
-///     steps += 1;
-/// }
+/// let report = loop {
+///     match job.step() {
+///         Step::Progress { done, total } => {
+///             assert_eq!((done, total), (steps, 8)); // the limit, then one layer per step
+///             steps += 1;
+///         }
+///         Step::Done(report) => break report.unwrap(),
+///     }
+/// };
 /// assert_eq!(job.layers_done(), 8);
-/// let report = job.finish().unwrap();
 /// assert_eq!(report, stack.run(&ReachOptions::default()).unwrap());
-/// assert!(steps >= 8);
+/// assert_eq!(steps, 9);
 /// ```
 pub struct ReachJob<'a> {
     stack: &'a ReachStack,
@@ -103,19 +111,11 @@ impl<'a> ReachJob<'a> {
         self.done
     }
 
-    /// Whether the report is ready ([`ReachJob::finish`] then does no more work).
-    pub fn is_done(&self) -> bool {
-        matches!(self.phase, Phase::Done(_))
-    }
-
     /// Does one step: the limit, one layer, or the limit's structure. Returns whether the report
-    /// is ready.
-    ///
-    /// # Errors
-    /// [`ReachError::TooManyIntervals`] when the general path would hold too many intervals (the
-    /// job is then finished and [`ReachJob::finish`] returns the error too).
+    /// is ready; an error ([`ReachError::TooManyIntervals`] when the general path would hold too
+    /// many intervals) ends the job, and every later step returns it too.
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
-    pub fn step(&mut self) -> Result<bool, ReachError> {
+    fn checked_step(&mut self) -> Result<bool, ReachError> {
         let r = self.advance();
         if let Err(e) = &r {
             self.phase = Phase::Failed(e.clone());
@@ -222,27 +222,31 @@ impl<'a> ReachJob<'a> {
         }
         Ok(())
     }
+}
 
-    /// Runs the remaining steps and returns the report.
-    ///
-    /// # Errors
-    /// The error of a failed step ([`ReachError::TooManyIntervals`]).
+/// One layer per step after the limit: `Progress { done: layers, total: depth }`, then the report
+/// (or the error of a failed step).
+impl Job for ReachJob<'_> {
+    type Output = Result<ReachReport, ReachError>;
+
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
-    pub fn finish(mut self) -> Result<ReachReport, ReachError> {
-        loop {
-            match std::mem::replace(&mut self.phase, Phase::Taken) {
-                Phase::Done(report) => return Ok(*report),
-                Phase::Failed(e) => return Err(e),
-                Phase::Taken => unreachable!("finish consumes the job"),
-                other => {
-                    self.phase = other;
-                    self.step()?;
-                }
+    fn step(&mut self) -> Step<Self::Output> {
+        let total = self.depth();
+        match self.checked_step() {
+            Ok(false) => Step::Progress { done: self.done, total },
+            Ok(true) => match std::mem::replace(&mut self.phase, Phase::Taken) {
+                Phase::Done(report) => Step::Done(Ok(*report)),
+                // Spent: the report was taken.
+                _ => Step::Progress { done: total, total },
+            },
+            Err(e) => {
+                self.phase = Phase::Taken;
+                Step::Done(Err(e))
             }
         }
     }
 }
 
 pub(crate) fn run(stack: &ReachStack, options: &ReachOptions) -> Result<ReachReport, ReachError> {
-    ReachJob::new(stack, options.clone())?.finish()
+    Job::run(ReachJob::new(stack, options.clone())?)
 }
