@@ -1,8 +1,8 @@
-//! hasseflow-app as a library: the plain-Rust parts of the web app (the store and the share-link
-//! codec), compiled and tested natively, plus the Yew shell, compiled only for wasm.
+//! The web app's entry: the store (crates/state, plain Rust, tested natively) under its app name
+//! `state`, and the Yew shell (`ui`), compiled only for wasm.
 
 pub use hasseflow_core::share;
-pub mod state;
+pub use hasseflow_state as state;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

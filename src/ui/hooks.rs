@@ -12,6 +12,7 @@ use wasm_bindgen::closure::{Closure, WasmClosure};
 use yew::prelude::*;
 
 use super::palette::Theme;
+use super::store::Reduced;
 use super::{flow, io, job, models};
 use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, Tool, ViewAction};
 
@@ -25,7 +26,7 @@ pub struct Laid {
 
 /// The store's dispatcher as a callback (what the components take).
 #[hook]
-pub fn use_dispatch(state: &UseReducerHandle<AppState>) -> Callback<Action> {
+pub fn use_dispatch(state: &UseReducerHandle<Reduced>) -> Callback<Action> {
     let d = state.dispatcher();
     // The dispatcher is stable across renders, so one callback serves them all.
     (*use_memo((), move |_| Callback::from(move |a| d.dispatch(a)))).clone()

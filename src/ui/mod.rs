@@ -42,7 +42,7 @@ use store::{Store, use_narrow};
 /// The application.
 #[function_component(App)]
 pub fn app() -> Html {
-    let state = use_reducer(|| AppState::new(AppState::initial_document(), io::now));
+    let state = use_reducer(|| store::Reduced(AppState::new(AppState::initial_document(), io::now)));
     let dispatch = use_dispatch(&state);
     let on_models = use_narrow(&dispatch, Action::Models);
     let on_view = use_narrow(&dispatch, Action::View);

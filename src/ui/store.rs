@@ -8,12 +8,24 @@ use yew::prelude::*;
 
 use crate::state::{Action, AppState};
 
-impl Reducible for AppState {
+/// [`AppState`] as Yew's reducer state (the store crate knows no Yew, so the shell wraps it);
+/// it reads as the state it holds.
+#[derive(Clone)]
+pub struct Reduced(pub AppState);
+
+impl Reducible for Reduced {
     type Action = Action;
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = Rc::unwrap_or_clone(self);
-        next.apply(action);
+        next.0.apply(action);
         Rc::new(next)
+    }
+}
+
+impl std::ops::Deref for Reduced {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.0
     }
 }
 
@@ -21,11 +33,11 @@ impl Reducible for AppState {
 /// runs), equal to another while no action has been applied in between, so a page component
 /// renders when the state changed and not otherwise.
 #[derive(Clone)]
-pub struct Store(UseReducerHandle<AppState>, u64);
+pub struct Store(UseReducerHandle<Reduced>, u64);
 
 impl Store {
     /// The store of `handle`, equal to another while no action is applied.
-    pub fn new(handle: &UseReducerHandle<AppState>) -> Self {
+    pub fn new(handle: &UseReducerHandle<Reduced>) -> Self {
         Store(handle.clone(), handle.actions)
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Action, AppState, View};
-use crate::share;
+use hasseflow_core::share;
 
 /// Largest `n` the designer accepts for a built-in family (the merged task of butterfly `n`
 /// has `3n` positions; block generation `2n`).

@@ -9,7 +9,7 @@
 use hasseflow_core::BitMatrix;
 use hasseflow_core::interop::{BlockStats, Tile};
 
-use crate::state::Derived;
+use crate::Derived;
 
 /// CSS size of the canvas (square).
 pub const CANVAS_PX: f64 = 520.0;

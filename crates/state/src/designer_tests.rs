@@ -5,11 +5,11 @@ use hasseflow_core::interop::ExportKind;
 
 use super::test_support::*;
 use super::*;
-use crate::share;
 use hasseflow_core::derive::{
     Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions,
 };
 use hasseflow_core::presets::{Inner, TwoStreamOrder};
+use hasseflow_core::share;
 
 fn block(o: BlockOptions) -> FamilySpec {
     FamilySpec::Builtin(BuiltinFamily::Block(o))
@@ -166,7 +166,7 @@ fn opening_a_derived_mask_keeps_the_provenance_the_cli_writes() {
 #[test]
 fn family_files_derive_and_bad_ones_change_nothing() {
     let mut s = state(BitMatrix::zeros(3));
-    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/family_example.json")).unwrap();
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/family_example.json")).unwrap();
     let d = derived(&mut s, FamilySpec::File { name: "family_example.json".into(), bytes: bytes.clone() });
     let family = hasseflow_core::derive::parse_family(&bytes).unwrap();
     let expected = hasseflow_core::derive::derive(&family).unwrap();
@@ -307,7 +307,7 @@ fn designer_links_derive_the_same_family_and_damaged_ones_change_nothing() {
     t.apply(Action::Import(ImportAction::LoadShared("design=%%%".into())));
     assert!(t.message.as_ref().is_some_and(|m| m.level == Level::Error && m.text.contains("design link is damaged")));
     assert!(t.designer.design.as_ref().zip(before.as_ref()).is_some_and(|(a, b)| Rc::ptr_eq(a, b)));
-    let file = include_bytes!("../../tests/data/family_example.json").to_vec();
+    let file = include_bytes!("../../../tests/data/family_example.json").to_vec();
     s.apply(Action::Designer(DesignerAction::Derive(FamilySpec::File {
         name: "family_example.json".into(),
         bytes: file,

@@ -5,7 +5,7 @@
 use hasseflow_render::Scene;
 
 use super::grid_picture::Rect;
-use crate::state::{AppState, OrderView};
+use crate::{AppState, OrderView};
 
 /// Width of the drawing area (CSS pixels).
 pub const ORDER_W: f64 = 420.0;
@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn the_hovered_cell_lights_its_path_else_the_hovered_class_lights_its_down_set() {
-        use crate::state::{Action, Document, ViewAction};
+        use crate::{Action, Document, ViewAction};
         // Causal of side 4: every position its own class, class c = position c.
         let mut s = AppState::new(Document::new(BitMatrix::from_fn(4, |q, k| k <= q)), || 0.0);
         assert_eq!(s.order_lit(), [false; 4]);

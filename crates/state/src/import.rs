@@ -11,7 +11,7 @@ use hasseflow_core::interop::{self, ExportKind};
 use hasseflow_core::presets::{build_preset, preset_labels, preset_provenance};
 
 use super::{Action, AppState, DesignerAction, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
-use crate::share;
+use hasseflow_core::share;
 
 /// What comes into the editor: presets, files, pasted text, share links, the autosave (reduced
 /// here).
