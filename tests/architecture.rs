@@ -447,13 +447,13 @@ fn no_module_cycles_in_any_crate() {
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
 }
 
+/// A made-up module for the checks' own tests.
+fn module(path: &[&str], text: &str) -> arch::Module {
+    arch::Module { path: path.iter().map(|s| s.to_string()).collect(), file: path.join("/"), text: text.to_string() }
+}
+
 #[test]
 fn the_cycle_check_sees_a_cycle_and_passes_a_layering() {
-    let module = |path: &[&str], text: &str| arch::Module {
-        path: path.iter().map(|s| s.to_string()).collect(),
-        file: path.join("/"),
-        text: text.to_string(),
-    };
     let cyclic = [
         module(&[], "mod a; mod b;"),
         module(&["a"], "use super::b::{X, c::Y};\nfn f() { crate::b::g(); }"),
@@ -525,11 +525,6 @@ fn nothing_in_the_app_imports_upward() {
 
 #[test]
 fn the_upward_check_sees_a_child_naming_its_parents_item() {
-    let module = |path: &[&str], text: &str| arch::Module {
-        path: path.iter().map(|s| s.to_string()).collect(),
-        file: path.join("/"),
-        text: text.to_string(),
-    };
     let mods = [
         module(&[], "mod ui;"),
         module(&["ui"], "mod files; mod store; pub struct Store;"),

@@ -93,10 +93,12 @@ fn control(draft: &UseStateHandle<Draft>, p: &'static FamilyParam) -> Html {
         })
     };
     let input = param_control(&p.spec, id, &value, true, on_change);
+    // Keyed by name: when a control appears or goes (radius with mask tokens), the others keep
+    // their elements, so a checkbox being clicked is not swapped for its neighbour mid-event.
     if ticked {
-        html! { <label>{ input }{ format!(" {}", p.label) }</label> }
+        html! { <label key={p.spec.name}>{ input }{ format!(" {}", p.label) }</label> }
     } else {
-        html! { <label>{ format!("{} ", p.label) }{ input }</label> }
+        html! { <label key={p.spec.name}>{ format!("{} ", p.label) }{ input }</label> }
     }
 }
 
