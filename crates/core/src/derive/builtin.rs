@@ -29,7 +29,7 @@ use super::task::{Family, FamilyError};
 use crate::bits::BitMatrix;
 use crate::format::{MaskFile, Provenance};
 use crate::interop::provenance_if_matches;
-use crate::presets::{Args, BadValue, Inner, ParamKind, ParamSpec, TwoStreamOrder, param_names, unknown_param};
+use crate::presets::{Args, BadValue, Inner, ParamKind, ParamSpec, Params, TwoStreamOrder, param_names, unknown_param};
 
 /// A built-in task family with its options (THEORY §6; MAE from the paper's future work).
 ///
@@ -88,12 +88,17 @@ pub struct FamilyEntry {
     pub params: &'static [FamilyParam],
     /// The family from its checked parameters.
     read: fn(&FamilyArgs<'_>) -> Result<BuiltinFamily, BadValue>,
-    /// The family from its JSON object without the tag (the options struct's serde form).
-    json: fn(serde_json::Value) -> Result<BuiltinFamily, serde_json::Error>,
+    /// The family from its JSON object without the tag (the options struct's serde form). The
+    /// object itself is the deserializer, not a `Value` holding it: an object is all it can be, so
+    /// the options' serde code for reading an array is never compiled in.
+    json: fn(JsonObject) -> Result<BuiltinFamily, serde_json::Error>,
 }
 
 /// A built-in family's parameters, read by their table entries.
-type FamilyArgs<'a> = Args<'a, FamilyParam>;
+type FamilyArgs<'a> = Args<'a>;
+
+/// A JSON object, as serde_json holds one.
+type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 impl From<BadValue> for FamilyError {
     fn from(b: BadValue) -> Self {
@@ -154,7 +159,7 @@ pub const FAMILIES: &[FamilyEntry] = &[
             let (n, bidirectional, pad) = (a.int("n")?, a.flag("bidirectional")?, a.flag("pad")?);
             Ok(BuiltinFamily::Autoregressive(AutoregressiveOptions { n, bidirectional, pad }))
         },
-        json: |v| serde_json::from_value(v).map(BuiltinFamily::Autoregressive),
+        json: |o| AutoregressiveOptions::deserialize(o).map(BuiltinFamily::Autoregressive),
     },
     FamilyEntry {
         name: "block",
@@ -179,7 +184,7 @@ pub const FAMILIES: &[FamilyEntry] = &[
                 order: if a.flag("interleaved")? { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
             }))
         },
-        json: |v| serde_json::from_value(v).map(BuiltinFamily::Block),
+        json: |o| BlockOptions::deserialize(o).map(BuiltinFamily::Block),
     },
     FamilyEntry {
         name: "butterfly",
@@ -206,7 +211,7 @@ pub const FAMILIES: &[FamilyEntry] = &[
             };
             Ok(BuiltinFamily::Butterfly(ButterflyOptions { n: a.int("n")?, minimal: a.flag("minimal")?, aggregate }))
         },
-        json: |v| serde_json::from_value(v).map(BuiltinFamily::Butterfly),
+        json: |o| ButterflyOptions::deserialize(o).map(BuiltinFamily::Butterfly),
     },
     FamilyEntry {
         name: "mae",
@@ -222,7 +227,7 @@ pub const FAMILIES: &[FamilyEntry] = &[
                 (a.int("n")?, a.int("span")?, a.int("stride")?, a.flag("causal_encoder")?);
             Ok(BuiltinFamily::Mae(MaeOptions { n, span, stride, causal_encoder }))
         },
-        json: |v| serde_json::from_value(v).map(BuiltinFamily::Mae),
+        json: |o| MaeOptions::deserialize(o).map(BuiltinFamily::Mae),
     },
 ];
 
@@ -249,7 +254,7 @@ impl<'de> Deserialize<'de> for BuiltinFamily {
         };
         let entry = family_entry(name)
             .ok_or_else(|| D::Error::custom(format!("unknown variant `{name}`, expected one of {}", family_names())))?;
-        (entry.json)(serde_json::Value::Object(object)).map_err(D::Error::custom)
+        (entry.json)(object).map_err(D::Error::custom)
     }
 }
 
@@ -380,13 +385,16 @@ impl BuiltinFamily {
         let problem = |what: String| FamilyError::Parameter { family: family.into(), what };
         let entry = family_entry(family)
             .ok_or_else(|| problem(format!("not a built-in family (they are: {})", family_names())))?;
-        if let Some(bad) = unknown_param(entry.params, params) {
-            return Err(problem(format!("does not take '{bad}' (it takes: {})", param_names(entry.params))));
+        if let Some(bad) = unknown_param(Params::Family(entry.params), params) {
+            return Err(problem(format!(
+                "does not take '{bad}' (it takes: {})",
+                param_names(Params::Family(entry.params))
+            )));
         }
         if let Some(p) = entry.params.iter().find(|p| p.required && !params.contains_key(p.spec.name)) {
             return Err(problem(format!("parameter '{}' is required ({})", p.spec.name, p.spec.help)));
         }
-        let a = FamilyArgs { owner: entry.name, params: entry.params, given: params };
+        let a = FamilyArgs { owner: entry.name, params: Params::Family(entry.params), given: params };
         // Every given value is checked, also one its builder does not read (a hidden radius).
         for (name, value) in params {
             let (spec, _) = a.raw(name);

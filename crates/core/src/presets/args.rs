@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{ParamKind, ParamSpec};
+use crate::derive::FamilyParam;
 
 impl ParamSpec {
     /// `text` as this parameter's non-negative integer, at least its minimum.
@@ -104,35 +105,58 @@ pub(crate) struct BadValue {
     pub(crate) reason: String,
 }
 
+/// A table of declared parameters: a preset's or a built-in family's. One type for both, so the
+/// readers below are compiled once, not once per table type.
+#[derive(Clone, Copy)]
+pub(crate) enum Params {
+    /// A preset's ([`super::PresetSpec`]).
+    Preset(&'static [ParamSpec]),
+    /// A built-in family's ([`crate::derive::FamilyEntry`]).
+    Family(&'static [FamilyParam]),
+}
+
+impl Params {
+    /// The declared parameters, in the table's order.
+    fn specs(self) -> impl Iterator<Item = &'static ParamSpec> {
+        let (presets, families): (&'static [ParamSpec], &'static [FamilyParam]) = match self {
+            Params::Preset(p) => (p, &[]),
+            Params::Family(f) => (&[], f),
+        };
+        presets.iter().chain(families.iter().map(|f| &f.spec))
+    }
+
+    /// The declared parameter called `name`.
+    fn find(self, name: &str) -> Option<&'static ParamSpec> {
+        self.specs().find(|p| p.name == name)
+    }
+}
+
 /// The first of `given`'s names that `params` does not declare.
-pub(crate) fn unknown_param<'a, P: AsRef<ParamSpec>>(
-    params: &[P],
-    given: &'a BTreeMap<String, String>,
-) -> Option<&'a String> {
-    given.keys().find(|k| !params.iter().any(|p| p.as_ref().name == k.as_str()))
+pub(crate) fn unknown_param(params: Params, given: &BTreeMap<String, String>) -> Option<&String> {
+    given.keys().find(|k| params.find(k).is_none())
 }
 
 /// `params`' names, comma-separated (`no parameters` for none): what an unknown name is told.
-pub(crate) fn param_names<P: AsRef<ParamSpec>>(params: &[P]) -> String {
-    if params.is_empty() {
+pub(crate) fn param_names(params: Params) -> String {
+    let names: Vec<_> = params.specs().map(|p| p.name).collect();
+    if names.is_empty() {
         return "no parameters".into();
     }
-    params.iter().map(|p| p.as_ref().name).collect::<Vec<_>>().join(", ")
+    names.join(", ")
 }
 
 /// Typed access to named text parameters, defaults filled in: `owner`'s declared `params` and the
 /// texts `given` for them.
-pub(crate) struct Args<'a, P: 'static> {
+pub(crate) struct Args<'a> {
     pub(crate) owner: &'static str,
-    pub(crate) params: &'static [P],
+    pub(crate) params: Params,
     pub(crate) given: &'a BTreeMap<String, String>,
 }
 
-impl<P: AsRef<ParamSpec>> Args<'_, P> {
+impl Args<'_> {
     /// The declared parameter `name` and its text (given, or the default).
     pub(crate) fn raw(&self, name: &str) -> (&'static ParamSpec, String) {
-        let p =
-            self.params.iter().map(AsRef::as_ref).find(|p| p.name == name).expect("parameter declared in its table");
+        let p = self.params.find(name).expect("parameter declared in its table");
         (p, self.given.get(name).cloned().unwrap_or_else(|| p.default.to_string()))
     }
 
