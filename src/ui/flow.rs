@@ -110,25 +110,24 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let start = io::now();
     let seen = gpu.as_ref().map(|g| AdapterSeen { name: g.adapter().name.clone(), software: g.adapter().software });
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
-    let (out, fallback) = match (plan, gpu) {
+    // One job and one runner for every path: the CPU measures (with progress), or the GPU's
+    // measurements are compared (in slices too: rollout is `O(ones(A) · n)` a layer, no progress).
+    let (mut flow_job, measuring, fallback) = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
-        (BackendPlan::Cpu { note }, _) => {
-            (sliced(&mut FlowJob::new(&model, &masks, threshold), key, true, &cancel, &d).await, note)
-        }
+        (BackendPlan::Cpu { note }, _) => (FlowJob::new(&model, &masks, threshold), true, note),
         (BackendPlan::Gpu { fallback }, Ok(g)) => match g.run(&model, &masks).await {
-            // The comparison, in slices too (rollout is `O(ones(A) · n)` a layer).
-            Ok(raw) if !cancel.get() => {
-                (sliced(&mut FlowJob::compare(raw, &masks, threshold), key, false, &cancel, &d).await, None)
-            }
+            Ok(raw) if !cancel.get() => (FlowJob::compare(raw, &masks, threshold), false, None),
             Ok(_) => return,
-            Err(e) if fallback => {
-                let out = sliced(&mut FlowJob::new(&model, &masks, threshold), key, true, &cancel, &d).await;
-                (out, Some(format!("CPU fallback: the WebGPU run failed ({e})")))
-            }
+            Err(e) if fallback => (
+                FlowJob::new(&model, &masks, threshold),
+                true,
+                Some(format!("CPU fallback: the WebGPU run failed ({e})")),
+            ),
             Err(e) => return fail(format!("the WebGPU run failed: {e}")),
         },
         (BackendPlan::Gpu { .. }, Err(e)) => return fail(format!("WebGPU is not available: {e}")),
     };
+    let out = sliced(&mut flow_job, key, measuring, &cancel, &d).await;
     let Some(FlowOutput { raw, report }) = out else { return };
     let millis = io::now() - start;
     d.emit(Action::Flow(FlowAction::Finished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } }));

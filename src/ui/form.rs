@@ -38,29 +38,33 @@ pub fn checked(e: &Event) -> bool {
 /// field for a list, a menu for a choice, or with `toggle` a checkbox for a two-word choice
 /// (ticked: its second word). `on_change` gets the new text.
 pub fn param_control(spec: &ParamSpec, id: String, value: &str, toggle: bool, on_change: Callback<String>) -> Html {
-    match spec.kind {
+    let kind = spec.kind;
+    // One handler for every kind (one closure type, so one copy of its code in the wasm): the
+    // new text as the control's kind reads it.
+    let onchange = on_change.reform(move |e: Event| match kind {
+        ParamKind::Bool => checked(&e).to_string(),
+        ParamKind::Choice(&[off, on]) if toggle => if checked(&e) { on } else { off }.to_string(),
+        ParamKind::Choice(_) => select_value(&e),
+        ParamKind::Int { .. } | ParamKind::Fraction | ParamKind::IntList => input_value(&e),
+    });
+    match kind {
         ParamKind::Bool => html! {
-            <input {id} type="checkbox" checked={value == "true"}
-                onchange={on_change.reform(|e: Event| checked(&e).to_string())} />
+            <input {id} type="checkbox" checked={value == "true"} {onchange} />
         },
-        ParamKind::Choice(&[off, on]) if toggle => html! {
-            <input {id} type="checkbox" checked={value == on}
-                onchange={on_change.reform(move |e: Event| if checked(&e) { on } else { off }.to_string())} />
+        ParamKind::Choice(&[_, on]) if toggle => html! {
+            <input {id} type="checkbox" checked={value == on} {onchange} />
         },
         ParamKind::Int { min } => html! {
-            <input {id} type="number" min={min.to_string()} value={value.to_string()}
-                onchange={on_change.reform(|e: Event| input_value(&e))} />
+            <input {id} type="number" min={min.to_string()} value={value.to_string()} {onchange} />
         },
         ParamKind::Fraction => html! {
-            <input {id} type="number" min="0" max="1" step="0.01" value={value.to_string()}
-                onchange={on_change.reform(|e: Event| input_value(&e))} />
+            <input {id} type="number" min="0" max="1" step="0.01" value={value.to_string()} {onchange} />
         },
         ParamKind::IntList => html! {
-            <input {id} type="text" value={value.to_string()} placeholder="e.g. 3,2,4"
-                onchange={on_change.reform(|e: Event| input_value(&e))} />
+            <input {id} type="text" value={value.to_string()} placeholder="e.g. 3,2,4" {onchange} />
         },
         ParamKind::Choice(options) => html! {
-            <select {id} onchange={on_change.reform(|e: Event| select_value(&e))}>
+            <select {id} {onchange}>
                 { for options.iter().map(|o| html! { <option value={*o} selected={*o == value}>{ *o }</option> }) }
             </select>
         },
