@@ -29,7 +29,9 @@ use super::task::{Family, FamilyError};
 use crate::bits::BitMatrix;
 use crate::format::{MaskFile, Provenance};
 use crate::interop::provenance_if_matches;
-use crate::presets::{Args, BadValue, Inner, ParamKind, ParamSpec, Params, TwoStreamOrder, param_names, unknown_param};
+use crate::presets::{
+    Args, BadValue, Inner, ParamKind, ParamSpec, ParamTable, TwoStreamOrder, param_names, unknown_param,
+};
 
 /// A built-in task family with its options (THEORY §6; MAE from the paper's future work).
 ///
@@ -69,6 +71,12 @@ pub struct FamilyParam {
     pub label: &'static str,
     /// Shown (and read) only while the parameter named first has the value second.
     pub shown_if: Option<(&'static str, &'static str)>,
+}
+
+impl ParamTable for &'static [FamilyParam] {
+    fn param(&self, i: usize) -> Option<&'static ParamSpec> {
+        self.get(i).map(|p| &p.spec)
+    }
 }
 
 impl AsRef<ParamSpec> for FamilyParam {
@@ -385,16 +393,13 @@ impl BuiltinFamily {
         let problem = |what: String| FamilyError::Parameter { family: family.into(), what };
         let entry = family_entry(family)
             .ok_or_else(|| problem(format!("not a built-in family (they are: {})", family_names())))?;
-        if let Some(bad) = unknown_param(Params::Family(entry.params), params) {
-            return Err(problem(format!(
-                "does not take '{bad}' (it takes: {})",
-                param_names(Params::Family(entry.params))
-            )));
+        if let Some(bad) = unknown_param(&entry.params, params) {
+            return Err(problem(format!("does not take '{bad}' (it takes: {})", param_names(&entry.params))));
         }
         if let Some(p) = entry.params.iter().find(|p| p.required && !params.contains_key(p.spec.name)) {
             return Err(problem(format!("parameter '{}' is required ({})", p.spec.name, p.spec.help)));
         }
-        let a = FamilyArgs { owner: entry.name, params: Params::Family(entry.params), given: params };
+        let a = FamilyArgs { owner: entry.name, params: &entry.params, given: params };
         // Every given value is checked, also one its builder does not read (a hidden radius).
         for (name, value) in params {
             let (spec, _) = a.raw(name);

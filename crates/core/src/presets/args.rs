@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use super::{ParamKind, ParamSpec};
-use crate::derive::FamilyParam;
 
 impl ParamSpec {
     /// `text` as this parameter's non-negative integer, at least its minimum.
@@ -105,40 +104,37 @@ pub(crate) struct BadValue {
     pub(crate) reason: String,
 }
 
-/// A table of declared parameters: a preset's or a built-in family's. One type for both, so the
-/// readers below are compiled once, not once per table type.
-#[derive(Clone, Copy)]
-pub(crate) enum Params {
-    /// A preset's ([`super::PresetSpec`]).
-    Preset(&'static [ParamSpec]),
-    /// A built-in family's ([`crate::derive::FamilyEntry`]).
-    Family(&'static [FamilyParam]),
+/// A table of declared parameters (a preset's, a built-in family's), read through this trait
+/// object, so the readers below are compiled once rather than once per table type.
+pub(crate) trait ParamTable {
+    /// The `i`th declared parameter, in the table's order (`None` past the last).
+    fn param(&self, i: usize) -> Option<&'static ParamSpec>;
 }
 
-impl Params {
-    /// The declared parameters, in the table's order.
-    fn specs(self) -> impl Iterator<Item = &'static ParamSpec> {
-        let (presets, families): (&'static [ParamSpec], &'static [FamilyParam]) = match self {
-            Params::Preset(p) => (p, &[]),
-            Params::Family(f) => (&[], f),
-        };
-        presets.iter().chain(families.iter().map(|f| &f.spec))
+impl ParamTable for &'static [ParamSpec] {
+    fn param(&self, i: usize) -> Option<&'static ParamSpec> {
+        self.get(i)
     }
+}
 
-    /// The declared parameter called `name`.
-    fn find(self, name: &str) -> Option<&'static ParamSpec> {
-        self.specs().find(|p| p.name == name)
-    }
+/// `params`' parameters, in order.
+fn specs(params: &dyn ParamTable) -> impl Iterator<Item = &'static ParamSpec> + '_ {
+    (0..).map_while(|i| params.param(i))
+}
+
+/// The declared parameter called `name`.
+fn find(params: &dyn ParamTable, name: &str) -> Option<&'static ParamSpec> {
+    specs(params).find(|p| p.name == name)
 }
 
 /// The first of `given`'s names that `params` does not declare.
-pub(crate) fn unknown_param(params: Params, given: &BTreeMap<String, String>) -> Option<&String> {
-    given.keys().find(|k| params.find(k).is_none())
+pub(crate) fn unknown_param<'a>(params: &dyn ParamTable, given: &'a BTreeMap<String, String>) -> Option<&'a String> {
+    given.keys().find(|k| find(params, k).is_none())
 }
 
 /// `params`' names, comma-separated (`no parameters` for none): what an unknown name is told.
-pub(crate) fn param_names(params: Params) -> String {
-    let names: Vec<_> = params.specs().map(|p| p.name).collect();
+pub(crate) fn param_names(params: &dyn ParamTable) -> String {
+    let names: Vec<_> = specs(params).map(|p| p.name).collect();
     if names.is_empty() {
         return "no parameters".into();
     }
@@ -149,14 +145,14 @@ pub(crate) fn param_names(params: Params) -> String {
 /// texts `given` for them.
 pub(crate) struct Args<'a> {
     pub(crate) owner: &'static str,
-    pub(crate) params: Params,
+    pub(crate) params: &'a dyn ParamTable,
     pub(crate) given: &'a BTreeMap<String, String>,
 }
 
 impl Args<'_> {
     /// The declared parameter `name` and its text (given, or the default).
     pub(crate) fn raw(&self, name: &str) -> (&'static ParamSpec, String) {
-        let p = self.params.find(name).expect("parameter declared in its table");
+        let p = find(self.params, name).expect("parameter declared in its table");
         (p, self.given.get(name).cloned().unwrap_or_else(|| p.default.to_string()))
     }
 

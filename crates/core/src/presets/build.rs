@@ -1,6 +1,6 @@
 //! Building a preset from its catalog entry and parameters: the masks and their labels.
 
-use super::args::{BadValue, Params, param_names, parse_decimal, unknown_param};
+use super::args::{BadValue, param_names, parse_decimal, unknown_param};
 use super::*;
 
 /// A preset's parameters, read by their catalog entries.
@@ -14,7 +14,7 @@ impl From<BadValue> for PresetError {
 
 /// The arguments of `spec` from `given`.
 fn args<'a>(spec: &'static PresetSpec, given: &'a BTreeMap<String, String>) -> Args<'a> {
-    Args { owner: spec.name, params: Params::Preset(spec.params), given }
+    Args { owner: spec.name, params: &spec.params, given }
 }
 
 pub(super) fn two_stream_from(a: &Args<'_>, n: usize) -> Result<BlockTwoStream, PresetError> {
@@ -50,11 +50,11 @@ pub fn build_preset(
     max_positions: usize,
 ) -> Result<BitMatrix, PresetError> {
     let spec = preset_spec(name).ok_or_else(|| PresetError::Unknown { name: name.into() })?;
-    if let Some(bad) = unknown_param(Params::Preset(spec.params), params) {
+    if let Some(bad) = unknown_param(&spec.params, params) {
         return Err(PresetError::UnknownParam {
             preset: name.into(),
             param: bad.clone(),
-            accepted: param_names(Params::Preset(spec.params)),
+            accepted: param_names(&spec.params),
         });
     }
     let a = args(spec, params);

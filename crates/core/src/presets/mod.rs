@@ -17,7 +17,7 @@ mod shapes;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use args::{Args, BadValue, Params, param_names, unknown_param};
+pub(crate) use args::{Args, BadValue, ParamTable, param_names, unknown_param};
 pub use build::{build_preset, preset_labels, preset_provenance};
 pub use shapes::{BlockTwoStream, Butterfly, ButterflySlot, Inner, TwoStreamOrder, TwoStreamSlot, xlnet};
 
