@@ -16,7 +16,7 @@ use super::form::on_click;
 use super::io;
 use super::palette::Theme;
 use crate::state::{Action, Design, DesignerAction, FamilySpec, Level, MAX_TASKS_DRAWN, ViewAction};
-use crate::ui::store::use_narrow;
+use crate::ui::store::use_groups;
 
 mod drawing;
 mod family;
@@ -59,8 +59,8 @@ struct Scenes {
 /// The designer view.
 #[function_component(DesignerView)]
 pub fn designer_view(p: &DesignerProps) -> Html {
-    let on_designer = use_narrow(&p.dispatch, Action::Designer);
-    let on_view = use_narrow(&p.dispatch, Action::View);
+    let groups = use_groups(&p.dispatch);
+    let (on_designer, on_view) = (groups.designer.clone(), groups.view.clone());
     // Layouts, once per design (the layout crate, as in the order view).
     let scenes = {
         let design = p.design.clone();

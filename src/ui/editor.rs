@@ -16,7 +16,7 @@ use super::order::OrderDiagram;
 use super::palette::Theme;
 use super::panels::{BlocksPanel, LayerControl, PresetPicker, Stats, Tools};
 use crate::state::{Action, AppState, EditAction, FlowAction, FlowStatus, OrderView, SideView, ViewAction};
-use crate::ui::store::{Store, use_narrow};
+use crate::ui::store::{Store, use_groups};
 
 /// Most comparable pairs the full-order view draws.
 const FULL_EDGE_LIMIT: usize = 5000;
@@ -45,10 +45,9 @@ pub struct EditorProps {
 pub fn editor_view(p: &EditorProps) -> Html {
     let state = &p.store;
     let dispatch = &p.dispatch;
-    let on_edit = use_narrow(dispatch, Action::Edit);
-    let on_import = use_narrow(dispatch, Action::Import);
-    let on_view = use_narrow(dispatch, Action::View);
-    let on_flow = use_narrow(dispatch, Action::Flow);
+    let groups = use_groups(dispatch);
+    let (on_edit, on_import) = (groups.edit.clone(), groups.import.clone());
+    let (on_view, on_flow) = (groups.view.clone(), groups.flow.clone());
     let canvas_ref = use_node_ref();
     let cb = |f: fn((usize, usize)) -> EditAction| {
         let d = on_edit.clone();

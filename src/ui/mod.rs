@@ -37,16 +37,15 @@ use hooks::{
     use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
-use store::{Store, use_narrow};
+use store::{Store, use_groups};
 
 /// The application.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| store::Reduced(AppState::new(AppState::initial_document(), io::now)));
     let dispatch = use_dispatch(&state);
-    let on_models = use_narrow(&dispatch, Action::Models);
-    let on_view = use_narrow(&dispatch, Action::View);
-    let on_import = use_narrow(&dispatch, Action::Import);
+    let groups = use_groups(&dispatch);
+    let (on_models, on_view, on_import) = (groups.models.clone(), groups.view.clone(), groups.import.clone());
     let theme = use_theme();
     // The first-visit introduction, until closed (remembered in localStorage).
     let intro_open = use_state(|| !io::intro_closed());

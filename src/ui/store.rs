@@ -1,12 +1,12 @@
 //! The one store as the components see it: [`AppState`] reduced by Yew's `use_reducer`,
-//! [`Store`], the reducer's handle as a component property, and [`use_narrow`], the callback of
-//! one group of actions that a panel takes instead of the whole [`Action`] enum.
+//! [`Store`], the reducer's handle as a component property, and [`use_groups`], the callbacks of
+//! the groups of actions that panels take instead of the whole [`Action`] enum.
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::state::{Action, AppState};
+use crate::state::{Action, AppState, DesignerAction, EditAction, FlowAction, ImportAction, ModelsAction, ViewAction};
 
 /// [`AppState`] as Yew's reducer state (the store crate knows no Yew, so the shell wraps it);
 /// it reads as the state it holds.
@@ -55,11 +55,35 @@ impl PartialEq for Store {
     }
 }
 
-/// The store's dispatcher narrowed to one group of actions (`Action::Edit`, `Action::View`, ...):
-/// a panel that only edits takes a `Callback<EditAction>`. Made once per component, so the
-/// panels' properties stay equal across renders.
+/// The store's dispatcher narrowed to each group of actions: a panel that only edits takes a
+/// `Callback<EditAction>`.
+pub struct Groups {
+    /// `Action::Edit`.
+    pub edit: Callback<EditAction>,
+    /// `Action::Import`.
+    pub import: Callback<ImportAction>,
+    /// `Action::Designer`.
+    pub designer: Callback<DesignerAction>,
+    /// `Action::Flow`.
+    pub flow: Callback<FlowAction>,
+    /// `Action::Models`.
+    pub models: Callback<ModelsAction>,
+    /// `Action::View`.
+    pub view: Callback<ViewAction>,
+}
+
+/// [`Groups`] of `dispatch`, made once per component, so the panels' properties stay equal across
+/// renders. All groups in one memo rather than one generic hook per group: one copy of the hook's
+/// code in the wasm instead of one per action type.
 #[hook]
-pub fn use_narrow<A: 'static>(dispatch: &Callback<Action>, group: fn(A) -> Action) -> Callback<A> {
+pub fn use_groups(dispatch: &Callback<Action>) -> Rc<Groups> {
     let d = dispatch.clone();
-    (*use_memo((), move |_| d.reform(group))).clone()
+    use_memo((), move |_| Groups {
+        edit: d.reform(Action::Edit),
+        import: d.reform(Action::Import),
+        designer: d.reform(Action::Designer),
+        flow: d.reform(Action::Flow),
+        models: d.reform(Action::Models),
+        view: d.reform(Action::View),
+    })
 }
