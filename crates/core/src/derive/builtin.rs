@@ -96,9 +96,8 @@ pub struct FamilyEntry {
     pub params: &'static [FamilyParam],
     /// The family from its checked parameters.
     read: fn(&FamilyArgs<'_>) -> Result<BuiltinFamily, BadValue>,
-    /// The family from its JSON object without the tag (the options struct's serde form). The
-    /// object itself is the deserializer, not a `Value` holding it: an object is all it can be, so
-    /// the options' serde code for reading an array is never compiled in.
+    /// The family from its JSON object without the tag: the options struct's serde form, read by
+    /// [`read_fields`] with the derived `Deserialize`'s results and errors.
     json: fn(JsonObject) -> Result<BuiltinFamily, serde_json::Error>,
 }
 
@@ -167,7 +166,18 @@ pub const FAMILIES: &[FamilyEntry] = &[
             let (n, bidirectional, pad) = (a.int("n")?, a.flag("bidirectional")?, a.flag("pad")?);
             Ok(BuiltinFamily::Autoregressive(AutoregressiveOptions { n, bidirectional, pad }))
         },
-        json: |o| AutoregressiveOptions::deserialize(o).map(BuiltinFamily::Autoregressive),
+        json: |o| {
+            let mut x = AutoregressiveOptions { n: 0, bidirectional: false, pad: false };
+            read_fields(o, &["n", "bidirectional", "pad"], 1, &mut |i, v| {
+                match i {
+                    0 => x.n = usize::deserialize(v)?,
+                    1 => x.bidirectional = bool::deserialize(v)?,
+                    _ => x.pad = bool::deserialize(v)?,
+                }
+                Ok(())
+            })?;
+            Ok(BuiltinFamily::Autoregressive(x))
+        },
     },
     FamilyEntry {
         name: "block",
@@ -192,7 +202,30 @@ pub const FAMILIES: &[FamilyEntry] = &[
                 order: if a.flag("interleaved")? { TwoStreamOrder::Interleaved } else { TwoStreamOrder::Grouped },
             }))
         },
-        json: |o| BlockOptions::deserialize(o).map(BuiltinFamily::Block),
+        json: |o| {
+            let mut x = BlockOptions {
+                n: 0,
+                block: 0,
+                clean: Inner::default(),
+                query: Inner::default(),
+                prompt: 0,
+                minimal: false,
+                order: TwoStreamOrder::default(),
+            };
+            read_fields(o, &["n", "block", "clean", "query", "prompt", "minimal", "order"], 2, &mut |i, v| {
+                match i {
+                    0 => x.n = usize::deserialize(v)?,
+                    1 => x.block = usize::deserialize(v)?,
+                    2 => x.clean = Inner::deserialize(v)?,
+                    3 => x.query = Inner::deserialize(v)?,
+                    4 => x.prompt = usize::deserialize(v)?,
+                    5 => x.minimal = bool::deserialize(v)?,
+                    _ => x.order = TwoStreamOrder::deserialize(v)?,
+                }
+                Ok(())
+            })?;
+            Ok(BuiltinFamily::Block(x))
+        },
     },
     FamilyEntry {
         name: "butterfly",
@@ -219,7 +252,18 @@ pub const FAMILIES: &[FamilyEntry] = &[
             };
             Ok(BuiltinFamily::Butterfly(ButterflyOptions { n: a.int("n")?, minimal: a.flag("minimal")?, aggregate }))
         },
-        json: |o| ButterflyOptions::deserialize(o).map(BuiltinFamily::Butterfly),
+        json: |o| {
+            let mut x = ButterflyOptions { n: 0, minimal: false, aggregate: Aggregate::default() };
+            read_fields(o, &["n", "minimal", "aggregate"], 1, &mut |i, v| {
+                match i {
+                    0 => x.n = usize::deserialize(v)?,
+                    1 => x.minimal = bool::deserialize(v)?,
+                    _ => x.aggregate = Aggregate::deserialize(v)?,
+                }
+                Ok(())
+            })?;
+            Ok(BuiltinFamily::Butterfly(x))
+        },
     },
     FamilyEntry {
         name: "mae",
@@ -235,7 +279,19 @@ pub const FAMILIES: &[FamilyEntry] = &[
                 (a.int("n")?, a.int("span")?, a.int("stride")?, a.flag("causal_encoder")?);
             Ok(BuiltinFamily::Mae(MaeOptions { n, span, stride, causal_encoder }))
         },
-        json: |o| MaeOptions::deserialize(o).map(BuiltinFamily::Mae),
+        json: |o| {
+            let mut x = MaeOptions { n: 0, span: 0, stride: 0, causal_encoder: false };
+            read_fields(o, &["n", "span", "stride", "causal_encoder"], 2, &mut |i, v| {
+                match i {
+                    0 => x.n = usize::deserialize(v)?,
+                    1 => x.span = usize::deserialize(v)?,
+                    2 => x.stride = usize::deserialize(v)?,
+                    _ => x.causal_encoder = bool::deserialize(v)?,
+                }
+                Ok(())
+            })?;
+            Ok(BuiltinFamily::Mae(x))
+        },
     },
 ];
 
@@ -246,6 +302,33 @@ pub fn family_entry(name: &str) -> Option<&'static FamilyEntry> {
 
 fn family_names() -> String {
     FAMILIES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Reads an options struct's JSON object (the tag taken out) as its derived `Deserialize`
+/// (`deny_unknown_fields`, `#[serde(default)]` on all but the first `required` fields) does, with
+/// the same results and errors: the keys in the object's order, each a field of `fields` (the
+/// struct's, in order) or the error naming it, its value stored by `set(index, value)` (which
+/// reads it with the field type's `Deserialize`); then the first required field that is missing.
+/// By hand: each derived impl was about 1 KB of wasm (its own key matcher and loop), this is one.
+fn read_fields(
+    object: JsonObject,
+    fields: &'static [&'static str],
+    required: usize,
+    set: &mut dyn FnMut(usize, serde_json::Value) -> Result<(), serde_json::Error>,
+) -> Result<(), serde_json::Error> {
+    use serde::de::Error;
+    let mut seen = vec![false; fields.len()];
+    for (key, value) in object {
+        let Some(i) = fields.iter().position(|f| *f == key) else {
+            return Err(serde_json::Error::unknown_field(&key, fields));
+        };
+        set(i, value)?;
+        seen[i] = true;
+    }
+    match seen[..required].iter().position(|s| !s) {
+        Some(i) => Err(serde_json::Error::missing_field(fields[i])),
+        None => Ok(()),
+    }
 }
 
 /// By hand rather than derived: serde's derived internally tagged form buffers the input in its
@@ -550,6 +633,52 @@ mod tests {
         assert!(err(r#"["block",6]"#).contains("expected a map"), "{}", err(r#"["block",6]"#));
         assert!(err(r#"{"family":"butterfly","n":4,"mask_token":true}"#).contains("unknown field `mask_token`"));
         assert!(err(r#"{"family":"block","n":6,"block":2,"clean":"sideways"}"#).contains("unknown variant `sideways`"));
+    }
+
+    #[test]
+    fn hand_read_json_matches_the_derived_deserialize_results_and_errors() {
+        use serde_json::{Value, json};
+        let derived = |name: &str, v: Value| -> Result<BuiltinFamily, String> {
+            let e = |e: serde_json::Error| e.to_string();
+            match name {
+                "autoregressive" => serde_json::from_value(v).map(BuiltinFamily::Autoregressive).map_err(e),
+                "block" => serde_json::from_value(v).map(BuiltinFamily::Block).map_err(e),
+                "butterfly" => serde_json::from_value(v).map(BuiltinFamily::Butterfly).map_err(e),
+                _ => serde_json::from_value(v).map(BuiltinFamily::Mae).map_err(e),
+            }
+        };
+        let objects = [
+            json!({}),
+            json!({"n": 6}),
+            json!({"n": 6, "block": 2}),
+            json!({"block": 2}),
+            json!({"n": 8, "span": 2}),
+            json!({"span": 2}),
+            json!({"n": 6, "block": 2, "clean": "causal", "query": "causal", "prompt": 1, "minimal": true,
+                   "order": "interleaved"}),
+            json!({"n": 6, "block": 2, "clean": "sideways"}),
+            json!({"n": 6, "block": "2"}),
+            json!({"n": -1, "block": 2}),
+            json!({"n": null}),
+            json!({"n": 4, "bidirectional": true, "pad": true}),
+            json!({"n": 4, "pad": 1}),
+            json!({"n": 4, "minimal": true, "aggregate": "mask"}),
+            json!({"n": 4, "aggregate": {"neighbours": 3}}),
+            json!({"n": 4, "aggregate": {"neighbours": "x"}}),
+            json!({"n": 4, "aggregate": "sideways"}),
+            json!({"n": 4, "mask_token": true}),
+            json!({"zzz": 1, "n": "x"}),
+            json!({"a": 1, "n": "x"}),
+            json!({"n": 8, "span": 2, "stride": 3, "causal_encoder": true}),
+            json!({"n": 8, "span": 2, "stride": 1.5}),
+        ];
+        for entry in FAMILIES {
+            for v in &objects {
+                let Value::Object(o) = v.clone() else { unreachable!() };
+                let ours = (entry.json)(o).map_err(|e| e.to_string());
+                assert_eq!(ours, derived(entry.name, v.clone()), "{} {v}", entry.name);
+            }
+        }
     }
 
     /// A parameter map from pairs.
