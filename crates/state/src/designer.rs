@@ -108,8 +108,12 @@ impl FamilySpec {
     pub fn from_json(text: &str) -> Result<FamilySpec, SavedFamilyError> {
         let invalid = |e: serde_json::Error| SavedFamilyError::Invalid(e.to_string());
         let mut v: Value = serde_json::from_str(text).map_err(|e| SavedFamilyError::NotJson(e.to_string()))?;
-        if v.get("family").and_then(Value::as_str) == Some("file") {
-            let SavedFile { name, text, .. } = serde_json::from_value(v).map_err(invalid)?;
+        // The object itself as the deserializer, not a `Value` holding it (the same fields and
+        // errors): the struct's array form is then not compiled in.
+        if let Value::Object(object) = &mut v
+            && object.get("family").and_then(Value::as_str) == Some("file")
+        {
+            let SavedFile { name, text, .. } = SavedFile::deserialize(std::mem::take(object)).map_err(invalid)?;
             return Ok(FamilySpec::File { name, bytes: text.into_bytes() });
         }
         upgrade_flat_shape(&mut v);

@@ -31,7 +31,12 @@ fn position(name: &str) -> Option<usize> {
 impl Draft {
     /// The form showing `shown` (a family file, or nothing, leaves butterfly chosen).
     fn new(shown: Option<BuiltinFamily>) -> Draft {
-        let defaults = |e: &FamilyEntry| e.params.iter().map(|p| (p.spec.name.into(), p.spec.default.into())).collect();
+        // `extend`, not `collect`: BTreeMap's FromIterator sorts (a sort per call site in the wasm).
+        let defaults = |e: &FamilyEntry| {
+            let mut values = BTreeMap::new();
+            values.extend(e.params.iter().map(|p| (p.spec.name.into(), p.spec.default.into())));
+            values
+        };
         let mut d =
             Draft { values: FAMILIES.iter().map(defaults).collect(), chosen: position("butterfly").unwrap_or(0) };
         if let Some(spec) = shown
