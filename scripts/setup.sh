@@ -3,7 +3,8 @@
 #   setup.sh              everything the tests need
 #   setup.sh --serve      only what serving and release builds need (wasm target, trunk,
 #                         wasm-bindgen-cli, wasm-opt)
-#   setup.sh --serve-dev  the same less wasm-opt, which only release builds run (serve.sh)
+#   setup.sh --serve-dev  the same less wasm-opt, which only release builds run, and, while the
+#                         tools compile, the app's first dev build (serve.sh)
 # Versions are pinned in scripts/versions.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +32,9 @@ fi
 # machines never make; trunk's update check) are off. wasm-bindgen runs on every app build (and
 # the browser tests), so its three hot crates are at opt-level 2: as fast on the dev wasm as all
 # at 1 (2.4 s; 8 s all at 0). trunk's minifiers (minify-html, whose generated entity table alone
-# took 100-195 s to compile, minify-js, lightningcss) are replaced by the pass-through stand-ins in
-# scripts/tool-stubs: hasseflow never minifies (tests/docs.rs keeps Trunk.toml so).
+# took 100-195 s to compile, minify-js, lightningcss) and its PNG optimiser (oxipng, with
+# libdeflate's C sources) are replaced by the pass-through stand-ins in scripts/tool-stubs: trunk
+# calls them only to minify, which hasseflow never asks (tests/docs.rs keeps Trunk.toml so).
 quick_install() {
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false \
@@ -45,6 +47,7 @@ install_trunk() {
     --config "patch.crates-io.minify-html.path='$stubs/minify-html'" \
     --config "patch.crates-io.minify-js.path='$stubs/minify-js'" \
     --config "patch.crates-io.lightningcss.path='$stubs/lightningcss'" \
+    --config "patch.crates-io.oxipng.path='$stubs/oxipng'" \
     --config 'profile.release.package.sha2.opt-level=2' \
     --config 'profile.release.package.seahash.opt-level=2'
 }
@@ -55,15 +58,35 @@ install_wasm_bindgen() {
     --config 'profile.release.package.walrus.opt-level=2' \
     --config 'profile.release.package.wasm-bindgen-cli-support.opt-level=2'
 }
-# One after the other: side by side (with the app's first build too) was slower, 606 s against
-# about 540 s, as each build alone keeps both cores busy.
-if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+# One after the other: side by side at the same priority (with the app's first build too) was
+# slower, 606 s against about 540 s, as each build alone keeps both cores busy most of the time.
+have_trunk() { trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; }
+have_wasm_bindgen() { wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; }
+# serve.sh (--serve-dev) on a machine without the tools: the app's first dev build, the very
+# `cargo build` that `trunk serve` starts with (so trunk then finds it fresh), runs beside the
+# installs at the lowest priority. It takes only the CPU time they leave idle (build scripts, their
+# last crates, linking) and gives it back at once otherwise (docs/BENCHMARKS.md: cold serve.sh).
+prebuild=""
+if $SERVE_ONLY && ! $WASM_OPT && ! { have_trunk && have_wasm_bindgen; }; then
+  step "building the app's dev wasm at low priority beside the installs (log: target/prebuild.log)"
+  mkdir -p target
+  nice -n 19 cargo build --target wasm32-unknown-unknown --manifest-path crates/web/Cargo.toml \
+    --bin hasseflow-app > target/prebuild.log 2>&1 &
+  prebuild=$!
+  trap '[ -z "$prebuild" ] || kill "$prebuild" 2>/dev/null || true' EXIT
+fi
+if ! have_trunk; then
   step "installing trunk $TRUNK_VERSION (about 4 minutes on 2 cores)"
   install_trunk
 fi
-if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+if ! have_wasm_bindgen; then
   step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (2-3 minutes)"
   install_wasm_bindgen
+fi
+if [ -n "$prebuild" ]; then
+  step "finishing the app's dev build"
+  wait "$prebuild" || echo "the early build failed (target/prebuild.log); trunk serve builds it again and shows why"
+  prebuild=""
 fi
 
 # wasm-opt (binaryen) for `trunk build --release`; node runs it, so node/npm come first.
