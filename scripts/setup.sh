@@ -30,11 +30,12 @@ fi
 # these two commands only, their release profiles (trunk's: fat LTO, one codegen unit) become no
 # LTO, 16 codegen units, opt-level 0, and their default features (TLS for downloads, which these
 # machines never make; trunk's update check) are off. wasm-bindgen runs on every app build (and
-# the browser tests), so its three hot crates are at opt-level 2: as fast on the dev wasm as all
-# at 1 (2.4 s; 8 s all at 0). trunk's minifiers (minify-html, whose generated entity table alone
-# took 100-195 s to compile, minify-js, lightningcss) and its PNG optimiser (oxipng, with
-# libdeflate's C sources) are replaced by the pass-through stand-ins in scripts/tool-stubs: trunk
-# calls them only to minify, which hasseflow never asks (tests/docs.rs keeps Trunk.toml so).
+# the browser tests), so its three hot crates are at opt-level 2: 1.7 s on the dev wasm, against
+# 3.0 s with them at 1 and 6.7 s with everything at 0. trunk's minifiers (minify-html, whose
+# generated entity table alone took 100-195 s to compile, minify-js, lightningcss) and its PNG
+# optimiser (oxipng, with libdeflate's C sources) are replaced by the pass-through stand-ins in
+# scripts/tool-stubs: trunk calls them only to minify, which hasseflow never asks (tests/docs.rs
+# keeps Trunk.toml so).
 quick_install() {
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false \

@@ -79,12 +79,6 @@ impl ParamTable for &'static [FamilyParam] {
     }
 }
 
-impl AsRef<ParamSpec> for FamilyParam {
-    fn as_ref(&self) -> &ParamSpec {
-        &self.spec
-    }
-}
-
 /// One built-in family in [`FAMILIES`]: its name, its parameters and its builder.
 #[derive(Clone, Copy, Debug)]
 pub struct FamilyEntry {

@@ -88,12 +88,6 @@ impl ParamSpec {
     }
 }
 
-impl AsRef<ParamSpec> for ParamSpec {
-    fn as_ref(&self) -> &ParamSpec {
-        self
-    }
-}
-
 /// A parameter value that does not parse or is out of range: whose (`owner`, a preset or a
 /// family), which, the text, and why. Each catalog turns it into its own error.
 #[derive(Clone, Debug, PartialEq, Eq)]
