@@ -629,18 +629,21 @@ mod tests {
         assert!(err(r#"{"family":"block","n":6,"block":2,"clean":"sideways"}"#).contains("unknown variant `sideways`"));
     }
 
+    /// The family `name` read from `v` by its options struct's derived `Deserialize`: what
+    /// [`read_fields`] stands in for.
+    fn derived(name: &str, v: serde_json::Value) -> Result<BuiltinFamily, String> {
+        let e = |e: serde_json::Error| e.to_string();
+        match name {
+            "autoregressive" => serde_json::from_value(v).map(BuiltinFamily::Autoregressive).map_err(e),
+            "block" => serde_json::from_value(v).map(BuiltinFamily::Block).map_err(e),
+            "butterfly" => serde_json::from_value(v).map(BuiltinFamily::Butterfly).map_err(e),
+            _ => serde_json::from_value(v).map(BuiltinFamily::Mae).map_err(e),
+        }
+    }
+
     #[test]
     fn hand_read_json_matches_the_derived_deserialize_results_and_errors() {
         use serde_json::{Value, json};
-        let derived = |name: &str, v: Value| -> Result<BuiltinFamily, String> {
-            let e = |e: serde_json::Error| e.to_string();
-            match name {
-                "autoregressive" => serde_json::from_value(v).map(BuiltinFamily::Autoregressive).map_err(e),
-                "block" => serde_json::from_value(v).map(BuiltinFamily::Block).map_err(e),
-                "butterfly" => serde_json::from_value(v).map(BuiltinFamily::Butterfly).map_err(e),
-                _ => serde_json::from_value(v).map(BuiltinFamily::Mae).map_err(e),
-            }
-        };
         let objects = [
             json!({}),
             json!({"n": 6}),
@@ -671,6 +674,74 @@ mod tests {
                 let Value::Object(o) = v.clone() else { unreachable!() };
                 let ours = (entry.json)(o).map_err(|e| e.to_string());
                 assert_eq!(ours, derived(entry.name, v.clone()), "{} {v}", entry.name);
+            }
+        }
+    }
+
+    /// Fuzz: random objects (every family's field names, unknown and near-miss keys; numbers at
+    /// and past the bounds, wrong types, choice words, nested objects and arrays past serde_json's
+    /// depth limit) read by hand and by the derived impls give the same result or the same error,
+    /// and the tagged form through the whole reader is a result or a one-line refusal.
+    #[test]
+    fn fuzzed_family_json_reads_as_the_derived_impls_and_never_panics() {
+        use crate::rng::SplitMix64;
+        use serde_json::{Map, Value, json};
+        let keys = [
+            "n",
+            "block",
+            "clean",
+            "query",
+            "prompt",
+            "minimal",
+            "order",
+            "bidirectional",
+            "pad",
+            "aggregate",
+            "span",
+            "stride",
+            "causal_encoder",
+            "family",
+            "",
+            "N",
+            "n ",
+            "neighbours",
+            "mask_token",
+        ];
+        let words = ["causal", "full", "bidirectional", "grouped", "interleaved", "mask", "sideways", ""];
+        fn value(rng: &mut SplitMix64, words: &[&str], depth: usize) -> Value {
+            match rng.below(if depth > 2 { 12 } else { 14 }) {
+                0 => json!(rng.below(70)),
+                1 => json!(-1),
+                2 => json!([u64::MAX, 1u64 << 53, u32::MAX as u64, i64::MAX as u64][rng.below(4)]),
+                3 => json!(i64::MIN),
+                4 => json!([0.5, 1e300, -0.0, 2.0][rng.below(4)]),
+                5 => Value::Null,
+                6 => json!(rng.below(2) == 1),
+                7 | 8 => json!(words[rng.below(words.len())]),
+                9 => json!("x".repeat(rng.below(300))),
+                10 => json!([]),
+                11 => {
+                    let d = 1 + rng.below(300);
+                    serde_json::from_str(&format!("{}0{}", "[".repeat(d), "]".repeat(d))).unwrap_or(Value::Null)
+                }
+                12 => json!({ "neighbours": value(rng, words, depth + 1) }),
+                _ => json!({ words[rng.below(words.len())]: value(rng, words, depth + 1) }),
+            }
+        }
+        let mut rng = SplitMix64::new(22);
+        for case in 0..3000 {
+            let mut o = Map::new();
+            for _ in 0..rng.below(7) {
+                o.insert(keys[rng.below(keys.len())].to_string(), value(&mut rng, &words, 0));
+            }
+            o.remove("family");
+            let entry = &FAMILIES[case % FAMILIES.len()];
+            let v = Value::Object(o.clone());
+            assert_eq!((entry.json)(o.clone()).map_err(|e| e.to_string()), derived(entry.name, v.clone()), "{v}");
+            o.insert("family".into(), json!(entry.name));
+            match serde_json::from_value::<BuiltinFamily>(Value::Object(o)) {
+                Ok(f) => assert_eq!(f.name(), entry.name),
+                Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
             }
         }
     }
