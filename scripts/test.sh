@@ -61,8 +61,9 @@ python_check tests/python/gen_model_expectations.py --check
 step "every Transformers text model type: hasseflow model against the real model (forward-mode reach, float64)"
 python_check tests/python/gen_model_types.py --check
 python_check tests/python/test_models_live.py
-step "the Python package (python/hasseflow) against the CLI and torch; the example notebook run by nbclient"
+step "the Python package (python/hasseflow) against the CLI and torch; measure on real bugs; the example notebook run by nbclient"
 python_check tests/python/test_package.py target/debug/hasseflow
+python_check tests/python/test_measure.py
 python_check tests/python/test_notebook.py
 step "app build (trunk)"
 trunk build --locked
