@@ -262,12 +262,38 @@ def probes_equal_full():
             _, q, k = part.first_leak
             T.check(full.reach[part.first_leak[0] - 1, q, k] and not full.predicted[part.first_leak[0] - 1, q, k],
                     f"probes: the bisected leak {part.first_leak} is a real extra cell of the full measurement")
-    # group tests alone find a leak that no chosen column sees, and bisect it
+    # group tests alone find a leak that no chosen column sees (the last position is read by nobody
+    # else in a causal model), and bisect it to one key of the first document
+    model = llama()
+    m = hasseflow.measure(model, 64, [16] * 4, columns=[63], attention_mask=torch.ones(1, 64, dtype=torch.long))
+    T.check(m.leaks and m.passes["bisection"] > 0 and m.first_leak[:2] == (1, 16) and m.first_leak[2] < 16,
+            f"probes: groups find and bisect a leak no column sees ({m.passes}, {m.first_leak})")
+
+
+def packing_and_padding():
+    """Documents as varlen kwargs and as a 4-D mask, and a padding mask, on eager (exact) and SDPA
+    (difference): clean; an attention that ignores the mask reads the padding keys."""
+    n, docs = 32, [12, 20]
+    for attn in ("eager", "sdpa"):
+        model = llama(attn=attn)
+        for packing in ("varlen", "mask"):
+            m = hasseflow.measure(model, n, docs, packing=packing)
+            T.check(m.agrees and not m.leaks, f"packing={packing!r} on {attn}: measured clean ({m})")
+        left = torch.ones(1, n, dtype=torch.long)
+        left[0, :5] = 0
+        m = hasseflow.measure(model, n, attention_mask=left)
+        T.check(m.agrees and not m.leaks, f"left padding on {attn}: measured clean ({m})")
     model = llama()
     model.set_attn_implementation("hf_test_ignores_mask")
-    m = hasseflow.measure(model, 64, [16] * 4, columns=[5])
-    T.check(m.leaks and m.passes["bisection"] > 0, f"probes: groups find and bisect a leak ({m.passes}, "
-            f"{m.first_leak})")
+    m = hasseflow.measure(model, n, attention_mask=left)
+    T.check(m.first_leak == (1, 5, 0) and m.json["per_layer"][0]["extra"] > 5 * 27,
+            f"an attention that ignores the mask reads padding and future keys: first leak (1, 5, 0) ({m.first_leak})")
+    model = llama()
+    model.set_attn_implementation("hf_test_window_off_by_one")  # causal, so only the padding can leak
+    model.config.sliding_window = n
+    m = hasseflow.measure(model, n, attention_mask=left)
+    T.check(m.first_leak == (1, 5, 0), f"padding keys read by the first real position: first leak (1, 5, 0) "
+            f"({m.first_leak})")
 
 
 # --- bad input ------------------------------------------------------------------------------------------
@@ -389,7 +415,7 @@ def command_line():
 def main():
     for part in (bug_attention_mask_overrides_packing, bug_hybrid_state_crosses_documents,
                  bug_custom_window_off_by_one, bug_window_silently_off, bug_registered_attention_ignores_mask,
-                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, sound_models, probes_equal_full,
+                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, sound_models, probes_equal_full, packing_and_padding,
                  bad_input, sigint_stops_between_passes, command_line):
         t = time.time()
         try:

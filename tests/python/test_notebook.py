@@ -44,6 +44,8 @@ def main():
     T.check("cross-document cells: 0" not in text and "cross-document cells:" in text,
             "the broken packing shows its cross-document cells")
     T.check(any("measured, not predicted" in h for h in html), "the measurement grid has its legend")
+    T.check("first leak (layer, q, k): (1, 1024, " in text,
+            "the leak at real length (n = 4096) is found and named at the second document's first position")
     sys.exit(T.finish())
 
 
