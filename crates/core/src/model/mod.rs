@@ -41,7 +41,7 @@ pub use images::{ImageError, check_image_spans, image_spans_text, parse_image_sp
 pub use job::ModelJob;
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
 pub use run::ModelRun;
-pub use scale::{ScaleError, ScaledModel, scale_length, scale_model};
+pub use scale::{ScaleError, ScaledModel, scale_image_spans, scale_length, scale_model};
 
 /// Most bytes of a `config.json` (real ones are a few kilobytes).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
