@@ -97,7 +97,8 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         let spans = &run.overlays.images;
         let shown = model::image_spans_text(&spans[..spans.len().min(12)]);
         let more = if spans.len() > 12 { ",…" } else { "" };
-        out.push_str(&format!("images   {} spans (START:LEN, read both ways): {shown}{more}\n", spans.len()));
+        let count = if spans.len() == 1 { "1 span".to_string() } else { format!("{} spans", spans.len()) };
+        out.push_str(&format!("images   {count} (START:LEN, read both ways): {shown}{more}\n"));
     }
     out.push_str(&format!("verdict  {}\n", run.verdict()));
     out.push_str(&format!(

@@ -91,6 +91,13 @@ fn image_spans_read_each_other_both_ways() {
     assert_eq!(cut["leaks"], false);
     let text = ok(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "10:6,2000:300"]);
     assert!(text.contains("images   2 spans (START:LEN, read both ways): 10:6,2000:300"), "{text}");
+    // One image of 256 tokens is one class of the limit: a chain, the image, a chain.
+    let one = json(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "100:256", "--json"]);
+    assert_eq!(one["limit"]["classes"], 4096 - 255);
+    assert_eq!(one["limit"]["hasse"]["node_count"], 3);
+    assert!(
+        ok(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "100:256"]).contains("images   1 span (START")
+    );
     let out = hasseflow(&["model", "mistral-7b-v0.1", "--context", "64", "--images", "2:4"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("note: image spans are read by Gemma 3's rule"));
