@@ -103,7 +103,7 @@ pub fn verdict(p: &OutcomeProps) -> Html {
     let images = match run.overlays.images.len() {
         0 => String::new(),
         k => format!(
-            " {k} image span{} ({}) read each other both ways.",
+            " Image span{} {}: each image's tokens read each other both ways.",
             if k == 1 { "" } else { "s" },
             run.overlays.images.iter().take(6).map(|[s, l]| format!("{s}:{l}")).collect::<Vec<_>>().join(",")
                 + if k > 6 { ",…" } else { "" }
