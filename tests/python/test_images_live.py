@@ -13,7 +13,8 @@ position k only, with `token_type_ids` marking the image spans (and packed docum
 that restart at 0 in every document). Every layer's R(l) must equal the prediction cell for cell:
 without documents, with documents, with an image that crosses a document boundary (Transformers'
 sliding layers then look images up at document-relative positions, and hasseflow predicts that
-too), and without images (where image tokens read only what text tokens read). The CLI's
+too), without images (where image tokens read only what text tokens read), and four seeded random
+sets of spans, two of them over packed documents. The CLI's
 `--images` gives the same rows as `model(images=...)`.
 
 Usage: python tests/python/test_images_live.py [path/to/hasseflow]
@@ -22,6 +23,7 @@ Prints one line per failure and ends with "N passed, M failed"; exits non-zero o
 
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -123,6 +125,18 @@ def main():
         T.check(real[0, 21, 25] and not real[0, 30, 33] and real[1, 30, 33] and not real[0, 17, 18],
                 "the real model's sliding layer reads images at document-relative positions under packing")
     compare(model, images, [13, 27], "images 6:7,21:9 in documents 13,27")
+    # Seeded random spans (gaps of at least one text token), half of them over two documents.
+    rng = random.Random(29)
+    for case in range(4):
+        docs = None
+        if case % 2:
+            cut = rng.randrange(5, N - 5)
+            docs = [cut, N - cut]
+        spans, at = [], rng.randrange(0, 6)
+        while (length := rng.randrange(1, 9)) + at <= N:
+            spans.append((at, length))
+            at += length + rng.randrange(1, 8)
+        compare(model, spans, docs, f"random case {case}: images {spans}" + (f" in documents {docs}" if docs else ""))
     if plain is not None and both is not None:
         real_plain, real_images = plain[0], both[0]
         # The measurement sees the images: an image token reads the rest of its image ahead.
