@@ -100,6 +100,7 @@ def model(
     context: int,
     documents: Sequence[int] | None = ...,
     *,
+    images: Iterable[tuple[int, int]] | None = ...,
     encoder_context: int | None = ...,
     rows: Iterable[int] = ...,
     direction: str | None = ...,

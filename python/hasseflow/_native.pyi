@@ -26,6 +26,7 @@ def model_run(
     rows: Sequence[int] = ...,
     direction: str | None = ...,
     max_bytes: int | None = ...,
+    images: Sequence[tuple[int, int]] = ...,
 ) -> str: ...
 def gallery_list() -> str: ...
 def derive_family(

@@ -138,7 +138,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
             data-dropped={m.run.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
-                <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()}
+                <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()} images={m.images.clone()}
                     scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />
                 <LayerKinds legend={legend.clone()} layer={m.layer} />
             </aside>

@@ -205,6 +205,30 @@ test('a bad config.json, pasted or dropped, shows a message and keeps the previo
   await page.close();
 });
 
+test('image spans: the field runs the CLI\'s --images, and a bad entry is refused in one line with nothing changed', async () => {
+  const page = await openModels();
+  await run(page, 'gemma-3-27b-it', 4096);
+  await page.fill('#model-images', '100:256');
+  await page.locator('#model-images').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#model-verdict')?.textContent.includes('Image span 100:256: each image')
+    && document.querySelector('#models-view')?.dataset.state === 'done', null, { timeout: 120000 });
+  const expected = JSON.parse(execFileSync(CLI, ['model', 'gemma-3-27b-it', '--context', '4096', '--images', '100:256', '--json'],
+    { encoding: 'utf8' }));
+  const cells = await page.$$eval('#model-layers-table tbody tr', (rows) => rows.map((r) => Number(r.dataset.cells)));
+  assert.deepEqual(cells, expected.growth.slice(1));
+  assert.notDeepEqual(expected.growth, cli('gemma-3-27b-it', 4096).growth);
+  const before = await verdict(page);
+  const settings = await page.locator('#models-view').getAttribute('data-settings');
+  await page.fill('#model-images', '100:256,300:8');
+  await page.locator('#model-images').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent
+    .includes('images: spans 100:256 and 300:8 overlap'));
+  assert.equal(await page.locator('#models-view').getAttribute('data-settings'), settings);
+  assert.deepEqual(await verdict(page), before);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('"Open a scaled copy" opens the model at 512 positions in the editor, with its layer stack', async () => {
   const page = await openModels();
   await run(page, 'mistral-7b-v0.1', 131072);

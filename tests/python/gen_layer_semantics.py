@@ -4,7 +4,8 @@
 Evaluates the library's own mask functions (causal, sliding causal, chunked causal, chunked
 overlay, bidirectional, sliding bidirectional, packed sequences through
 `remap_positions_for_packed_sequence` + `packed_sequence_mask_function`, as `create_causal_mask`
-composes them) on index grids, and writes the boolean masks, one string per row ('1' = the query
+composes them) on index grids, and Gemma 3's masks for image tokens (`token_type_ids` through the
+library's own `create_masks_for_vision_model`, with and without packed documents), and writes the boolean masks, one string per row ('1' = the query
 reads the key, '.' = not), to crates/core/tests/fixtures/hf_layer_semantics.json together with the
 hasseflow rule layer (`hasseflow_core::reach::RuleLayer`, serde form) that must build the same
 mask. `crates/core/tests/reach.rs` checks the Rust dense builder against every case.
@@ -50,12 +51,35 @@ def packed(fn, docs):
     return mu.and_masks(remapped, mu.packed_sequence_mask_function(seq))
 
 
-def rule(kind, causal, docs=()):
-    return {
-        "kind": kind,
-        "causal": causal,
-        "overlays": {"docs": list(docs), "sinks": 0, "globals": [], "prefix": 0},
-    }
+def rule(kind, causal, docs=(), images=()):
+    overlays = {"docs": list(docs), "sinks": 0, "globals": [], "prefix": 0}
+    if images:
+        overlays["images"] = [list(s) for s in images]
+    return {"kind": kind, "causal": causal, "overlays": overlays}
+
+
+def gemma3_image_masks(n, window, images, docs=()):
+    """Gemma 3's full and sliding masks for image spans [(start, length)] as its multimodal model
+    builds them (token_type_ids -> get_block_sequence_ids_for_mask -> create_masks_for_vision_model,
+    eager attention), packed `docs` given as position ids that restart per document, as row strings."""
+    from transformers import Gemma3TextConfig
+    from transformers.models.gemma3 import modeling_gemma3 as g
+
+    config = Gemma3TextConfig(hidden_size=8, num_hidden_layers=2, num_attention_heads=1, num_key_value_heads=1,
+                              head_dim=8, vocab_size=16, sliding_window=window)
+    config._attn_implementation = "eager"
+    token_type_ids = torch.zeros(1, n, dtype=torch.long)
+    for start, length in images:
+        token_type_ids[0, start:start + length] = 1
+    position_ids = torch.tensor([[p for d in docs for p in range(d)]]) if docs else None
+    masks = g.create_masks_for_vision_model(
+        config=config, inputs_embeds=torch.zeros(1, n, 8), attention_mask=None, cache=None,
+        position_ids=position_ids, block_sequence_ids=g.get_block_sequence_ids_for_mask(token_type_ids))
+    rows = {}
+    for kind, m in masks.items():
+        allowed = m[0, 0] == 0 if m.dtype.is_floating_point else m[0, 0]
+        rows[kind] = ["".join("1" if x else "." for x in row) for row in allowed.tolist()]
+    return rows
 
 
 def cases():
@@ -88,6 +112,21 @@ def cases():
         14, packed(mu.chunked_causal_mask_function(2, zero), docs), rule({"type": "chunked", "size": 2}, True, docs))
     add("packed bidirectional", "and(remap(bidirectional_mask_function), packed_sequence_mask_function)", 14,
         packed(mu.bidirectional_mask_function, docs), rule({"type": "full"}, False, docs))
+    # Gemma 3's image tokens: touching spans are one image; with packed documents the sliding layer
+    # looks images up at document-relative positions (its or_mask_function is remapped).
+    for images, w, image_docs in (([(2, 3), (9, 3)], 3, ()), ([(1, 2), (3, 4), (11, 2)], 2, ()),
+                                  ([(0, 5), (8, 4)], 4, ()), ([(2, 3), (9, 3)], 3, (6, 8)),
+                                  ([(1, 4), (7, 5)], 2, (5, 3, 6))):
+        masks = gemma3_image_masks(14, w, images, image_docs)
+        spans = ",".join(f"{a}:{b}" for a, b in images)
+        where = f" docs={list(image_docs)}" if image_docs else ""
+        out.append({"name": f"gemma3 image spans {spans} full{where}",
+                    "function": "create_masks_for_vision_model(token_type_ids)['full_attention']", "n": 14,
+                    "layer": rule({"type": "full"}, True, image_docs, images), "rows": masks["full_attention"]})
+        out.append({"name": f"gemma3 image spans {spans} sliding w={w}{where}",
+                    "function": "create_masks_for_vision_model(token_type_ids)['sliding_attention']", "n": 14,
+                    "layer": rule({"type": "sliding", "window": w}, True, image_docs, images),
+                    "rows": masks["sliding_attention"]})
     return out
 
 

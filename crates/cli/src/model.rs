@@ -36,6 +36,10 @@ pub(crate) struct ModelArgs {
     /// per position; consecutive equal ids form one document).
     #[arg(long)]
     segments: Option<String>,
+    /// Image spans START:LEN,... (0-based first position, tokens), e.g. 3:256,300:256: each
+    /// image's tokens read each other both ways, as Gemma 3's token_type_ids make them.
+    #[arg(long, value_name = "START:LEN,...")]
+    images: Option<String>,
     /// A query position to report on (0-based; repeatable).
     #[arg(long = "row", value_name = "Q")]
     rows: Vec<u64>,
@@ -88,6 +92,13 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         let docs: Vec<String> = run.overlays.docs.iter().map(u64::to_string).collect();
         let shown = if docs.len() > 12 { format!("{},…", docs[..12].join(",")) } else { docs.join(",") };
         out.push_str(&format!("docs     {} documents: {shown}\n", docs.len()));
+    }
+    if !run.overlays.images.is_empty() {
+        let spans = &run.overlays.images;
+        let shown = model::image_spans_text(&spans[..spans.len().min(12)]);
+        let more = if spans.len() > 12 { ",…" } else { "" };
+        let count = if spans.len() == 1 { "1 span".to_string() } else { format!("{} spans", spans.len()) };
+        out.push_str(&format!("images   {count} (START:LEN, read both ways): {shown}{more}\n"));
     }
     out.push_str(&format!("verdict  {}\n", run.verdict()));
     out.push_str(&format!(
@@ -155,6 +166,9 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     if spec.encoder.is_some() && (a.docs.is_some() || a.segments.is_some()) {
         bail!("--docs/--segments: packed documents are not modelled for an encoder-decoder model");
     }
+    if spec.encoder.is_some() && a.images.is_some() {
+        bail!("--images: image spans are not modelled for an encoder-decoder model");
+    }
     // An encoder-decoder runs its encoder's positions, then the decoder's.
     let (spec, n) = ModelRun::positions(spec, n, a.encoder_context)
         .map_err(|e| anyhow!("--{}", e.replacen("encoder context", "encoder-context", 1)))?;
@@ -170,7 +184,11 @@ pub(crate) fn model_command(a: &ModelArgs) -> Result<()> {
     if let Some(q) = a.rows.iter().find(|&&q| q >= n) {
         bail!("--row: {q} is outside the context (0..{n})");
     }
-    let overlays = Overlays { docs, ..Overlays::default() };
+    let images = match &a.images {
+        Some(text) => model::parse_image_spans(text, n).map_err(|e| anyhow!("--{e}"))?,
+        None => Vec::new(),
+    };
+    let overlays = Overlays { docs, images, ..Overlays::default() };
     // A bar over the layers (the core's ModelJob steps one layer at a time); hidden in pipes and
     // with --json.
     let bar = crate::progress::bar(crate::progress::wanted(a.json), spec.layer_count() as u64, "reach over the layers");

@@ -50,6 +50,59 @@ fn gallery_model_json_lists_one_type_per_layer() {
     assert!(v["source"].as_str().is_some_and(|s| s.contains("google/gemma-3-27b-it")));
 }
 
+/// `--images`: an image token reads its whole image ahead from layer 1 (Gemma 3's sliding layer:
+/// `w - 1` keys back, the image ahead), a text token only what is behind it; the text report
+/// lists the spans, and packed documents cut an image at their boundary.
+#[test]
+fn image_spans_read_each_other_both_ways() {
+    let v = json(&[
+        "model",
+        "gemma-3-27b-it",
+        "--context",
+        "4096",
+        "--images",
+        "2000:300, 10:6",
+        "--row",
+        "12",
+        "--row",
+        "9",
+        "--json",
+    ]);
+    assert_eq!(v["images"], serde_json::json!([[10, 6], [2000, 300]]));
+    assert_eq!(v["rows"]["12"][0], serde_json::json!([[0, 15]]));
+    assert_eq!(v["rows"]["9"][0], serde_json::json!([[0, 9]]));
+    let plain = json(&["model", "gemma-3-27b-it", "--context", "4096", "--row", "12", "--json"]);
+    assert_eq!(plain["rows"]["12"][0], serde_json::json!([[0, 12]]));
+    assert_ne!(v["growth"], plain["growth"]);
+    let cut = json(&[
+        "model",
+        "gemma-3-27b-it",
+        "--context",
+        "4096",
+        "--docs",
+        "14,4082",
+        "--images",
+        "10:6",
+        "--row",
+        "12",
+        "--json",
+    ]);
+    assert_eq!(cut["rows"]["12"][0], serde_json::json!([[0, 13]]));
+    assert_eq!(cut["leaks"], false);
+    let text = ok(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "10:6,2000:300"]);
+    assert!(text.contains("images   2 spans (START:LEN, read both ways): 10:6,2000:300"), "{text}");
+    // One image of 256 tokens is one class of the limit: a chain, the image, a chain.
+    let one = json(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "100:256", "--json"]);
+    assert_eq!(one["limit"]["classes"], 4096 - 255);
+    assert_eq!(one["limit"]["hasse"]["node_count"], 3);
+    assert!(
+        ok(&["model", "gemma-3-27b-it", "--context", "4096", "--images", "100:256"]).contains("images   1 span (START")
+    );
+    let out = hasseflow(&["model", "mistral-7b-v0.1", "--context", "64", "--images", "2:4"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("note: image spans are read by Gemma 3's rule"));
+}
+
 #[test]
 fn list_shows_every_gallery_model() {
     let text = ok(&["model", "--list"]);
@@ -103,6 +156,28 @@ fn bad_input_fails_with_one_line() {
         (vec!["model", "gpt-oss-20b", "--context", "4", "--docs", "1,2"], "docs: lengths sum to 3"),
         (vec!["model", "gpt-oss-20b", "--context", "4", "--segments", reused], "segments: id 0 at position 3"),
         (vec!["model", "gpt-oss-20b", "--context", "4", "--row", "4"], "--row"),
+        (
+            vec!["model", "gemma-3-27b-it", "--context", "64", "--images", "3:x"],
+            "--images: entry 0 (\"3:x\") is not START:LEN",
+        ),
+        (vec!["model", "gemma-3-27b-it", "--context", "64", "--images", ""], "--images: give at least one span"),
+        (
+            vec!["model", "gemma-3-27b-it", "--context", "64", "--images", "60:8"],
+            "--images: span 60:8 ends at 68, past the context 64",
+        ),
+        (
+            vec!["model", "gemma-3-27b-it", "--context", "64", "--images", "2:8,6:4"],
+            "--images: spans 2:8 and 6:4 overlap",
+        ),
+        (
+            vec!["model", "gemma-3-27b-it", "--context", "64", "--images", "2:4,6:4"],
+            "--images: spans 2:4 and 6:4 touch",
+        ),
+        (vec!["model", "gemma-3-27b-it", "--context", "64", "--images", "2:0"], "--images: span 2:0 has no tokens"),
+        (
+            vec!["model", "t5-base", "--context", "64", "--images", "2:4"],
+            "--images: image spans are not modelled for an encoder-decoder",
+        ),
     ] {
         let out = hasseflow(&args);
         assert!(!out.status.success(), "{args:?} should fail");

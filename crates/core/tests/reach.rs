@@ -10,8 +10,26 @@ use hasseflow_core::reach::{HasseNodeKind, ReachJob, ReachOptions, ReachReport};
 use hasseflow_core::rng::SplitMix64;
 use hasseflow_core::{Analysis, BitMatrix, IntervalRows, ReachError, ReachStack, RuleLayer, StructuredLayer};
 
-/// Oracle: the documented meaning of a rule layer, written directly as a predicate.
-fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
+/// Each position's image as Gemma 3 numbers them (`get_block_sequence_ids_for_mask`): every
+/// contiguous run of image tokens is one image, `-1` for a text token.
+fn image_groups(rule: &RuleLayer, n: usize) -> Vec<i64> {
+    let image: Vec<bool> = (0..n)
+        .map(|p| rule.overlays.images.iter().any(|&[s, l]| (s as usize..(s + l) as usize).contains(&p)))
+        .collect();
+    let mut group = -1;
+    (0..n)
+        .map(|p| {
+            if image[p] && (p == 0 || !image[p - 1]) {
+                group += 1;
+            }
+            if image[p] { group } else { -1 }
+        })
+        .collect()
+}
+
+/// Oracle: the documented meaning of a rule layer, written directly as a predicate (`groups`:
+/// [`image_groups`]).
+fn reads(rule: &RuleLayer, groups: &[i64], q: usize, k: usize) -> bool {
     let o = &rule.overlays;
     // (document index, document start) of a position; a linear layer ignores documents.
     let doc = |p: usize| {
@@ -44,12 +62,22 @@ fn reads(rule: &RuleLayer, n: usize, q: usize, k: usize) -> bool {
     let same_doc = doc(k.wrapping_add(start)).0 == dq;
     let dir = !causal || k <= q;
     let layer = base && dir && same_doc;
+    // Images: OR-ed in, then the document's AND. A sliding layer's image term is remapped to the
+    // document-relative positions with the rest of its function, and AND-ed with k > q - w.
+    let same_image = |a: usize, b: usize| groups[a] >= 0 && groups[a] == groups[b];
+    let image = same_doc
+        && match rule.kind {
+            LayerKind::Full | LayerKind::Indexed | LayerKind::Chunked { .. } => {
+                same_image(q + start, k.wrapping_add(start))
+            }
+            LayerKind::Sliding { window } => same_image(q, k) && k as i64 > q as i64 - window as i64,
+            LayerKind::Linear | LayerKind::Conv { .. } | LayerKind::Pointwise => false,
+        };
     let sink = (k as u64) < o.sinks && same_doc && dir;
     let prefix = (q as u64) < o.prefix && (k as u64) < o.prefix && same_doc;
     let (q, k) = (q + start, k.wrapping_add(start));
     let global = o.globals.contains(&(q as u64)) || o.globals.contains(&(k as u64));
-    let _ = n;
-    layer || sink || prefix || global || q == k
+    layer || image || sink || prefix || global || q == k
 }
 
 fn random_docs(rng: &mut SplitMix64, n: usize) -> Vec<u64> {
@@ -65,7 +93,22 @@ fn random_docs(rng: &mut SplitMix64, n: usize) -> Vec<u64> {
     cuts.windows(2).map(|w| (w[1] - w[0]) as u64).filter(|&l| l > 0).collect()
 }
 
-fn random_rule(rng: &mut SplitMix64, n: usize, docs: &[u64], plain: bool) -> RuleLayer {
+/// Up to three image spans `[start, length]`, in order, some touching (one image then).
+fn random_images(rng: &mut SplitMix64, n: usize) -> Vec<[u64; 2]> {
+    let mut out = Vec::new();
+    let mut at = rng.below(n.max(1));
+    for _ in 0..1 + rng.below(3) {
+        let len = 1 + rng.below(n / 3 + 2);
+        if at + len > n {
+            break;
+        }
+        out.push([at as u64, len as u64]);
+        at += len + [0, 1, 3, 9][rng.below(4)];
+    }
+    out
+}
+
+fn random_rule(rng: &mut SplitMix64, n: usize, docs: &[u64], images: &[[u64; 2]], plain: bool) -> RuleLayer {
     let kind = match rng.below(7) {
         0 => LayerKind::Full,
         1 => LayerKind::Sliding { window: 1 + rng.below(n / 2 + 3) as u64 },
@@ -79,6 +122,9 @@ fn random_rule(rng: &mut SplitMix64, n: usize, docs: &[u64], plain: bool) -> Rul
     let mut overlays = Overlays::default();
     if rng.below(2) == 0 {
         overlays.docs = docs.to_vec();
+    }
+    if rng.below(2) == 0 {
+        overlays.images = images.to_vec();
     }
     if !plain {
         if rng.below(3) == 0 {
@@ -120,6 +166,7 @@ fn random_intervals(rng: &mut SplitMix64, n: usize) -> IntervalRows {
 
 fn random_stack(rng: &mut SplitMix64, n: usize) -> ReachStack {
     let docs = random_docs(rng, n);
+    let images = if rng.below(3) == 0 { random_images(rng, n) } else { Vec::new() };
     let layers = 1 + rng.below(6);
     let plain = rng.below(3) == 0;
     let mode = rng.below(4);
@@ -128,7 +175,7 @@ fn random_stack(rng: &mut SplitMix64, n: usize) -> ReachStack {
             if mode == 0 && rng.below(2) == 0 {
                 StructuredLayer::Intervals(random_intervals(rng, n))
             } else {
-                StructuredLayer::Rule(random_rule(rng, n, &docs, plain))
+                StructuredLayer::Rule(random_rule(rng, n, &docs, &images, plain))
             }
         })
         .collect();
@@ -137,7 +184,10 @@ fn random_stack(rng: &mut SplitMix64, n: usize) -> ReachStack {
 
 fn dense_layer(layer: &StructuredLayer, n: usize) -> BitMatrix {
     match layer {
-        StructuredLayer::Rule(r) => BitMatrix::from_fn(n, |q, k| reads(r, n, q, k)),
+        StructuredLayer::Rule(r) => {
+            let groups = image_groups(r, n);
+            BitMatrix::from_fn(n, |q, k| reads(r, &groups, q, k))
+        }
         StructuredLayer::Intervals(rows) => rows.to_bitmatrix().with_diagonal(),
     }
 }
@@ -264,6 +314,60 @@ fn large_random_stacks_match_the_dense_engine() {
         let stack = random_stack(&mut rng, n);
         check_stack(&stack, &format!("large case {case} n={n}"));
     }
+}
+
+/// Image spans (Gemma 3's `token_type_ids`) on model-shaped stacks: every layer has the same
+/// images (often with packed documents), sliding layers mixed with full ones as in Gemma 3, in
+/// both directions; every layer also once with chunked, recurrent and pointwise layers.
+#[test]
+fn image_spans_match_the_dense_engine() {
+    let mut rng = SplitMix64::new(0x1a6e5);
+    for case in 0..160 {
+        let n = if case % 8 == 7 { 100 + rng.below(300) } else { 1 + rng.below(48) };
+        let docs = random_docs(&mut rng, n);
+        let overlays = Overlays {
+            docs: if rng.below(3) == 0 { Vec::new() } else { docs.clone() },
+            images: random_images(&mut rng, n),
+            sinks: if rng.below(6) == 0 { 1 } else { 0 },
+            ..Overlays::default()
+        };
+        let causal = rng.below(4) != 0;
+        let window = 1 + rng.below(n / 2 + 2) as u64;
+        let layers: Vec<StructuredLayer> = (0..1 + rng.below(7))
+            .map(|i| {
+                let kind = match (case % 5, i % 3) {
+                    (4, 0) => LayerKind::Chunked { size: 1 + rng.below(n / 2 + 2) as u64 },
+                    (4, 1) => [LayerKind::Linear, LayerKind::Pointwise, LayerKind::Indexed][rng.below(3)],
+                    (_, 2) => LayerKind::Full,
+                    _ => LayerKind::Sliding { window },
+                };
+                StructuredLayer::Rule(RuleLayer::new(kind, causal, overlays.clone()))
+            })
+            .collect();
+        let stack = ReachStack::new(n as u64, layers, overlays.docs.clone()).expect("valid stack");
+        check_stack(&stack, &format!("image case {case} n={n} {overlays:?}"));
+    }
+}
+
+/// Image spans are checked: a zero length, an end past n and an overlap are refused by name;
+/// spans that touch are one image (as a contiguous run of image tokens is in Transformers).
+#[test]
+fn image_spans_are_checked_and_touching_spans_are_one_image() {
+    let layer = |images: Vec<[u64; 2]>| {
+        let o = Overlays { images, ..Overlays::default() };
+        ReachStack::new(10, vec![StructuredLayer::Rule(RuleLayer::new(LayerKind::Full, true, o))], Vec::new())
+    };
+    assert_eq!(layer(vec![[2, 0]]).unwrap_err(), ReachError::EmptyImage { index: 0 });
+    let e = layer(vec![[1, 2], [8, 3]]).unwrap_err();
+    assert_eq!(e.to_string(), "image span 8:3 ends at 11, past n = 10");
+    let e = layer(vec![[5, 3], [1, 5]]).unwrap_err();
+    assert_eq!(e.to_string(), "image spans 1:5 and 5:3 overlap");
+    assert!(matches!(layer(vec![[u64::MAX, 2]]), Err(ReachError::ImageOutOfRange { .. })));
+    let touching = layer(vec![[2, 3], [5, 2]]).unwrap().layer_rows(0).to_bitmatrix();
+    let one = layer(vec![[2, 5]]).unwrap().layer_rows(0).to_bitmatrix();
+    assert_eq!(touching, one);
+    // Query 2 reads its whole image (2..=6), causal or not.
+    assert_eq!(one.row_ones(2).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5, 6]);
 }
 
 /// The steppable job gives the report `run` gives, one layer per step after the limit, and

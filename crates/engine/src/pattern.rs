@@ -103,6 +103,16 @@ pub struct Overlays {
     pub globals: Vec<u64>,
     /// Prefix-LM: the first `prefix` positions (of each document) read each other bidirectionally.
     pub prefix: u64,
+    /// Image spans `[start, length]` whose tokens read each other both ways, as Gemma 3 reads
+    /// `token_type_ids` in Transformers 5.24 (`create_masks_for_vision_model`; spans that touch
+    /// are one image, as a contiguous run of image tokens is). A full, indexed or chunked layer
+    /// ORs "same image" into its mask; a sliding layer with window `w` ORs it and then keeps only
+    /// `k > q - w` (so a query reads its whole image ahead, and `w - 1` back); recurrent and
+    /// pointwise layers take no mask and ignore it. With packed documents the image is cut at
+    /// its document, and a sliding layer looks "same image" up at the document-relative
+    /// positions (Transformers remaps its `or_mask_function`): see `crate::reach`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<[u64; 2]>,
 }
 
 /// A model's attention, layer by layer.

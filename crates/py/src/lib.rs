@@ -192,10 +192,11 @@ fn analyze_rows(
 
 /// `hasseflow model --json` on a config's text (`config`) or a gallery entry (`gallery`):
 /// `context` tokens (the decoder's), an encoder-decoder's `encoder_context`, packed `documents`,
-/// the `rows` to report, `direction` ("causal" / "bidirectional") to override the config.
+/// the `rows` to report, `direction` ("causal" / "bidirectional") to override the config, image
+/// spans `images` as `(start, length)` pairs.
 #[pyfunction]
 #[pyo3(signature = (context, config=None, gallery=None, name="config.json", encoder_context=None,
-                    documents=Vec::new(), rows=Vec::new(), direction=None, max_bytes=None))]
+                    documents=Vec::new(), rows=Vec::new(), direction=None, max_bytes=None, images=Vec::new()))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per CLI flag.
 fn model_run(
     py: Python<'_>,
@@ -208,6 +209,7 @@ fn model_run(
     rows: Vec<u64>,
     direction: Option<String>,
     max_bytes: Option<u64>,
+    images: Vec<(u64, u64)>,
 ) -> PyResult<String> {
     let name = name.to_string();
     guarded(py, move || {
@@ -232,11 +234,16 @@ fn model_run(
         if spec.encoder.is_some() && !documents.is_empty() {
             return Err("documents: packed documents are not modelled for an encoder-decoder model".to_string());
         }
+        if spec.encoder.is_some() && !images.is_empty() {
+            return Err("images: image spans are not modelled for an encoder-decoder model".to_string());
+        }
         let (spec, n) = ModelRun::positions(spec, context, encoder_context)?;
+        let spans: Vec<[u64; 2]> = images.iter().map(|&(s, l)| [s, l]).collect();
+        let images = model::check_image_spans(&spans, n).map_err(|e| e.to_string())?;
         if let Some(q) = rows.iter().find(|&&q| q >= n) {
             return Err(format!("rows: {q} is outside the context (0..{n})"));
         }
-        let overlays = Overlays { docs: documents, ..Overlays::default() };
+        let overlays = Overlays { docs: documents, images, ..Overlays::default() };
         let start = std::time::Instant::now();
         let max = max_bytes.unwrap_or(model::MAX_RUN_BYTES);
         let run = ModelRun::compute_with_progress(source, spec, n, overlays, &rows, max, |_, _| {})

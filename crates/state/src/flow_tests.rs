@@ -263,7 +263,12 @@ fn threshold_and_context_errors_are_typed_and_say_what_is_wrong() {
     assert!(check_threshold(f64::NAN).unwrap_err().to_string().contains("strictly between 0 and 1"));
     assert!(ContextError::TooLong(1 << 21).to_string().contains("hasseflow model --context 2097152"));
     let mut s = state(BitMatrix::zeros(3));
-    s.apply(Action::Models(ModelsAction::SetContext { n: "12x".into(), docs: String::new(), encoder: String::new() }));
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: "12x".into(),
+        docs: String::new(),
+        encoder: String::new(),
+        images: String::new(),
+    }));
     let m = s.message.as_ref().expect("refused");
     assert_eq!(m.text, "the context length \"12x\" is not a whole number. Nothing was changed.");
 }

@@ -237,6 +237,9 @@ pub struct ModelsState {
     pub encoder_n: Option<u64>,
     /// Document lengths (empty: one document); not applied to an encoder-decoder.
     pub docs: Vec<u64>,
+    /// Image spans `[start, length]` whose tokens read each other both ways (Gemma 3's
+    /// `token_type_ids`; empty: none); not applied to an encoder-decoder.
+    pub images: Vec<[u64; 2]>,
     /// The model as it runs: `choice.spec` with the encoder's positions placed
     /// ([`ModelRun::positions`], the CLI's rule).
     pub placed: Rc<ModelSpec>,
@@ -277,6 +280,7 @@ impl Default for ModelsState {
             n: DEFAULT_MODEL_N,
             encoder_n: None,
             docs: Vec::new(),
+            images: Vec::new(),
             placed,
             total,
             settings: 0,
@@ -326,7 +330,7 @@ impl ModelsState {
             source: self.choice.source.clone(),
             spec: self.placed.clone(),
             n: self.total,
-            overlays: Overlays { docs: self.run_docs().to_vec(), ..Overlays::default() },
+            overlays: self.overlays(),
             queries: self.view.queries(),
         }
     }
@@ -335,6 +339,16 @@ impl ModelsState {
     /// modelled there, as the CLI says).
     pub fn run_docs(&self) -> &[u64] {
         if self.placed.encoder.is_some() { &[] } else { &self.docs }
+    }
+
+    /// The image spans the run uses: none for an encoder-decoder (as the CLI says).
+    pub fn run_images(&self) -> &[[u64; 2]] {
+        if self.placed.encoder.is_some() { &[] } else { &self.images }
+    }
+
+    /// The overlays of the run: its documents and image spans.
+    pub fn overlays(&self) -> Overlays {
+        Overlays { docs: self.run_docs().to_vec(), images: self.run_images().to_vec(), ..Overlays::default() }
     }
 
     /// The layer kinds of the model, for the legend, the strip and the table.
@@ -445,9 +459,10 @@ pub enum ModelsAction {
         /// Contents.
         bytes: Vec<u8>,
     },
-    /// Set the context length, the document lengths (comma list, empty: one document) and an
-    /// encoder-decoder's encoder length (empty: the context length), as typed; refused together
-    /// with a message when any is unusable.
+    /// Set the context length, the document lengths (comma list, empty: one document), an
+    /// encoder-decoder's encoder length (empty: the context length) and the image spans
+    /// (`START:LEN,...`, empty: none), as typed; refused together with a message when any is
+    /// unusable.
     SetContext {
         /// The context length as typed (an encoder-decoder's decoder length).
         n: String,
@@ -455,6 +470,8 @@ pub enum ModelsAction {
         docs: String,
         /// The encoder length as typed (read for an encoder-decoder only).
         encoder: String,
+        /// The image spans as typed (`hasseflow model --images`).
+        images: String,
     },
     /// Show layer `l` of the model (clamped to its layers).
     SetLayer(usize),
@@ -533,32 +550,38 @@ impl super::AppState {
                     self.models.changed();
                 }
             },
-            ModelsAction::SetContext { n, docs, encoder } => {
+            ModelsAction::SetContext { n, docs, encoder, images } => {
                 let spec = self.models.choice.spec.clone();
                 let parsed = parse_context(&n).map_err(|e| e.to_string()).and_then(|n| {
                     let encoder_n = parse_encoder(&encoder)?;
-                    // Packed documents are not modelled for an encoder-decoder: its form has no
-                    // document field, and documents set for a decoder are cleared here.
+                    // Packed documents and image spans are not modelled for an encoder-decoder:
+                    // its form has no field for them, and those set for a decoder are cleared here.
                     let docs = if docs.trim().is_empty() || spec.encoder.is_some() {
                         Vec::new()
                     } else {
                         model::parse_doc_lengths(&docs, n).map_err(|e| e.to_string())?
                     };
+                    let images = if images.trim().is_empty() || spec.encoder.is_some() {
+                        Vec::new()
+                    } else {
+                        model::parse_image_spans(&images, n).map_err(|e| e.to_string())?
+                    };
                     // The run's own check, up front, so that nothing changes when it would fail.
                     let (placed, total) = place(&spec, n, encoder_n);
-                    let overlays = Overlays { docs: docs.clone(), ..Overlays::default() };
+                    let overlays = Overlays { docs: docs.clone(), images: images.clone(), ..Overlays::default() };
                     check_model_run(&placed, total, &overlays, HEAT_CELLS, model::MAX_RUN_BYTES)
                         .map_err(|e| run_error(&placed, total, &e))?;
-                    Ok((n, docs, encoder_n))
+                    Ok((n, docs, encoder_n, images))
                 });
                 match parsed {
                     Err(e) => self.error(format!("{e}. Nothing was changed.")),
-                    Ok((n, docs, encoder_n)) => {
+                    Ok((n, docs, encoder_n, images)) => {
                         let m = &self.models;
-                        if (n, &docs, encoder_n) != (m.n, &m.docs, m.encoder_n) {
+                        if (n, &docs, encoder_n, &images) != (m.n, &m.docs, m.encoder_n, &m.images) {
                             self.models.n = n;
                             self.models.docs = docs;
                             self.models.encoder_n = encoder_n;
+                            self.models.images = images;
                             self.models.changed();
                         }
                     }
@@ -590,7 +613,8 @@ impl super::AppState {
         use hasseflow_core::{BitMatrix, ReachStack, StackMode};
         let max = super::MAX_EDIT_N as u64;
         let built = self.models.scaled(max).map_err(|e| e.to_string()).and_then(|s| {
-            let overlays = Overlays { docs: s.docs.clone(), ..Overlays::default() };
+            let images = model::scale_image_spans(self.models.run_images(), s.factor, s.n);
+            let overlays = Overlays { docs: s.docs.clone(), images, ..Overlays::default() };
             let stack = ReachStack::from_model(&s.spec, s.n, &overlays)
                 .and_then(|st| st.to_layer_stack())
                 .map_err(|e| e.to_string())?;
@@ -615,8 +639,13 @@ impl super::AppState {
         self.commit(doc);
         self.view = super::View::Editor;
         self.editor.layer = self.editor.layer.min(self.max_layer());
+        let images = match self.models.run_images().len() {
+            0 => String::new(),
+            1 => ", 1 image span".to_string(),
+            k => format!(", {k} image spans"),
+        };
         self.info(format!(
-            "opened {} — {}: the grid shows the union of its {layers} layers (its closure is the model's limit); the Flow view runs the {layers}-layer stack.",
+            "opened {} — {}{images}: the grid shows the union of its {layers} layers (its closure is the model's limit); the Flow view runs the {layers}-layer stack.",
             self.models.choice.spec.name, scaled.summary
         ));
     }

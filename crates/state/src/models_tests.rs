@@ -31,7 +31,12 @@ fn finish(s: &mut AppState) -> ModelRequest {
 }
 
 fn context(s: &mut AppState, n: &str, docs: &str) {
-    s.apply(Action::Models(ModelsAction::SetContext { n: n.into(), docs: docs.into(), encoder: String::new() }));
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: n.into(),
+        docs: docs.into(),
+        encoder: String::new(),
+        images: String::new(),
+    }));
 }
 
 #[test]
@@ -308,7 +313,12 @@ fn the_scaled_copy_opens_in_the_editor_as_one_undo_step() {
 const T5: &[u8] = br#"{"model_type": "t5", "num_layers": 6, "num_decoder_layers": 4}"#;
 
 fn encoder(s: &mut AppState, n: &str, encoder: &str) {
-    s.apply(Action::Models(ModelsAction::SetContext { n: n.into(), docs: String::new(), encoder: encoder.into() }));
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: n.into(),
+        docs: String::new(),
+        encoder: encoder.into(),
+        images: String::new(),
+    }));
 }
 
 /// An encoder-decoder runs the CLI's positions (`ModelRun::positions`): the encoder's length
@@ -346,6 +356,7 @@ fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
         n: "4096".into(),
         docs: "2048,x".into(),
         encoder: "1000".into(),
+        images: String::new(),
     }));
     assert!(s.models.docs.is_empty() && s.model_request().unwrap().overlays.docs.is_empty());
     for (e, says) in [
@@ -381,10 +392,79 @@ fn an_encoder_decoder_runs_encoder_then_decoder_positions_like_the_cli() {
         n: "4096".into(),
         docs: "2048,2048".into(),
         encoder: "1000".into(),
+        images: String::new(),
     }));
     assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (4096, vec![2048, 2048]));
     s.apply(Action::Models(ModelsAction::LoadConfig { name: "t5.json".into(), bytes: T5.to_vec() }));
     assert_eq!((s.models.total, s.model_request().unwrap().overlays.docs), (5096, vec![]));
     s.apply(Action::Models(ModelsAction::Select("mistral-7b-v0.1".into())));
     assert_eq!(s.model_request().unwrap().overlays.docs, [2048, 2048]);
+}
+
+fn images(s: &mut AppState, n: &str, docs: &str, images: &str) {
+    s.apply(Action::Models(ModelsAction::SetContext {
+        n: n.into(),
+        docs: docs.into(),
+        encoder: String::new(),
+        images: images.into(),
+    }));
+}
+
+/// The image field (`hasseflow model --images`): spans go into the run's overlays and its rows
+/// (an image token reads its whole image ahead from the first layer on); a bad entry is refused
+/// in one line and changes nothing; an empty field clears them; an encoder-decoder has none; the
+/// scaled copy keeps them, scaled.
+#[test]
+fn image_spans_run_like_the_cli_and_a_bad_entry_changes_nothing() {
+    let mut s = state();
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    s.apply(Action::Models(ModelsAction::Select("gemma-3-27b-it".into())));
+    images(&mut s, "4096", "2048,2048", "100:256, 3000:64");
+    assert_eq!(s.models.images, vec![[100, 256], [3000, 64]]);
+    let req = finish(&mut s);
+    assert_eq!(req.overlays.images, vec![[100, 256], [3000, 64]]);
+    assert_eq!(req.overlays.docs, vec![2048, 2048]);
+    let cli = ModelRun::compute("g".into(), (*req.spec).clone(), 4096, req.overlays.clone(), &[112]).unwrap();
+    let o = s.models.current().unwrap().clone();
+    assert_eq!(o.run.report.growth, cli.report.growth);
+    assert_eq!(cli.report.layers[0].query_rows[0].intervals, vec![[0, 355]]);
+    let v: serde_json::Value = serde_json::from_str(&o.to_json()).unwrap();
+    assert_eq!(v["images"], serde_json::json!([[100, 256], [3000, 64]]));
+    let settings = s.models.settings;
+    for (text, says) in [
+        ("100:x", "images: entry 0 (\"100:x\") is not START:LEN"),
+        ("4090:64", "images: span 4090:64 ends at 4154, past the context 4096"),
+        ("10:20,20:5", "images: spans 10:20 and 20:5 overlap"),
+        ("10:10,20:5", "images: spans 10:10 and 20:5 touch"),
+        ("10:0", "images: span 10:0 has no tokens"),
+    ] {
+        let before = s.models.clone();
+        images(&mut s, "4096", "2048,2048", text);
+        let m = s.message.as_ref().unwrap();
+        assert_eq!(m.level, Level::Error);
+        assert!(
+            m.text.starts_with(says) && m.text.ends_with("Nothing was changed.") && !m.text.contains('\n'),
+            "{m:?}"
+        );
+        assert_eq!(s.models, before);
+        assert!(s.model_request().is_none());
+    }
+    // A shorter context refuses spans past it, and keeps the old context too.
+    images(&mut s, "2048", "", "100:256,3000:64");
+    assert_eq!((s.models.n, s.models.settings), (4096, settings));
+    // The scaled copy (4096 → 512, 1:8) keeps the images, scaled.
+    assert_eq!(hasseflow_core::model::scale_image_spans(&s.models.images, 8, 512), vec![[12, 33], [375, 8]]);
+    s.apply(Action::Models(ModelsAction::OpenScaled));
+    assert!(s.message.as_ref().unwrap().text.contains(", 2 image spans: the grid shows"), "{:?}", s.message);
+    // Position 12 is an image token: it reads position 44, the last of its image, in the union.
+    assert!(s.editor.doc.mask.get(12, 44) && !s.editor.doc.mask.get(11, 44));
+    // Clearing the field clears the spans; an encoder-decoder runs without them.
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    images(&mut s, "4096", "", "");
+    assert!(s.models.images.is_empty() && s.model_request().unwrap().overlays.images.is_empty());
+    images(&mut s, "4096", "", "5:5");
+    s.apply(Action::Models(ModelsAction::LoadConfig { name: "t5.json".into(), bytes: T5.to_vec() }));
+    assert!(s.model_request().unwrap().overlays.images.is_empty());
+    images(&mut s, "4096", "", "5:5");
+    assert!(s.models.images.is_empty());
 }

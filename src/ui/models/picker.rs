@@ -1,6 +1,7 @@
 //! The Models view's form: the gallery, a `config.json` (file, drop or paste), the reader's
-//! notes, the context and the document lengths (an encoder-decoder's encoder length instead of
-//! documents), and the actions on the result (scaled copy, JSON export).
+//! notes, the context, the document lengths and the image spans (an encoder-decoder's encoder
+//! length instead of documents and images), and the actions on the result (scaled copy, JSON
+//! export).
 
 use std::rc::Rc;
 
@@ -47,6 +48,8 @@ pub struct PickerProps {
     pub encoder_n: Option<u64>,
     /// Documents.
     pub docs: Vec<u64>,
+    /// Image spans `[start, length]`.
+    pub images: Vec<[u64; 2]>,
     /// The scaled copy the editor would get, or why there is none.
     pub scaled: Result<ScaledModel, String>,
     /// The current run, for the export.
@@ -63,6 +66,7 @@ pub fn model_picker(p: &PickerProps) -> Html {
     let n_text = use_state(|| p.n.to_string());
     let docs_text = use_state(|| p.docs.iter().map(u64::to_string).collect::<Vec<_>>().join(","));
     let enc_text = use_state(|| p.encoder_n.map(|m| m.to_string()).unwrap_or_default());
+    let images_text = use_state(|| p.images.iter().map(|[s, l]| format!("{s}:{l}")).collect::<Vec<_>>().join(","));
     let paste = use_state(String::new);
     // The gallery's option texts: read once (each entry's config parsed).
     let options = use_memo((), |_| gallery_options());
@@ -71,27 +75,27 @@ pub fn model_picker(p: &PickerProps) -> Html {
         let d = d.clone();
         Callback::from(move |e: Event| d.emit(ModelsAction::Select(select_value(&e))))
     };
-    // One action for the three fields: each change sends all of them as typed.
-    // An encoder-decoder has no documents: its changes clear them (the reducer does too).
-    let texts = (n_text.clone(), docs_text.clone(), enc_text.clone());
+    // One action for the four fields: each change sends all of them as typed.
+    // An encoder-decoder has no documents or images: its changes clear them (the reducer does too).
+    let texts = [n_text.clone(), docs_text.clone(), enc_text.clone(), images_text.clone()];
     let has_encoder = p.choice.spec.encoder.is_some();
     let apply = {
         let d = d.clone();
         move |field: usize, value: String| {
-            let (n, docs, encoder) = (&texts.0, &texts.1, &texts.2);
-            [n, docs, encoder][field].set(value.clone());
+            texts[field].set(value.clone());
             if has_encoder {
-                docs.set(String::new());
+                texts[1].set(String::new());
+                texts[3].set(String::new());
             }
-            let get = |i: usize, t: &UseStateHandle<String>| if i == field { value.clone() } else { (**t).clone() };
-            d.emit(ModelsAction::SetContext { n: get(0, n), docs: get(1, docs), encoder: get(2, encoder) });
+            let get = |i: usize| if i == field { value.clone() } else { (*texts[i]).clone() };
+            d.emit(ModelsAction::SetContext { n: get(0), docs: get(1), encoder: get(2), images: get(3) });
         }
     };
     let on_field = |field: usize| {
         let apply = apply.clone();
         Callback::from(move |e: Event| apply(field, input_value(&e)))
     };
-    let (on_n, on_docs, on_enc) = (on_field(0), on_field(1), on_field(2));
+    let (on_n, on_docs, on_enc, on_images) = (on_field(0), on_field(1), on_field(2), on_field(3));
     let on_file = {
         let (d, v) = (d.clone(), p.on_view.clone());
         Callback::from(move |e: Event| {
@@ -187,6 +191,10 @@ pub fn model_picker(p: &PickerProps) -> Html {
                 <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()} onchange={on_docs}
                     aria-describedby="model-docs-hint" />
                 <p class="hint" id="model-docs-hint">{"comma list summing to n: packed documents, each its own sequence"}</p>
+                <label class="field" for="model-images">{"Image spans (optional)"}</label>
+                <input id="model-images" type="text" placeholder="e.g. 3:256,300:256" value={(*images_text).clone()}
+                    onchange={on_images} aria-describedby="model-images-hint" />
+                <p class="hint" id="model-images-hint">{"START:LEN list: each image's tokens read each other both ways (Gemma 3's token_type_ids)"}</p>
             }
         </section>
         <section class="panel model-actions" aria-label="Use the result">

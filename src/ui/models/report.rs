@@ -100,6 +100,15 @@ pub fn verdict(p: &OutcomeProps) -> Html {
         ),
         None => (String::new(), String::new()),
     };
+    let images = match run.overlays.images.len() {
+        0 => String::new(),
+        k => format!(
+            " Image span{} {}: each image's tokens read each other both ways.",
+            if k == 1 { "" } else { "s" },
+            run.overlays.images.iter().take(6).map(|[s, l]| format!("{s}:{l}")).collect::<Vec<_>>().join(",")
+                + if k > 6 { ",…" } else { "" }
+        ),
+    };
     html! {
         <section class="panel verdict" id="model-verdict" aria-label="Verdict" data-full-at={r.full_at.map(|x| x.to_string())}
             data-short={r.shortfall.queries.to_string()} data-depth={r.depth.to_string()} data-leaks={run.leaks().to_string()}
@@ -109,7 +118,7 @@ pub fn verdict(p: &OutcomeProps) -> Html {
                 <span id="model-verdict-text">{ run.verdict() }</span>
                 { match r.full_at { Some(_) => String::new(), None => format!(" — after layer {} of {}.", r.depth, r.depth) } }</p>
             <p id="model-leaks" class={classes!("leaks", run.leaks().then_some("leaking"))}>{ leaks }</p>
-            <p class="hint">{ structure }{ split }{ format!(" Computed in {:.0} ms in this browser.", p.outcome.millis) }</p>
+            <p class="hint">{ structure }{ split }{ images }{ format!(" Computed in {:.0} ms in this browser.", p.outcome.millis) }</p>
         </section>
     }
 }

@@ -14,13 +14,15 @@
 //! allocated, a run whose memory estimate is above a limit ([`MAX_RUN_BYTES`]).
 //!
 //! [`gallery`] lists real architectures with their published parameters; [`packing`] reads
-//! document lengths and segment ids for [`Overlays::docs`](crate::pattern::Overlays).
+//! document lengths and segment ids for [`Overlays::docs`](crate::pattern::Overlays), [`images`]
+//! image spans for [`Overlays::images`](crate::pattern::Overlays).
 //!
 //! [`LayerKind`]: crate::pattern::LayerKind
 //! [`ModelSpec`]: crate::pattern::ModelSpec
 
 mod config;
 pub mod gallery;
+pub mod images;
 mod job;
 pub mod packing;
 mod run;
@@ -35,10 +37,11 @@ use crate::pattern::{LayerKind, ModelSpec};
 
 pub use config::SUPPORTED_MODEL_TYPES;
 pub use gallery::{GALLERY, GalleryEntry, gallery, gallery_entry, gallery_json, load_gallery};
+pub use images::{ImageError, check_image_spans, image_spans_text, parse_image_spans};
 pub use job::ModelJob;
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
 pub use run::ModelRun;
-pub use scale::{ScaleError, ScaledModel, scale_length, scale_model};
+pub use scale::{ScaleError, ScaledModel, scale_image_spans, scale_length, scale_model};
 
 /// Most bytes of a `config.json` (real ones are a few kilobytes).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;

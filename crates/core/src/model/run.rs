@@ -112,6 +112,10 @@ impl ModelRun {
         for (layer, label) in report.layers.iter_mut().zip(spec.layer_labels()) {
             layer.label = label;
         }
+        let mut spec = spec;
+        if let Some(note) = image_note(&spec, &overlays) {
+            spec.notes.push(note);
+        }
         ModelRun { source, spec, n, overlays, report }
     }
 
@@ -192,6 +196,7 @@ impl ModelRun {
             })),
             "notes": s.notes,
             "docs": self.overlays.docs,
+            "images": self.overlays.images,
             "growth": r.growth,
             "full_at": r.full_at,
             "shortfall": if r.full_at.is_some() { Value::Null } else { json!(r.shortfall) },
@@ -212,6 +217,21 @@ impl ModelRun {
             "limit": r.limit,
         })
     }
+}
+
+/// What a run with image spans should say about them: Transformers 5.24 makes image tokens read
+/// each other both ways by Gemma 3's rule (`token_type_ids`) in `gemma3` only (Gemma 4 keeps its
+/// full layers causal; other types have no such mask), so for any other type the prediction is
+/// Gemma 3's rule, not necessarily the model's.
+fn image_note(spec: &ModelSpec, overlays: &Overlays) -> Option<String> {
+    if overlays.images.is_empty() || spec.model_type == "gemma3_text" {
+        return None;
+    }
+    Some(format!(
+        "image spans are read by Gemma 3's rule (token_type_ids in Transformers 5.24's gemma3); a {} model may \
+         not make image tokens read each other both ways",
+        spec.model_type
+    ))
 }
 
 #[cfg(test)]
@@ -279,6 +299,28 @@ mod tests {
             e.to_string().ends_with("2097152 documents over 62 layers do not fit at any context: use fewer documents"),
             "{e}"
         );
+    }
+
+    /// Image spans reach the report: the run's JSON lists them, a Gemma 3 image token reads its
+    /// whole image from the first layer on, and a type other than Gemma 3 gets a note.
+    #[test]
+    fn image_spans_reach_the_report() {
+        let spec = load_gallery("gemma-3-27b-it").unwrap_or_else(|e| panic!("{e}"));
+        let images = Overlays { images: vec![[100, 256]], ..Overlays::default() };
+        let run = ModelRun::compute("g".into(), spec.clone(), 4096, images.clone(), &[100, 99])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let v = run.to_json();
+        assert_eq!(v["images"], json!([[100, 256]]));
+        assert_eq!(v["rows"]["100"][0], json!([[0, 355]]));
+        assert_eq!(v["rows"]["99"][0], json!([[0, 99]]));
+        assert!(run.spec.notes.iter().all(|n| !n.contains("image spans")), "{:?}", run.spec.notes);
+        let plain =
+            ModelRun::compute("g".into(), spec, 4096, Overlays::default(), &[100]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plain.to_json()["rows"]["100"][0], json!([[0, 100]]));
+        assert_eq!(plain.to_json()["images"], json!([]));
+        let mistral = load_gallery("mistral-7b-v0.1").unwrap_or_else(|e| panic!("{e}"));
+        let run = ModelRun::compute("g".into(), mistral, 4096, images, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(run.spec.notes.iter().any(|n| n.contains("a mistral model may not")), "{:?}", run.spec.notes);
     }
 
     /// The progress callback sees every layer count from 0 to the depth, in order, and the run it

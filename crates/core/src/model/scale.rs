@@ -112,6 +112,39 @@ pub fn scale_model(spec: &ModelSpec, n: u64, docs: &[u64], max_n: u64) -> Result
     Ok(ScaledModel { factor, n: small_n, spec: scaled, docs: small_docs, summary })
 }
 
+/// Image spans `[start, length]` of a context scaled by `factor` to `n` positions: each span
+/// covers the scaled positions its tokens fall in (`start / factor` up to `⌈end / factor⌉`, at
+/// least one, inside `0..n`), and spans that come to share or touch positions are merged (as
+/// Transformers reads touching image tokens: one image).
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::model::scale_image_spans;
+/// // 10..40 → 1..4 and 45..47 → 4..5 touch: one image; 200 falls past the end, on the last position.
+/// assert_eq!(scale_image_spans(&[[10, 30], [45, 2], [200, 1]], 10, 20), vec![[1, 4], [19, 1]]);
+/// ```
+pub fn scale_image_spans(images: &[[u64; 2]], factor: u64, n: u64) -> Vec<[u64; 2]> {
+    let f = factor.max(1);
+    let mut out: Vec<[u64; 2]> = Vec::with_capacity(images.len());
+    let mut ranges: Vec<(u64, u64)> = images
+        .iter()
+        .filter(|_| n > 0)
+        .map(|&[s, l]| {
+            let lo = (s / f).min(n - 1);
+            let hi = s.saturating_add(l).div_ceil(f).clamp(lo + 1, n);
+            (lo, hi)
+        })
+        .collect();
+    ranges.sort_unstable();
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some(last) if lo <= last[0] + last[1] => last[1] = last[1].max(hi - last[0]),
+            _ => out.push([lo, hi - lo]),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

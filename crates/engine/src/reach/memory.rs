@@ -11,6 +11,9 @@
 //!   one `u32` per position plus its runs (at most `n / 16 + 17` runs of 12 B, twice that while
 //!   they move to a larger allocation): about 21.5 B per position. The limit phase (the union and one closure step, 16 B) and the
 //!   structure phase (the limit, then 8 B of classes or components) stay below that.
+//! - **image spans** keep every row one interval, but the layer no longer steps in place: the
+//!   step writes into a third pair of rows (8 B per position more), and every layer keeps its
+//!   copy of the spans (16 B each) besides one shared set of ranges.
 //! - **general rows** (sinks, a prefix or global tokens): three CSR row sets and the segment
 //!   tree, each bounded by [`MAX_SPANS`] intervals (the engine refuses more), capacity doubled.
 //! - **documents**: `from_model` clones the overlays into every layer (8 B per document and
@@ -54,15 +57,16 @@ pub fn model_run_bytes(layers: usize, n: u64, overlays: &Overlays, queries: usiz
     let lookbacks = 4 * n + 2 * 12 * (n / 16 + 17);
     // Most intervals in one row.
     let per_row = n / 2 + 1;
+    let images = cap(overlays.images.len() as u128);
     let (rows, row_intervals) = if simple {
-        (16 * n + lookbacks, 1)
+        (if images > 0 { 24 } else { 16 } * n + lookbacks, 1)
     } else {
         let spans = (MAX_SPANS as u128 + per_row).min(n * per_row);
         let csr = (n + 1) * word + 2 * 8 * spans;
         let tree = 2 * n.next_power_of_two() * 2 * word + 2 * 8 * 2 * spans;
         (3 * csr + 8 * n + tree + lookbacks, per_row)
     };
-    let documents = (layers + 6) * docs * 8 + layers * globals * 12;
+    let documents = (layers + 6) * docs * 8 + layers * globals * 12 + (layers + 6) * images * 16;
     let reports = layers * (PER_LAYER_BYTES + 8 + queries * (40 + 16 * row_intervals));
     let total = FIXED_BYTES + rows + documents + reports;
     total.min(u64::MAX as u128) as u64
@@ -178,6 +182,11 @@ mod tests {
         assert!(big > 1000 * (small - (FIXED_BYTES as u64)) / 2, "{small} {big}");
         let docs = Overlays { docs: vec![1; 1 << 20], ..Overlays::default() };
         assert!(model_run_bytes(48, 1 << 20, &docs, 0) > model_run_bytes(48, 1 << 20, &o, 0) + 48 * 8 * (1 << 20));
+        let images = Overlays { images: vec![[0, 4]], ..Overlays::default() };
+        assert_eq!(
+            model_run_bytes(48, 1 << 20, &images, 0),
+            model_run_bytes(48, 1 << 20, &o, 0) + 8 * (1 << 20) + 54 * 16
+        );
         let sinks = Overlays { sinks: 4, ..Overlays::default() };
         assert!(model_run_bytes(48, 1 << 20, &sinks, 0) > model_run_bytes(48, 1 << 20, &o, 0));
         assert_eq!(model_run_bytes(usize::MAX, u64::MAX, &sinks, usize::MAX), u64::MAX);

@@ -35,6 +35,22 @@
 //!   stay inside the query's document;
 //! - global tokens (not a Transformers mask function; Longformer): `q ∈ G` reads every key and
 //!   every query reads `k ∈ G`, across documents and directions (so they leak);
+//! - image spans (`Overlays::images`), as Gemma 3 reads `token_type_ids`
+//!   (`get_block_sequence_ids_for_mask`: a contiguous run of image tokens is one image, so spans
+//!   that touch are one; `create_masks_for_vision_model`): a full (or indexed) layer is
+//!   `create_causal_mask(block_sequence_ids=…)`, i.e. the layer's mask OR `blockwise_overlay`
+//!   ("same image", at the positions as they are), then AND the packed documents; a sliding
+//!   layer of window `w` is `create_causal_mask(or_mask_function=blockwise_overlay,
+//!   and_mask_function=sliding_window_overlay(w))`, i.e. `(causal OR same image) AND k > q - w`:
+//!   an image token reads `w - 1` keys back and its whole image ahead. With packed documents
+//!   that whole function is remapped (`remap_positions_for_packed_sequence`), so the sliding
+//!   layer looks "same image" up at the **document-relative** positions: in a document starting
+//!   at `s`, `q` and `k` share an image when positions `q - s` and `k - s` do (in the first
+//!   document, as given; in later ones, the spans of the sequence's start, shifted). A chunked
+//!   layer ORs the image like a full one (`create_chunked_causal_mask(block_sequence_ids=…)`; no
+//!   Transformers model combines the two). Recurrent, convolution and pointwise layers take no
+//!   mask and ignore images. A bidirectional layer ORs them by the same rule. Every image row
+//!   part contains `q`, so a row stays one interval;
 //! - the diagonal is always added (`Ā = M ∨ I`, the residual connection).
 //!
 //! `tests/python/gen_layer_semantics.py` evaluates those library functions and writes
@@ -209,8 +225,34 @@ pub enum ReachError {
         n: u64,
     },
     /// Overlays on an encoder-decoder run.
-    #[error("packed documents, sinks, global tokens and a prefix are not modelled for an encoder-decoder model")]
+    #[error(
+        "packed documents, sinks, global tokens, a prefix and image spans are not modelled for an encoder-decoder model"
+    )]
     EncoderOverlays,
+    /// An image span of length 0.
+    #[error("image span {index} has length 0")]
+    EmptyImage {
+        /// 0-based index in the list as given.
+        index: usize,
+    },
+    /// An image span that ends past the sequence.
+    #[error("image span {start}:{len} ends at {}, past n = {n}", start.saturating_add(*len))]
+    ImageOutOfRange {
+        /// Its first position.
+        start: u64,
+        /// Its length.
+        len: u64,
+        /// The sequence length.
+        n: u64,
+    },
+    /// Two image spans that share positions.
+    #[error("image spans {}:{} and {}:{} overlap", first[0], first[1], second[0], second[1])]
+    ImagesOverlap {
+        /// The earlier span, `[start, length]`.
+        first: [u64; 2],
+        /// The later span.
+        second: [u64; 2],
+    },
     /// A dense layer stack of no layers.
     #[error("a dense layer stack needs at least one layer")]
     NoLayers,
@@ -512,10 +554,12 @@ impl ReachStack {
         let n = check_n(n)?;
         let documents = doc_ranges(n, &documents)?;
         let mut rules = Vec::with_capacity(layers.len());
-        let mut shared = None;
+        let (mut shared, mut shared_images) = (None, None);
         for (i, layer) in layers.iter().enumerate() {
             match layer {
-                StructuredLayer::Rule(r) => rules.push(Some(engine::RuleCtx::new(n, i + 1, r, &mut shared)?)),
+                StructuredLayer::Rule(r) => {
+                    rules.push(Some(engine::RuleCtx::new(n, i + 1, r, &mut shared, &mut shared_images)?));
+                }
                 StructuredLayer::Intervals(rows) => {
                     if rows.n() != n {
                         return Err(ReachError::RowCount { layer: i + 1, found: rows.n() as u64, n: n as u64 });

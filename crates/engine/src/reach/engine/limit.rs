@@ -43,7 +43,7 @@ pub(super) fn union_adjacency(stack: &ReachStack, adjs: &[LayerAdj<'_>]) -> Rows
         return Rows::identity(n);
     }
     let all_single = distinct.iter().all(|&i| match &adjs[i] {
-        LayerAdj::Rule(c) => c.simple(),
+        LayerAdj::Rule(c) => c.single(),
         LayerAdj::Rows(r) => matches!(r, Rows::Single { .. }),
     });
     if all_single {
@@ -55,7 +55,7 @@ pub(super) fn union_adjacency(stack: &ReachStack, adjs: &[LayerAdj<'_>]) -> Rows
                 LayerAdj::Rule(ctx) => {
                     for &(ds, de) in ctx.docs.iter() {
                         for q in ds..=de {
-                            let (a, b) = ctx.base(q, ds, de);
+                            let (a, b) = ctx.range(q, ds, de);
                             let q = q as usize;
                             lo[q] = lo[q].min(a);
                             hi[q] = hi[q].max(b);

@@ -32,11 +32,66 @@ pub(crate) struct RuleCtx {
     sinks: u32,
     prefix: u32,
     globals: Vec<u32>,
+    /// The image spans as inclusive ranges (touching spans merged), shared by the layers of a
+    /// stack with the same ones, and how this layer's kind reads them.
+    images: Arc<[(u32, u32)]>,
+    image_rule: ImageRule,
+}
+
+/// How a layer ORs "same image" into its mask (Transformers 5.24, Gemma 3's
+/// `create_masks_for_vision_model`; `crate::reach` has the details).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ImageRule {
+    /// No attention mask to OR into (recurrent, convolution and pointwise layers).
+    Ignored,
+    /// `mask OR same_image(q, k)` at the positions as they are, then the document's AND (full and
+    /// indexed layers: `block_sequence_ids`; chunked: the same argument of
+    /// `create_chunked_causal_mask`).
+    Union,
+    /// A sliding layer of window `w`: `(causal OR same_image) AND k > q - w`, with "same image"
+    /// looked up at document-relative positions (the `or_mask_function` is remapped with the rest).
+    Window(u32),
 }
 
 /// The document ranges of the last rule layer built, with the lengths they came from, so the
 /// next layer with the same documents shares them (a model's layers all have the same).
 pub(crate) type SharedDocs<'a> = Option<(&'a [u64], Arc<[(u32, u32)]>)>;
+
+/// The image ranges of the last rule layer built, with the spans they came from (as
+/// [`SharedDocs`]).
+pub(crate) type SharedImages<'a> = Option<(&'a [[u64; 2]], Arc<[(u32, u32)]>)>;
+
+/// Image spans `[start, length]` as sorted inclusive ranges, spans that touch merged (a
+/// contiguous run of image tokens is one image in Transformers).
+///
+/// # Errors
+/// [`ReachError::EmptyImage`], [`ReachError::ImageOutOfRange`] or [`ReachError::ImagesOverlap`].
+pub(crate) fn image_ranges(n: usize, images: &[[u64; 2]]) -> Result<Vec<(u32, u32)>, ReachError> {
+    let mut spans = images.to_vec();
+    for (index, &[start, len]) in spans.iter().enumerate() {
+        if len == 0 {
+            return Err(ReachError::EmptyImage { index });
+        }
+        if start.checked_add(len).is_none_or(|end| end > n as u64) {
+            return Err(ReachError::ImageOutOfRange { start, len, n: n as u64 });
+        }
+    }
+    spans.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(spans.len());
+    let mut prev: Option<[u64; 2]> = None;
+    for span in spans {
+        let (s, e) = (span[0] as u32, (span[0] + span[1] - 1) as u32);
+        match out.last_mut() {
+            Some(last) if s <= last.1 => {
+                return Err(ReachError::ImagesOverlap { first: prev.unwrap_or(span), second: span });
+            }
+            Some(last) if s == last.1 + 1 => last.1 = e,
+            _ => out.push((s, e)),
+        }
+        prev = Some(span);
+    }
+    Ok(out)
+}
 
 impl RuleCtx {
     pub(crate) fn new<'a>(
@@ -44,6 +99,7 @@ impl RuleCtx {
         layer: usize,
         rule: &'a RuleLayer,
         shared: &mut SharedDocs<'a>,
+        shared_images: &mut SharedImages<'a>,
     ) -> Result<RuleCtx, ReachError> {
         match rule.kind {
             LayerKind::Sliding { window: 0 } => return Err(ReachError::BadParameter { layer, what: "window" }),
@@ -80,6 +136,20 @@ impl RuleCtx {
             }
         };
         let docs = if rule.kind.always_causal() { doc_ranges(n, &[])?.into() } else { docs };
+        let images = match shared_images {
+            Some((spans, ranges)) if *spans == o.images.as_slice() => ranges.clone(),
+            _ => {
+                let ranges: Arc<[(u32, u32)]> = image_ranges(n, &o.images)?.into();
+                *shared_images = Some((&o.images, ranges.clone()));
+                ranges
+            }
+        };
+        let image_rule = match rule.kind {
+            LayerKind::Full | LayerKind::Indexed | LayerKind::Chunked { .. } => ImageRule::Union,
+            LayerKind::Sliding { window } => ImageRule::Window(window.min(u32::MAX as u64) as u32),
+            LayerKind::Linear | LayerKind::Conv { .. } | LayerKind::Pointwise => ImageRule::Ignored,
+        };
+        let image_rule = if images.is_empty() { ImageRule::Ignored } else { image_rule };
         // The row arithmetic knows three shapes: a convolution is a causal window, the static
         // bound of an indexed layer is a full layer's keys, and a pointwise layer a window of 1.
         let kind = match rule.kind {
@@ -88,12 +158,60 @@ impl RuleCtx {
             LayerKind::Pointwise => LayerKind::Sliding { window: 1 },
             other => other,
         };
-        Ok(RuleCtx { n, kind, causal, docs, sinks: o.sinks as u32, prefix: o.prefix as u32, globals })
+        Ok(RuleCtx {
+            n,
+            kind,
+            causal,
+            docs,
+            sinks: o.sinks as u32,
+            prefix: o.prefix as u32,
+            globals,
+            images,
+            image_rule,
+        })
     }
 
     /// No overlay adds an interval: every row is the base interval (which contains `q`).
     fn simple(&self) -> bool {
+        self.single() && self.image_rule == ImageRule::Ignored
+    }
+
+    /// Every row is one interval containing `q` ([`RuleCtx::range`]): the kind's, and at most
+    /// the image part, which contains `q` too. Its ends are non-decreasing in `q` (an image's
+    /// part is one range over its queries, and the base's ends never go down).
+    fn single(&self) -> bool {
         self.sinks == 0 && self.prefix == 0 && self.globals.is_empty()
+    }
+
+    /// The image span holding position `p`, if any.
+    fn image_at(&self, p: u32) -> Option<(u32, u32)> {
+        let i = self.images.partition_point(|s| s.1 < p);
+        self.images.get(i).copied().filter(|s| s.0 <= p)
+    }
+
+    /// The keys "same image" adds to row `q` of document `[ds, de]`: one range containing `q`.
+    #[inline]
+    fn image_part(&self, q: u32, ds: u32, de: u32) -> Option<(u32, u32)> {
+        match self.image_rule {
+            ImageRule::Ignored => None,
+            ImageRule::Union => self.image_at(q).map(|(s, e)| (s.max(ds), e.min(de))),
+            ImageRule::Window(w) => {
+                // Looked up at the document-relative position, shifted back to the document.
+                let (s, e) = self.image_at(q - ds)?;
+                let lo = (ds as u64 + s as u64).max((q as u64 + 1).saturating_sub(w as u64));
+                Some((lo as u32, (ds as u64 + e as u64).min(de as u64) as u32))
+            }
+        }
+    }
+
+    /// Row `q` of `Ā` when [`RuleCtx::single`]: the kind's range and the image part's.
+    #[inline]
+    fn range(&self, q: u32, ds: u32, de: u32) -> (u32, u32) {
+        let (lo, hi) = self.base(q, ds, de);
+        match self.image_part(q, ds, de) {
+            Some((a, b)) => (lo.min(a), hi.max(b)),
+            None => (lo, hi),
+        }
     }
 
     /// The kind's interval within document `[ds, de]`; always contains `q`.
@@ -131,7 +249,7 @@ impl RuleCtx {
             return;
         }
         let (ds, de) = self.doc_of(q);
-        let (lo, hi) = self.base(q, ds, de);
+        let (lo, hi) = self.range(q, ds, de);
         out.push([lo, hi]);
         // Sinks and prefix count from the document's start, like everything else per document.
         if self.sinks > 0 {
@@ -404,7 +522,7 @@ fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Resul
     if let Rows::Single { lo, hi, mono } = prev {
         let fast = match adj {
             Adj::Rule(ctx) if ctx.simple() && *mono => Some(step_rule_mono(ctx, lo, hi, spare)),
-            Adj::Rule(ctx) if ctx.simple() => {
+            Adj::Rule(ctx) if ctx.single() => {
                 let mut d = 0usize;
                 step_single(
                     n,
@@ -414,11 +532,13 @@ fn step_reusing(adj: Adj<'_>, prev: &Rows, spare: (Vec<u32>, Vec<u32>)) -> Resul
                             d += 1;
                         }
                         let (ds, de) = ctx.docs[d];
-                        ctx.base(q, ds, de)
+                        ctx.range(q, ds, de)
                     },
                     lo,
                     hi,
-                    false, // non-decreasing rows took step_rule_mono above
+                    // Non-decreasing rows of a layer without overlays took step_rule_mono above;
+                    // with images they read each range's ends (`lo[a]`, `hi[b]`).
+                    *mono,
                     spare,
                 )
             }

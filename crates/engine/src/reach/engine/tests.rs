@@ -77,7 +77,7 @@ fn the_in_place_rule_step_matches_the_general_path() {
             docs.push(left);
         }
         let rule = RuleLayer::new(kind, rng.below(2) == 0, Overlays { docs, ..Overlays::default() });
-        let ctx = RuleCtx::new(n, 1, &rule, &mut None).expect("valid rule");
+        let ctx = RuleCtx::new(n, 1, &rule, &mut None, &mut None).expect("valid rule");
         let (lo, hi) = mono_rows(&mut rng, n);
         let prev = Rows::Single { lo: lo.clone(), hi: hi.clone(), mono: true };
         let general = step_general(Adj::Rule(&ctx), &prev).expect("small");
