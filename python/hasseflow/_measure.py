@@ -44,6 +44,8 @@ RANDOM_COLUMNS = 4
 MAX_AUTO_COLUMNS = 12
 # Default memory for one batch of probes (activations, eager scores, tangents), in bytes.
 BATCH_BYTES = 1 << 30
+# Difference mode: a change of at most this many units in the last place counts as rounding level.
+ROUNDING_ULPS = 64
 MODES = ("auto", "exact", "difference")
 PACKINGS = ("position_ids", "varlen", "mask")
 
@@ -373,7 +375,12 @@ class _Runner:
                               "counts as moved only above it, so this is not a proof")
 
     def moved(self, probes):
-        """probes: a list of index arrays. Returns (len(probes), L, n) bool."""
+        """probes: a list of index arrays. Returns (len(probes), L, n) bool: the outputs that moved."""
+        return self.levels(probes) > 0
+
+    def levels(self, probes):
+        """(len(probes), L, n) uint8: 0 unmoved, 1 moved at rounding level only (difference mode: at
+        most ROUNDING_ULPS units in the last place of the reference), 2 moved."""
         out = []
         for i in range(0, len(probes), self.batch):
             out.append(self._moved_batch(probes[i:i + self.batch]))
@@ -390,8 +397,8 @@ class _Runner:
                 t[i, p] = self._random((len(p), self.width))
             with torch.no_grad():
                 tangents = self._call(lambda: self._forward(x, t))
-            moved = [np.zeros((b, self.n), dtype=bool) if g is None else
-                     g.ne(0).reshape(b, self.n, -1).any(-1).cpu().numpy() for g in tangents]
+            moved = [np.zeros((b, self.n), dtype=np.uint8) if g is None else
+                     g.ne(0).reshape(b, self.n, -1).any(-1).cpu().numpy().astype(np.uint8) * 2 for g in tangents]
         else:
             for i, p in enumerate(probes):
                 p = torch.as_tensor(p, dtype=torch.long, device=self.device)
@@ -400,10 +407,16 @@ class _Runner:
                 hs = self._call(lambda: self._forward(x))
             moved = []
             for h, ref in zip(hs, self.reference):
-                d = h.reshape(b, self.n, -1) != ref.reshape(1, self.n, -1)
-                if self.noise:
-                    d = (h.float() - ref.float()).abs().reshape(b, self.n, -1) > self.noise
-                moved.append(d.any(-1).cpu().numpy())
+                h = h.reshape(b, self.n, -1)
+                ref = ref.reshape(1, self.n, -1)
+                diff = (h.double() - ref.double()).abs()
+                d = (h != ref) if not self.noise else diff > self.noise
+                # a change within a few units in the last place of the reference: rounding that other
+                # tokens can cause (MoE grouped matmuls, split reductions), or a leak that tiny
+                eps = torch.finfo(ref.dtype).eps if ref.is_floating_point() else 0.0
+                big = diff > ROUNDING_ULPS * eps * ref.double().abs().clamp_min(torch.finfo(torch.float32).tiny)
+                lvl = d.any(-1).to(torch.uint8) + (d & big).any(-1).to(torch.uint8)
+                moved.append(lvl.cpu().numpy())
         self.probes += b
         return np.stack(moved, axis=1)
 
@@ -715,10 +728,16 @@ def _images(images, n):
             raise HasseflowError(f"measure: image {i} ({s}, {length}) is not inside 0..{n}")
         out.append((s, length))
     out.sort()
-    for (s0, l0), (s1, _) in zip(out, out[1:]):
-        if s1 < s0 + l0:
-            raise HasseflowError(f"measure: images at {s0} and {s1} overlap")
-    return out
+    merged = []
+    for s, length in out:
+        if merged and s < merged[-1][0] + merged[-1][1]:
+            raise HasseflowError(f"measure: images at {merged[-1][0]} and {s} overlap")
+        if merged and s == merged[-1][0] + merged[-1][1]:
+            # touching spans are one run of token_type_ids 1: one image to the model
+            merged[-1] = (merged[-1][0], merged[-1][1] + length)
+        else:
+            merged.append((s, length))
+    return merged
 
 
 def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attention_mask, full, b, h, seed, spec,
@@ -744,7 +763,8 @@ def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attent
         if am.ndim <= 2:
             real = am.reshape(-1).astype(bool)
     runner, used_mode = _runner(model, n, kw, batched, mode, seed, bsize, spec, cols[0])
-    col_moved = runner.moved([np.array([c]) for c in cols])  # (C, L, n)
+    col_levels = runner.levels([np.array([c]) for c in cols])  # (C, L, n)
+    col_moved = col_levels > 0
     layers = col_moved.shape[1]
     if expected is not None:
         pred = _predicted_from_mask(expected, n, layers, b, h)
@@ -753,6 +773,7 @@ def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attent
                      f"{min(layers, pred.layers)} are compared")
     L = min(layers, pred.layers) if pred is not None else layers
     col_reach = np.transpose(col_moved[:, :L], (1, 0, 2))  # (L, C, n)
+    col_round = np.transpose(col_levels[:, :L] == 1, (1, 0, 2))
     col_pred = None
     if pred is not None:
         col_pred = np.stack([np.stack([_mask_padding(pred.column(l, c), real, c) for c in cols]) for l in range(L)])
@@ -770,6 +791,8 @@ def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attent
             extra = r & ~p
             row.update(predicted=int(p.sum()), missing=int((p & ~r).sum()), extra=int(extra.sum()),
                        predicted_back=_back(p, colarr))
+            if used_mode == "difference":
+                row["extra_rounding"] = int((extra & col_round[l]).sum())
             leaks += _first_cell(extra, colarr, l)
         if doc is not None:
             cross = r & (doc[colarr][:, None] != doc[None, :])
@@ -795,6 +818,11 @@ def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attent
     agrees = pred is not None and all(r["missing"] == 0 and r["extra"] == 0 and r.get("group_extra", 0) == 0
                                       for r in rows)
     notes += runner.notes
+    rounding = sum(r.get("extra_rounding", 0) for r in rows)
+    if rounding:
+        notes.append(f"{rounding} of the extra cells changed only at rounding level (at most {ROUNDING_ULPS} units in "
+                     "the last place): kernels whose rounding depends on other tokens (MoE grouped matmuls, split "
+                     "reductions) cause such changes without any flow; exact mode, where it runs, tells them apart")
     notes += _window_notes(rows, n)
     if pred is not None and not agrees and any(r["missing"] for r in rows):
         notes.append(_missing_hint(conf, used_mode))
@@ -869,8 +897,9 @@ def _runner(model, n, kw, batched, mode, seed, bsize, spec, first_col):
     # auto: check exact against one difference probe (a kernel that drops the tangent would hide reach).
     diff = _Runner(model, n, kw, batched, "difference", seed, 1, spec)
     diff.prepare()
-    d = diff.moved([np.array([first_col])])
-    if d.shape == a.shape and (d == a).all():
+    d = diff.levels([np.array([first_col])])
+    # exact must see every output the difference probe clearly moved (rounding-level moves aside)
+    if d.shape == a.shape and not ((d == 2) & ~a).any():
         exact.probes, exact.forwards = 0, 0
         return exact, "exact"
     diff.batch = bsize

@@ -227,6 +227,20 @@ def sound_models():
         ("encoder (BERT)", tf.BertModel(tf.BertConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
                                                       num_attention_heads=4, num_hidden_layers=2)), None),
     ]
+    text = tf.Gemma3TextConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
+                               num_key_value_heads=1, head_dim=16, vocab_size=64, sliding_window=5,
+                               layer_types=["sliding_attention", "full_attention", "sliding_attention"])
+    vision = tf.SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=1,
+                                   image_size=16, patch_size=4)
+    gemma = tf.Gemma3Model(tf.Gemma3Config(text_config=text.to_dict(), vision_config=vision.to_dict(),
+                                           mm_tokens_per_image=4))
+    for what, images in (("VLM text tower with an image span (Gemma 3)", [(12, 10)]), ("the same without", None)):
+        m = hasseflow.measure(gemma, n, images=images)
+        T.check(m.agrees and m.images == [list(x) for x in images or []],
+                f"sound: {what} measured clean ({m}; {m.notes})")
+    m = hasseflow.measure(gemma, n, images=[(12, 10)], expected=lambda b, h, q, kv: q >= kv)
+    T.check(m.first_leak == (1, 12, 13), f"an image span read as causal: its bidirectional reads are the leak "
+            f"({m.first_leak})")
     t5 = tf.T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4)
     cases.append(("encoder half (T5EncoderModel)", tf.T5EncoderModel(t5), None))
     cases.append(("decoder half (T5's decoder stack)", tf.T5ForConditionalGeneration(t5).get_decoder(), None))
