@@ -143,8 +143,9 @@ class Measurement(Report):
             grid = square
         legend = [(1, "reached (measured)" + (" = predicted" if self.column_predicted is not None else "")),
                   (2, "predicted, not measured"), (3, "measured, not predicted / across documents")]
-        what = "R" if self.json["columns_measured"] == "all" else "measured columns of R"
-        title = f"{what}({layer}) of {self.json['model']}: measured vs {self.json['predicted_from'] or 'nothing'}"
+        what = "R" if self.json["columns_measured"] == "all" else f"{len(self.json['columns'])} columns of R"
+        source = (self.json["predicted_from"] or "nothing").split(" (")[0]
+        title = f"{what}({layer}) of {self.json['model']}, measured vs {source}"
         return _native.grid_picture(np.ascontiguousarray(grid).tobytes(), grid.shape[0],
                                     ["#ffffff", REACH, MISSING, EXTRA], legend, title, dark)
 
