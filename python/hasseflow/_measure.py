@@ -509,7 +509,7 @@ def _rows_of(report, layers, offset, n):
 def _predicted_from_mask(mask, n, layers, b, h):
     from . import _inputs, MAX_N
 
-    if isinstance(mask, (list, tuple)) and mask and not callable(mask[0]) or getattr(mask, "ndim", 0) == 3:
+    if isinstance(mask, (list, tuple)) or getattr(mask, "ndim", 0) == 3:
         masks = list(mask)
         if len(masks) != layers:
             raise HasseflowError(f"measure: expected= has {len(masks)} layers, the model {layers}")
@@ -893,7 +893,6 @@ def _runner(model, n, kw, batched, mode, seed, bsize, spec, first_col):
         r.notes.append("difference mode: the model's attention has no forward-mode derivatives")
         return r, "difference"
     if mode == "exact":
-        exact.probes, exact.forwards = 0, 0
         return exact, "exact"
     # auto: check exact against one difference probe (a kernel that drops the tangent would hide reach).
     diff = _Runner(model, n, kw, batched, "difference", seed, 1, spec)
@@ -901,12 +900,14 @@ def _runner(model, n, kw, batched, mode, seed, bsize, spec, first_col):
     d = diff.levels([np.array([first_col])])
     # exact must see every output the difference probe clearly moved (rounding-level moves aside)
     if d.shape == a.shape and not ((d == 2) & ~a).any():
-        exact.probes, exact.forwards = 0, 0
+        exact.forwards += diff.forwards  # the check's passes count
+        exact.probes += diff.probes
         return exact, "exact"
     diff.batch = bsize
     diff.notes.append(f"difference mode: exact mode disagreed with a difference probe at column {first_col} (a kernel "
                       "without true forward-mode derivatives)")
-    diff.probes = diff.forwards = 0
+    diff.forwards += exact.forwards
+    diff.probes += exact.probes
     return diff, "difference"
 
 

@@ -284,6 +284,27 @@ def probes_equal_full():
             f"probes: groups find and bisect a leak no column sees ({m.passes}, {m.first_leak})")
 
 
+def expected_per_layer():
+    """expected= as one mask per layer: a chunked model against its own per-layer masks, and against
+    chunks in every layer (its last, full layer then reads across chunks)."""
+    torch.manual_seed(0)
+    model = tf.Llama4TextModel(tf.Llama4TextConfig(num_hidden_layers=4, attention_chunk_size=8, head_dim=8,
+                                                   intermediate_size_mlp=64, num_local_experts=2,
+                                                   no_rope_layers=[1, 1, 1, 0], attn_implementation="eager",
+                                                   **SMALL))
+    chunk = lambda b, h, q, kv: (q >= kv) & (q // 8 == kv // 8)  # noqa: E731
+    causal = lambda b, h, q, kv: q >= kv  # noqa: E731
+    m = hasseflow.measure(model, 32, expected=[chunk, chunk, chunk, causal])
+    T.check(m.agrees, f"expected= per layer: the chunked model equals its four masks ({m})")
+    m = hasseflow.measure(model, 32, expected=[chunk] * 4)
+    T.check(m.first_leak == (4, 8, 0), f"expected= per layer: the full fourth layer is the leak ({m.first_leak})")
+    try:
+        hasseflow.measure(model, 32, expected=[chunk] * 3)
+        T.check(False, "expected= with the wrong number of layers is refused")
+    except HasseflowError as e:
+        T.check("3 layers, the model 4" in str(e), f"expected= with the wrong number of layers is refused ({e})")
+
+
 def packing_and_padding():
     """Documents as varlen kwargs and as a 4-D mask, and a padding mask, on eager (exact) and SDPA
     (difference): clean; an attention that ignores the mask reads the padding keys."""
@@ -429,7 +450,7 @@ def command_line():
 def main():
     for part in (bug_attention_mask_overrides_packing, bug_hybrid_state_crosses_documents,
                  bug_custom_window_off_by_one, bug_window_silently_off, bug_registered_attention_ignores_mask,
-                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, sound_models, probes_equal_full, packing_and_padding,
+                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, sound_models, probes_equal_full, expected_per_layer, packing_and_padding,
                  bad_input, sigint_stops_between_passes, command_line):
         t = time.time()
         try:
