@@ -286,9 +286,10 @@ def tiny_models():
                               layer_types=["linear_attention", "linear_attention", "full_attention",
                                            "linear_attention"])
     model = tf.Qwen3NextModel(conf)
-    # measure runs the model as it is: its experts through eager loops (grouped_mm has no forward-mode
-    # rule) and its decays re-drawn small (random ones underflow to exactly zero within a few steps)
+    # measure runs the model as it is: eager attention and experts (SDPA on CPU and grouped_mm have no
+    # forward-mode rule, and a grouped matmul's rounding depends on the routing) and its decays re-drawn small (random ones underflow to exactly zero within a few steps)
     model.set_experts_implementation("eager")
+    model.set_attn_implementation("eager")
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("A_log"):
