@@ -142,8 +142,9 @@ def progress(t, res, done, total):
 
 # ------------------------------------------------------------------ comparing with hasseflow
 
-def run_cli(binary, res):
-    """hasseflow's rows for the saved config: (per_layer types, {q: per-layer intervals}) or an error line."""
+def run_cli(binary, res, docs=None):
+    """hasseflow's rows for the saved config (with `docs`: `--docs 20,36`): (per_layer types, {q:
+    per-layer intervals}) or an error line."""
     encdec = "n_enc" in res
     n_total = res["n_enc"] + res["n_dec"] if encdec else lm.N
     with tempfile.TemporaryDirectory() as d:
@@ -152,6 +153,8 @@ def run_cli(binary, res):
         cmd = [binary, "model", str(path), "--context", str(res["n_dec"] if encdec else lm.N), "--json"]
         if encdec:
             cmd += ["--encoder-context", str(res["n_enc"])]
+        if docs:
+            cmd += ["--docs", ",".join(map(str, docs))]
         for q in range(n_total):
             cmd += ["--row", str(q)]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -169,9 +172,9 @@ def cells(intervals):
     return {k for lo, hi in intervals for k in range(lo, hi + 1)}
 
 
-def compare(res, out):
-    """(outcome, message) for a measured result against hasseflow's JSON."""
-    reach = res["reach"]  # [layer][q] -> intervals
+def compare(res, out, key="reach"):
+    """(outcome, message) for a measured result (`res[key]`) against hasseflow's JSON."""
+    reach = res[key]  # [layer][q] -> intervals
     L = len(reach)
     per_layer = out.get("per_layer") or []
     rows = out.get("rows") or {}
@@ -216,6 +219,7 @@ def report(entries, wall):
     total = {c: sum(e["outcome"] == c for e in entries) for c in cols}
     measured = total["equal"] + total["wrong"] + total["refused"]
     pct = 100.0 * total["equal"] / measured if measured else 0.0
+    packing_table(entries)
     print()
     for c in ("wrong", "refused", "not measurable"):
         bad = [e for e in entries if e["outcome"] == c]
@@ -228,6 +232,47 @@ def report(entries, wall):
           f"refused {total['refused']}, not measurable {total['not measurable']}; "
           f"equal/measured {pct:.1f}% (needs {THRESHOLD * 100:.0f}%); wall time {wall:.0f} s")
     return total, measured
+
+
+def packing_table(entries):
+    """The packed-documents pass: which types keep the documents apart (their packed reach differs
+    from the unpacked one) and which read across them, and how hasseflow's --docs run compares."""
+    packed = [e for e in entries if "packed" in e]
+    if not packed:
+        return
+    docs = ",".join(map(str, lm.DOCS))
+    cols = ["equal", "wrong", "refused", "not measurable"]
+    counts = {c: sum(e["packed"]["outcome"] == c for e in packed) for c in cols}
+    print(f"\npacked documents {docs} (position ids restarting at 0, no attention_mask, no cache): "
+          + ", ".join(f"{c} {counts[c]}" for c in cols))
+    def group(detects, says=None):
+        return sorted(e["type"] for e in packed if e["packed"].get("detects") is detects
+                      and (says is None or e["packed"].get("hasseflow") == says))
+
+    honour, masked, ignore = group(True), group(False, "detected"), group(False, "ignored")
+    print(f"honour packing, documents kept apart ({len(honour)}): {', '.join(honour)}")
+    print(f"masks detect packing, yet recurrent or convolution layers read across ({len(masked)}): {', '.join(masked)}")
+    print(f"ignore packing, every layer reads across ({len(ignore)}): {', '.join(ignore)}")
+    for c in ("wrong", "refused", "not measurable"):
+        bad = [e for e in packed if e["packed"]["outcome"] == c]
+        if bad:
+            print(f"packed {c}:")
+            for e in bad:
+                print(f"  {e['type']:28} {e['packed']['message']}")
+
+
+def packed_entry(binary, res):
+    """The packed pass of one measured type: outcome and message against `hasseflow model --docs`,
+    whether the model keeps the documents apart (its packed reach differs from the unpacked one),
+    and what hasseflow says ("packing": "detected" | "ignored")."""
+    if "packed_unmeasurable" in res:
+        return {"outcome": "not measurable", "message": res["packed_unmeasurable"]}
+    out, err = run_cli(binary, res, lm.DOCS)
+    if err is not None:
+        return {"outcome": "refused", "message": err}
+    outcome, message = compare(res, out, "packed_reach")
+    return {"outcome": outcome, "message": message, "detects": res["packed_reach"] != res["reach"],
+            "hasseflow": out.get("packing")}
 
 
 def main():
@@ -271,6 +316,8 @@ def main():
             else:
                 e.update(dict(zip(("outcome", "message"), compare(res, out))))
                 e["hasseflow_layer_types"] = [p.get("type") for p in out.get("per_layer", [])]
+            if "packed_reach" in res or "packed_unmeasurable" in res:
+                e["packed"] = packed_entry(binary, res)
             e["measured"] = {"layers": res["layers"], "kinds": res["kinds"],
                              "rows": {str(q): [res["reach"][l][q] for l in range(res["layers"])]
                                       for q in range(len(res["reach"][0]))}}
@@ -294,8 +341,19 @@ def main():
         if t in results:
             got = [k.replace(" (inferred)", "") for k in results[t].get("kinds", [])]
             tally.check(got == want, f"measure self-check {t}: kinds {got or results[t].get('unmeasurable')}, expected {want}")
+    for e in entries:
+        if e.get("config"):
+            big = lm.unshrunk_windows(e["config"])
+            tally.check(not big, f"{e['type']}: windows not below n = {lm.N} in the saved config: {', '.join(big)}")
+    packed_wrong = sum(e.get("packed", {}).get("outcome") == "wrong" for e in entries)
+    # hasseflow's "packing" field agrees with what the model does wherever the documents change its reach
+    for e in entries:
+        p = e.get("packed", {})
+        if p.get("outcome") == "equal" and p["detects"]:
+            tally.check(p["hasseflow"] == "detected", f"{e['type']}: keeps packed documents apart, hasseflow says "
+                                                      f"packing {p['hasseflow']}")
     tally.passed = total["equal"]
-    tally.failed += total["wrong"]
+    tally.failed += total["wrong"] + packed_wrong
     if not measured or total["equal"] / measured < THRESHOLD:
         tally.failed += total["refused"] + (0 if measured else 1)
     return tally.finish()

@@ -25,6 +25,7 @@ fn spec(name: &str, layers: Vec<LayerKind>) -> ModelSpec {
         max_position_embeddings: None,
         encoder: None,
         notes: Vec::new(),
+        packing: Default::default(),
     }
 }
 
