@@ -15,12 +15,20 @@ respect to the input embedding at k). Then it runs
 and compares every layer's rows cell by cell. Outcomes: equal, wrong (accepted but different),
 refused (hasseflow exits non-zero), not measurable (with the reason).
 
+Packed documents: every type that is not an encoder-decoder is measured a second time with the
+documents 20 + 36 given as position ids restarting at 0 (no attention_mask, no cache) and compared
+with `hasseflow model ... --docs 20,36`; the table lists the types that honour packing (documents
+kept apart), those whose masks detect it while recurrent or convolution layers read across, and
+those that ignore it. A type that keeps the documents apart must be reported `packing: detected`.
+No saved window or chunk may be n or more (live_models.window_sizes shrinks each size to its own).
+
     test_models_live.py                      all types, 2 jobs, cold (no cache)
     test_models_live.py --only llama,t5      a few types
     test_models_live.py --jobs 4 --cache target/models_live_cache
 
-Prints a table by family, the wrong / refused / not measurable types with their messages, the
-totals and the wall time, then "N passed, M failed" (N: equal types; M: wrong types, plus the
+Prints a table by family, the packed-documents table, the wrong / refused / not measurable types
+with their messages, the totals and the wall time, then "N passed, M failed" (N: equal types; M:
+wrong types with or without documents, windows left at n or more, plus the
 refused ones when fewer than 95% of the measured types are equal, plus failed self-checks of the
 measure, SANITY). Exit status 1 when M > 0. Writes target/models_live.json (per-type results:
 outcome, message, hasseflow's per-layer types, the measured rows as interval lists, notes, the saved
@@ -341,6 +349,12 @@ def main():
         if t in results:
             got = [k.replace(" (inferred)", "") for k in results[t].get("kinds", [])]
             tally.check(got == want, f"measure self-check {t}: kinds {got or results[t].get('unmeasurable')}, expected {want}")
+    # the window shrinking and its guard, on a made-up NeoMME-style config
+    made_up = {"sliding_window": 256, "per_layer_config": {"1": {"sliding_window": 1024}, "2": {"sliding_window": None}}}
+    tally.check(lm.window_sizes(made_up)["sliding_window"] == {256: 8, 1024: 12}, "window_sizes keeps sizes apart")
+    tally.check(lm.unshrunk_windows({"text_config": made_up}) == ["text_config.sliding_window = 256",
+                                                                  "text_config.per_layer_config.1.sliding_window = 1024"],
+                "unshrunk_windows finds windows of n or more, per-layer ones included")
     for e in entries:
         if e.get("config"):
             big = lm.unshrunk_windows(e["config"])
