@@ -1312,6 +1312,30 @@ def measure_decoder_only(model, conf, notes, extra, n=N):
     return res
 
 
+def varlen_reads_across():
+    """What a tiny eager Llama's last position reads with the flash-attention varlen arguments of
+    DataCollatorWithFlattening (cu_seq_lens_q/k, max_length_q/k) for the documents DOCS: (reads
+    across them with the varlen arguments alone, reads across them with the collator's position
+    ids beside them). No eager or SDPA mask builder reads the varlen arguments (docs/MODELS.md)."""
+    import torch
+    from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaModel
+
+    torch.manual_seed(seed_of("varlen"))
+    batch = DataCollatorWithFlattening(return_flash_attn_kwargs=True)([{"input_ids": [5] * d} for d in DOCS])
+    varlen = {k: batch[k] for k in ("cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")}
+    conf = LlamaConfig(hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                       intermediate_size=INTER, num_hidden_layers=2, vocab_size=VOCAB)
+    model = LlamaModel._from_config(conf, attn_implementation="eager").to(torch.float64).eval()
+
+    def across(**kw):
+        x = torch.randn(1, N, HIDDEN, dtype=torch.float64, requires_grad=True)
+        out = model(inputs_embeds=x, use_cache=False, **kw).last_hidden_state
+        (out[0, -1] * torch.randn(HIDDEN, dtype=torch.float64)).sum().backward()
+        return bool(x.grad[0, :DOCS[0]].ne(0).any())
+
+    return across(**varlen), across(position_ids=batch["position_ids"], **varlen)
+
+
 def packed_positions(B):
     """Position ids of the packed documents DOCS: 0..19, then 0..35 (what DataCollatorWithFlattening gives)."""
     import torch

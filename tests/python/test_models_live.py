@@ -349,6 +349,9 @@ def main():
         if t in results:
             got = [k.replace(" (inferred)", "") for k in results[t].get("kinds", [])]
             tally.check(got == want, f"measure self-check {t}: kinds {got or results[t].get('unmeasurable')}, expected {want}")
+    # the varlen arguments (docs/MODELS.md): read by no eager mask builder, only the position ids count
+    tally.check(lm.varlen_reads_across() == (True, False), "eager Llama: cu_seq_lens alone reads across the documents, "
+                                                           "with DataCollatorWithFlattening's position_ids it does not")
     # the window shrinking and its guard, on a made-up NeoMME-style config
     made_up = {"sliding_window": 256, "per_layer_config": {"1": {"sliding_window": 1024}, "2": {"sliding_window": None}}}
     tally.check(lm.window_sizes(made_up)["sliding_window"] == {256: 8, 1024: 12}, "window_sizes keeps sizes apart")
