@@ -145,3 +145,58 @@ fn per_layer_windows_are_read() {
     let e = neomme(json!({"per_layer_config": {"1": 5}})).expect_err("a number");
     assert!(e.to_string().starts_with("per_layer_config.1: expected an object of layer settings"), "{e}");
 }
+
+/// Random `per_layer_config` objects (entries at and past the layer count, windows of every JSON
+/// type, edge numbers) never panic: each config is read or refused in one line naming the field.
+#[test]
+fn random_per_layer_configs_are_read_or_refused_in_one_line() {
+    let mut rng = hasseflow_core::rng::SplitMix64::new(29);
+    let values = [
+        json!(null),
+        json!(0),
+        json!(1),
+        json!(7),
+        json!(-3),
+        json!(1.5),
+        json!("8"),
+        json!(u64::MAX),
+        json!([8]),
+        json!({}),
+        json!(true),
+    ];
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..2000 {
+        let mut per = serde_json::Map::new();
+        for _ in 0..rng.below(6) {
+            let key = match rng.below(4) {
+                0 => "x".to_string(),
+                1 => "-1".to_string(),
+                _ => rng.below(6).to_string(),
+            };
+            let entry = match rng.below(4) {
+                0 => values[rng.below(values.len())].clone(),
+                1 => json!({}),
+                _ => json!({"sliding_window": values[rng.below(values.len())].clone()}),
+            };
+            per.insert(key, entry);
+        }
+        match neomme(json!({ "per_layer_config": per })) {
+            Ok(layers) => {
+                assert_eq!(layers.len(), 4);
+                read += 1;
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with("per_layer_config") && !msg.contains('\n'), "{msg}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(read > 200 && refused > 200, "{read} read, {refused} refused");
+    // The inclusive bidirectional window `w + 1` saturates (it overflowed, a panic in debug builds,
+    // for UltraBERT's and NeoMME's top-level window too).
+    let top = json!({"model_type": "ultrabert", "num_hidden_layers": 1, "layer_types": ["sliding_attention"],
+                     "sliding_window": u64::MAX});
+    let spec = model::parse_config(&top.to_string(), "u").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.layers, vec![LayerKind::Sliding { window: u64::MAX }]);
+}

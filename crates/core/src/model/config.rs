@@ -577,7 +577,7 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     if !causal && let Ok(w) = params.window.as_mut() {
         // `sliding_window_bidirectional_overlay(w)` is inclusive, `|q - k| <= w`: the seam's
         // bidirectional `Sliding { window: w + 1 }` (UltraBERT, NeoMME).
-        *w += 1;
+        *w = w.saturating_add(1);
     }
     if mt.starts_with("inkling") {
         return inkling(f, &types, &params, notes);
@@ -674,7 +674,7 @@ fn per_layer_windows(f: &Fields, t: &TypeFacts, types: &[String], causal: bool) 
             }
         };
         out.push(match window {
-            Some(w) => LayerKind::Sliding { window: if causal { w } else { w + 1 } },
+            Some(w) => LayerKind::Sliding { window: if causal { w } else { w.saturating_add(1) } },
             None => LayerKind::Full,
         });
     }
@@ -987,7 +987,7 @@ fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> R
     };
     let mut params = Params::common(f)?;
     if !causal && let Ok(w) = params.window.as_mut() {
-        *w += 1; // inclusive bidirectional windows, as in `derive_table`
+        *w = w.saturating_add(1); // inclusive bidirectional windows, as in `derive_table`
     }
     Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
 }
