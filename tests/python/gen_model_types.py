@@ -15,10 +15,12 @@ builds each layer's mask from that layer's `per_layer_config` (NeoMME's per-laye
 Packing: `masking_utils` finds packed documents (`find_packed_sequence_indices`) only inside
 `create_causal_mask`, `create_sliding_window_causal_mask` and `create_chunked_causal_mask`, and only
 when the caller passes `position_ids` (with no 2-D `attention_mask` and no cache);
-`create_bidirectional_mask` never looks. So a type detects packing when its modeling file calls one
-of those causal builders with `position_ids` (as a keyword, or in the `**mask_kwargs` dict it
-unpacks), and its text model is a decoder. tests/python/test_models_live.py checks every type's
-fact against the real model with packed position ids.
+`create_bidirectional_mask` never looks. So a type detects packing when its text model is a
+decoder and the forward of its base model (else some function of its modeling file) calls one of
+those causal builders with `position_ids` (as a keyword, or in the `**mask_kwargs` dict it
+unpacks) without making a 2-D attention mask or a cache of its own first (BLINDING); the M-RoPE
+and crossing-convolution types are listed (PACKING). tests/python/test_models_live.py checks every
+type's fact against the real model with packed position ids.
 
     gen_model_types.py          write crates/core/src/model/types.rs
     gen_model_types.py --check  regenerate in memory, exit 1 if the file differs
@@ -403,6 +405,8 @@ def main():
             if isinstance(mt, str) and mt in CONFIG_MAPPING and mt not in seen and text_model:
                 todo.append(mt)
     rows.sort(key=lambda r: r["type"])
+    unknown = sorted(set(PACKING) - {r["type"] for r in rows})
+    assert not unknown, f"PACKING names types Transformers {transformers.__version__} does not have: {unknown}"
     text = render(rows)
     if args.check:
         if OUT.read_text() != text:
