@@ -19,6 +19,13 @@ saturated), a second pass injects a fresh tangent at the input of that layer (a 
 the layer module, one batch group of n rows per layer, cut short after the last one) and reads the
 layer's own adjacency from its output. "undetermined (...)" when neither works.
 
+Packed documents: a second pass over the same inputs and tangents gives the model the documents
+DOCS (20 + 36 = n) as position ids restarting at 0 in each (no 2-D attention_mask, no cache, as
+DataCollatorWithFlattening's batches reach a model in training), and measures R(l) again: the
+reach the model really has over packed documents, to compare with `hasseflow model --docs`.
+Windows, chunks and per-layer windows are shrunk below n, each distinct size to its own
+(window_sizes), so that every size binds.
+
 Encoder-decoders are measured on one combined sequence of n_enc + n_dec positions, encoder first:
 layers 1..L_enc are the encoder's (decoder rows reach only themselves), layers L_enc+1.. the
 decoder's (decoder rows over every input, encoder rows equal to the encoder's last layer).
@@ -52,7 +59,8 @@ import zlib
 from pathlib import Path
 
 N = 56  # the context every model is measured at
-MEASURE_VERSION = 1  # bump when the measurement changes (invalidates --cache entries)
+DOCS = [20, 36]  # the packed documents of the second pass (position ids restarting at 0 in each)
+MEASURE_VERSION = 2  # bump when the measurement changes (invalidates --cache entries)
 # Every random draw (weights, embeddings, tangents) is seeded from the type name plus SEED; another
 # SEED (HASSEFLOW_LIVE_SEED) re-measures with other numbers, to check that no cell is an accident.
 SEED = int(os.environ.get("HASSEFLOW_LIVE_SEED", "0"))
@@ -194,20 +202,62 @@ def _lower(d, key, target):
         d[key] = target
 
 
-def shrink_dict(d, depth=0):
-    """Shrinks one config dict in place by field names (and, recursively, its sub-config dicts)."""
+def _per_layer_dicts(d):
+    """The per-layer settings of a config dict (per_layer_config: {"5": {"sliding_window": 1024}})."""
+    return [inner for v in d.values()
+            if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()) and not _is_config(v)
+            for inner in v.values() if "model_type" not in inner]
+
+
+def window_sizes(d):
+    """{field: {size: shrunk size}} for the windows and chunks of one config dict, its per-layer
+    settings and its per-layer lists: every size above the field's target (WINDOW_FIELDS) gets its
+    own size below n, in the same order (8, 12, 16, ... for windows; 16, 24, ... for chunks), so
+    that layers with different windows keep different windows and each size binds at n = 56."""
+    out = {}
+    for k, target in WINDOW_FIELDS.items():
+        sizes = set()
+        for src in [d] + _per_layer_dicts(d):
+            v = src.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                sizes.add(v)
+            elif isinstance(v, list):
+                sizes |= {x for x in v if isinstance(x, int) and not isinstance(x, bool)}
+        step = max(2, target // 2)
+        big = sorted(x for x in sizes if x > target)
+        out[k] = {x: target + step * i for i, x in enumerate(big)}
+        assert all(v < N for v in out[k].values()), f"{k}: {len(big)} distinct sizes do not fit below n = {N}"
+    return out
+
+
+def unshrunk_windows(d, path=""):
+    """The windows and chunks (WINDOW_FIELDS, per-layer settings and sub-configs included) of a
+    saved config that are not below n: each would hide how its layers differ from full attention."""
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out += unshrunk_windows(v, f"{path}{k}.")
+        elif k in WINDOW_FIELDS and not isinstance(v, bool):
+            sizes = v if isinstance(v, list) else [v]
+            if any(isinstance(x, int) and x >= N for x in sizes):
+                out.append(f"{path}{k} = {v}")
+    return out
+
+
+def shrink_dict(d, depth=0, windows=None):
+    """Shrinks one config dict in place by field names (and, recursively, its sub-config dicts).
+    `windows`: the parent's window sizes (window_sizes) for its per-layer settings."""
     for k, v in list(d.items()):
         if _is_config(v):
             shrink_dict(v, depth + 1)
             if depth > 0 or k not in ("text_config", "encoder", "decoder"):
                 select_layers(v)  # (the text config, encoder and decoder are cut by shrunk_config)
+    if windows is None:
+        windows = window_sizes(d)
     heads_default = d.get("num_attention_heads")
-    for k, v in list(d.items()):
-        # per-layer settings (per_layer_config: {"5": {"head_dim": 512}}) shrink like the rest
-        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()) and not _is_config(v):
-            for inner in v.values():
-                if "model_type" not in inner:
-                    shrink_dict(inner, depth + 1)
+    # per-layer settings (per_layer_config: {"5": {"head_dim": 512}}) shrink like the rest
+    for inner in _per_layer_dicts(d):
+        shrink_dict(inner, depth + 1, windows)
     rope_is_head = isinstance(d.get("qk_rope_head_dim"), int) and d.get("head_dim") == d.get("qk_rope_head_dim")
     for k in list(d):
         v = d[k]
@@ -263,9 +313,9 @@ def shrink_dict(d, depth=0):
                 d[k] = MAX_POS
         elif k in WINDOW_FIELDS:
             if isinstance(v, int):
-                _lower(d, k, WINDOW_FIELDS[k])
+                d[k] = windows[k].get(v, v)
             elif isinstance(v, list) and v and all(isinstance(x, int) for x in v):
-                d[k] = [min(x, WINDOW_FIELDS[k]) for x in v]
+                d[k] = [windows[k].get(x, x) for x in v]
         elif k in STATE_FIELDS:
             _lower(d, k, STATE_FIELDS[k])
         elif ("dropout" in k or k.endswith("_pdrop") or "layerdrop" in k or k == "drop_path_rate") and isinstance(v, float):
@@ -1253,7 +1303,64 @@ def measure_decoder_only(model, conf, notes, extra, n=N):
                 A[l - 1] = a
         except Unmeasurable as e:
             notes.append(f"per-layer injection failed ({e}): ambiguous kinds inferred from R")
-    return {"R": R, "A": A, "layers": L}
+    res = {"R": R, "A": A, "layers": L}
+    if n == N:
+        try:
+            res["R_packed"] = packed_reach(model, x, t, ids1, mode, extra, axes, notes)
+        except Exception as e:  # noqa: BLE001 - recorded, and counted as not measurable with documents
+            res["packed_unmeasurable"] = short(e)
+    return res
+
+
+def varlen_reads_across():
+    """What a tiny eager Llama's last position reads with the flash-attention varlen arguments of
+    DataCollatorWithFlattening (cu_seq_lens_q/k, max_length_q/k) for the documents DOCS: (reads
+    across them with the varlen arguments alone, reads across them with the collator's position
+    ids beside them). No eager or SDPA mask builder reads the varlen arguments (docs/MODELS.md)."""
+    import torch
+    from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaModel
+
+    torch.manual_seed(seed_of("varlen"))
+    batch = DataCollatorWithFlattening(return_flash_attn_kwargs=True)([{"input_ids": [5] * d} for d in DOCS])
+    varlen = {k: batch[k] for k in ("cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")}
+    conf = LlamaConfig(hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                       intermediate_size=INTER, num_hidden_layers=2, vocab_size=VOCAB)
+    model = LlamaModel._from_config(conf, attn_implementation="eager").to(torch.float64).eval()
+
+    def across(**kw):
+        x = torch.randn(1, N, HIDDEN, dtype=torch.float64, requires_grad=True)
+        out = model(inputs_embeds=x, use_cache=False, **kw).last_hidden_state
+        (out[0, -1] * torch.randn(HIDDEN, dtype=torch.float64)).sum().backward()
+        return bool(x.grad[0, :DOCS[0]].ne(0).any())
+
+    return across(**varlen), across(position_ids=batch["position_ids"], **varlen)
+
+
+def packed_positions(B):
+    """Position ids of the packed documents DOCS: 0..19, then 0..35 (what DataCollatorWithFlattening gives)."""
+    import torch
+
+    return torch.cat([torch.arange(d) for d in DOCS]).unsqueeze(0).expand(B, N).contiguous()
+
+
+def packed_reach(model, x, t, ids1, mode, extra, axes, notes):
+    """R(l) with the same inputs and tangents, given the packed documents DOCS as position ids (no
+    2-D attention_mask, no cache): what the model does with a packed training batch. A forward that
+    takes no position ids cannot be told about the documents: its reach is the unpacked one."""
+    import torch
+    import torch.autograd.forward_ad as fwAD
+
+    params = inspect.signature(model.forward).parameters
+    if "position_ids" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        notes.append("the forward takes no position_ids: packed documents cannot be given")
+        return None
+    n = x.shape[1]
+    with torch.no_grad(), fwAD.dual_level():
+        out = run_stack(model, fwAD.make_dual(x, t), ids1.expand(n, n).contiguous(), mode,
+                        dict(extra, position_ids=packed_positions))
+        tangents = [fwAD.unpack_dual(h).tangent for h in hidden_states_of(out)]
+    tangents = [None if tg is None else tg.movedim(a, (0, 1)) for tg, a in zip(tangents, axes)]
+    return reach_rows(tangents, n, n)[1:]
 
 
 class Unmeasurable(Exception):
@@ -1410,12 +1517,16 @@ def measure_type(t, workdir, cache=None):
 
 
 def portable(res):
-    """R and A as interval rows (JSON-friendly), plus the per-layer kinds."""
+    """R and A as interval rows (JSON-friendly), plus the per-layer kinds; with documents, the
+    packed reach too ("packed_reach", the unpacked one when the forward takes no position ids)."""
     if "R" not in res:
         return res
     R, A = res.pop("R"), res.pop("A")
     res["kinds"] = layer_kinds(R, A, res)
     res["reach"] = [[to_intervals(row) for row in Rl.tolist()] for Rl in R]
+    if "R_packed" in res:
+        P = res.pop("R_packed")
+        res["packed_reach"] = res["reach"] if P is None else [[to_intervals(row) for row in Pl.tolist()] for Pl in P]
     return res
 
 

@@ -15,12 +15,20 @@ respect to the input embedding at k). Then it runs
 and compares every layer's rows cell by cell. Outcomes: equal, wrong (accepted but different),
 refused (hasseflow exits non-zero), not measurable (with the reason).
 
+Packed documents: every type that is not an encoder-decoder is measured a second time with the
+documents 20 + 36 given as position ids restarting at 0 (no attention_mask, no cache) and compared
+with `hasseflow model ... --docs 20,36`; the table lists the types that honour packing (documents
+kept apart), those whose masks detect it while recurrent or convolution layers read across, and
+those that ignore it. A type that keeps the documents apart must be reported `packing: detected`.
+No saved window or chunk may be n or more (live_models.window_sizes shrinks each size to its own).
+
     test_models_live.py                      all types, 2 jobs, cold (no cache)
     test_models_live.py --only llama,t5      a few types
     test_models_live.py --jobs 4 --cache target/models_live_cache
 
-Prints a table by family, the wrong / refused / not measurable types with their messages, the
-totals and the wall time, then "N passed, M failed" (N: equal types; M: wrong types, plus the
+Prints a table by family, the packed-documents table, the wrong / refused / not measurable types
+with their messages, the totals and the wall time, then "N passed, M failed" (N: equal types; M:
+wrong types with or without documents, windows left at n or more, plus the
 refused ones when fewer than 95% of the measured types are equal, plus failed self-checks of the
 measure, SANITY). Exit status 1 when M > 0. Writes target/models_live.json (per-type results:
 outcome, message, hasseflow's per-layer types, the measured rows as interval lists, notes, the saved
@@ -142,8 +150,9 @@ def progress(t, res, done, total):
 
 # ------------------------------------------------------------------ comparing with hasseflow
 
-def run_cli(binary, res):
-    """hasseflow's rows for the saved config: (per_layer types, {q: per-layer intervals}) or an error line."""
+def run_cli(binary, res, docs=None):
+    """hasseflow's rows for the saved config (with `docs`: `--docs 20,36`): (per_layer types, {q:
+    per-layer intervals}) or an error line."""
     encdec = "n_enc" in res
     n_total = res["n_enc"] + res["n_dec"] if encdec else lm.N
     with tempfile.TemporaryDirectory() as d:
@@ -152,6 +161,8 @@ def run_cli(binary, res):
         cmd = [binary, "model", str(path), "--context", str(res["n_dec"] if encdec else lm.N), "--json"]
         if encdec:
             cmd += ["--encoder-context", str(res["n_enc"])]
+        if docs:
+            cmd += ["--docs", ",".join(map(str, docs))]
         for q in range(n_total):
             cmd += ["--row", str(q)]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -169,9 +180,9 @@ def cells(intervals):
     return {k for lo, hi in intervals for k in range(lo, hi + 1)}
 
 
-def compare(res, out):
-    """(outcome, message) for a measured result against hasseflow's JSON."""
-    reach = res["reach"]  # [layer][q] -> intervals
+def compare(res, out, key="reach"):
+    """(outcome, message) for a measured result (`res[key]`) against hasseflow's JSON."""
+    reach = res[key]  # [layer][q] -> intervals
     L = len(reach)
     per_layer = out.get("per_layer") or []
     rows = out.get("rows") or {}
@@ -216,6 +227,7 @@ def report(entries, wall):
     total = {c: sum(e["outcome"] == c for e in entries) for c in cols}
     measured = total["equal"] + total["wrong"] + total["refused"]
     pct = 100.0 * total["equal"] / measured if measured else 0.0
+    packing_table(entries)
     print()
     for c in ("wrong", "refused", "not measurable"):
         bad = [e for e in entries if e["outcome"] == c]
@@ -228,6 +240,47 @@ def report(entries, wall):
           f"refused {total['refused']}, not measurable {total['not measurable']}; "
           f"equal/measured {pct:.1f}% (needs {THRESHOLD * 100:.0f}%); wall time {wall:.0f} s")
     return total, measured
+
+
+def packing_table(entries):
+    """The packed-documents pass: which types keep the documents apart (their packed reach differs
+    from the unpacked one) and which read across them, and how hasseflow's --docs run compares."""
+    packed = [e for e in entries if "packed" in e]
+    if not packed:
+        return
+    docs = ",".join(map(str, lm.DOCS))
+    cols = ["equal", "wrong", "refused", "not measurable"]
+    counts = {c: sum(e["packed"]["outcome"] == c for e in packed) for c in cols}
+    print(f"\npacked documents {docs} (position ids restarting at 0, no attention_mask, no cache): "
+          + ", ".join(f"{c} {counts[c]}" for c in cols))
+    def group(detects, says=None):
+        return sorted(e["type"] for e in packed if e["packed"].get("detects") is detects
+                      and (says is None or e["packed"].get("hasseflow") == says))
+
+    honour, masked, ignore = group(True), group(False, "detected"), group(False, "ignored")
+    print(f"honour packing, documents kept apart ({len(honour)}): {', '.join(honour)}")
+    print(f"masks detect packing, yet recurrent or convolution layers read across ({len(masked)}): {', '.join(masked)}")
+    print(f"ignore packing, every layer reads across ({len(ignore)}): {', '.join(ignore)}")
+    for c in ("wrong", "refused", "not measurable"):
+        bad = [e for e in packed if e["packed"]["outcome"] == c]
+        if bad:
+            print(f"packed {c}:")
+            for e in bad:
+                print(f"  {e['type']:28} {e['packed']['message']}")
+
+
+def packed_entry(binary, res):
+    """The packed pass of one measured type: outcome and message against `hasseflow model --docs`,
+    whether the model keeps the documents apart (its packed reach differs from the unpacked one),
+    and what hasseflow says ("packing": "detected" | "ignored")."""
+    if "packed_unmeasurable" in res:
+        return {"outcome": "not measurable", "message": res["packed_unmeasurable"]}
+    out, err = run_cli(binary, res, lm.DOCS)
+    if err is not None:
+        return {"outcome": "refused", "message": err}
+    outcome, message = compare(res, out, "packed_reach")
+    return {"outcome": outcome, "message": message, "detects": res["packed_reach"] != res["reach"],
+            "hasseflow": out.get("packing")}
 
 
 def main():
@@ -271,6 +324,8 @@ def main():
             else:
                 e.update(dict(zip(("outcome", "message"), compare(res, out))))
                 e["hasseflow_layer_types"] = [p.get("type") for p in out.get("per_layer", [])]
+            if "packed_reach" in res or "packed_unmeasurable" in res:
+                e["packed"] = packed_entry(binary, res)
             e["measured"] = {"layers": res["layers"], "kinds": res["kinds"],
                              "rows": {str(q): [res["reach"][l][q] for l in range(res["layers"])]
                                       for q in range(len(res["reach"][0]))}}
@@ -294,8 +349,28 @@ def main():
         if t in results:
             got = [k.replace(" (inferred)", "") for k in results[t].get("kinds", [])]
             tally.check(got == want, f"measure self-check {t}: kinds {got or results[t].get('unmeasurable')}, expected {want}")
+    # the varlen arguments (docs/MODELS.md): read by no eager mask builder, only the position ids count
+    tally.check(lm.varlen_reads_across() == (True, False), "eager Llama: cu_seq_lens alone reads across the documents, "
+                                                           "with DataCollatorWithFlattening's position_ids it does not")
+    # the window shrinking and its guard, on a made-up NeoMME-style config
+    made_up = {"sliding_window": 256, "per_layer_config": {"1": {"sliding_window": 1024}, "2": {"sliding_window": None}}}
+    tally.check(lm.window_sizes(made_up)["sliding_window"] == {256: 8, 1024: 12}, "window_sizes keeps sizes apart")
+    tally.check(lm.unshrunk_windows({"text_config": made_up}) == ["text_config.sliding_window = 256",
+                                                                  "text_config.per_layer_config.1.sliding_window = 1024"],
+                "unshrunk_windows finds windows of n or more, per-layer ones included")
+    for e in entries:
+        if e.get("config"):
+            big = lm.unshrunk_windows(e["config"])
+            tally.check(not big, f"{e['type']}: windows not below n = {lm.N} in the saved config: {', '.join(big)}")
+    packed_wrong = sum(e.get("packed", {}).get("outcome") == "wrong" for e in entries)
+    # hasseflow's "packing" field agrees with what the model does wherever the documents change its reach
+    for e in entries:
+        p = e.get("packed", {})
+        if p.get("outcome") == "equal" and p["detects"]:
+            tally.check(p["hasseflow"] == "detected", f"{e['type']}: keeps packed documents apart, hasseflow says "
+                                                      f"packing {p['hasseflow']}")
     tally.passed = total["equal"]
-    tally.failed += total["wrong"]
+    tally.failed += total["wrong"] + packed_wrong
     if not measured or total["equal"] / measured < THRESHOLD:
         tally.failed += total["refused"] + (0 if measured else 1)
     return tally.finish()

@@ -166,6 +166,20 @@ def inputs_against_cli():
                       ("dict", json.loads(open(cpath).read())), ("config directory", cdir)]:
         got = hasseflow.model(src, context=4096, documents=[1024, 3072], rows=[4000])
         T.check(strip(got.json) == strip(want) and got.L_star == want["full_at"], f"model(): {what} equals the CLI")
+    # Issue 29: BERT's masks never look at packed position ids, so the real model reads across the
+    # documents; model() says so (and equals the CLI), where it used to keep them apart.
+    bert = tf.BertConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64)
+    bdir = os.path.join(TMP, "bert")
+    bert.save_pretrained(bdir)
+    got = hasseflow.model(bert, 128, [50, 78], rows=[127])
+    T.check(got.leaks is True and got.packing == "ignored" and got.rows["127"][0] == [[0, 127]]
+            and got.notes[-1] == "bert does not detect packed documents given as position ids: every layer reads "
+                                 "across them", f"model(BertConfig, 128, [50, 78]) reads across the documents: {got.notes}")
+    want = cli("model", os.path.join(bdir, "config.json"), "--context", 128, "--docs", "50,78", "--row", 127, "--json")
+    T.check(strip(got.json) == strip(want), "model(): BERT with documents equals the CLI")
+    llama = hasseflow.model(tf.LlamaConfig(num_hidden_layers=2), 128, [50, 78], rows=[127])
+    T.check(llama.leaks is False and llama.packing == "detected" and llama.rows["127"][0] == [[50, 127]],
+            "model(LlamaConfig, 128, [50, 78]) keeps the documents apart")
     got = hasseflow.model("t5-base", context=512, encoder_context=256)
     T.check(strip(got.json) == strip(cli("model", "t5-base", "--context", 512, "--encoder-context", 256, "--json")),
             "model(): encoder_context as the CLI")

@@ -447,6 +447,7 @@ fn sliding_stack_full_at_matches_the_window_formula() {
             max_position_embeddings: None,
             encoder: None,
             notes: Vec::new(),
+            packing: Default::default(),
         };
         let r = ReachStack::from_model(&spec, n, &Overlays::default()).expect("valid").run(&ReachOptions::default());
         let r = r.expect("runs");

@@ -115,6 +115,39 @@ pub struct Overlays {
     pub images: Vec<[u64; 2]>,
 }
 
+/// What a model does with packed documents given as position ids (positions restarting at 0 in
+/// every document, as Transformers' `DataCollatorWithFlattening` gives them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Packing {
+    /// Its masks detect the documents (Transformers' `find_packed_sequence_indices` inside the
+    /// causal mask builders): [`Overlays::docs`] applies to every layer.
+    #[default]
+    Detected,
+    /// Its masks ignore them (BERT, GPT-oss, …): every layer reads across documents as if they
+    /// were one sequence; [`Overlays::docs`] only marks where the boundaries are (leaks).
+    Ignored,
+    /// Its masks detect them, but short convolutions beside its attention or recurrence read a
+    /// few positions across each boundary, which no layer kind describes with documents: a run
+    /// with more than one document is refused ([`ReachError::PackingUnmodelled`](crate::reach::ReachError)).
+    Unmodelled,
+}
+
+impl Packing {
+    /// `"detected"` or `"ignored"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Packing::Detected => "detected",
+            Packing::Ignored => "ignored",
+            Packing::Unmodelled => "unmodelled",
+        }
+    }
+
+    fn is_detected(&self) -> bool {
+        *self == Packing::Detected
+    }
+}
+
 /// A model's attention, layer by layer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelSpec {
@@ -134,6 +167,9 @@ pub struct ModelSpec {
     /// What the reader wants the user to know (the tower it read, data-dependent layers, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What its masks do with packed documents given as position ids.
+    #[serde(default, skip_serializing_if = "Packing::is_detected")]
+    pub packing: Packing,
 }
 
 /// The encoder of an encoder-decoder model (T5, BART, Whisper). A run places its `context`
@@ -200,6 +236,7 @@ impl ModelSpec {
     ///     max_position_embeddings: Some(32768),
     ///     encoder: None,
     ///     notes: Vec::new(),
+    ///     packing: Default::default(),
     /// };
     /// let small = mistral.scaled(256);
     /// assert_eq!(small.layers[0], LayerKind::Sliding { window: 16 });
@@ -224,6 +261,7 @@ impl ModelSpec {
                 context: if e.context > 0 { scale_length(e.context, factor) } else { 0 },
             }),
             notes: self.notes.clone(),
+            packing: self.packing,
             name: if factor > 1 { format!("{} (scaled 1:{factor})", self.name) } else { self.name.clone() },
             model_type: self.model_type.clone(),
             causal: self.causal,

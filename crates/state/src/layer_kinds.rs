@@ -233,6 +233,7 @@ mod tests {
             max_position_embeddings: None,
             encoder: encoder.map(|layers| EncoderSpec { layers, causal: false, context: 0 }),
             notes: Vec::new(),
+            packing: Default::default(),
         }
     }
 

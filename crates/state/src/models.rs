@@ -272,6 +272,7 @@ impl Default for ModelsState {
                 max_position_embeddings: None,
                 encoder: None,
                 notes: Vec::new(),
+                packing: Default::default(),
             }),
         });
         let (placed, total) = place(&choice.spec, DEFAULT_MODEL_N, None);

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::types_def::{Role, TypeFacts, facts};
+use super::types_def::{PackingFact, Role, TypeFacts, facts};
 use super::{Direction, MAX_LAYERS, ModelError, ReadOptions};
-use crate::pattern::{EncoderSpec, LayerKind, ModelSpec};
+use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Packing};
 
 /// The `model_type`s whose legacy fields are derived here (any other type needs `layer_types`).
 pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
@@ -430,6 +430,13 @@ fn read_tower(
         max_position_embeddings,
         encoder: derived.encoder,
         notes: Vec::new(),
+        // A type the table does not know is assumed to detect packing, as Transformers' causal
+        // mask builders do when given position ids.
+        packing: match t.map(|t| t.packing) {
+            None | Some(PackingFact::Detected) => Packing::Detected,
+            Some(PackingFact::Ignored | PackingFact::FourRowPositions) => Packing::Ignored,
+            Some(PackingFact::CrossingConvolutions) => Packing::Unmodelled,
+        },
     };
     Ok((spec, model_type.unwrap_or_default()))
 }
@@ -564,10 +571,13 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     if mt == "dory" {
         return dory(f, &types, &params);
     }
+    if t.per_layer_masks {
+        return Ok(Derived { layers: per_layer_windows(f, t, &types, causal)?, causal, encoder: None });
+    }
     if !causal && let Ok(w) = params.window.as_mut() {
         // `sliding_window_bidirectional_overlay(w)` is inclusive, `|q - k| <= w`: the seam's
         // bidirectional `Sliding { window: w + 1 }` (UltraBERT, NeoMME).
-        *w += 1;
+        *w = w.saturating_add(1);
     }
     if mt.starts_with("inkling") {
         return inkling(f, &types, &params, notes);
@@ -616,6 +626,59 @@ fn refuse_block_sparse(f: &Fields) -> Result<(), ModelError> {
         });
     }
     Ok(())
+}
+
+/// A type that builds each layer's mask from that layer's `per_layer_config` (NeoMME, Transformers
+/// 5.24): a layer whose own `sliding_window` (its entry's, else the top-level one) is set gets a
+/// sliding mask of that window, else a full one, whatever `layer_types` says; a bidirectional
+/// window `w` reads `|q - k| <= w` (`Sliding { window: w + 1 }`). A file without
+/// `per_layer_config` gets NeoMME's `__post_init__` default: `full_attention` layers none, every
+/// second `sliding_attention` layer `default_long_sliding_window` (1024).
+fn per_layer_windows(f: &Fields, t: &TypeFacts, types: &[String], causal: bool) -> Result<Vec<LayerKind>, ModelError> {
+    let key = "per_layer_config";
+    let (top_default, long) = if t.model_type == "neomme" { (Some(256), Some(1024)) } else { (None, None) };
+    let top = sliding_window_or(f, top_default)?;
+    let per = match f.get(key) {
+        None => None,
+        Some(Value::Object(o)) => Some(o),
+        Some(v) => return Err(f.wrong(key, "an object of per-layer settings", v)),
+    };
+    let mut sliding_index = 0;
+    let mut out = Vec::with_capacity(types.len());
+    for (i, name) in types.iter().enumerate() {
+        if name != "sliding_attention" && name != "full_attention" {
+            out.extend(kinds(f, std::slice::from_ref(name), &Params::common(f)?)?);
+            continue;
+        }
+        let entry_key = i.to_string();
+        let window = match per.map(|o| o.get(&entry_key)) {
+            Some(Some(Value::Object(e))) if e.contains_key("sliding_window") => {
+                let field = Fields { obj: e, prefix: "" };
+                field.positive("sliding_window").map_err(|e| match e {
+                    ModelError::NotPositive { value, .. } => {
+                        ModelError::NotPositive { field: f.name(&format!("{key}.{i}.sliding_window")), value }
+                    }
+                    ModelError::WrongType { expected, got, .. } => {
+                        ModelError::WrongType { field: f.name(&format!("{key}.{i}.sliding_window")), expected, got }
+                    }
+                    other => other,
+                })?
+            }
+            Some(Some(Value::Object(_))) | Some(None) => top,
+            Some(Some(v)) => return Err(f.wrong(&format!("{key}.{i}"), "an object of layer settings", v)),
+            // No per_layer_config: the class's default.
+            None if name == "full_attention" => None,
+            None => {
+                sliding_index += 1;
+                if sliding_index % 2 == 0 { long.or(top) } else { top }
+            }
+        };
+        out.push(match window {
+            Some(w) => LayerKind::Sliding { window: if causal { w } else { w.saturating_add(1) } },
+            None => LayerKind::Full,
+        });
+    }
+    Ok(out)
 }
 
 /// Dory: the file lists each layer as an (attention, mlp) pair of blocks, and counts blocks;
@@ -924,7 +987,7 @@ fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> R
     };
     let mut params = Params::common(f)?;
     if !causal && let Ok(w) = params.window.as_mut() {
-        *w += 1; // inclusive bidirectional windows, as in `derive_table`
+        *w = w.saturating_add(1); // inclusive bidirectional windows, as in `derive_table`
     }
     Ok(Derived { layers: kinds(f, &types, &params)?, causal, encoder: None })
 }

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use super::MAX_RUN_BYTES;
 use super::ModelJob;
+use super::types_def::{PackingFact, facts};
 use crate::job::Job;
-use crate::pattern::{ModelSpec, Overlays};
+use crate::pattern::{ModelSpec, Overlays, Packing};
 use crate::reach::{ReachError, ReachReport, ReachStack};
 
 /// A model run: what was asked and what the engine found.
@@ -101,10 +102,11 @@ impl ModelRun {
         ModelJob::new(&stack, source, spec, n, overlays, queries)?.run_observed(progress)
     }
 
-    /// The run of a finished reach report ([`ModelJob`]'s last step): each layer named by the spec.
+    /// The run of a finished reach report ([`ModelJob`]'s last step): each layer named by the spec,
+    /// and, with packed documents, a note on how the model handles them (`packing_note`).
     pub fn from_report(
         source: String,
-        spec: ModelSpec,
+        mut spec: ModelSpec,
         n: u64,
         overlays: Overlays,
         mut report: ReachReport,
@@ -112,9 +114,11 @@ impl ModelRun {
         for (layer, label) in report.layers.iter_mut().zip(spec.layer_labels()) {
             layer.label = label;
         }
-        let mut spec = spec;
         if let Some(note) = image_note(&spec, &overlays) {
             spec.notes.push(note);
+        }
+        if overlays.docs.len() > 1 {
+            spec.notes.push(packing_note(&spec));
         }
         ModelRun { source, spec, n, overlays, report }
     }
@@ -197,6 +201,7 @@ impl ModelRun {
             "notes": s.notes,
             "docs": self.overlays.docs,
             "images": self.overlays.images,
+            "packing": s.packing.as_str(),
             "growth": r.growth,
             "full_at": r.full_at,
             "shortfall": if r.full_at.is_some() { Value::Null } else { json!(r.shortfall) },
@@ -232,6 +237,28 @@ fn image_note(spec: &ModelSpec, overlays: &Overlays) -> Option<String> {
          not make image tokens read each other both ways",
         spec.model_type
     ))
+}
+
+/// What a run with packed documents assumes, in one line: a model that ignores packing reads
+/// across the documents at every layer; one that detects it keeps them apart only under the
+/// conditions of Transformers' `_preprocess_mask_arguments` (docs/MODELS.md, "Packed documents").
+fn packing_note(spec: &ModelSpec) -> String {
+    let t = if spec.model_type.is_empty() { "this model" } else { spec.model_type.as_str() };
+    let four_rows = facts(&spec.model_type).is_some_and(|f| f.packing == PackingFact::FourRowPositions);
+    match spec.packing {
+        Packing::Ignored if four_rows => format!(
+            "{t} reads packed documents only from 4-row position ids (text positions first, then M-RoPE's three); \
+             given them as 2-D position ids, every layer reads across them"
+        ),
+        Packing::Ignored => {
+            format!("{t} does not detect packed documents given as position ids: every layer reads across them")
+        }
+        Packing::Unmodelled => format!("{t}: packed documents are not modelled"),
+        Packing::Detected => format!(
+            "{t} keeps packed documents apart when given them as position ids restarting at 0, with no 2-D \
+             attention_mask and no cache (use_cache=False); otherwise every layer reads across them"
+        ),
+    }
 }
 
 #[cfg(test)]

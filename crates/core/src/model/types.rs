@@ -3,383 +3,384 @@
 
 /// Every text model type of the pinned Transformers, one per line, sorted by `model_type`:
 /// `model_type`, role, text, layers, layers default, encoder layers, encoder default,
-/// positions, positions default, window everywhere, uniform kind (tab-separated; see `types_def`).
+/// positions, positions default, window everywhere, uniform kind, packing detected, per-layer
+/// masks (tab-separated; see `types_def`).
 pub(super) static TYPES: &str = "\
-afmoe	D		num_hidden_layers	32			max_position_embeddings	16384	0	\n\
-albert	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-apertus	D		num_hidden_layers	32			max_position_embeddings	65536	0	\n\
-apertus1p5	C	apertus1p5_text							0	\n\
-apertus1p5_text	D		num_hidden_layers	32			max_position_embeddings	65536	0	\n\
-arcee	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-aria	C	aria_text							0	\n\
-aria_text	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-audioflamingo3	C	qwen2							0	\n\
-axk1	D		num_hidden_layers	61			max_position_embeddings	32768	0	\n\
-axk2	D		num_hidden_layers	48			max_position_embeddings	131072	0	indexed_attention\n\
-aya_vision	C	cohere2							0	\n\
-bailing_hybrid	D		num_hidden_layers	42			model_max_length	262144	0	\n\
-bamba	D		num_hidden_layers	32			max_position_embeddings	262144	0	linear_attention\n\
-bart	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-beam	D		num_hidden_layers	52			max_position_embeddings	8192	0	\n\
-bert	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-bert-generation	B		num_hidden_layers	24			max_position_embeddings	512	0	\n\
-big_bird	B		num_hidden_layers	12			max_position_embeddings	4096	0	\n\
-bigbird_pegasus	S		decoder_layers	16	encoder_layers	16	max_position_embeddings	4096	0	\n\
-biogpt	D		num_hidden_layers	24			max_position_embeddings	1024	0	\n\
-bitnet	D		num_hidden_layers	30			max_position_embeddings	2048	0	\n\
-blenderbot	S		decoder_layers	24	encoder_layers	2	max_position_embeddings	128	0	\n\
-blenderbot-small	S		decoder_layers	8	encoder_layers	8	max_position_embeddings	512	0	\n\
-blip	C	blip_text_model							0	\n\
-blip-2	C	opt							0	\n\
-blip_text_model	D		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-bloom	D		n_layer	2			max_position_embeddings		0	\n\
-blt	D		num_hidden_layers				max_position_embeddings	4096	1	\n\
-camembert	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-chameleon	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-codegen	D		n_layer	28			n_positions	2048	0	\n\
-cohere	D		num_hidden_layers	40			max_position_embeddings	8192	0	\n\
-cohere2	D		num_hidden_layers	40			max_position_embeddings	8192	0	\n\
-cohere2_moe	D		num_hidden_layers	40			max_position_embeddings	8192	0	\n\
-cohere2_vision	C	cohere2							0	\n\
-cohere_compass	C	cohere_compass_text							0	\n\
-cohere_compass_text	D		num_hidden_layers	40			max_position_embeddings	8192	0	\n\
-convbert	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-cosmos3_edge	C	cosmos3_edge_text							0	\n\
-cosmos3_edge_text	D		num_hidden_layers	28			max_position_embeddings	131072	0	\n\
-cosmos3_omni	C	qwen3_vl_text							0	\n\
-cpmant	E		num_hidden_layers	48			max_position_embeddings		0	\n\
-ctrl	D		n_layer	48			n_positions	256	0	\n\
-cwm	D		num_hidden_layers	64			max_position_embeddings	131072	0	\n\
-data2vec-text	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-dbrx	D		n_layers	24			max_seq_len	2048	0	\n\
-deberta	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-deberta-v2	E		num_hidden_layers	24			max_position_embeddings	512	0	\n\
-deepseek_ocr2	C	deepseek_ocr2_text							0	\n\
-deepseek_ocr2_text	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-deepseek_v2	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-deepseek_v3	D		num_hidden_layers	61			max_position_embeddings	4096	0	\n\
-deepseek_v32	D		num_hidden_layers	61			max_position_embeddings	163840	0	indexed_attention\n\
-deepseek_v4	D		num_hidden_layers	43			max_position_embeddings	1048576	0	\n\
-deepseek_vl	C	llama							0	\n\
-deepseek_vl_hybrid	C	llama							0	\n\
-diffllama	D		num_hidden_layers	16			max_position_embeddings	2048	0	\n\
-diffusion_gemma	C	diffusion_gemma_text							0	\n\
-diffusion_gemma_text	D		num_hidden_layers	30			max_position_embeddings	131072	0	\n\
-distilbert	E		n_layers	6			max_position_embeddings	512	0	\n\
-doge	D		num_hidden_layers	32			max_position_embeddings	2048	1	\n\
-dory	D		num_hidden_layers	36			max_position_embeddings	8192	0	\n\
-dots1	D		num_hidden_layers	62			max_position_embeddings	2048	0	\n\
-dots3_note	C	dots3_note_text							0	\n\
-dots3_note_text	D		num_hidden_layers	46			max_position_embeddings	524288	0	\n\
-electra	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-emu3	C	emu3_text_model							0	\n\
-emu3_text_model	D		num_hidden_layers	32			max_position_embeddings	9216	0	\n\
-encoder-decoder	S						max_position_embeddings		0	\n\
-ernie	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-ernie4_5	D		num_hidden_layers	18			max_position_embeddings	131072	0	\n\
-ernie4_5_moe	D		num_hidden_layers	28			max_position_embeddings	131072	0	\n\
-ernie4_5_vl_moe	C	ernie4_5_vl_moe_text							0	\n\
-ernie4_5_vl_moe_text	D		num_hidden_layers	28			max_position_embeddings	131072	0	\n\
-esm	B		num_hidden_layers	12			max_position_embeddings	1026	0	\n\
-esmc	E		num_hidden_layers	80			max_position_embeddings	2048	0	\n\
-eurobert	E		num_hidden_layers	12			max_position_embeddings	8192	0	\n\
-evolla	D		num_hidden_layers	32			max_position_embeddings	8192	0	\n\
-exaone	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-exaone4	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-exaone4_5	C	exaone4							0	\n\
-exaone_moe	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-falcon	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-falcon_h1	D		num_hidden_layers	32			max_position_embeddings	8192	0	hybrid\n\
-falcon_mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention\n\
-fast_vlm	C	qwen2							0	\n\
-flaubert	X		n_layers	12			max_position_embeddings	512	0	\n\
-flex_olmo	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-flint	D		num_hidden_layers	49			max_position_embeddings	262144	0	\n\
-florence2	C	bart							0	\n\
-fnet	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-fsmt	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-funnel	E		num_hidden_layers	12			max_position_embeddings		0	\n\
-fuyu	C	persimmon							0	\n\
-gemma	D		num_hidden_layers	28			max_position_embeddings	8192	0	\n\
-gemma2	D		num_hidden_layers	26			max_position_embeddings	8192	0	\n\
-gemma3	C	gemma3_text							0	\n\
-gemma3_text	D		num_hidden_layers	26			max_position_embeddings	131072	0	\n\
-gemma3n	C	gemma3n_text							0	\n\
-gemma3n_text	D		num_hidden_layers	35			max_position_embeddings	32768	0	\n\
-gemma4	C	gemma4_text							0	\n\
-gemma4_text	D		num_hidden_layers	30			max_position_embeddings	131072	0	\n\
-gemma4_unified	C	gemma4_unified_text							0	\n\
-gemma4_unified_assistant	C	gemma4_unified_text							0	\n\
-gemma4_unified_text	D		num_hidden_layers	30			max_position_embeddings	262144	0	\n\
-git	D		num_hidden_layers	6			max_position_embeddings	1024	0	\n\
-glm	D		num_hidden_layers	40			max_position_embeddings	131072	0	\n\
-glm4	D		num_hidden_layers	40			max_position_embeddings	131072	0	\n\
-glm46v	C	glm4v_text							0	\n\
-glm4_moe	D		num_hidden_layers	46			max_position_embeddings	131072	0	\n\
-glm4_moe_lite	D		num_hidden_layers	47			max_position_embeddings	202752	0	\n\
-glm4v	C	glm4v_text							0	\n\
-glm4v_moe	C	glm4v_moe_text							0	\n\
-glm4v_moe_text	D		num_hidden_layers	46			max_position_embeddings	65536	0	\n\
-glm4v_text	D		num_hidden_layers	40			max_position_embeddings	32768	0	\n\
-glm5_next	C	glm5_next_text							0	\n\
-glm5_next_text	D		num_hidden_layers	45			max_position_embeddings	1048576	0	\n\
-glm_moe_dsa	D		num_hidden_layers	78			max_position_embeddings	202752	0	indexed_attention\n\
-glm_ocr	C	glm_ocr_text							0	\n\
-glm_ocr_text	D		num_hidden_layers	16			max_position_embeddings	131072	0	\n\
-glmasr	C	llama							0	\n\
-glmga	C	glm4v_text							0	\n\
-got_ocr2	C	qwen2							0	\n\
-gpt-sw3	D		n_layer	12			n_positions	1024	0	\n\
-gpt2	D		n_layer	12			n_positions	1024	0	\n\
-gpt_bigcode	D		n_layer	12			n_positions	1024	0	\n\
-gpt_neo	D		num_layers	24			max_position_embeddings	2048	0	\n\
-gpt_neox	D		num_hidden_layers	44			max_position_embeddings	2048	0	\n\
-gpt_neox_japanese	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-gpt_oss	D		num_hidden_layers	36			max_position_embeddings	131072	0	\n\
-gptj	D		n_layer	28			n_positions	2048	0	\n\
-granite	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-granite4_vision	C	granite4_vision_text							0	\n\
-granite4_vision_text	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-granite_docling	C	granite_docling_text							0	\n\
-granite_docling_text	D		num_hidden_layers	28			max_position_embeddings	32768	0	\n\
-granite_speech	C	granite							0	\n\
-granite_speech_plus	C	granite							0	\n\
-granite_swa	D		num_hidden_layers	24			max_position_embeddings	8192	0	\n\
-granitemoe	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-granitemoe_swa	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-granitemoehybrid	D		num_hidden_layers	32			max_position_embeddings	2048	0	linear_attention\n\
-granitemoeshared	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-gte	E		num_hidden_layers	12			max_position_embeddings	8192	0	\n\
-helium	D		num_hidden_layers	24			max_position_embeddings	4096	0	\n\
-hrm_text	D		num_hidden_layers	128			max_position_embeddings	2048	0	\n\
-hunyuan_v1_dense	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-hunyuan_v1_moe	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-hunyuan_vl	C	hunyuan_vl_text							0	\n\
-hunyuan_vl_text	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-hy_v3	D		num_hidden_layers	80			max_position_embeddings	131072	0	\n\
-hy_v4	D		num_hidden_layers	34			max_position_embeddings	262144	0	indexed_attention\n\
-hy_v4_vl	C	hy_v4_vl_text							0	\n\
-hy_v4_vl_text	D		num_hidden_layers	78			max_position_embeddings	262144	0	indexed_attention\n\
-hyperclovax	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-hyperclovax_vision_v2	C	hyperclovax							0	\n\
-ibert	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-idefics	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-idefics2	C	mistral							0	\n\
-idefics3	C	llama							0	\n\
-inkling2	C	inkling2_text							0	\n\
-inkling2_loop	C	inkling2_loop_text							0	\n\
-inkling2_loop_text	D		num_hidden_layers	24			max_position_embeddings	1048576	0	\n\
-inkling2_text	D		num_hidden_layers	48			max_position_embeddings	1048576	0	\n\
-inkling_mm_model	C	inkling_text							0	\n\
-inkling_text	D		num_hidden_layers	66			max_position_embeddings	131072	0	\n\
-instructblip	C	opt							0	\n\
-instructblipvideo	C	opt							0	\n\
-internlm3	D		num_hidden_layers	48			max_position_embeddings	32768	0	\n\
-internvl	C	qwen2							0	\n\
-iquestcoder	D		num_hidden_layers	80			max_position_embeddings	131072	0	\n\
-jais2	D		num_hidden_layers	32			max_position_embeddings	8192	0	\n\
-jamba	D		num_hidden_layers	32			max_position_embeddings	262144	0	\n\
-janus	C	llama							0	\n\
-jetmoe	D		num_hidden_layers	12			max_position_embeddings	4096	0	\n\
-jina_embeddings_v3	E		num_hidden_layers	24			max_position_embeddings	8194	0	\n\
-kimi_k25	C	deepseek_v3							0	\n\
-kimi_linear	D		num_hidden_layers	27			model_max_length	1048576	0	\n\
-kolibri1	D		num_hidden_layers	50			max_position_embeddings	262144	0	\n\
-kosmos-2	C	kosmos_2_text_model							0	\n\
-kosmos-2.5	C	kosmos_2_5_text_model							0	\n\
-kosmos_2_5_text_model	D		layers	24			max_position_embeddings	4096	0	\n\
-kosmos_2_text_model	D		layers	24			max_position_embeddings	2048	0	\n\
-laguna	D		num_hidden_layers	40			max_position_embeddings	131072	0	\n\
-lara_mini	D		num_hidden_layers	34			max_position_embeddings	131072	0	\n\
-layoutlm	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-led	S		decoder_layers	12	encoder_layers	12	max_position_embeddings		0	\n\
-lfm2	D		num_hidden_layers	32			max_position_embeddings	128000	0	\n\
-lfm2_moe	D		num_hidden_layers	32			max_position_embeddings	128000	0	\n\
-lfm2_vl	C	lfm2							0	\n\
-lfm3	D		num_hidden_layers	24			max_position_embeddings	128000	0	\n\
-lfm3_vl	C	lfm3							0	\n\
-lighton_ocr	C	qwen3							0	\n\
-llama	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-llama4	C	llama4_text							0	\n\
-llama4_text	D		num_hidden_layers	48			max_position_embeddings	131072	0	\n\
-llava	C	llama							0	\n\
-llava_next	C	llama							0	\n\
-llava_next_video	C	llama							0	\n\
-llava_onevision	C	qwen2							0	\n\
-longcat_flash	D		num_layers	28			max_position_embeddings	131072	0	\n\
-longformer	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-longt5	S		num_decoder_layers	6	num_layers	6	max_position_embeddings		0	\n\
-luke	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-m2m_100	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention\n\
-mamba2	D		num_hidden_layers	64			max_position_embeddings		0	linear_attention\n\
-marian	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-mbart	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-megatron-bert	B		num_hidden_layers	24			max_position_embeddings	512	0	\n\
-mellum	D		num_hidden_layers	28			max_position_embeddings	131072	0	\n\
-mimo_v2_flash	D		num_hidden_layers	48			max_position_embeddings	131072	0	\n\
-minicpm3	D		num_hidden_layers	62			max_position_embeddings	32768	0	\n\
-minicpm_ocr	C	qwen3_5_text							0	\n\
-minicpmv4_6	C	qwen3_5_text							0	\n\
-minicpmv4_7	C	qwen3_5_text							0	\n\
-minimax	D		num_hidden_layers	32			max_position_embeddings	131072	0	\n\
-minimax_m2	D		num_hidden_layers	62			max_position_embeddings	196608	0	\n\
-minimax_m3_vl	C	minimax_m3_vl_text							0	\n\
-minimax_m3_vl_text	D		num_hidden_layers	60			max_position_embeddings	524288	0	\n\
-ministral	D		num_hidden_layers	32			max_position_embeddings	131072	0	sliding_attention\n\
-ministral3	D		num_hidden_layers	34			max_position_embeddings	262144	1	\n\
-mistral	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
-mistral3	C	mistral							0	\n\
-mistral4	D		num_hidden_layers	36			max_position_embeddings	1048576	0	\n\
-mistral_large4	C	mistral_large4_text							0	\n\
-mistral_large4_text	D		num_hidden_layers	72			max_position_embeddings	1048576	0	indexed_attention\n\
-mixtral	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
-mllama	C	mllama_text_model							0	\n\
-mllama_text_model	D		num_hidden_layers	40			max_position_embeddings	131072	0	\n\
-mobilebert	E		num_hidden_layers	24			max_position_embeddings	512	0	\n\
-modernbert	E		num_hidden_layers	22			max_position_embeddings	8192	0	\n\
-modernbert-decoder	D		num_hidden_layers	22			max_position_embeddings	8192	0	\n\
-modernvbert	C	modernbert							0	\n\
-molmo2	C	molmo2_text							0	\n\
-molmo2_text	D		num_hidden_layers	36			max_position_embeddings	36864	0	\n\
-moshi	D		num_hidden_layers	32			max_position_embeddings	3000	0	\n\
-moss_transcribe_diarize	C	qwen3							0	\n\
-mpnet	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-mpt	D		n_layers	24			max_position_embeddings		0	\n\
-mra	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-mt5	S		num_decoder_layers	8	num_layers	8	max_position_embeddings		0	\n\
-muse_glimmer	C	muse_glimmer_text							0	\n\
-muse_glimmer_text	D		num_hidden_layers	52			max_position_embeddings	131072	0	\n\
-muse_spark	C	muse_spark_text							0	\n\
-muse_spark_text	D		num_hidden_layers	62			max_position_embeddings	1048576	0	\n\
-musicflamingo	C	qwen2							0	\n\
-musicgen	S						max_position_embeddings		0	\n\
-musicgen_decoder	B		num_hidden_layers	24			max_position_embeddings	2048	0	\n\
-musicgen_melody	S						max_position_embeddings		0	\n\
-musicgen_melody_decoder	D		num_hidden_layers	24			max_position_embeddings	2048	0	\n\
-mvp	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-nanochat	D		num_hidden_layers	12			max_position_embeddings	2048	0	\n\
-nemo_speechlm	C	nemotron_h							0	\n\
-nemotron	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-nemotron_h	D		num_hidden_layers	4			max_position_embeddings	4096	0	\n\
-nemotron_h_omni	C	nemotron_h							0	\n\
-neomme	E		num_hidden_layers	17			max_position_embeddings	16384	0	\n\
-nllb-moe	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-nomic_bert	E		num_hidden_layers	12			max_position_embeddings	2048	0	\n\
-nystromformer	E		num_hidden_layers	12			max_position_embeddings	510	0	\n\
-olmo	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-olmo2	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-olmo3	D		num_hidden_layers	32			max_position_embeddings	2048	0	\n\
-olmo_hybrid	D		num_hidden_layers	32			max_position_embeddings	65536	0	\n\
-olmoe	D		num_hidden_layers	16			max_position_embeddings	4096	0	\n\
-omniasr	C	llama							0	\n\
-openai-gpt	D		n_layer	12			n_positions	512	0	\n\
-opt	D		num_hidden_layers	12			max_position_embeddings	2048	0	\n\
-ovis2	C	qwen2							0	\n\
-paddleocr_vl	C	paddleocr_vl_text							0	\n\
-paddleocr_vl_text	D		num_hidden_layers	18			max_position_embeddings	131072	0	\n\
-paligemma	C	gemma							0	\n\
-pegasus	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0	\n\
-pegasus_x	S		decoder_layers	16	encoder_layers	16	max_position_embeddings	16384	0	\n\
-perceiver	E		num_hidden_layers				max_position_embeddings	2048	0	\n\
-perception_lm	C	llama							0	\n\
-persimmon	D		num_hidden_layers	36			max_position_embeddings	16384	0	\n\
-phi	D		num_hidden_layers	24			max_position_embeddings	2048	0	\n\
-phi3	D		num_hidden_layers	32			max_position_embeddings	4096	1	\n\
-phi4_multimodal	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
-phimoe	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
-pi0	D		num_hidden_layers				max_position_embeddings		0	\n\
-pix2struct	C	pix2struct_text_model							0	\n\
-pix2struct_text_model	B		num_layers	12			max_position_embeddings		0	\n\
-plbart	S		decoder_layers	6	encoder_layers	6	max_position_embeddings	1024	0	\n\
-pp_chart2table	C	qwen2							0	\n\
-pp_formulanet	C	pp_formulanet_text							0	\n\
-pp_formulanet_text	D		decoder_layers	8			max_position_embeddings	2560	0	\n\
-prophetnet	S		num_decoder_layers	12	num_encoder_layers	12	max_position_embeddings	512	0	\n\
-qianfan_ocr	C	qwen3							0	\n\
-qwen2	D		num_hidden_layers	32			max_position_embeddings	32768	0	\n\
-qwen2_5_omni_text	D		num_hidden_layers	28			max_position_embeddings	32768	0	\n\
-qwen2_5_omni_thinker	C	qwen2_5_omni_text							0	\n\
-qwen2_5_vl	C	qwen2_5_vl_text							0	\n\
-qwen2_5_vl_text	D		num_hidden_layers	80			max_position_embeddings	32768	0	\n\
-qwen2_audio	C	qwen2							0	\n\
-qwen2_moe	D		num_hidden_layers	24			max_position_embeddings	32768	0	\n\
-qwen2_vl	C	qwen2_vl_text							0	\n\
-qwen2_vl_text	D		num_hidden_layers	80			max_position_embeddings	32768	0	\n\
-qwen3	D		num_hidden_layers	32			max_position_embeddings	32768	0	\n\
-qwen3_5	C	qwen3_5_text							0	\n\
-qwen3_5_moe	C	qwen3_5_moe_text							0	\n\
-qwen3_5_moe_text	D		num_hidden_layers	40			max_position_embeddings	32768	0	\n\
-qwen3_5_text	D		num_hidden_layers	32			max_position_embeddings	32768	0	\n\
-qwen3_asr	C	qwen3							0	\n\
-qwen3_moe	D		num_hidden_layers	24			max_position_embeddings	32768	1	\n\
-qwen3_next	D		num_hidden_layers	48			max_position_embeddings	32768	0	\n\
-qwen3_omni_moe_text	D		num_hidden_layers	28			max_position_embeddings	32768	0	\n\
-qwen3_omni_moe_thinker	C	qwen3_omni_moe_text							0	\n\
-qwen3_vl	C	qwen3_vl_text							0	\n\
-qwen3_vl_moe	C	qwen3_vl_moe_text							0	\n\
-qwen3_vl_moe_text	D		num_hidden_layers	24			max_position_embeddings	128000	0	\n\
-qwen3_vl_text	D		num_hidden_layers	32			max_position_embeddings	128000	0	\n\
-qwen4_exp	C	qwen4_exp_text							0	\n\
-qwen4_exp_text	D		num_hidden_layers	40			max_position_embeddings	32768	0	\n\
-recurrent_gemma	D		num_hidden_layers	26			max_position_embeddings		0	\n\
-reformer	D		num_hidden_layers	6			max_position_embeddings	4096	0	\n\
-rembert	B		num_hidden_layers	32			max_position_embeddings	512	0	\n\
-roberta	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-roberta-prelayernorm	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-roc_bert	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-roformer	B		num_hidden_layers	12			max_position_embeddings	1536	0	\n\
-rwkv	D		num_hidden_layers	32			context_length	1024	0	\n\
-sarvam_mla	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-sarvam_moe	D		num_hidden_layers	19			max_position_embeddings	131072	0	\n\
-seamless_m4t	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	1024	0	\n\
-seamless_m4t_v2	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	4096	0	\n\
-seed_oss	D		num_hidden_layers	64			max_position_embeddings	524288	0	\n\
-shieldgemma2	C	gemma3_text							0	\n\
-smollm3	D		num_hidden_layers	36			max_position_embeddings	32768	0	\n\
-smolvlm	C	llama							0	\n\
-solar_open	D		num_hidden_layers	48			max_position_embeddings	131072	0	\n\
-squeezebert	E		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-stablelm	D		num_hidden_layers	32			max_position_embeddings	4096	0	\n\
-starcoder2	D		num_hidden_layers	30			max_position_embeddings	4096	1	\n\
-step3p5	D		num_hidden_layers	45			max_position_embeddings	128000	0	\n\
-step3p7	C	step3p5							0	\n\
-switch_transformers	S		num_decoder_layers	12	num_layers	12	max_position_embeddings		0	\n\
-t5	S		num_decoder_layers	6	num_layers	6	max_position_embeddings		0	\n\
-t5_gemma_module	B		num_hidden_layers	26			max_position_embeddings	8192	0	\n\
-t5gemma	S						max_position_embeddings		0	\n\
-t5gemma2	S						max_position_embeddings		0	\n\
-t5gemma2_decoder	D		num_hidden_layers	26			max_position_embeddings	131072	0	\n\
-t5gemma2_encoder	C	t5gemma2_text							0	\n\
-t5gemma2_text	D		num_hidden_layers	26			max_position_embeddings	131072	0	\n\
-tapas	E		num_hidden_layers	12			max_position_embeddings	1024	0	\n\
-trocr	D		decoder_layers	12			max_position_embeddings	512	0	\n\
-udop	S		num_decoder_layers	24	num_layers	24	max_position_embeddings		0	\n\
-ultrabert	E		num_hidden_layers	32			max_position_embeddings	32768	0	\n\
-ultravbert	C	ultrabert							0	\n\
-umt5	S		num_decoder_layers	8	num_layers	8	max_position_embeddings		0	\n\
-unlimited_ocr	C	unlimited_ocr_text							0	\n\
-unlimited_ocr_text	D		num_hidden_layers	12			max_position_embeddings	32768	0	reference_sliding_attention\n\
-vaultgemma	D		num_hidden_layers	26			max_position_embeddings	8192	0	\n\
-vibevoice_asr	C	qwen2							0	\n\
-video_llama_3	C	qwen2							0	\n\
-video_llava	C	llama							0	\n\
-vipllava	C	llama							0	\n\
-vision-encoder-decoder	S						max_position_embeddings		0	\n\
-voxtral	C	llama							0	\n\
-voxtral_realtime	C	voxtral_realtime_text							0	\n\
-voxtral_realtime_text	D		num_hidden_layers	32			max_position_embeddings	131072	1	\n\
-whisper	S		decoder_layers	4	encoder_layers	4	max_position_embeddings		0	\n\
-xglm	D		num_layers	24			max_position_embeddings	2048	0	\n\
-xlm	X		n_layers	12			max_position_embeddings	512	0	\n\
-xlm-roberta	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-xlm-roberta-xl	B		num_hidden_layers	36			max_position_embeddings	514	0	\n\
-xlnet	E		n_layer	24			max_position_embeddings		0	\n\
-xlstm	D		num_hidden_layers	32			max_position_embeddings		0	\n\
-xmod	B		num_hidden_layers	12			max_position_embeddings	512	0	\n\
-yoso	E		num_hidden_layers	12			max_position_embeddings	4096	0	\n\
-youtu	D		num_hidden_layers	32			max_position_embeddings	131072	0	\n\
-zamba	D		num_hidden_layers	76			max_position_embeddings	4096	0	\n\
-zamba2	D		num_hidden_layers	54			max_position_embeddings	4096	0	\n\
-zaya	D		num_hidden_layers	40			max_position_embeddings	131072	0	hybrid\n\
+afmoe	D		num_hidden_layers	32			max_position_embeddings	16384	0		0	0\n\
+albert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+apertus	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
+apertus1p5	C	apertus1p5_text							0			0\n\
+apertus1p5_text	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
+arcee	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+aria	C	aria_text							0			0\n\
+aria_text	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+audioflamingo3	C	qwen2							0			0\n\
+axk1	D		num_hidden_layers	61			max_position_embeddings	32768	0		1	0\n\
+axk2	D		num_hidden_layers	48			max_position_embeddings	131072	0	indexed_attention	1	0\n\
+aya_vision	C	cohere2							0			0\n\
+bailing_hybrid	D		num_hidden_layers	42			model_max_length	262144	0		1	0\n\
+bamba	D		num_hidden_layers	32			max_position_embeddings	262144	0	linear_attention	1	0\n\
+bart	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+beam	D		num_hidden_layers	52			max_position_embeddings	8192	0		1	0\n\
+bert	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+bert-generation	B		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
+big_bird	B		num_hidden_layers	12			max_position_embeddings	4096	0		0	0\n\
+bigbird_pegasus	S		decoder_layers	16	encoder_layers	16	max_position_embeddings	4096	0		0	0\n\
+biogpt	D		num_hidden_layers	24			max_position_embeddings	1024	0		0	0\n\
+bitnet	D		num_hidden_layers	30			max_position_embeddings	2048	0		1	0\n\
+blenderbot	S		decoder_layers	24	encoder_layers	2	max_position_embeddings	128	0		0	0\n\
+blenderbot-small	S		decoder_layers	8	encoder_layers	8	max_position_embeddings	512	0		0	0\n\
+blip	C	blip_text_model							0			0\n\
+blip-2	C	opt							0			0\n\
+blip_text_model	D		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+bloom	D		n_layer	2			max_position_embeddings		0		0	0\n\
+blt	D		num_hidden_layers				max_position_embeddings	4096	1		1	0\n\
+camembert	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+chameleon	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+codegen	D		n_layer	28			n_positions	2048	0		1	0\n\
+cohere	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
+cohere2	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
+cohere2_moe	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
+cohere2_vision	C	cohere2							0			0\n\
+cohere_compass	C	cohere_compass_text							0			0\n\
+cohere_compass_text	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
+convbert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+cosmos3_edge	C	cosmos3_edge_text							0			0\n\
+cosmos3_edge_text	D		num_hidden_layers	28			max_position_embeddings	131072	0		M	0\n\
+cosmos3_omni	C	qwen3_vl_text							0			0\n\
+cpmant	E		num_hidden_layers	48			max_position_embeddings		0		0	0\n\
+ctrl	D		n_layer	48			n_positions	256	0		1	0\n\
+cwm	D		num_hidden_layers	64			max_position_embeddings	131072	0		1	0\n\
+data2vec-text	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+dbrx	D		n_layers	24			max_seq_len	2048	0		1	0\n\
+deberta	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+deberta-v2	E		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
+deepseek_ocr2	C	deepseek_ocr2_text							0			0\n\
+deepseek_ocr2_text	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+deepseek_v2	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+deepseek_v3	D		num_hidden_layers	61			max_position_embeddings	4096	0		1	0\n\
+deepseek_v32	D		num_hidden_layers	61			max_position_embeddings	163840	0	indexed_attention	1	0\n\
+deepseek_v4	D		num_hidden_layers	43			max_position_embeddings	1048576	0		1	0\n\
+deepseek_vl	C	llama							0			0\n\
+deepseek_vl_hybrid	C	llama							0			0\n\
+diffllama	D		num_hidden_layers	16			max_position_embeddings	2048	0		1	0\n\
+diffusion_gemma	C	diffusion_gemma_text							0			0\n\
+diffusion_gemma_text	D		num_hidden_layers	30			max_position_embeddings	131072	0		0	0\n\
+distilbert	E		n_layers	6			max_position_embeddings	512	0		0	0\n\
+doge	D		num_hidden_layers	32			max_position_embeddings	2048	1		1	0\n\
+dory	D		num_hidden_layers	36			max_position_embeddings	8192	0		1	0\n\
+dots1	D		num_hidden_layers	62			max_position_embeddings	2048	0		1	0\n\
+dots3_note	C	dots3_note_text							0			0\n\
+dots3_note_text	D		num_hidden_layers	46			max_position_embeddings	524288	0		1	0\n\
+electra	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+emu3	C	emu3_text_model							0			0\n\
+emu3_text_model	D		num_hidden_layers	32			max_position_embeddings	9216	0		1	0\n\
+encoder-decoder	S						max_position_embeddings		0		0	0\n\
+ernie	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+ernie4_5	D		num_hidden_layers	18			max_position_embeddings	131072	0		1	0\n\
+ernie4_5_moe	D		num_hidden_layers	28			max_position_embeddings	131072	0		1	0\n\
+ernie4_5_vl_moe	C	ernie4_5_vl_moe_text							0			0\n\
+ernie4_5_vl_moe_text	D		num_hidden_layers	28			max_position_embeddings	131072	0		M	0\n\
+esm	B		num_hidden_layers	12			max_position_embeddings	1026	0		0	0\n\
+esmc	E		num_hidden_layers	80			max_position_embeddings	2048	0		0	0\n\
+eurobert	E		num_hidden_layers	12			max_position_embeddings	8192	0		0	0\n\
+evolla	D		num_hidden_layers	32			max_position_embeddings	8192	0		0	0\n\
+exaone	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+exaone4	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+exaone4_5	C	exaone4							0			0\n\
+exaone_moe	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+falcon	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+falcon_h1	D		num_hidden_layers	32			max_position_embeddings	8192	0	hybrid	1	0\n\
+falcon_mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention	0	0\n\
+fast_vlm	C	qwen2							0			0\n\
+flaubert	X		n_layers	12			max_position_embeddings	512	0		0	0\n\
+flex_olmo	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+flint	D		num_hidden_layers	49			max_position_embeddings	262144	0		1	0\n\
+florence2	C	bart							0			0\n\
+fnet	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+fsmt	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+funnel	E		num_hidden_layers	12			max_position_embeddings		0		0	0\n\
+fuyu	C	persimmon							0			0\n\
+gemma	D		num_hidden_layers	28			max_position_embeddings	8192	0		1	0\n\
+gemma2	D		num_hidden_layers	26			max_position_embeddings	8192	0		1	0\n\
+gemma3	C	gemma3_text							0			0\n\
+gemma3_text	D		num_hidden_layers	26			max_position_embeddings	131072	0		1	0\n\
+gemma3n	C	gemma3n_text							0			0\n\
+gemma3n_text	D		num_hidden_layers	35			max_position_embeddings	32768	0		1	0\n\
+gemma4	C	gemma4_text							0			0\n\
+gemma4_text	D		num_hidden_layers	30			max_position_embeddings	131072	0		1	0\n\
+gemma4_unified	C	gemma4_unified_text							0			0\n\
+gemma4_unified_assistant	C	gemma4_unified_text							0			0\n\
+gemma4_unified_text	D		num_hidden_layers	30			max_position_embeddings	262144	0		1	0\n\
+git	D		num_hidden_layers	6			max_position_embeddings	1024	0		1	0\n\
+glm	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+glm4	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+glm46v	C	glm4v_text							0			0\n\
+glm4_moe	D		num_hidden_layers	46			max_position_embeddings	131072	0		1	0\n\
+glm4_moe_lite	D		num_hidden_layers	47			max_position_embeddings	202752	0		1	0\n\
+glm4v	C	glm4v_text							0			0\n\
+glm4v_moe	C	glm4v_moe_text							0			0\n\
+glm4v_moe_text	D		num_hidden_layers	46			max_position_embeddings	65536	0		M	0\n\
+glm4v_text	D		num_hidden_layers	40			max_position_embeddings	32768	0		M	0\n\
+glm5_next	C	glm5_next_text							0			0\n\
+glm5_next_text	D		num_hidden_layers	45			max_position_embeddings	1048576	0		0	0\n\
+glm_moe_dsa	D		num_hidden_layers	78			max_position_embeddings	202752	0	indexed_attention	1	0\n\
+glm_ocr	C	glm_ocr_text							0			0\n\
+glm_ocr_text	D		num_hidden_layers	16			max_position_embeddings	131072	0		M	0\n\
+glmasr	C	llama							0			0\n\
+glmga	C	glm4v_text							0			0\n\
+got_ocr2	C	qwen2							0			0\n\
+gpt-sw3	D		n_layer	12			n_positions	1024	0		1	0\n\
+gpt2	D		n_layer	12			n_positions	1024	0		1	0\n\
+gpt_bigcode	D		n_layer	12			n_positions	1024	0		1	0\n\
+gpt_neo	D		num_layers	24			max_position_embeddings	2048	0		1	0\n\
+gpt_neox	D		num_hidden_layers	44			max_position_embeddings	2048	0		1	0\n\
+gpt_neox_japanese	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+gpt_oss	D		num_hidden_layers	36			max_position_embeddings	131072	0		0	0\n\
+gptj	D		n_layer	28			n_positions	2048	0		1	0\n\
+granite	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+granite4_vision	C	granite4_vision_text							0			0\n\
+granite4_vision_text	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+granite_docling	C	granite_docling_text							0			0\n\
+granite_docling_text	D		num_hidden_layers	28			max_position_embeddings	32768	0		1	0\n\
+granite_speech	C	granite							0			0\n\
+granite_speech_plus	C	granite							0			0\n\
+granite_swa	D		num_hidden_layers	24			max_position_embeddings	8192	0		1	0\n\
+granitemoe	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+granitemoe_swa	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+granitemoehybrid	D		num_hidden_layers	32			max_position_embeddings	2048	0	linear_attention	0	0\n\
+granitemoeshared	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+gte	E		num_hidden_layers	12			max_position_embeddings	8192	0		0	0\n\
+helium	D		num_hidden_layers	24			max_position_embeddings	4096	0		1	0\n\
+hrm_text	D		num_hidden_layers	128			max_position_embeddings	2048	0		1	0\n\
+hunyuan_v1_dense	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+hunyuan_v1_moe	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+hunyuan_vl	C	hunyuan_vl_text							0			0\n\
+hunyuan_vl_text	D		num_hidden_layers	32			max_position_embeddings	2048	0		M	0\n\
+hy_v3	D		num_hidden_layers	80			max_position_embeddings	131072	0		1	0\n\
+hy_v4	D		num_hidden_layers	34			max_position_embeddings	262144	0	indexed_attention	1	0\n\
+hy_v4_vl	C	hy_v4_vl_text							0			0\n\
+hy_v4_vl_text	D		num_hidden_layers	78			max_position_embeddings	262144	0	indexed_attention	M	0\n\
+hyperclovax	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+hyperclovax_vision_v2	C	hyperclovax							0			0\n\
+ibert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+idefics	D		num_hidden_layers	32			max_position_embeddings	2048	0		0	0\n\
+idefics2	C	mistral							0			0\n\
+idefics3	C	llama							0			0\n\
+inkling2	C	inkling2_text							0			0\n\
+inkling2_loop	C	inkling2_loop_text							0			0\n\
+inkling2_loop_text	D		num_hidden_layers	24			max_position_embeddings	1048576	0		C	0\n\
+inkling2_text	D		num_hidden_layers	48			max_position_embeddings	1048576	0		C	0\n\
+inkling_mm_model	C	inkling_text							0			0\n\
+inkling_text	D		num_hidden_layers	66			max_position_embeddings	131072	0		C	0\n\
+instructblip	C	opt							0			0\n\
+instructblipvideo	C	opt							0			0\n\
+internlm3	D		num_hidden_layers	48			max_position_embeddings	32768	0		1	0\n\
+internvl	C	qwen2							0			0\n\
+iquestcoder	D		num_hidden_layers	80			max_position_embeddings	131072	0		1	0\n\
+jais2	D		num_hidden_layers	32			max_position_embeddings	8192	0		1	0\n\
+jamba	D		num_hidden_layers	32			max_position_embeddings	262144	0		1	0\n\
+janus	C	llama							0			0\n\
+jetmoe	D		num_hidden_layers	12			max_position_embeddings	4096	0		1	0\n\
+jina_embeddings_v3	E		num_hidden_layers	24			max_position_embeddings	8194	0		0	0\n\
+kimi_k25	C	deepseek_v3							0			0\n\
+kimi_linear	D		num_hidden_layers	27			model_max_length	1048576	0		1	0\n\
+kolibri1	D		num_hidden_layers	50			max_position_embeddings	262144	0		1	0\n\
+kosmos-2	C	kosmos_2_text_model							0			0\n\
+kosmos-2.5	C	kosmos_2_5_text_model							0			0\n\
+kosmos_2_5_text_model	D		layers	24			max_position_embeddings	4096	0		0	0\n\
+kosmos_2_text_model	D		layers	24			max_position_embeddings	2048	0		0	0\n\
+laguna	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+lara_mini	D		num_hidden_layers	34			max_position_embeddings	131072	0		1	0\n\
+layoutlm	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+led	S		decoder_layers	12	encoder_layers	12	max_position_embeddings		0		0	0\n\
+lfm2	D		num_hidden_layers	32			max_position_embeddings	128000	0		1	0\n\
+lfm2_moe	D		num_hidden_layers	32			max_position_embeddings	128000	0		1	0\n\
+lfm2_vl	C	lfm2							0			0\n\
+lfm3	D		num_hidden_layers	24			max_position_embeddings	128000	0		1	0\n\
+lfm3_vl	C	lfm3							0			0\n\
+lighton_ocr	C	qwen3							0			0\n\
+llama	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+llama4	C	llama4_text							0			0\n\
+llama4_text	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
+llava	C	llama							0			0\n\
+llava_next	C	llama							0			0\n\
+llava_next_video	C	llama							0			0\n\
+llava_onevision	C	qwen2							0			0\n\
+longcat_flash	D		num_layers	28			max_position_embeddings	131072	0		1	0\n\
+longformer	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+longt5	S		num_decoder_layers	6	num_layers	6	max_position_embeddings		0		0	0\n\
+luke	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+m2m_100	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention	0	0\n\
+mamba2	D		num_hidden_layers	64			max_position_embeddings		0	linear_attention	0	0\n\
+marian	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+mbart	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+megatron-bert	B		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
+mellum	D		num_hidden_layers	28			max_position_embeddings	131072	0		1	0\n\
+mimo_v2_flash	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
+minicpm3	D		num_hidden_layers	62			max_position_embeddings	32768	0		1	0\n\
+minicpm_ocr	C	qwen3_5_text							0			0\n\
+minicpmv4_6	C	qwen3_5_text							0			0\n\
+minicpmv4_7	C	qwen3_5_text							0			0\n\
+minimax	D		num_hidden_layers	32			max_position_embeddings	131072	0		1	0\n\
+minimax_m2	D		num_hidden_layers	62			max_position_embeddings	196608	0		1	0\n\
+minimax_m3_vl	C	minimax_m3_vl_text							0			0\n\
+minimax_m3_vl_text	D		num_hidden_layers	60			max_position_embeddings	524288	0		1	0\n\
+ministral	D		num_hidden_layers	32			max_position_embeddings	131072	0	sliding_attention	1	0\n\
+ministral3	D		num_hidden_layers	34			max_position_embeddings	262144	1		1	0\n\
+mistral	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
+mistral3	C	mistral							0			0\n\
+mistral4	D		num_hidden_layers	36			max_position_embeddings	1048576	0		1	0\n\
+mistral_large4	C	mistral_large4_text							0			0\n\
+mistral_large4_text	D		num_hidden_layers	72			max_position_embeddings	1048576	0	indexed_attention	1	0\n\
+mixtral	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
+mllama	C	mllama_text_model							0			0\n\
+mllama_text_model	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+mobilebert	E		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
+modernbert	E		num_hidden_layers	22			max_position_embeddings	8192	0		0	0\n\
+modernbert-decoder	D		num_hidden_layers	22			max_position_embeddings	8192	0		1	0\n\
+modernvbert	C	modernbert							0			0\n\
+molmo2	C	molmo2_text							0			0\n\
+molmo2_text	D		num_hidden_layers	36			max_position_embeddings	36864	0		1	0\n\
+moshi	D		num_hidden_layers	32			max_position_embeddings	3000	0		1	0\n\
+moss_transcribe_diarize	C	qwen3							0			0\n\
+mpnet	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+mpt	D		n_layers	24			max_position_embeddings		0		0	0\n\
+mra	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+mt5	S		num_decoder_layers	8	num_layers	8	max_position_embeddings		0		0	0\n\
+muse_glimmer	C	muse_glimmer_text							0			0\n\
+muse_glimmer_text	D		num_hidden_layers	52			max_position_embeddings	131072	0		1	0\n\
+muse_spark	C	muse_spark_text							0			0\n\
+muse_spark_text	D		num_hidden_layers	62			max_position_embeddings	1048576	0		1	0\n\
+musicflamingo	C	qwen2							0			0\n\
+musicgen	S						max_position_embeddings		0		0	0\n\
+musicgen_decoder	B		num_hidden_layers	24			max_position_embeddings	2048	0		0	0\n\
+musicgen_melody	S						max_position_embeddings		0		0	0\n\
+musicgen_melody_decoder	D		num_hidden_layers	24			max_position_embeddings	2048	0		0	0\n\
+mvp	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+nanochat	D		num_hidden_layers	12			max_position_embeddings	2048	0		1	0\n\
+nemo_speechlm	C	nemotron_h							0			0\n\
+nemotron	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+nemotron_h	D		num_hidden_layers	4			max_position_embeddings	4096	0		1	0\n\
+nemotron_h_omni	C	nemotron_h							0			0\n\
+neomme	E		num_hidden_layers	17			max_position_embeddings	16384	0		0	1\n\
+nllb-moe	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+nomic_bert	E		num_hidden_layers	12			max_position_embeddings	2048	0		0	0\n\
+nystromformer	E		num_hidden_layers	12			max_position_embeddings	510	0		0	0\n\
+olmo	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+olmo2	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+olmo3	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+olmo_hybrid	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
+olmoe	D		num_hidden_layers	16			max_position_embeddings	4096	0		1	0\n\
+omniasr	C	llama							0			0\n\
+openai-gpt	D		n_layer	12			n_positions	512	0		0	0\n\
+opt	D		num_hidden_layers	12			max_position_embeddings	2048	0		0	0\n\
+ovis2	C	qwen2							0			0\n\
+paddleocr_vl	C	paddleocr_vl_text							0			0\n\
+paddleocr_vl_text	D		num_hidden_layers	18			max_position_embeddings	131072	0		M	0\n\
+paligemma	C	gemma							0			0\n\
+pegasus	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+pegasus_x	S		decoder_layers	16	encoder_layers	16	max_position_embeddings	16384	0		0	0\n\
+perceiver	E		num_hidden_layers				max_position_embeddings	2048	0		0	0\n\
+perception_lm	C	llama							0			0\n\
+persimmon	D		num_hidden_layers	36			max_position_embeddings	16384	0		1	0\n\
+phi	D		num_hidden_layers	24			max_position_embeddings	2048	0		1	0\n\
+phi3	D		num_hidden_layers	32			max_position_embeddings	4096	1		1	0\n\
+phi4_multimodal	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
+phimoe	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
+pi0	D		num_hidden_layers				max_position_embeddings		0		0	0\n\
+pix2struct	C	pix2struct_text_model							0			0\n\
+pix2struct_text_model	B		num_layers	12			max_position_embeddings		0		0	0\n\
+plbart	S		decoder_layers	6	encoder_layers	6	max_position_embeddings	1024	0		0	0\n\
+pp_chart2table	C	qwen2							0			0\n\
+pp_formulanet	C	pp_formulanet_text							0			0\n\
+pp_formulanet_text	D		decoder_layers	8			max_position_embeddings	2560	0		0	0\n\
+prophetnet	S		num_decoder_layers	12	num_encoder_layers	12	max_position_embeddings	512	0		0	0\n\
+qianfan_ocr	C	qwen3							0			0\n\
+qwen2	D		num_hidden_layers	32			max_position_embeddings	32768	0		1	0\n\
+qwen2_5_omni_text	D		num_hidden_layers	28			max_position_embeddings	32768	0		M	0\n\
+qwen2_5_omni_thinker	C	qwen2_5_omni_text							0			0\n\
+qwen2_5_vl	C	qwen2_5_vl_text							0			0\n\
+qwen2_5_vl_text	D		num_hidden_layers	80			max_position_embeddings	32768	0		M	0\n\
+qwen2_audio	C	qwen2							0			0\n\
+qwen2_moe	D		num_hidden_layers	24			max_position_embeddings	32768	0		1	0\n\
+qwen2_vl	C	qwen2_vl_text							0			0\n\
+qwen2_vl_text	D		num_hidden_layers	80			max_position_embeddings	32768	0		M	0\n\
+qwen3	D		num_hidden_layers	32			max_position_embeddings	32768	0		1	0\n\
+qwen3_5	C	qwen3_5_text							0			0\n\
+qwen3_5_moe	C	qwen3_5_moe_text							0			0\n\
+qwen3_5_moe_text	D		num_hidden_layers	40			max_position_embeddings	32768	0		1	0\n\
+qwen3_5_text	D		num_hidden_layers	32			max_position_embeddings	32768	0		1	0\n\
+qwen3_asr	C	qwen3							0			0\n\
+qwen3_moe	D		num_hidden_layers	24			max_position_embeddings	32768	1		1	0\n\
+qwen3_next	D		num_hidden_layers	48			max_position_embeddings	32768	0		1	0\n\
+qwen3_omni_moe_text	D		num_hidden_layers	28			max_position_embeddings	32768	0		1	0\n\
+qwen3_omni_moe_thinker	C	qwen3_omni_moe_text							0			0\n\
+qwen3_vl	C	qwen3_vl_text							0			0\n\
+qwen3_vl_moe	C	qwen3_vl_moe_text							0			0\n\
+qwen3_vl_moe_text	D		num_hidden_layers	24			max_position_embeddings	128000	0		1	0\n\
+qwen3_vl_text	D		num_hidden_layers	32			max_position_embeddings	128000	0		1	0\n\
+qwen4_exp	C	qwen4_exp_text							0			0\n\
+qwen4_exp_text	D		num_hidden_layers	40			max_position_embeddings	32768	0		1	0\n\
+recurrent_gemma	D		num_hidden_layers	26			max_position_embeddings		0		C	0\n\
+reformer	D		num_hidden_layers	6			max_position_embeddings	4096	0		0	0\n\
+rembert	B		num_hidden_layers	32			max_position_embeddings	512	0		0	0\n\
+roberta	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+roberta-prelayernorm	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+roc_bert	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+roformer	B		num_hidden_layers	12			max_position_embeddings	1536	0		0	0\n\
+rwkv	D		num_hidden_layers	32			context_length	1024	0		0	0\n\
+sarvam_mla	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+sarvam_moe	D		num_hidden_layers	19			max_position_embeddings	131072	0		1	0\n\
+seamless_m4t	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	1024	0		0	0\n\
+seamless_m4t_v2	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	4096	0		0	0\n\
+seed_oss	D		num_hidden_layers	64			max_position_embeddings	524288	0		1	0\n\
+shieldgemma2	C	gemma3_text							0			0\n\
+smollm3	D		num_hidden_layers	36			max_position_embeddings	32768	0		1	0\n\
+smolvlm	C	llama							0			0\n\
+solar_open	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
+squeezebert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+stablelm	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+starcoder2	D		num_hidden_layers	30			max_position_embeddings	4096	1		1	0\n\
+step3p5	D		num_hidden_layers	45			max_position_embeddings	128000	0		1	0\n\
+step3p7	C	step3p5							0			0\n\
+switch_transformers	S		num_decoder_layers	12	num_layers	12	max_position_embeddings		0		0	0\n\
+t5	S		num_decoder_layers	6	num_layers	6	max_position_embeddings		0		0	0\n\
+t5_gemma_module	B		num_hidden_layers	26			max_position_embeddings	8192	0		0	0\n\
+t5gemma	S						max_position_embeddings		0		0	0\n\
+t5gemma2	S						max_position_embeddings		0		0	0\n\
+t5gemma2_decoder	D		num_hidden_layers	26			max_position_embeddings	131072	0		1	0\n\
+t5gemma2_encoder	C	t5gemma2_text							0			0\n\
+t5gemma2_text	D		num_hidden_layers	26			max_position_embeddings	131072	0		1	0\n\
+tapas	E		num_hidden_layers	12			max_position_embeddings	1024	0		0	0\n\
+trocr	D		decoder_layers	12			max_position_embeddings	512	0		0	0\n\
+udop	S		num_decoder_layers	24	num_layers	24	max_position_embeddings		0		0	0\n\
+ultrabert	E		num_hidden_layers	32			max_position_embeddings	32768	0		0	0\n\
+ultravbert	C	ultrabert							0			0\n\
+umt5	S		num_decoder_layers	8	num_layers	8	max_position_embeddings		0		0	0\n\
+unlimited_ocr	C	unlimited_ocr_text							0			0\n\
+unlimited_ocr_text	D		num_hidden_layers	12			max_position_embeddings	32768	0	reference_sliding_attention	1	0\n\
+vaultgemma	D		num_hidden_layers	26			max_position_embeddings	8192	0		1	0\n\
+vibevoice_asr	C	qwen2							0			0\n\
+video_llama_3	C	qwen2							0			0\n\
+video_llava	C	llama							0			0\n\
+vipllava	C	llama							0			0\n\
+vision-encoder-decoder	S						max_position_embeddings		0		0	0\n\
+voxtral	C	llama							0			0\n\
+voxtral_realtime	C	voxtral_realtime_text							0			0\n\
+voxtral_realtime_text	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
+whisper	S		decoder_layers	4	encoder_layers	4	max_position_embeddings		0		0	0\n\
+xglm	D		num_layers	24			max_position_embeddings	2048	0		0	0\n\
+xlm	X		n_layers	12			max_position_embeddings	512	0		0	0\n\
+xlm-roberta	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+xlm-roberta-xl	B		num_hidden_layers	36			max_position_embeddings	514	0		0	0\n\
+xlnet	E		n_layer	24			max_position_embeddings		0		0	0\n\
+xlstm	D		num_hidden_layers	32			max_position_embeddings		0		0	0\n\
+xmod	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+yoso	E		num_hidden_layers	12			max_position_embeddings	4096	0		0	0\n\
+youtu	D		num_hidden_layers	32			max_position_embeddings	131072	0		1	0\n\
+zamba	D		num_hidden_layers	76			max_position_embeddings	4096	0		1	0\n\
+zamba2	D		num_hidden_layers	54			max_position_embeddings	4096	0		1	0\n\
+zaya	D		num_hidden_layers	40			max_position_embeddings	131072	0	hybrid	C	0\n\
 ";

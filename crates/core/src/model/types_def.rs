@@ -21,6 +21,23 @@ pub(super) enum Role {
     Unknown,
 }
 
+/// What a type's text model does with packed documents given as 2-D position ids
+/// (tests/python/gen_model_types.py derives it; test_models_live.py measures it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PackingFact {
+    /// Its forward passes them to `create_causal_mask` (or the sliding or chunked builder),
+    /// which finds the documents (`find_packed_sequence_indices`).
+    Detected,
+    /// Its masks never see them (an encoder's `create_bidirectional_mask`, builders called
+    /// without `position_ids`, a forward that makes a 2-D mask or a cache itself).
+    Ignored,
+    /// An M-RoPE model that reads documents only from the first row of 4-row position ids.
+    FourRowPositions,
+    /// Its masks detect them, but short convolutions beside the attention or recurrence read a
+    /// few positions across each boundary: not modelled with documents.
+    CrossingConvolutions,
+}
+
 /// One row of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct TypeFacts {
@@ -48,6 +65,12 @@ pub(super) struct TypeFacts {
     /// The one layer type of the class's default `layer_types` when they are all one type and
     /// not `full_attention` (DeepSeek-V3.2's `indexed_attention`), else empty.
     pub uniform: &'static str,
+    /// What the text model does with packed documents given as 2-D position ids (a composite's
+    /// text tower's row says; its own is [`PackingFact::Ignored`]).
+    pub packing: PackingFact,
+    /// Whether the modeling file builds each layer's mask from that layer's `per_layer_config`
+    /// (NeoMME: a `sliding_window` per layer).
+    pub per_layer_masks: bool,
 }
 
 /// The row of `model_type`, if Transformers has it.
@@ -76,6 +99,13 @@ pub(super) fn facts(model_type: &str) -> Option<TypeFacts> {
         let positions_default = next().parse().ok();
         let window_all = next() == "1";
         let uniform = next();
+        let packing = match next() {
+            "1" => PackingFact::Detected,
+            "M" => PackingFact::FourRowPositions,
+            "C" => PackingFact::CrossingConvolutions,
+            _ => PackingFact::Ignored,
+        };
+        let per_layer_masks = next() == "1";
         Some(TypeFacts {
             model_type: line.split('\t').next().unwrap_or(""),
             role,
@@ -88,6 +118,8 @@ pub(super) fn facts(model_type: &str) -> Option<TypeFacts> {
             positions_default,
             window_all,
             uniform,
+            packing,
+            per_layer_masks,
         })
     })
 }
@@ -97,21 +129,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_row_has_its_eleven_cells_and_a_known_role() {
+    fn every_row_has_its_thirteen_cells_and_a_known_role() {
         let mut last = "";
         for line in super::super::types::TYPES.lines() {
             let cells: Vec<&str> = line.split('\t').collect();
-            assert_eq!(cells.len(), 11, "{line}");
+            assert_eq!(cells.len(), 13, "{line}");
             assert!(cells[0] > last, "sorted and unique: {line}");
             last = cells[0];
             let f = facts(cells[0]).expect("its own row");
             assert_ne!(f.role, Role::Unknown, "{line}");
             assert_eq!(f.role == Role::Composite, !f.text.is_empty(), "{line}");
+            assert!(["0", "1", "M", "C"].contains(&cells[11]) || (f.role == Role::Composite && cells[11].is_empty()));
         }
         let t5 = facts("t5").expect("t5");
         assert_eq!((t5.role, t5.encoder_layers, t5.layers), (Role::EncoderDecoder, "num_layers", "num_decoder_layers"));
         assert_eq!(facts("gpt2").map(|f| (f.layers, f.positions)), Some(("n_layer", "n_positions")));
         assert_eq!(facts("llava").map(|f| f.text), Some("llama"));
+        // Llama passes position_ids to create_causal_mask; BERT builds create_bidirectional_mask
+        // (and, as a decoder, create_causal_mask without position_ids); gpt-oss leaves them out.
+        let packs = |t: &str| facts(t).map(|f| f.packing);
+        let (yes, no) = (Some(PackingFact::Detected), Some(PackingFact::Ignored));
+        assert_eq!((packs("llama"), packs("bert"), packs("gpt_oss"), packs("idefics")), (yes, no, no, no));
+        assert_eq!(packs("qwen2_vl_text"), Some(PackingFact::FourRowPositions));
+        assert_eq!(packs("recurrent_gemma"), Some(PackingFact::CrossingConvolutions));
+        assert_eq!(facts("neomme").map(|f| f.per_layer_masks), Some(true));
+        assert_eq!(facts("llama").map(|f| f.per_layer_masks), Some(false));
         assert_eq!(facts("nope"), None);
     }
 }

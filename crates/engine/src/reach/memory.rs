@@ -208,6 +208,7 @@ mod tests {
             max_position_embeddings: None,
             encoder: None,
             notes: Vec::new(),
+            packing: Default::default(),
         };
         assert_eq!(check_model_run(&spec, m, &o, 0, limit), Ok(model_run_bytes(48, m, &o, 0)));
         let e = check_model_run(&spec, m + 1, &o, 0, limit).expect_err("over");

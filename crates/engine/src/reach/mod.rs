@@ -66,7 +66,7 @@ mod structure;
 use serde::{Deserialize, Serialize};
 
 use crate::bits::BitMatrix;
-use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays};
+use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays, Packing};
 use crate::stack::{Layer, LayerStack};
 
 pub use auto::{MAX_AUTO_LAYERS, reach_auto};
@@ -223,6 +223,15 @@ pub enum ReachError {
         context: u64,
         /// All positions.
         n: u64,
+    },
+    /// Packed documents on a model whose handling of them no layer kind describes
+    /// ([`Packing::Unmodelled`]).
+    #[error(
+        "docs: packed documents are not modelled for {model_type}: short convolutions beside its attention or recurrence read a few positions across each document boundary, which no layer kind describes"
+    )]
+    PackingUnmodelled {
+        /// The model's type.
+        model_type: String,
     },
     /// Overlays on an encoder-decoder run.
     #[error(
@@ -586,17 +595,26 @@ impl ReachStack {
     }
 
     /// The stack of a model at sequence length `n`: every layer gets the model's direction and
-    /// the same overlays; the leak check uses `overlays.docs`. No memory check: see
+    /// the same overlays (without the documents when the model ignores packing,
+    /// [`Packing::Ignored`]); the leak check uses `overlays.docs`. No memory check: see
     /// [`ReachStack::from_model_within`].
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn from_model(spec: &ModelSpec, n: u64, overlays: &Overlays) -> Result<ReachStack, ReachError> {
         if let Some(encoder) = &spec.encoder {
             return ReachStack::encoder_decoder(spec, encoder, n, overlays);
         }
+        let applied = match spec.packing {
+            Packing::Detected => overlays.clone(),
+            Packing::Ignored => Overlays { docs: Vec::new(), ..overlays.clone() },
+            Packing::Unmodelled if overlays.docs.len() > 1 => {
+                return Err(ReachError::PackingUnmodelled { model_type: spec.model_type.clone() });
+            }
+            Packing::Unmodelled => overlays.clone(),
+        };
         let layers = spec
             .layers
             .iter()
-            .map(|&kind| StructuredLayer::Rule(RuleLayer::new(kind, spec.causal, overlays.clone())))
+            .map(|&kind| StructuredLayer::Rule(RuleLayer::new(kind, spec.causal, applied.clone())))
             .collect();
         ReachStack::new(n, layers, overlays.docs.clone())
     }
