@@ -465,12 +465,14 @@ class _Prediction:
         return out
 
 
-def _predicted_from_config(conf, n, docs, images):
+def _predicted_from_config(conf, n, docs, images, packing="position_ids"):
     from . import model as run_model
 
     kw = {"images": images} if images else {}
     r = run_model(conf, n, docs or None, rows=range(n), **kw)
     notes = [f"the config: {x}" for x in r.json.get("notes", []) if "pack" in x.lower()]
+    if docs and packing == "mask" and r.json.get("packing") != "detected" and not r.json.get("encoder"):
+        return _per_document(conf, n, docs, r, run_model), notes
     if not r.json.get("encoder"):
         return _Prediction(f"its config ({r.json['pattern']})", r.json["layers"], n,
                            rows=_rows_of(r.json, range(r.json["layers"]), 0, n)), notes
@@ -488,6 +490,30 @@ def _predicted_from_config(conf, n, docs, images):
     r = run_model(conf, 1, encoder_context=n, rows=range(n), **kw)
     return _Prediction(f"its config's encoder ({r.json['encoder']['pattern']})", enc_layers, n,
                        rows=_rows_of(r.json, range(enc_layers), 0, n)), notes
+
+
+def _per_document(conf, n, docs, whole, run_model):
+    """The prediction under a packed 4-D mask for a type that does not detect packing itself: the mask
+    keeps its attention layers within each document, so each document runs alone. Layers without a
+    mask (recurrent, convolution) would still read across: those are refused."""
+    kinds = [str(t) for t in whole.json.get("types", [])]
+    if not all(any(w in t for w in ("full_attention", "sliding_attention", "chunked_attention")) and
+               "linear" not in t for t in kinds):
+        raise HasseflowError(f"measure: packing='mask' on a {whole.json.get('model_type')} model: its layers "
+                             f"({', '.join(sorted(set(kinds)))}) are not all attention, which a 4-D mask would keep "
+                             "within documents; give expected= or packing='position_ids'")
+    layers = whole.json["layers"]
+    per_layer = [([], [], []) for _ in range(layers)]
+    start = 0
+    for d in docs:
+        rows = _rows_of(run_model(conf, d, rows=range(d)).json, range(layers), 0, d)
+        for l, (q, lo, hi) in enumerate(rows):
+            per_layer[l][0].append(q + start)
+            per_layer[l][1].append(lo + start)
+            per_layer[l][2].append(hi + start)
+        start += d
+    rows = [tuple(np.concatenate(a) for a in t) for t in per_layer]
+    return _Prediction(f"its config ({whole.json['pattern']}) under the packed 4-D mask", layers, n, rows=rows)
 
 
 def _rows_of(report, layers, offset, n):
@@ -666,7 +692,7 @@ def measure(model, n, documents=None, *, expected=None, images=None, columns=Non
     model.eval()
     try:
         return _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attention_mask, full, b, h,
-                        seed, spec, kw, batched, bsize, notes)
+                        seed, spec, kw, batched, bsize, notes, packing)
     finally:
         model.train(was_training)
 
@@ -742,13 +768,16 @@ def _images(images, n):
 
 
 def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attention_mask, full, b, h, seed, spec,
-             kw, batched, bsize, notes):
+             kw, batched, bsize, notes, packing="position_ids"):
     rng = np.random.default_rng(seed)
     # The prediction, before any pass (a refused config costs no forward).
     pred = None
     if expected is None and conf is not None and hasattr(conf, "to_json_string"):
-        pred, pnotes = _predicted_from_config(conf, n, docs, imgs)
+        pred, pnotes = _predicted_from_config(conf, n, docs, imgs, packing)
         notes += pnotes
+        if docs and attention_mask is not None and packing != "mask":
+            notes.append("a 2-D attention_mask beside packed position ids makes Transformers ignore the packing (it "
+                         "looks for packed documents only without one): the prediction is the packed one")
     if full:
         cols = list(range(n))
     elif columns is not None:

@@ -318,6 +318,12 @@ def packing_and_padding():
         left[0, :5] = 0
         m = hasseflow.measure(model, n, attention_mask=left)
         T.check(m.agrees and not m.leaks, f"left padding on {attn}: measured clean ({m})")
+    torch.manual_seed(0)
+    bert = tf.BertModel(tf.BertConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_attention_heads=4,
+                                      num_hidden_layers=2))
+    m = hasseflow.measure(bert, n, docs, packing="mask")
+    T.check(m.agrees and not m.leaks, f"packing='mask' on BERT (which ignores packed position ids): the 4-D mask "
+            f"keeps its documents apart, as predicted ({m})")
     model = llama()
     model.set_attn_implementation("hf_test_ignores_mask")
     m = hasseflow.measure(model, n, attention_mask=left)
