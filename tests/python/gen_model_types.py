@@ -206,7 +206,7 @@ def row(model_type):
         r["layers_default"] = default_int(cfg, r["layers"]) or default_int(cfg, "num_hidden_layers")
     r["positions"] = field(cls, "max_position_embeddings")
     r["positions_default"] = default_int(cfg, "max_position_embeddings")
-    r["window_all"] = WINDOW_ALL in src or model_type in WINDOW_EVERYWHERE
+    r["window_all"] = WINDOW_ALL in src
     # A class whose default `layer_types` are one kind (DeepSeek-V3.2: `indexed_attention`
     # everywhere) derives that kind for a file without them.
     try:
@@ -215,6 +215,8 @@ def row(model_type):
         types = None
     if isinstance(types, (list, tuple)) and types and len(set(types)) == 1 and types[0] != "full_attention":
         r["uniform"] = str(types[0])
+    if model_type in WINDOW_EVERYWHERE:
+        r["uniform"] = "sliding_attention"
     return r
 
 

@@ -65,6 +65,9 @@ fn text_task_encoders_and_retrieval_encoders_are_read() {
     // OpenAI's privacy filter: every layer a bidirectional window of inclusive radius sliding_window.
     let spec = read(r#"{"model_type": "openai_privacy_filter", "num_hidden_layers": 3, "sliding_window": 128}"#);
     assert_eq!((spec.causal, spec.layers), (false, vec![LayerKind::Sliding { window: 129 }; 3]));
+    let e = model::parse_config(r#"{"model_type": "openai_privacy_filter", "num_hidden_layers": 3}"#, "t")
+        .expect_err("no window");
+    assert!(e.to_string().starts_with("sliding_window: is not set, but layer 0 is sliding_attention"), "{e}");
 }
 
 #[test]
@@ -81,6 +84,21 @@ fn embedding_gemma2_is_read_as_the_bidirectional_encoder_it_is() {
     let spec =
         read(r#"{"model_type": "embedding_gemma2_text", "num_hidden_layers": 1, "layer_types": ["full_attention"]}"#);
     assert!(!spec.causal);
+    // The config class forces the last layer to full_attention, whatever the file lists...
+    let spec = read(
+        r#"{"model_type": "embedding_gemma2_text", "num_hidden_layers": 2, "sliding_window": 8,
+            "layer_types": ["sliding_attention", "sliding_attention"]}"#,
+    );
+    assert_eq!(spec.layers, vec![LayerKind::Sliding { window: 9 }, LayerKind::Full]);
+    // ...and derives the layers from sliding_window_pattern (default 6) when it lists none.
+    let spec = read(r#"{"model_type": "embedding_gemma2_text", "num_hidden_layers": 7, "sliding_window": 8}"#);
+    let w = LayerKind::Sliding { window: 9 };
+    assert_eq!(spec.layers, vec![w, w, w, w, w, LayerKind::Full, LayerKind::Full]);
+    let spec = read(
+        r#"{"model_type": "embedding_gemma2_text", "num_hidden_layers": 4, "sliding_window": 8,
+            "sliding_window_pattern": 2}"#,
+    );
+    assert_eq!(spec.layers, vec![w, LayerKind::Full, w, LayerKind::Full]);
 }
 
 #[test]
@@ -161,5 +179,17 @@ fn retrieval_models_over_a_vlm_read_its_language_model() {
         ));
         assert_eq!((spec.causal, spec.layers.len(), spec.model_type.as_str()), (causal, 2, text), "{top}");
         assert!(spec.notes[0].contains("vlm_config.text_config"), "{top}: {:?}", spec.notes);
+    }
+}
+
+#[test]
+fn gemma4_style_configs_force_their_last_layer_full_as_their_classes_do() {
+    for t in ["gemma4_text", "gemma4_unified_text", "diffusion_gemma_text", "embedding_gemma2_text"] {
+        let spec = read(&format!(
+            r#"{{"model_type": "{t}", "num_hidden_layers": 2, "sliding_window": 8,
+                "layer_types": ["sliding_attention", "sliding_attention"]}}"#
+        ));
+        assert_eq!(spec.layers[1], LayerKind::Full, "{t}");
+        assert!(matches!(spec.layers[0], LayerKind::Sliding { .. }), "{t}: {:?}", spec.layers);
     }
 }

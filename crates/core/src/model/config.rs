@@ -558,6 +558,15 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     if mt == "big_bird" {
         refuse_block_sparse(f)?;
     }
+    let mut types = types;
+    // The `__post_init__` of these config classes: "Last layer must use `full_attention`", forced
+    // whatever the file lists.
+    let last_full = ["embedding_gemma2_text", "gemma4_text", "gemma4_unified_text", "diffusion_gemma_text"];
+    if last_full.contains(&mt)
+        && let Some(last) = types.last_mut()
+    {
+        *last = "full_attention".to_string();
+    }
     // Gemma 4, DiffusionGemma and Step3.7 read `use_bidirectional_attention` (Gemma 3's is
     // derived above): `"vision"` makes only image tokens bidirectional (the text's reach is as
     // read); `true` / `"all"` flips the attention's `is_causal`, whose effect differs by attention
@@ -809,6 +818,11 @@ fn legacy_types(
         "mamba" | "mamba2" | "falcon_mamba" | "rwkv" | "xlstm" => every("linear_attention"),
         // Attention and a Mamba-2 mixer side by side in every layer: their union.
         "falcon_h1" => every("hybrid"),
+        // `EmbeddingGemma2TextConfig.__post_init__`, from the builder-only `sliding_window_pattern`.
+        "embedding_gemma2_text" => {
+            let pattern = f.positive_or("sliding_window_pattern", 6)?;
+            Ok(periodic(count()?, pattern, "sliding_attention", "full_attention"))
+        }
         "jamba" | "zamba" => {
             let period = f.positive_or("attn_layer_period", if mt == "jamba" { 8 } else { 6 })?;
             let offset = f.int("attn_layer_offset")?.unwrap_or(4);

@@ -317,7 +317,7 @@ olmoe	D		num_hidden_layers	16			max_position_embeddings	4096	0	\n\
 omdet-turbo	C	clip_text_model							0	\n\
 omniasr	C	llama							0	\n\
 openai-gpt	D		n_layer	12			n_positions	512	0	\n\
-openai_privacy_filter	E		num_hidden_layers	8			max_position_embeddings	131072	1	\n\
+openai_privacy_filter	E		num_hidden_layers	8			max_position_embeddings	131072	0	sliding_attention\n\
 opt	D		num_hidden_layers	12			max_position_embeddings	2048	0	\n\
 ovis2	C	qwen2							0	\n\
 owlv2	C	owlv2_text_model							0	\n\
