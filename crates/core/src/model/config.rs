@@ -51,9 +51,9 @@ const CAUSAL_WITH_MASK: &str = "the text model is causal when it is given an att
      passes one); called without one it reads every position both ways";
 
 /// Grounding DINO's `generate_masks_with_special_tokens_and_transfer_map`.
-const PHRASES: &str = "the model masks its text tower's self-attention to phrases (the tokens up to each \
-     [CLS], [SEP], '.' or '?'), which depend on the input: shown is the static bound, one phrase; give the \
-     phrases' lengths as documents for a text of several";
+const PHRASES: &str = "the model masks its text tower's self-attention to phrases, which depend on the input (a \
+     phrase runs up to and including a '.' or '?' token; [CLS] and the tokens through the closing [SEP] read only \
+     themselves): shown is the static bound, every position reading every other";
 
 /// Fields that change the mask in ways no layer kind describes; refused when set to anything
 /// but their harmless value (for model types that do not define them).
