@@ -2,7 +2,8 @@
 """The model-type table of hasseflow's config reader, read from the installed Transformers.
 
 For every text model type (the causal-LM, masked-LM, seq2seq and image-text-to-text auto
-mappings) this records what the reader needs to know about the type and that a config.json
+mappings, the text-task mappings, every config with a text tower: CLIP's, SigLIP's, ...; see
+`text_types`) this records what the reader needs to know about the type and that a config.json
 does not say: whether its text model is a decoder or an encoder (from the mask builders its
 modeling file calls, and for a few files that call none, from the list below, each checked by
 tests/python/test_models_live.py against the real model), the field names and class defaults
@@ -62,6 +63,13 @@ DIRECTION = {
     "evolla": "decoder",  # calls both builders and has is_decoder, but its LM is causal
     "trocr": "decoder",
     "reformer": "decoder",
+    # Text towers and text-task encoders that build their masks by hand (`extended_attention_mask`)
+    # or through a BertModel.
+    "markuplm": "encoder",
+    "layoutlmv2": "encoder",
+    "lxmert": "encoder",  # its layer count is l_layers + x_layers, derived in the reader
+    "dpr": "is_decoder",  # DPRConfig has is_decoder; its encoders are BertModels, which read it
+    "clvp_encoder": "encoder",  # the file's causal builder is ClvpDecoder's
     # CPM-Ant's forward marks every token as context (`context = 1`), and context tokens read one
     # another both ways: bidirectional in a forward pass.
     "cpmant": "encoder",
@@ -96,14 +104,60 @@ BLINDING = {"attention_mask": "torch.ones(", "cache": "DynamicCache(", "past_key
 WINDOW_ALL = "mask_function = create_causal_mask if self.config.sliding_window is None else create_sliding_window_causal_mask"
 
 
+# The auto mappings whose every type is a text model: language models, then the text tasks
+# (encoders such as MarkupLM, LiLT or Splinter that no language-model mapping lists).
+TEXT_MAPPINGS = ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+                 "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES",
+                 "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES",
+                 "MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES",
+                 "MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES")
+
+# Feature-extraction text models that only the AutoModel mapping lists (DPR's retrieval encoders).
+FEATURE_EXTRACTION = {"dpr"}
+
+# Types of those mappings left out of the table (refused): Canine's deep stack runs over molecules
+# (characters downsampled by a strided convolution after a local-attention character encoder), so
+# no layer kind describes it.
+NOT_A_STACK = {"canine"}
+
+# Encoders with no `layer_types` whose every layer is a bidirectional sliding window
+# (`create_bidirectional_sliding_window_mask` is the file's only mask builder).
+WINDOW_EVERYWHERE = {"openai_privacy_filter"}
+
+
+def tower_of(cfg):
+    """The model_type of a config's text tower (`text_config` with a vocabulary), else None."""
+    text = getattr(cfg, "text_config", None)
+    mt = getattr(text, "model_type", None)
+    return mt if isinstance(mt, str) and mt and hasattr(text, "vocab_size") else None
+
+
+def vlm_tower_of(cfg):
+    """The text tower of a retrieval model built over a whole VLM (ColPali: `vlm_config.text_config`)."""
+    return tower_of(getattr(cfg, "vlm_config", None))
+
+
 def text_types():
+    """The text model types: every type of the text mappings, the feature-extraction text models,
+    and every type of the config mapping whose config has a text tower (CLIP, SigLIP, ALIGN, CLAP,
+    EmbeddingGemma 2, ...: its `text_config`, read as the type's language model; ColPali's
+    `vlm_config.text_config`)."""
+    from transformers import CONFIG_MAPPING
     from transformers.models.auto import modeling_auto as ma
 
-    names = set()
-    for m in ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
-              "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES"):
+    names = set(FEATURE_EXTRACTION)
+    for m in TEXT_MAPPINGS:
         names |= set(getattr(ma, m))
-    return sorted(names)
+    for t in CONFIG_MAPPING.keys():
+        if t in names:
+            continue
+        try:
+            cfg = CONFIG_MAPPING[t]()
+        except Exception:  # noqa: BLE001 - a config class that cannot be built by default
+            continue
+        if tower_of(cfg) not in (None, t) or vlm_tower_of(cfg):
+            names.add(t)
+    return sorted(names - NOT_A_STACK)
 
 
 def source_of(cfg_cls, model_type=None):
@@ -131,7 +185,8 @@ def direction(model_type, cfg, src):
     if model_type in DIRECTION:
         return DIRECTION[model_type]
     causal = "create_causal_mask" in src or "create_sliding_window_causal_mask" in src or "_prepare_4d_causal_attention_mask" in src
-    bidir = "create_bidirectional_mask" in src or "_prepare_4d_attention_mask(" in src
+    bidir = ("create_bidirectional_mask" in src or "create_bidirectional_sliding_window_mask" in src
+             or "_prepare_4d_attention_mask(" in src)
     if causal and bidir and hasattr(cfg, "is_decoder"):
         return "is_decoder"
     if bidir and not causal:
@@ -314,6 +369,10 @@ def row(model_type):
         r["layers"], r["layers_default"] = dec, default_int(cfg, dec) if dec else None
     else:
         r["role"] = direction(model_type, cfg, src) or ""
+        if not r["role"] and vlm_tower_of(cfg):
+            # A file that builds no mask and runs a VLM (ColPali): its language model is the tower.
+            r["role"], r["text"] = "composite", vlm_tower_of(cfg)
+            return r
         r["layers"] = LAYER_FIELD.get(model_type) or field(cls, "num_hidden_layers")
         r["layers_default"] = default_int(cfg, r["layers"]) or default_int(cfg, "num_hidden_layers")
     r["positions"] = field(cls, "max_position_embeddings")
@@ -329,6 +388,8 @@ def row(model_type):
         types = None
     if isinstance(types, (list, tuple)) and types and len(set(types)) == 1 and types[0] != "full_attention":
         r["uniform"] = str(types[0])
+    if model_type in WINDOW_EVERYWHERE:
+        r["uniform"] = "sliding_attention"
     return r
 
 

@@ -115,14 +115,11 @@ def preload():
 
 
 def all_types():
-    """The text model types: causal LM, masked LM, seq2seq LM and image-text-to-text mappings."""
-    from transformers.models.auto import modeling_auto as ma
+    """The text model types, as gen_model_types.py lists them: the language-model and text-task
+    mappings, the feature-extraction text models, and every config with a text tower (CLIP, ...)."""
+    from gen_model_types import text_types
 
-    names = set()
-    for m in ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
-              "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES"):
-        names |= set(getattr(ma, m))
-    return sorted(names)
+    return text_types()
 
 
 def family(t):
@@ -636,7 +633,104 @@ def _all(*fns):
     return fn
 
 
+def _drop_out_features(key):
+    """An override function dropping a sub-config's backbone outputs (`out_features`, `out_indices`,
+    `stage_names`): they name stages that the shrunk layer count no longer has."""
+    def fn(d):
+        for k in ("out_features", "out_indices", "stage_names"):
+            d.get(key, {}).pop(k, None)
+    return fn
+
+
+def _input_embeddings(path):
+    """A post-build hook giving a model whose class leaves `get_input_embeddings` out its token
+    embedding module (at `path`, dotted)."""
+    def post(model):
+        emb = model
+        for k in path.split("."):
+            emb = getattr(emb, k)
+        model.get_input_embeddings = lambda: emb
+        return f"get_input_embeddings is {path} (the class does not say)"
+    return post
+
+
+def _layer_outputs(path, then=None):
+    """A post-build hook making the model's hidden states the input of its first layer and the output
+    of every layer of the ModuleLists at `path` (dotted; several joined by "+", run in that order),
+    read by hooks (for classes whose output capture skips some layers, Sam3-LiteText's RepMixer
+    blocks, or gives no embedding output, LXMERT)."""
+    import functools
+    import types
+
+    def post(model):
+        layers = []
+        for one in path.split("+"):
+            mods = model
+            for k in one.split("."):
+                mods = getattr(mods, k)
+            layers += list(mods)
+        orig = model.forward
+
+        @functools.wraps(orig)
+        def forward(*args, **kwargs):
+            got = []
+            hooks = [layers[0].register_forward_pre_hook(lambda m, a: got.append(_first_tensor(a)))]
+            hooks += [layer.register_forward_hook(lambda m, a, o: got.append(_first_tensor(o))) for layer in layers]
+            try:
+                orig(*args, **kwargs)
+            finally:
+                for h in hooks:
+                    h.remove()
+            return types.SimpleNamespace(hidden_states=tuple(got))
+
+        model.forward = forward
+        note = f"hidden states read by hooks: the input of the first layer, the output of each of {path}"
+        return f"{then(model)}; {note}" if then else note
+    return post
+
+
+def _ones_mask():
+    """An attention_mask of ones, as a tokenizer passes it (some text towers are causal only with one)."""
+    def make(B):
+        import torch
+
+        return torch.ones(B, N, dtype=torch.long)
+    return make
+
+
 OVERRIDES = {
+    # text towers of contrastive, retrieval and detection models, and text-task encoders
+    "aimv2": {"extra": {"attention_mask": _ones_mask()},
+              "note": "attention_mask of ones passed (Aimv2TextModel builds its causal mask only from one)"},
+    "videoprism": {"extra": {"attention_mask": _ones_mask()}, "trim": True,
+                   "note": "attention_mask of ones passed (VideoPrismTextModel builds its causal mask only from "
+                           "one); the class token it appends after the text is cut from the hidden states"},
+    "bros": {"extra": {"bbox": _zeros(N, 4)}, "text": {"dim_bbox_projection": HEAD_DIM},
+             "note": "bbox all zero; dim_bbox_projection 16 (the head size)"},
+    "lilt": {"text": {"hidden_size": 48}, "note": "hidden_size 48 (six layout embeddings of hidden_size // 6)"},
+    "layoutlmv3": {"text": {"coordinate_size": 4, "shape_size": 8},
+                   "note": "coordinate_size 4, shape_size 8 (4 x 4 + 2 x 8 = hidden_size 32)"},
+    "clvp": {"text": {"hidden_size": 64}, "note": "hidden_size 64 (the rotary dimension is at least 32 per head)"},
+    "fun_asr_nano": {"fn": _set("adaptor_config.intermediate_size", HIDDEN // 4)},
+    "grounding-dino": {"fn": _drop_out_features("backbone_config")},
+    "mm-grounding-dino": {"fn": _drop_out_features("backbone_config")},
+    "tipsv2": {"fn": _drop_out_features("vision_config")},
+    "layoutlmv2": {"measure": _unmeasurable("LayoutLMv2Model needs detectron2 (its visual backbone), which the test "
+                                            "environment does not install")},
+    "lxmert": {"post": _layer_outputs("encoder.layer+encoder.x_layers"),
+               "extra": {"visual_feats": _zeros(4, 2048), "visual_pos": _zeros(4, 4)},
+               "text": {"l_layers": 2, "x_layers": 1, "r_layers": 1},
+               "note": "2 language layers, 1 cross-modality layer; 4 zero visual features"},
+    "colpali": {"measure": _decoder_tower("vlm_config.text_config", "text tower: the VLM's language model "
+                                                                    "(vlm_config.text_config)")},
+    "colqwen2": {"measure": _decoder_tower("vlm_config.text_config", "text tower: the VLM's language model "
+                                                                     "(vlm_config.text_config)"),
+                 "fn": _set("vlm_config.text_config.rope_parameters.mrope_section", [2, 3, 3])},
+    "colmodernvbert": {"measure": _decoder_tower("vlm_config.text_config", "text tower: the VLM's language model "
+                                                                           "(vlm_config.text_config)")},
+    "sam3_lite_text": {"post": _layer_outputs("layers", _input_embeddings("embeddings.token_embedding")),
+                       "text": {"num_hidden_layers": 3},
+                       "note": "3 layers: RepMixer (convolutions), attention, RepMixer"},
     "fsmt": {"measure": _encdec_ids, "patch": lambda: _patch_fsmt()},
     "musicgen_melody": {"measure": _unmeasurable("MusicGen Melody prepends the conditioning (text encoder states, chroma) to "
                                                  "the decoder sequence: no separate text stack to measure")},
@@ -1268,6 +1362,8 @@ def measure_decoder_only(model, conf, notes, extra, n=N):
     if hs is None:
         raise Unmeasurable("the model returns no hidden states")
     hs = list(hs)
+    if extra.get("_trim"):
+        hs = [h[:, :n] for h in hs]
     axes = []  # where (batch, position) sit in each hidden state (AltUp stacks streams in front)
     for h in hs:
         ax = None
@@ -1287,6 +1383,8 @@ def measure_decoder_only(model, conf, notes, extra, n=N):
     with torch.no_grad(), fwAD.dual_level():
         out = run_stack(model, fwAD.make_dual(x, t), ids1.expand(n, n).contiguous(), mode, extra)
         tangents = [fwAD.unpack_dual(h).tangent for h in hidden_states_of(out)]
+        if extra.get("_trim"):
+            tangents = [None if tg is None else tg[:, :n] for tg in tangents]
     tangents = [None if tg is None else tg.movedim(a, (0, 1)) for tg, a in zip(tangents, axes)]
     R = reach_rows(tangents, n, n)[1:]
     A = [R[0]] + [None] * (L - 1)
@@ -1504,7 +1602,8 @@ def measure_type(t, workdir, cache=None):
                 small_chunks(model, notes)
                 if "post" in ov:
                     notes.append(ov["post"](model))
-                res = measure_decoder_only(model, conf, notes, ov.get("extra", {}))
+                extra = dict(ov.get("extra", {}), _trim=True) if ov.get("trim") else ov.get("extra", {})
+                res = measure_decoder_only(model, conf, notes, extra)
     except Unmeasurable as e:
         res = {"unmeasurable": str(e)}
     res["notes"] = notes

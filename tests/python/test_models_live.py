@@ -2,12 +2,13 @@
 """Oracle for `hasseflow model`: every text model type of the installed Transformers, built tiny
 and measured live, against what hasseflow derives from the same config.json.
 
-For each type (the union of the causal-LM, masked-LM, seq2seq-LM and image-text-to-text mappings)
-tests/python/live_models.py builds a tiny model from the type's default config (shrunk; windows
-scaled so they bind at n = 56; hybrid patterns set so each layer kind appears), saves the config
-with `save_pretrained`, and measures the true per-layer reach of the text tower by forward-mode
-differentiation (R(l)[q, k]: the hidden state at q after layer l has a nonzero derivative with
-respect to the input embedding at k). Then it runs
+For each type (gen_model_types.text_types(): the language-model and text-task mappings, and every
+config with a text tower, CLIP's, SigLIP's, ColPali's, ...) tests/python/live_models.py builds a
+tiny model from the type's default config (shrunk; windows scaled so they bind at n = 56; hybrid
+patterns set so each layer kind appears), saves the config with `save_pretrained`, and measures
+the true per-layer reach of the text tower by forward-mode differentiation (R(l)[q, k]: the hidden
+state at q after layer l has a nonzero derivative with respect to the input embedding at k). Then
+it runs
 
     hasseflow model <dir>/config.json --context 56 --json --row 0 ... --row 55
     (encoder-decoders: --encoder-context 56 and rows 0..111, encoder positions first)

@@ -266,7 +266,7 @@ fn current_convention_configs_of_unknown_types_are_read_in_the_direction_stated(
     let text = r#"{"model_type": "future", "sliding_window": 8, "attention_chunk_size": 4,
             "layer_types": ["sliding_attention", "chunked_attention", "linear_attention", "mamba", "attention"]}"#;
     // No statement of direction: refused, naming the missing fact (never read as causal).
-    let e = refusal(text, "is_causal: model type \"future\" is not in Transformers");
+    let e = refusal(text, "is_causal: model type \"future\" is not among the text model types hasseflow knows");
     assert!(e.to_string().contains("--causal / --bidirectional"), "{e}");
     // The user's statement...
     let opts = model::ReadOptions { direction: Some(model::Direction::Bidirectional), ..Default::default() };

@@ -36,6 +36,25 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
 /// config renames a `kimi_k2` text config to `deepseek_v3`, "to load from remote config on the hub").
 const ALIASES: &[(&str, &str)] = &[("kimi_k2", "deepseek_v3")];
 
+/// What a model does to its text tower beyond the masks of the layers read: by the composite's
+/// type (Grounding DINO) or the tower's own (AIMv2, VideoPrism).
+const TOWER_NOTES: &[(&str, &str)] = &[
+    ("grounding-dino", PHRASES),
+    ("mm-grounding-dino", PHRASES),
+    ("aimv2_text_model", CAUSAL_WITH_MASK),
+    ("videoprism_text_model", CAUSAL_WITH_MASK),
+];
+
+/// `Aimv2TextModel` and `VideoPrismTextModel` call `create_causal_mask` only under
+/// `if attention_mask is not None`, and their attention's `is_causal` is false.
+const CAUSAL_WITH_MASK: &str = "the text model is causal when it is given an attention_mask (its processor always \
+     passes one); called without one it reads every position both ways";
+
+/// Grounding DINO's `generate_masks_with_special_tokens_and_transfer_map`.
+const PHRASES: &str = "the model masks its text tower's self-attention to phrases, which depend on the input (a \
+     phrase runs up to and including a '.' or '?' token; [CLS] and the tokens through the closing [SEP] read only \
+     themselves): shown is the static bound, every position reading every other";
+
 /// Fields that change the mask in ways no layer kind describes; refused when set to anything
 /// but their harmless value (for model types that do not define them).
 const FOREIGN_FIELDS: &[(&str, &str)] = &[
@@ -374,6 +393,9 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
                 top_type.unwrap_or("composite")
             ),
         );
+        if let Some((_, note)) = TOWER_NOTES.iter().find(|(t, _)| Some(*t) == top_type) {
+            notes.push((*note).to_string());
+        }
         return finish(spec, name, &model_type, notes);
     }
     let (spec, model_type) = read_tower(&top, top_type, opts, &mut notes)?;
@@ -381,6 +403,9 @@ pub(super) fn spec_from_value(value: &Value, name: &str, opts: &ReadOptions) -> 
 }
 
 fn finish(mut spec: ModelSpec, name: &str, model_type: &str, mut notes: Vec<String>) -> Result<ModelSpec, ModelError> {
+    if let Some((_, note)) = TOWER_NOTES.iter().find(|(t, _)| *t == model_type) {
+        notes.push((*note).to_string());
+    }
     let indexed: Vec<String> =
         spec.layers.iter().enumerate().filter(|(_, k)| k.data_dependent()).map(|(i, _)| (i + 1).to_string()).collect();
     if !indexed.is_empty() {
@@ -524,6 +549,9 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
             reason: "is not set (the number of layers)".to_string(),
         })
     };
+    if mt == "lxmert" {
+        return lxmert(f, notes);
+    }
     let mut params = Params::common(f)?;
     let types = match f.layer_types()? {
         Some(types) => {
@@ -536,6 +564,15 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     };
     if mt == "big_bird" {
         refuse_block_sparse(f)?;
+    }
+    let mut types = types;
+    // The `__post_init__` of these config classes: "Last layer must use `full_attention`", forced
+    // whatever the file lists.
+    let last_full = ["embedding_gemma2_text", "gemma4_text", "gemma4_unified_text", "diffusion_gemma_text"];
+    if last_full.contains(&mt)
+        && let Some(last) = types.last_mut()
+    {
+        *last = "full_attention".to_string();
     }
     // Gemma 4, DiffusionGemma and Step3.7 read `use_bidirectional_attention` (Gemma 3's is
     // derived above): `"vision"` makes only image tokens bidirectional (the text's reach is as
@@ -573,6 +610,9 @@ fn derive_table(f: &Fields, t: &TypeFacts, notes: &mut Vec<String>) -> Result<De
     }
     if t.per_layer_masks {
         return Ok(Derived { layers: per_layer_windows(f, t, &types, causal)?, causal, encoder: None });
+    }
+    if mt == "sam3_lite_text_text_model" {
+        return repmixer_ends(f, types.len(), notes);
     }
     if !causal && let Ok(w) = params.window.as_mut() {
         // `sliding_window_bidirectional_overlay(w)` is inclusive, `|q - k| <= w`: the seam's
@@ -710,6 +750,52 @@ fn dory(f: &Fields, types: &[String], params: &Params) -> Result<Derived, ModelE
     Ok(Derived { layers: kinds(f, &run, params)?, causal: true, encoder: None })
 }
 
+/// LXMERT's text stream (`LxmertEncoder`): `l_layers` language layers (default 9), then `x_layers`
+/// cross-modality layers (default 5), whose text attends to every text position and to the visual
+/// features; its `num_hidden_layers` is a dict of the three stacks (`r_layers` is the vision's).
+fn lxmert(f: &Fields, notes: &mut Vec<String>) -> Result<Derived, ModelError> {
+    let language = f.positive_or("l_layers", 9)?;
+    let cross = f.positive_or("x_layers", 5)?;
+    let n = language.saturating_add(cross);
+    if n > MAX_LAYERS {
+        return Err(ModelError::TooManyLayers { field: f.name("x_layers"), count: n, max: MAX_LAYERS });
+    }
+    notes.push(format!(
+        "the text stream: {language} language layers, then {cross} cross-modality layers, whose text also reads \
+         the visual features (not positions of this sequence)"
+    ));
+    Ok(Derived { layers: vec![LayerKind::Full; n as usize], causal: false, encoder: None })
+}
+
+/// SAM 3 LiteText's text encoder (`Sam3LiteTextTextModel`): with `use_repmixer_blocks` (default
+/// true) its first and last layers are RepMixer blocks, a depthwise convolution of kernel
+/// `repmixer_kernel_size` (default 11, padding `k // 2`, centred) mixing the tokens, then a second
+/// one in the convolutional feed-forward: `|q - k| <= 2 (k // 2)`, the seam's bidirectional
+/// `Sliding { window: 2 (k // 2) + 1 }`. The other layers attend over every position.
+fn repmixer_ends(f: &Fields, n: usize, notes: &mut Vec<String>) -> Result<Derived, ModelError> {
+    let mut layers = vec![LayerKind::Full; n];
+    if f.boolean("use_repmixer_blocks")?.unwrap_or(true) && n > 0 {
+        let k = f.positive_or("repmixer_kernel_size", 11)?;
+        if k % 2 == 0 {
+            return Err(ModelError::Unsupported {
+                field: f.name("repmixer_kernel_size"),
+                reason: format!(
+                    "{k} is even: a convolution padded by k // 2 then outputs more positions than it reads"
+                ),
+            });
+        }
+        let conv = LayerKind::Sliding { window: 2 * (k / 2) + 1 };
+        layers[0] = conv;
+        layers[n - 1] = conv;
+        notes.push(format!(
+            "the first and last layers are RepMixer blocks (two centred depthwise convolutions of kernel {k}), shown \
+             as a window of {} positions each side",
+            2 * (k / 2)
+        ));
+    }
+    Ok(Derived { layers, causal: false, encoder: None })
+}
+
 /// Inkling: every layer runs its attention (sliding over `sliding_window_size` in a
 /// `hybrid_sliding` layer, full in a `hybrid` one) after short causal convolutions of its keys
 /// and values, then two more (after the attention and after the MLP), each of kernel
@@ -795,6 +881,11 @@ fn legacy_types(
         "mamba" | "mamba2" | "falcon_mamba" | "rwkv" | "xlstm" => every("linear_attention"),
         // Attention and a Mamba-2 mixer side by side in every layer: their union.
         "falcon_h1" => every("hybrid"),
+        // `EmbeddingGemma2TextConfig.__post_init__`, from the builder-only `sliding_window_pattern`.
+        "embedding_gemma2_text" => {
+            let pattern = f.positive_or("sliding_window_pattern", 6)?;
+            Ok(periodic(count()?, pattern, "sliding_attention", "full_attention"))
+        }
         "jamba" | "zamba" => {
             let period = f.positive_or("attn_layer_period", if mt == "jamba" { 8 } else { 6 })?;
             let offset = f.int("attn_layer_offset")?.unwrap_or(4);
@@ -978,8 +1069,9 @@ fn derive_unknown(f: &Fields, model_type: Option<&str>, opts: &ReadOptions) -> R
             return Err(ModelError::Missing {
                 field: f.name("is_causal"),
                 reason: format!(
-                    "model type {:?} is not in Transformers {TRANSFORMERS}, and the file does not say whether it is a \
-                     decoder or an encoder: give is_causal (or is_decoder), or --causal / --bidirectional",
+                    "model type {:?} is not among the text model types hasseflow knows from Transformers \
+                     {TRANSFORMERS}, and the file does not say whether it is a decoder or an encoder: give is_causal \
+                     (or is_decoder), or --causal / --bidirectional",
                     clip(model_type.unwrap_or("(none)"))
                 ),
             });

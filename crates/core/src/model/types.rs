@@ -7,7 +7,13 @@
 /// masks (tab-separated; see `types_def`).
 pub(super) static TYPES: &str = "\
 afmoe	D		num_hidden_layers	32			max_position_embeddings	16384	0		0	0\n\
+aimv2	C	aimv2_text_model							0			0\n\
+aimv2_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		1	0\n\
 albert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+align	C	align_text_model							0			0\n\
+align_text_model	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+altclip	C	altclip_text_model							0			0\n\
+altclip_text_model	E		num_hidden_layers	24			max_position_embeddings	514	0		0	0\n\
 apertus	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
 apertus1p5	C	apertus1p5_text							0			0\n\
 apertus1p5_text	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
@@ -35,8 +41,21 @@ blip-2	C	opt							0			0\n\
 blip_text_model	D		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 bloom	D		n_layer	2			max_position_embeddings		0		0	0\n\
 blt	D		num_hidden_layers				max_position_embeddings	4096	1		1	0\n\
+bridgetower	C	bridgetower_text_model							0			0\n\
+bridgetower_text_model	B		num_hidden_layers	12			max_position_embeddings	514	0		0	0\n\
+bros	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 camembert	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 chameleon	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
+chinese_clip	C	chinese_clip_text_model							0			0\n\
+chinese_clip_text_model	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+clap	C	clap_text_model							0			0\n\
+clap_text_model	E		num_hidden_layers	12			max_position_embeddings	514	0		0	0\n\
+clip	C	clip_text_model							0			0\n\
+clip_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
+clipseg	C	clipseg_text_model							0			0\n\
+clipseg_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
+clvp	C	clvp_encoder							0			0\n\
+clvp_encoder	E		num_hidden_layers	20			max_position_embeddings		0		0	0\n\
 codegen	D		n_layer	28			n_positions	2048	0		1	0\n\
 cohere	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
 cohere2	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
@@ -44,6 +63,9 @@ cohere2_moe	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
 cohere2_vision	C	cohere2							0			0\n\
 cohere_compass	C	cohere_compass_text							0			0\n\
 cohere_compass_text	D		num_hidden_layers	40			max_position_embeddings	8192	0		1	0\n\
+colmodernvbert	C	modernbert							0			0\n\
+colpali	C	gemma							0			0\n\
+colqwen2	C	qwen2_vl_text							0			0\n\
 convbert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 cosmos3_edge	C	cosmos3_edge_text							0			0\n\
 cosmos3_edge_text	D		num_hidden_layers	28			max_position_embeddings	131072	0		M	0\n\
@@ -72,7 +94,10 @@ dory	D		num_hidden_layers	36			max_position_embeddings	8192	0		1	0\n\
 dots1	D		num_hidden_layers	62			max_position_embeddings	2048	0		1	0\n\
 dots3_note	C	dots3_note_text							0			0\n\
 dots3_note_text	D		num_hidden_layers	46			max_position_embeddings	524288	0		1	0\n\
+dpr	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 electra	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+embedding_gemma2	C	embedding_gemma2_text							0			0\n\
+embedding_gemma2_text	E		num_hidden_layers	24			max_position_embeddings	262144	0		0	0\n\
 emu3	C	emu3_text_model							0			0\n\
 emu3_text_model	D		num_hidden_layers	32			max_position_embeddings	9216	0		1	0\n\
 encoder-decoder	S						max_position_embeddings		0		0	0\n\
@@ -94,11 +119,14 @@ falcon_h1	D		num_hidden_layers	32			max_position_embeddings	8192	0	hybrid	1	0\n\
 falcon_mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention	0	0\n\
 fast_vlm	C	qwen2							0			0\n\
 flaubert	X		n_layers	12			max_position_embeddings	512	0		0	0\n\
+flava	C	flava_text_model							0			0\n\
+flava_text_model	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 flex_olmo	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
 flint	D		num_hidden_layers	49			max_position_embeddings	262144	0		1	0\n\
 florence2	C	bart							0			0\n\
 fnet	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 fsmt	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+fun_asr_nano	C	qwen3							0			0\n\
 funnel	E		num_hidden_layers	12			max_position_embeddings		0		0	0\n\
 fuyu	C	persimmon							0			0\n\
 gemma	D		num_hidden_layers	28			max_position_embeddings	8192	0		1	0\n\
@@ -124,6 +152,8 @@ glm4v_moe_text	D		num_hidden_layers	46			max_position_embeddings	65536	0		M	0\n\
 glm4v_text	D		num_hidden_layers	40			max_position_embeddings	32768	0		M	0\n\
 glm5_next	C	glm5_next_text							0			0\n\
 glm5_next_text	D		num_hidden_layers	45			max_position_embeddings	1048576	0		0	0\n\
+glm_image	C	glm_image_text							0			0\n\
+glm_image_text	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
 glm_moe_dsa	D		num_hidden_layers	78			max_position_embeddings	202752	0	indexed_attention	1	0\n\
 glm_ocr	C	glm_ocr_text							0			0\n\
 glm_ocr_text	D		num_hidden_layers	16			max_position_embeddings	131072	0		M	0\n\
@@ -150,6 +180,9 @@ granitemoe	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
 granitemoe_swa	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
 granitemoehybrid	D		num_hidden_layers	32			max_position_embeddings	2048	0	linear_attention	0	0\n\
 granitemoeshared	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
+grounding-dino	C	bert							0			0\n\
+groupvit	C	groupvit_text_model							0			0\n\
+groupvit_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
 gte	E		num_hidden_layers	12			max_position_embeddings	8192	0		0	0\n\
 helium	D		num_hidden_layers	24			max_position_embeddings	4096	0		1	0\n\
 hrm_text	D		num_hidden_layers	128			max_position_embeddings	2048	0		1	0\n\
@@ -182,6 +215,7 @@ jais2	D		num_hidden_layers	32			max_position_embeddings	8192	0		1	0\n\
 jamba	D		num_hidden_layers	32			max_position_embeddings	262144	0		1	0\n\
 janus	C	llama							0			0\n\
 jetmoe	D		num_hidden_layers	12			max_position_embeddings	4096	0		1	0\n\
+jev	C	qwen3_5_text							0			0\n\
 jina_embeddings_v3	E		num_hidden_layers	24			max_position_embeddings	8194	0		0	0\n\
 kimi_k25	C	deepseek_v3							0			0\n\
 kimi_linear	D		num_hidden_layers	27			model_max_length	1048576	0		1	0\n\
@@ -193,6 +227,8 @@ kosmos_2_text_model	D		layers	24			max_position_embeddings	2048	0		0	0\n\
 laguna	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
 lara_mini	D		num_hidden_layers	34			max_position_embeddings	131072	0		1	0\n\
 layoutlm	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+layoutlmv2	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+layoutlmv3	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 led	S		decoder_layers	12	encoder_layers	12	max_position_embeddings		0		0	0\n\
 lfm2	D		num_hidden_layers	32			max_position_embeddings	128000	0		1	0\n\
 lfm2_moe	D		num_hidden_layers	32			max_position_embeddings	128000	0		1	0\n\
@@ -200,6 +236,7 @@ lfm2_vl	C	lfm2							0			0\n\
 lfm3	D		num_hidden_layers	24			max_position_embeddings	128000	0		1	0\n\
 lfm3_vl	C	lfm3							0			0\n\
 lighton_ocr	C	qwen3							0			0\n\
+lilt	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 llama	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
 llama4	C	llama4_text							0			0\n\
 llama4_text	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
@@ -211,13 +248,17 @@ longcat_flash	D		num_layers	28			max_position_embeddings	131072	0		1	0\n\
 longformer	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 longt5	S		num_decoder_layers	6	num_layers	6	max_position_embeddings		0		0	0\n\
 luke	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
+lxmert	E		num_hidden_layers				max_position_embeddings	512	0		0	0\n\
 m2m_100	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
 mamba	D		num_hidden_layers	32			max_position_embeddings		0	linear_attention	0	0\n\
 mamba2	D		num_hidden_layers	64			max_position_embeddings		0	linear_attention	0	0\n\
 marian	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
+markuplm	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 mbart	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
 megatron-bert	B		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
 mellum	D		num_hidden_layers	28			max_position_embeddings	131072	0		1	0\n\
+metaclip_2	C	metaclip_2_text_model							0			0\n\
+metaclip_2_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
 mimo_v2_flash	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
 minicpm3	D		num_hidden_layers	62			max_position_embeddings	32768	0		1	0\n\
 minicpm_ocr	C	qwen3_5_text							0			0\n\
@@ -237,6 +278,7 @@ mistral_large4_text	D		num_hidden_layers	72			max_position_embeddings	1048576	0	
 mixtral	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
 mllama	C	mllama_text_model							0			0\n\
 mllama_text_model	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+mm-grounding-dino	C	bert							0			0\n\
 mobilebert	E		num_hidden_layers	24			max_position_embeddings	512	0		0	0\n\
 modernbert	E		num_hidden_layers	22			max_position_embeddings	8192	0		0	0\n\
 modernbert-decoder	D		num_hidden_layers	22			max_position_embeddings	8192	0		1	0\n\
@@ -273,13 +315,22 @@ olmo2	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
 olmo3	D		num_hidden_layers	32			max_position_embeddings	2048	0		1	0\n\
 olmo_hybrid	D		num_hidden_layers	32			max_position_embeddings	65536	0		1	0\n\
 olmoe	D		num_hidden_layers	16			max_position_embeddings	4096	0		1	0\n\
+omdet-turbo	C	clip_text_model							0			0\n\
 omniasr	C	llama							0			0\n\
 openai-gpt	D		n_layer	12			n_positions	512	0		0	0\n\
+openai_privacy_filter	E		num_hidden_layers	8			max_position_embeddings	131072	0	sliding_attention	0	0\n\
 opt	D		num_hidden_layers	12			max_position_embeddings	2048	0		0	0\n\
 ovis2	C	qwen2							0			0\n\
+owlv2	C	owlv2_text_model							0			0\n\
+owlv2_text_model	D		num_hidden_layers	12			max_position_embeddings	16	0		0	0\n\
+owlvit	C	owlvit_text_model							0			0\n\
+owlvit_text_model	D		num_hidden_layers	12			max_position_embeddings	16	0		0	0\n\
 paddleocr_vl	C	paddleocr_vl_text							0			0\n\
 paddleocr_vl_text	D		num_hidden_layers	18			max_position_embeddings	131072	0		M	0\n\
 paligemma	C	gemma							0			0\n\
+pe_audio	C	modernbert							0			0\n\
+pe_audio_video	C	modernbert							0			0\n\
+pe_video	C	modernbert							0			0\n\
 pegasus	S		decoder_layers	12	encoder_layers	12	max_position_embeddings	1024	0		0	0\n\
 pegasus_x	S		decoder_layers	16	encoder_layers	16	max_position_embeddings	16384	0		0	0\n\
 perceiver	E		num_hidden_layers				max_position_embeddings	2048	0		0	0\n\
@@ -331,15 +382,23 @@ roberta-prelayernorm	B		num_hidden_layers	12			max_position_embeddings	512	0		0	
 roc_bert	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 roformer	B		num_hidden_layers	12			max_position_embeddings	1536	0		0	0\n\
 rwkv	D		num_hidden_layers	32			context_length	1024	0		0	0\n\
+sam3	C	clip_text_model							0			0\n\
+sam3_lite_text	C	sam3_lite_text_text_model							0			0\n\
+sam3_lite_text_text_model	E		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
 sarvam_mla	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
 sarvam_moe	D		num_hidden_layers	19			max_position_embeddings	131072	0		1	0\n\
 seamless_m4t	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	1024	0		0	0\n\
 seamless_m4t_v2	S		decoder_layers	24	encoder_layers	24	max_position_embeddings	4096	0		0	0\n\
 seed_oss	D		num_hidden_layers	64			max_position_embeddings	524288	0		1	0\n\
 shieldgemma2	C	gemma3_text							0			0\n\
+siglip	C	siglip_text_model							0			0\n\
+siglip2	C	siglip2_text_model							0			0\n\
+siglip2_text_model	E		num_hidden_layers	12			max_position_embeddings	64	0		0	0\n\
+siglip_text_model	E		num_hidden_layers	12			max_position_embeddings	64	0		0	0\n\
 smollm3	D		num_hidden_layers	36			max_position_embeddings	32768	0		1	0\n\
 smolvlm	C	llama							0			0\n\
 solar_open	D		num_hidden_layers	48			max_position_embeddings	131072	0		1	0\n\
+splinter	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 squeezebert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 stablelm	D		num_hidden_layers	32			max_position_embeddings	4096	0		1	0\n\
 starcoder2	D		num_hidden_layers	30			max_position_embeddings	4096	1		1	0\n\
@@ -354,6 +413,8 @@ t5gemma2_decoder	D		num_hidden_layers	26			max_position_embeddings	131072	0		1	0
 t5gemma2_encoder	C	t5gemma2_text							0			0\n\
 t5gemma2_text	D		num_hidden_layers	26			max_position_embeddings	131072	0		1	0\n\
 tapas	E		num_hidden_layers	12			max_position_embeddings	1024	0		0	0\n\
+tipsv2	C	tipsv2_text_model							0			0\n\
+tipsv2_text_model	E		num_hidden_layers	12			max_position_embeddings	64	0		0	0\n\
 trocr	D		decoder_layers	12			max_position_embeddings	512	0		0	0\n\
 udop	S		num_decoder_layers	24	num_layers	24	max_position_embeddings		0		0	0\n\
 ultrabert	E		num_hidden_layers	32			max_position_embeddings	32768	0		0	0\n\
@@ -362,15 +423,21 @@ umt5	S		num_decoder_layers	8	num_layers	8	max_position_embeddings		0		0	0\n\
 unlimited_ocr	C	unlimited_ocr_text							0			0\n\
 unlimited_ocr_text	D		num_hidden_layers	12			max_position_embeddings	32768	0	reference_sliding_attention	1	0\n\
 vaultgemma	D		num_hidden_layers	26			max_position_embeddings	8192	0		1	0\n\
+vibevoice	C	qwen2							0			0\n\
 vibevoice_asr	C	qwen2							0			0\n\
 video_llama_3	C	qwen2							0			0\n\
 video_llava	C	llama							0			0\n\
+videoprism	C	videoprism_text_model							0			0\n\
+videoprism_text_model	D		num_hidden_layers	12			max_position_embeddings	64	0		0	0\n\
 vipllava	C	llama							0			0\n\
 vision-encoder-decoder	S						max_position_embeddings		0		0	0\n\
+vision-text-dual-encoder	C	bert							0			0\n\
 voxtral	C	llama							0			0\n\
 voxtral_realtime	C	voxtral_realtime_text							0			0\n\
 voxtral_realtime_text	D		num_hidden_layers	32			max_position_embeddings	131072	1		1	0\n\
 whisper	S		decoder_layers	4	encoder_layers	4	max_position_embeddings		0		0	0\n\
+xclip	C	xclip_text_model							0			0\n\
+xclip_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
 xglm	D		num_layers	24			max_position_embeddings	2048	0		0	0\n\
 xlm	X		n_layers	12			max_position_embeddings	512	0		0	0\n\
 xlm-roberta	B		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
