@@ -9,9 +9,9 @@ length"), each case in its own process so that its peak memory (ru_maxrss) is it
 3. a packed batch of 64 documents at n = N (tiny Llama, flex_attention, position ids): every ordered
    pair of documents tested by the bit-coded groups, on the sound model and on the same model with its
    position ids dropped (a leak: the groups find it and the bisection names it);
-4. beside each, the obvious alternative in the same run: today's measurement needs one copy of the
-   sequence per position (n forward passes, here the time of one forward times n), and its n x n
-   batch does not fit at all.
+4. beside each, the obvious alternative in the same run: the former measurement needs one copy of
+   the sequence per position (n forward passes, here this run's time per forward times n), and its
+   n x n batch does not fit at all.
 Each line gives the wall time (flex_attention's one-time compile included and shown apart), the
 probes, the forward calls and the peak resident memory.
 """
@@ -94,8 +94,9 @@ def main():
               f"  probes {p['probes']:3} (columns {p['columns']}, groups {p['groups']}, bisection steps "
               f"{p['bisection']}), forwards {p['forwards']:3}  peak {d['peak_mib']} MiB  "
               f"agrees {d['agrees']}  first leak {d['first_leak']}")
-        print(f"{'':12} n copies instead: {N} forwards x {d['forward_s']:.2f} s = {N * d['forward_s'] / 3600:.1f} h"
-              f" (and an n x n batch)")
+        per = d["wall_s"] / max(p["forwards"], 1)
+        print(f"{'':12} n copies instead: {N} forwards x {per:.2f} s (this run's time per forward) = "
+              f"{N * per / 3600:.1f} h, and an n x n batch")
     print(f"bench process peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB")
 
 

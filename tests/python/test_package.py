@@ -43,6 +43,7 @@ from torch.nn.attention.flex_attention import create_block_mask, create_mask
 import hasseflow
 from hasseflow import HasseflowError
 from tally import Tally
+import live_models  # noqa: E402  (its redraw of decays)
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("HASSEFLOW_BIN", "target/debug/hasseflow")
 T = Tally()
@@ -301,15 +302,11 @@ def tiny_models():
                                            "linear_attention"])
     model = tf.Qwen3NextModel(conf)
     # measure runs the model as it is: eager attention and experts (SDPA on CPU and grouped_mm have no
-    # forward-mode rule, and a grouped matmul's rounding depends on the routing) and its decays re-drawn small (random ones underflow to exactly zero within a few steps)
+    # forward-mode rule, and a grouped matmul's rounding depends on the routing), its decays re-drawn
+    # small (random ones underflow to exactly zero within a few steps)
     model.set_experts_implementation("eager")
     model.set_attn_implementation("eager")
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("A_log"):
-                p.uniform_(-1.0, 0.0)
-            elif name.endswith("dt_bias"):
-                p.uniform_(-4.0, -3.0)
+    live_models.redraw(model, [])
     yield "hybrid with linear attention (Qwen3-Next)", model
 
 

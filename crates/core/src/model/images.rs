@@ -10,6 +10,8 @@
 
 use thiserror::Error;
 
+use super::packing::clip;
+
 /// Most image spans one run takes.
 pub const MAX_IMAGES: usize = 1 << 16;
 
@@ -140,15 +142,6 @@ pub fn check_image_spans(spans: &[[u64; 2]], n: u64) -> Result<Vec<[u64; 2]>, Im
 /// The spans as typed: `START:LEN,...`.
 pub fn image_spans_text(spans: &[[u64; 2]]) -> String {
     spans.iter().map(|[s, l]| format!("{s}:{l}")).collect::<Vec<_>>().join(",")
-}
-
-/// At most 40 characters of user text in an error message.
-fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -157,8 +157,8 @@ fn read_ids(text: &str) -> Result<Vec<u64>, PackingError> {
     }
 }
 
-/// At most 40 characters of user text in an error message.
-fn clip(s: &str) -> String {
+/// At most 40 characters of user text in an error message (documents and image spans).
+pub(super) fn clip(s: &str) -> String {
     let mut out: String = s.chars().take(40).collect();
     if s.chars().count() > 40 {
         out.push('…');
