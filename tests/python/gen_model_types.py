@@ -89,11 +89,15 @@ DECODER_ONLY = {"pp_formulanet_text"}
 #   "C": the masks detect the documents, but short causal convolutions beside the attention or
 #        recurrence (and a recurrence that resets at position 0) read a few positions across each
 #        boundary, which no layer kind describes with documents: a run with documents is refused.
-MROPE_TEXT_POSITIONS = ("cosmos3_edge_text", "ernie4_5_vl_moe_text", "glm4v_text", "glm4v_moe_text", "glm_ocr_text",
-                        "hunyuan_vl_text", "hy_v4_vl_text", "paddleocr_vl_text", "qwen2_5_omni_text",
+MROPE_TEXT_POSITIONS = ("cosmos3_edge_text", "ernie4_5_vl_moe_text", "glm4v_text", "glm4v_moe_text", "glm_image_text",
+                        "glm_ocr_text", "hunyuan_vl_text", "hy_v4_vl_text", "paddleocr_vl_text", "qwen2_5_omni_text",
                         "qwen2_5_vl_text", "qwen2_vl_text")
+# Builders called only `if attention_mask is not None` (AIMv2's text tower): with a 2-D mask the
+# packing is not looked for, and without one no mask is built at all: read across either way.
+MASK_ONLY_WITH_ATTENTION_MASK = ("aimv2_text_model",)
 CROSSING_CONVOLUTIONS = ("inkling_text", "inkling2_text", "inkling2_loop_text", "recurrent_gemma", "zaya")
-PACKING = {**{t: "M" for t in MROPE_TEXT_POSITIONS}, **{t: "C" for t in CROSSING_CONVOLUTIONS}}
+PACKING = {**{t: "M" for t in MROPE_TEXT_POSITIONS}, **{t: "C" for t in CROSSING_CONVOLUTIONS},
+           **{t: "0" for t in MASK_ONLY_WITH_ATTENTION_MASK}}
 
 # A forward that makes a 2-D attention mask when given none (IDEFICS), or a cache whatever
 # `use_cache` says (DiffusionGemma), never lets the builders look at the position ids: an

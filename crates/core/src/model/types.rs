@@ -8,7 +8,7 @@
 pub(super) static TYPES: &str = "\
 afmoe	D		num_hidden_layers	32			max_position_embeddings	16384	0		0	0\n\
 aimv2	C	aimv2_text_model							0			0\n\
-aimv2_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		1	0\n\
+aimv2_text_model	D		num_hidden_layers	12			max_position_embeddings	77	0		0	0\n\
 albert	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
 align	C	align_text_model							0			0\n\
 align_text_model	E		num_hidden_layers	12			max_position_embeddings	512	0		0	0\n\
@@ -153,7 +153,7 @@ glm4v_text	D		num_hidden_layers	40			max_position_embeddings	32768	0		M	0\n\
 glm5_next	C	glm5_next_text							0			0\n\
 glm5_next_text	D		num_hidden_layers	45			max_position_embeddings	1048576	0		0	0\n\
 glm_image	C	glm_image_text							0			0\n\
-glm_image_text	D		num_hidden_layers	40			max_position_embeddings	131072	0		1	0\n\
+glm_image_text	D		num_hidden_layers	40			max_position_embeddings	131072	0		M	0\n\
 glm_moe_dsa	D		num_hidden_layers	78			max_position_embeddings	202752	0	indexed_attention	1	0\n\
 glm_ocr	C	glm_ocr_text							0			0\n\
 glm_ocr_text	D		num_hidden_layers	16			max_position_embeddings	131072	0		M	0\n\
