@@ -398,7 +398,9 @@ def bad_input():
 
 
 SIGINT_CHILD = r"""
-import sys, time, torch, hasseflow, transformers as tf
+import signal, sys, time, torch, hasseflow, transformers as tf
+# a shell's background job starts with SIGINT ignored; a terminal or Jupyter kernel has Python's handler
+signal.signal(signal.SIGINT, signal.default_int_handler)
 torch.manual_seed(0)
 m = tf.LlamaModel(tf.LlamaConfig(num_hidden_layers=2, vocab_size=64, hidden_size=32, intermediate_size=64,
                                  num_attention_heads=4, num_key_value_heads=2, attn_implementation="eager"))

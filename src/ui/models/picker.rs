@@ -187,14 +187,20 @@ pub fn model_picker(p: &PickerProps) -> Html {
                     value={(*enc_text).clone()} onchange={on_enc} aria-describedby="model-encoder-hint" />
                 <p class="hint" id="model-encoder-hint">{"The encoder's positions come first (default: n of them), then the decoder's n. No packed documents here."}</p>
             } else {
-                <label class="field" for="model-docs">{"Document lengths (optional)"}</label>
-                <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()} onchange={on_docs}
-                    aria-describedby="model-docs-hint" />
-                <p class="hint" id="model-docs-hint">{"comma list summing to n: packed documents, each its own sequence"}</p>
-                <label class="field" for="model-images">{"Image spans (optional)"}</label>
-                <input id="model-images" type="text" placeholder="e.g. 3:256,300:256" value={(*images_text).clone()}
-                    onchange={on_images} aria-describedby="model-images-hint" />
-                <p class="hint" id="model-images-hint">{"START:LEN list: each image's tokens read each other both ways (Gemma 3's token_type_ids)"}</p>
+                <div class="field-pair">
+                    <div>
+                        <label class="field" for="model-docs">{"Documents"}</label>
+                        <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()}
+                            onchange={on_docs} aria-describedby="model-docs-hint" />
+                        <p class="hint" id="model-docs-hint">{"lengths summing to n"}</p>
+                    </div>
+                    <div>
+                        <label class="field" for="model-images">{"Image spans"}</label>
+                        <input id="model-images" type="text" placeholder="e.g. 3:256" value={(*images_text).clone()}
+                            onchange={on_images} aria-describedby="model-images-hint" />
+                        <p class="hint" id="model-images-hint">{"START:LEN, read both ways"}</p>
+                    </div>
+                </div>
             }
         </section>
         <section class="panel model-actions" aria-label="Use the result">
