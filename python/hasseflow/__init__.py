@@ -14,7 +14,6 @@ Every computation is the Rust core's (the same as the CLI's and the web app's); 
 """
 
 import json
-import operator
 import os
 
 import numpy as np
@@ -167,31 +166,11 @@ def model(source, context, documents=None, *, images=None, encoder_context=None,
     and the `rows` to report per layer."""
     config, gallery, name = _config_of(source)
     docs = [] if documents is None else [int(d) for d in documents]
-    spans = _image_spans(images)
+    spans = _inputs.image_spans(images)
     max_bytes = None if max_memory_gib is None else int(max_memory_gib * (1 << 30))
     text = _native.model_run(int(context), config, gallery, name, encoder_context, docs, [int(q) for q in rows],
                              direction, max_bytes, spans)
     return ModelReport(json.loads(text))
-
-
-def _image_spans(images):
-    """`images` as a list of `(start, length)` pairs of non-negative ints; anything else is a
-    HasseflowError naming the entry (the spans themselves are checked by the core)."""
-    if images is None:
-        return []
-    if isinstance(images, (str, bytes)) or not hasattr(images, "__iter__"):
-        raise HasseflowError(f"images: give a list of (start, length) pairs, not {type(images).__name__}")
-    spans = []
-    for i, span in enumerate(images):
-        try:
-            start, length = span
-            pair = (operator.index(start), operator.index(length))
-        except (TypeError, ValueError):
-            raise HasseflowError(f"images: entry {i} ({span!r:.40}) is not a (start, length) pair of ints") from None
-        if pair[0] < 0 or pair[1] < 0 or pair[0] >= 1 << 64 or pair[1] >= 1 << 64:
-            raise HasseflowError(f"images: entry {i} ({span!r:.40}) has a negative or too large number")
-        spans.append(pair)
-    return spans
 
 
 def _config_of(source):

@@ -2,6 +2,7 @@
 rows (the structured engine), or a file's bytes. torch is imported only when an input needs it."""
 
 import json
+import operator
 import os
 
 import numpy as np
@@ -280,3 +281,23 @@ def read_source(x):
             raise HasseflowError(f"{x}: no such file")
         return x.encode()
     raise HasseflowError(f"cannot read a mask from {type(x).__name__}")
+
+
+def image_spans(images):
+    """`images` as a list of `(start, length)` pairs of non-negative ints; anything else is a
+    HasseflowError naming the entry (the spans themselves are checked by the core)."""
+    if images is None:
+        return []
+    if isinstance(images, (str, bytes)) or not hasattr(images, "__iter__"):
+        raise HasseflowError(f"images: give a list of (start, length) pairs, not {type(images).__name__}")
+    spans = []
+    for i, span in enumerate(images):
+        try:
+            start, length = span
+            pair = (operator.index(start), operator.index(length))
+        except (TypeError, ValueError):
+            raise HasseflowError(f"images: entry {i} ({span!r:.40}) is not a (start, length) pair of ints") from None
+        if pair[0] < 0 or pair[1] < 0 or pair[0] >= 1 << 64 or pair[1] >= 1 << 64:
+            raise HasseflowError(f"images: entry {i} ({span!r:.40}) has a negative or too large number")
+        spans.append(pair)
+    return spans

@@ -192,28 +192,23 @@ def _input_spec(model):
                          "config.hidden_size)")
 
 
-def _takes_inputs_embeds(model):
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return
-    if "inputs_embeds" not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        raise HasseflowError("measure: the model's forward takes no inputs_embeds (measure needs to set the input "
-                             "embeddings)")
-
-
-def _forward_kwargs(model, n, docs, packing, attention_mask, images, device):
-    """The keyword arguments of every pass except inputs_embeds (batch dimension 1, expanded per pass)."""
-    import torch
-
+def _forward_params(model):
+    """The parameters of the model's forward; it must take inputs_embeds by name."""
     try:
         params = inspect.signature(model.forward).parameters
     except (TypeError, ValueError):
         params = {}
-    takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
     if "inputs_embeds" not in params:
         raise HasseflowError("measure: the model's forward takes no inputs_embeds (measure needs to set the input "
                              "embeddings)")
+    return params
+
+
+def _forward_kwargs(params, n, docs, packing, attention_mask, images, device):
+    """The keyword arguments of every pass except inputs_embeds (batch dimension 1, expanded per pass)."""
+    import torch
+
+    takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
 
     def takes(name):
         return name in params or takes_kwargs
@@ -313,7 +308,6 @@ class _Runner:
         self.batch = batch
         self.probes = 0
         self.forwards = 0
-        self.layers = None
         self.reference = None
         self.noise = None  # the difference mode's noise floor (largest re-run difference; 0 = bit-identical)
         self.notes = []
@@ -341,16 +335,12 @@ class _Runner:
         for h in res:
             if h is not None and (h.dim() < 3 or h.shape[0] != b or h.shape[1] != self.n):
                 raise HasseflowError(f"measure: a hidden state of shape {tuple(h.shape)} is not (batch, {self.n}, d)")
-        if self.layers is None:
-            self.layers = len(res)
         return res
 
     def _call(self, fn):
         try:
             return fn()
         except HasseflowError:
-            raise
-        except KeyboardInterrupt:
             raise
         except NotImplementedError as e:
             if self.mode == "exact" and "forward AD" in str(e):
@@ -455,14 +445,6 @@ class _Prediction:
         out[q[hit]] = True
         return out
 
-    def full(self, l):
-        if self.dense is not None:
-            return self.dense[l]
-        out = np.zeros((self.n, self.n), dtype=bool)
-        q, lo, hi = self.rows[l]
-        for a, b, c in zip(q, lo, hi):
-            out[a, b:c + 1] = True
-        return out
 
 
 def _predicted_from_config(conf, n, docs, images, packing="position_ids"):
@@ -674,9 +656,9 @@ def measure(model, n, documents=None, *, expected=None, images=None, columns=Non
     if isinstance(limit, int) and 0 < limit < n:
         notes.append(f"n = {n} is above the config's max_position_embeddings = {limit}: positions past it are "
                      "measured as the model computes them")
-    _takes_inputs_embeds(model)
+    params = _forward_params(model)
     spec = _input_spec(model)
-    kw, batched = _forward_kwargs(model, n, docs, packing, attention_mask, imgs, spec[2])
+    kw, batched = _forward_kwargs(params, n, docs, packing, attention_mask, imgs, spec[2])
     if packing == "mask" and docs:
         causal = not getattr(conf, "is_encoder_decoder", False) and _is_causal(conf)
         batched["attention_mask"] = _four_d_mask(n, docs, causal, spec[1], spec[2])
@@ -698,15 +680,17 @@ def measure(model, n, documents=None, *, expected=None, images=None, columns=Non
 
 
 def _is_causal(conf):
-    if conf is None:
+    """Whether the model's own mask is causal, as the core's config reader (checked against every
+    Transformers type) reads it; a config it cannot read is taken as a decoder's unless it says
+    `is_causal: false`."""
+    if conf is None or not hasattr(conf, "to_json_string"):
         return True
-    if getattr(conf, "is_decoder", False) or getattr(conf, "is_causal", False):
-        return True
-    return type(conf).__name__ not in _ENCODER_CONFIGS and "Bert" not in type(conf).__name__
+    from . import model as run_model
 
-
-_ENCODER_CONFIGS = {"RobertaConfig", "XLMRobertaConfig", "DistilBertConfig", "AlbertConfig", "ElectraConfig",
-                    "DebertaConfig", "DebertaV2Config", "ModernBertConfig", "T5Config"}
+    try:
+        return bool(run_model(conf, 1).json["causal"])
+    except HasseflowError:
+        return getattr(conf, "is_causal", True) is not False
 
 
 def _int_attr(conf, names, default):
@@ -743,15 +727,12 @@ def _short(xs, what="documents"):
 
 
 def _images(images, n):
-    if not images:
-        return []
+    """The spans as (start, length) pairs inside n, sorted, touching ones merged."""
+    from ._inputs import image_spans
+
     out = []
-    for i, span in enumerate(images):
-        try:
-            s, length = (int(operator.index(x)) for x in span)
-        except (TypeError, ValueError):
-            raise HasseflowError(f"measure: image {i} is {span!r}; give (start, length) pairs") from None
-        if length < 1 or s < 0 or s + length > n:
+    for i, (s, length) in enumerate(image_spans(images)):
+        if length < 1 or s + length > n:
             raise HasseflowError(f"measure: image {i} ({s}, {length}) is not inside 0..{n}")
         out.append((s, length))
     out.sort()

@@ -96,14 +96,19 @@ def bug_hybrid_state_crosses_documents():
     check_leak(m, "bug 2: the hybrid's state crosses documents", layer=1, cross=True, docs=docs)
 
 
+def every_head(query, key, value):
+    """Grouped key/value heads repeated to the query's heads."""
+    groups = query.shape[1] // key.shape[1]
+    return key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
+
+
 def window_off_by_one(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kw):
     """A local attention written by hand: `q - k <= window` where the config means `q - k < window`."""
     n = query.shape[2]
     w = module.config.sliding_window
     i = torch.arange(n)
     allowed = (i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] <= w)
-    key = key.repeat_interleave(query.shape[1] // key.shape[1], 1)
-    value = value.repeat_interleave(query.shape[1] // value.shape[1], 1)
+    key, value = every_head(query, key, value)
     scores = (query @ key.transpose(-1, -2)) * scaling
     scores = scores.masked_fill(~allowed, float("-inf"))
     return (scores.softmax(-1) @ value).transpose(1, 2).contiguous(), None
@@ -111,8 +116,7 @@ def window_off_by_one(module, query, key, value, attention_mask, scaling=None, d
 
 def ignores_mask(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kw):
     """Eager attention that drops the mask it is given."""
-    key = key.repeat_interleave(query.shape[1] // key.shape[1], 1)
-    value = value.repeat_interleave(query.shape[1] // value.shape[1], 1)
+    key, value = every_head(query, key, value)
     scores = (query @ key.transpose(-1, -2)) * scaling
     return (scores.softmax(-1) @ value).transpose(1, 2).contiguous(), None
 
@@ -126,8 +130,7 @@ def packed_sdpa_wrong_lengths(module, query, key, value, attention_mask, scaling
     doc = torch.bucketize(torch.arange(n), ends, right=True)
     i = torch.arange(n)
     allowed = (doc[:, None] == doc[None, :]) & (i[:, None] >= i[None, :])
-    key = key.repeat_interleave(query.shape[1] // key.shape[1], 1)
-    value = value.repeat_interleave(query.shape[1] // value.shape[1], 1)
+    key, value = every_head(query, key, value)
     out = F.scaled_dot_product_attention(query, key, value, attn_mask=allowed, scale=scaling)
     return out.transpose(1, 2).contiguous(), None
 
