@@ -19,18 +19,14 @@ import os
 import numpy as np
 
 from . import _inputs, _native
-from ._measure import Measurement, measure
+from ._measure import Measurement, measure, redraw
 from ._native import HasseflowError
-from ._reports import Analysis, Derived, ModelReport
+from ._reports import Analysis, Derived, Limit, ModelReport
 
-__all__ = ["analyze", "model", "derive", "measure", "gallery", "HasseflowError", "Analysis", "ModelReport",
-           "Derived", "Measurement", "MAX_N"]
+__all__ = ["analyze", "model", "derive", "measure", "redraw", "gallery", "HasseflowError", "Analysis", "ModelReport",
+           "Derived", "Measurement", "Limit", "MAX_N"]
 __version__ = _native.VERSION
 MAX_N = _native.MAX_N
-FAMILIES = ("autoregressive", "block", "butterfly", "mae")
-# Most cells torch evaluates for one callable (n = 32768: about 20 s on 2 cores). Above, the
-# callable's source is read by the core's mask_mod reader (interval rows, any n up to 16M).
-CALLABLE_MAX_CELLS = 1 << 30
 
 
 def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
@@ -46,15 +42,17 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
     with `layers=`, a mask_mod or BlockMask runs on the structured engine (up to 16M positions),
     `layers` copies deep or, without it, at the depth that reaches the limit (up to 64).
     """
-    if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
-        raise HasseflowError(f"n = {n!r}: give a positive number of positions")
+    n = None if n is None else _inputs.as_int(n, "n", 1)
+    layers = None if layers is None else _inputs.as_int(layers, "layers", 1)
+    b, h = _inputs.as_int(b, "b"), _inputs.as_int(h, "h")
     if _inputs.is_block_mask(mask):
-        size, (offsets, spans) = _inputs.block_mask_rows(mask, b, h)
+        size, (offsets, spans) = _inputs.block_mask_rows(mask, b, h, capped=False)
         if n is not None and n != size:
             raise HasseflowError(f"n = {n}, but the BlockMask has {size} positions")
         if size <= MAX_N and layers is None:
-            dense = _rows_to_dense(size, offsets, spans)
+            dense = _inputs.rows_to_dense(size, offsets, spans)
             return _dense(dense, labels)
+        _inputs.check_row_intervals(np.diff(np.frombuffer(offsets, dtype="<u8")), "BlockMask")
         return Analysis(json.loads(_native.analyze_rows(size, offsets, spans, layers)))
     if callable(mask) and not isinstance(mask, type):
         if n is None:
@@ -63,10 +61,13 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
             return _dense(_inputs.mask_mod_dense(mask, n, b, h), labels)
         if n > _native.MAX_STRUCTURED_N:
             raise HasseflowError(f"n = {n} is above the structured engine's limit {_native.MAX_STRUCTURED_N}")
-        if n * n > CALLABLE_MAX_CELLS:
-            return _from_source(mask, n, b, h, layers)
-        offsets, spans = _inputs.mask_mod_rows(mask, n, b, h)
-        return Analysis(json.loads(_native.analyze_rows(n, offsets, spans, layers)))
+        notes = []
+        rows = _inputs.mask_mod_block_rows(mask, n, b, h)
+        if rows is None:  # something the block bounds do not model: every cell through torch
+            notes.append(f"n = {n}: every cell evaluated by torch ({n * n:.2e} cells): the mask_mod does something "
+                         "the block bounds do not model (a Python branch on a position, .item(), ...)")
+            rows = _inputs.mask_mod_rows(mask, n, b, h)
+        return Analysis(json.loads(_native.analyze_rows(n, *rows, layers)), notes=notes)
     if isinstance(mask, (list, tuple)):
         if not mask:
             raise HasseflowError("an empty stack: give at least one layer")
@@ -74,12 +75,12 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
                    for i, m in enumerate(mask)]
         return _file(_inputs.stack_file(layers_), None, b, h, None)
     if isinstance(mask, dict):
-        return _file(json.dumps(mask).encode(), n, b, h, layers)
+        return _file(json.dumps(mask, default=_inputs.json_default).encode(), n, b, h, layers)
     if isinstance(mask, (str, bytes, bytearray, os.PathLike)):
         return _file(_inputs.read_source(mask), n, b, h, layers)
+    if getattr(mask, "ndim", None) == 4:
+        mask = mask[_inputs.pick(mask.shape[0], b, "b", "mask's batch"), _inputs.pick(mask.shape[1], h, "h", "mask's heads")]
     arr = _inputs.as_bool_array(mask)
-    if arr.ndim == 4:
-        arr = arr[b if arr.shape[0] > 1 else 0, h if arr.shape[1] > 1 else 0]
     if arr.ndim == 3:
         return analyze(list(arr), n=n, labels=labels)
     arr = _inputs.square(arr)
@@ -91,44 +92,22 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
     return _dense(arr, labels)
 
 
-def _from_source(mask_mod, n, b, h, layers):
-    """A callable too long for torch to evaluate cell by cell: its source text, read by the core
-    (exact, on interval rows), or a message saying what to give instead."""
-    import inspect
-    import textwrap
-
-    advice = (f"a mask_mod callable at n = {n} is {n * n:.2e} cells for torch to evaluate (the limit is "
-              f"{CALLABLE_MAX_CELLS:.2e}); give its BlockMask, or its source file, for the structured engine")
-    try:
-        source = textwrap.dedent(inspect.getsource(mask_mod))
-    except (OSError, TypeError):
-        raise HasseflowError(f"{advice} (its source is not available)") from None
-    try:
-        text, _, notes = _native.analyze_file(source.encode(), n, b, h, layers)
-    except HasseflowError as e:
-        raise HasseflowError(f"{advice} (its source is not read: {e})") from None
-    notes = [f"n = {n}: evaluated from the source of `{getattr(mask_mod, '__name__', 'mask_mod')}` by hasseflow's "
-             f"mask_mod reader (torch would evaluate {n * n:.2e} cells)", *notes]
-    return Analysis(json.loads(text), notes=notes)
-
-
 def _as_mask(m, n, b, h, what):
+    """One layer of a stack as an (n, n) bool array: a mask_mod (at n), a BlockMask, or a mask."""
+    if _inputs.is_block_mask(m):
+        size, (offsets, spans) = _inputs.block_mask_rows(m, b, h, capped=False)
+        if size > MAX_N:
+            raise HasseflowError(f"{what}: a BlockMask of {size} positions; a stack is analysed densely, up to {MAX_N}")
+        return _inputs.rows_to_dense(size, offsets, spans)
     if callable(m) and not isinstance(m, type):
         if n is None:
             raise HasseflowError(f"{what}: a mask_mod in a stack needs n=")
+        if n > MAX_N:
+            raise HasseflowError(f"{what}: n = {n}; a stack is analysed densely, up to {MAX_N}")
         return _inputs.mask_mod_dense(m, n, b, h)
-    arr = _inputs.as_bool_array(m, what)
-    return arr
-
-
-def _rows_to_dense(n, offsets, spans):
-    off = np.frombuffer(offsets, dtype="<u8").astype(np.int64)
-    sp = np.frombuffer(spans, dtype="<u4").reshape(-1, 2).astype(np.int64)
-    out = np.zeros((n, n), dtype=bool)
-    rows = np.repeat(np.arange(n), np.diff(off))
-    for (lo, hi), q in zip(sp, rows):
-        out[q, lo:hi + 1] = True
-    return out
+    if getattr(m, "ndim", None) == 4:
+        m = m[_inputs.pick(m.shape[0], b, "b", f"{what}'s batch"), _inputs.pick(m.shape[1], h, "h", f"{what}'s heads")]
+    return _inputs.as_bool_array(m, what)
 
 
 def _dense(arr, labels=None):
@@ -157,20 +136,59 @@ def _file(data, n, b, h, layers):
                     labels=report.get("labels"))
 
 
-def model(source, context, documents=None, *, images=None, encoder_context=None, rows=(), direction=None,
-          max_memory_gib=None):
+def model(source, n=None, documents=None, *, images=None, encoder_context=None, rows=(), direction=None,
+          max_memory_gib=None, context=None):
     """`hasseflow model --json` on a Transformers `PretrainedConfig`, a model (its `.config`), a
-    `config.json` path, a dict, or a gallery name (`hasseflow.gallery()`), at `context` tokens with
-    packed `documents` (lengths summing to the context), `images` as `(start, length)` pairs (each
-    image's tokens read each other both ways, as Gemma 3's `token_type_ids` make them; `--images`)
-    and the `rows` to report per layer."""
+    `config.json` path, a dict, or a gallery name (`hasseflow.gallery()`), at `n` tokens (`context=`
+    is the same) with packed `documents` (lengths summing to n), `images` as `(start, length)` pairs
+    (each image's tokens read each other both ways, as Gemma 3's `token_type_ids` make them;
+    `--images`) and the `rows` to report per layer."""
+    if n is None and context is None:
+        raise HasseflowError("model: give n (the context length in tokens)")
+    if n is not None and context is not None and n != context:
+        raise HasseflowError(f"model: n = {n} and context = {context} differ; give one")
+    n = _inputs.as_int(context if n is None else n, "n", 1)
     config, gallery, name = _config_of(source)
-    docs = [] if documents is None else [int(d) for d in documents]
+    docs = _document_lengths(documents)
     spans = _inputs.image_spans(images)
-    max_bytes = None if max_memory_gib is None else int(max_memory_gib * (1 << 30))
-    text = _native.model_run(int(context), config, gallery, name, encoder_context, docs, [int(q) for q in rows],
-                             direction, max_bytes, spans)
+    enc = None if encoder_context is None else _inputs.as_int(encoder_context, "encoder_context", 1)
+    qrows = [_inputs.as_int(q, f"rows[{i}]") for i, q in enumerate(rows)]
+    if max_memory_gib is not None and (not isinstance(max_memory_gib, (int, float, np.number))
+                                       or not max_memory_gib > 0 or not np.isfinite(max_memory_gib)):
+        raise HasseflowError(f"max_memory_gib = {max_memory_gib!r}: give a positive number of GiB")
+    max_bytes = None if max_memory_gib is None else int(min(max_memory_gib, 1 << 20) * (1 << 30))
+    text = _native.model_run(n, config, gallery, name, enc, docs, qrows, direction, max_bytes, spans)
     return ModelReport(json.loads(text))
+
+
+def _document_lengths(documents):
+    """Packed document lengths as whole numbers of at least 1 (a float such as 10.5, a bool or a
+    zero-length document named)."""
+    if documents is None:
+        return []
+    if isinstance(documents, (str, bytes)) or not hasattr(documents, "__iter__"):
+        raise HasseflowError(f"documents: give a list of lengths, not {type(documents).__name__}")
+    out = []
+    for i, d in enumerate(documents):
+        if isinstance(d, (float, np.floating)) and float(d).is_integer():
+            d = int(d)
+        out.append(_inputs.as_int(d, f"documents[{i}]", 1))
+    return out
+
+
+# Fields a config states its layer count in (Transformers' names across model types).
+LAYER_COUNT_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers",
+                      "decoder_layers", "encoder_layers", "num_encoder_layers")
+
+
+def _check_layer_count(d, where="config"):
+    """A hand-written config dict must state its layer count: the core would otherwise take the
+    config class's default (32 for Llama), which a dict the user wrote rarely means."""
+    subs = [v for k, v in d.items() if isinstance(v, dict) and k in ("text_config", "decoder", "encoder",
+                                                                      "language_config", "llm_config")]
+    if not any(k in d for k in LAYER_COUNT_FIELDS) and not any(any(k in s for k in LAYER_COUNT_FIELDS) for s in subs):
+        raise HasseflowError(f"{where}: no layer count: give num_hidden_layers (or the type's own field: "
+                             "n_layer, num_layers); without it the config class's default would be taken")
 
 
 def _config_of(source):
@@ -181,7 +199,8 @@ def _config_of(source):
     if hasattr(source, "to_json_string") and hasattr(source, "model_type"):
         return source.to_json_string(use_diff=False), None, f"{source.model_type} config"
     if isinstance(source, dict):
-        return json.dumps(source), None, "config"
+        _check_layer_count(source)
+        return json.dumps(source, default=_inputs.json_default), None, "config"
     if isinstance(source, os.PathLike) or (isinstance(source, str) and os.path.isfile(source)):
         path = os.fspath(source)
         if os.path.isdir(path):
@@ -205,15 +224,39 @@ def gallery():
 
 def derive(family, *, sparse=False, **params):
     """Derives the minimal merged training mask of a task family (THEORY §5-6): a built-in family
-    (`"autoregressive"`, `"block"`, `"butterfly"`, `"mae"`) with its options as keywords
-    (`derive("block", n=8, block=2)`, the CLI's `derive ... --json` fields), or a family file
-    (path, text or dict; docs/FAMILY_FORMAT.md)."""
+    with its options as keywords (`derive("block", n=8, block=2)`, the CLI's `derive` options), or a
+    family file (path, text or dict; docs/FAMILY_FORMAT.md). A family's `n` counts tokens; the
+    merged mask has `Derived.n` positions, and `Derived.positions_explained` says how one becomes
+    the other (streams, mask tokens)."""
     if isinstance(family, str) and family in FAMILIES:
-        builtin = json.dumps({"family": family, **params})
-        report, mask, design = _native.derive_family(builtin, None, sparse)
+        text = {}
+        for k, v in params.items():
+            if isinstance(v, (bool, np.bool_)):
+                text[k] = "true" if v else "false"
+            elif isinstance(v, str):
+                text[k] = v
+            else:
+                text[k] = str(_inputs.as_int(v, k))
+        report, mask, design = _native.derive_family(None, None, bool(sparse), family, text)
     else:
         if params:
             raise HasseflowError(f"options {sorted(params)} apply to built-in families only ({', '.join(FAMILIES)})")
         data = json.dumps(family).encode() if isinstance(family, dict) else _inputs.read_source(family)
-        report, mask, design = _native.derive_family(None, data, sparse)
+        report, mask, design = _native.derive_family(None, data, bool(sparse))
     return Derived(json.loads(report), mask, design)
+
+
+def _family_help():
+    """Each built-in family's options with their defaults, from the core's family table."""
+    lines = ["", "Built-in families and their options (the core's family table; `n` counts tokens):"]
+    for f in json.loads(_native.families()):
+        lines.append(f"  {f['name']!r} ({f['title']}):")
+        for p in f["params"]:
+            kind = "|".join(p["options"]) if p["kind"] == "choice" else p["kind"]
+            need = "required" if p["required"] else f"default {p['default']}"
+            lines.append(f"      {p['name']}: {kind}, {need}: {p['help']}")
+    return "\n".join(lines)
+
+
+FAMILIES = tuple(f["name"] for f in json.loads(_native.families()))
+derive.__doc__ += _family_help()

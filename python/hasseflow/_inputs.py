@@ -33,6 +33,33 @@ def mask_of_words(words, n):
     return np.unpackbits(rows, axis=1, bitorder="little")[:, :n].astype(bool)
 
 
+def as_int(x, what, low=0):
+    """A whole number from an int, a NumPy integer or a 0-d integer tensor (anything with
+    `__index__`), at least `low`; anything else (a float, a bool, a string) is a HasseflowError."""
+    if isinstance(x, (bool, np.bool_)):
+        raise HasseflowError(f"{what} = {x!r}: give a whole number, not a bool")
+    try:
+        v = int(operator.index(x))
+    except TypeError:
+        raise HasseflowError(f"{what} = {x!r:.40}: give a whole number") from None
+    if v < low:
+        raise HasseflowError(f"{what} = {v}: give a whole number of at least {low}")
+    return v
+
+
+def json_default(x):
+    """`json.dumps(default=...)` for the NumPy and torch scalars a config dict may hold."""
+    try:
+        return int(operator.index(x))
+    except TypeError:
+        pass
+    if isinstance(x, (np.floating, float)) or type(x).__name__ == "Tensor" and getattr(x, "ndim", 1) == 0:
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise HasseflowError(f"config: a value of type {type(x).__name__} ({x!r:.40}) is not JSON")
+
+
 def _is_torch_tensor(x):
     mod = type(x).__module__
     return mod.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
@@ -46,10 +73,20 @@ def as_bool_array(x, what="mask"):
     """A tensor or array of 0/1 (bool, integer or float) as a NumPy bool array; anything else is a
     HasseflowError naming what is wrong."""
     if _is_torch_tensor(x):
+        if x.device.type == "meta":
+            raise HasseflowError(f"{what}: a tensor on the meta device has no values (materialise it first)")
+        if x.layout != _torch().strided:
+            if x.layout not in (_torch().sparse_coo, _torch().sparse_csr):
+                raise HasseflowError(f"{what}: a tensor with layout {x.layout} (give a dense or sparse mask)")
+            x = x.to_dense()
         x = x.detach().to("cpu")
-        if x.is_floating_point() or x.is_complex():
+        if x.is_complex():
+            raise HasseflowError(f"{what}: dtype {x.dtype} is not bool, integer or float")
+        if x.is_floating_point():
             x = x.double()
         x = x.numpy()
+    elif type(x).__module__.startswith("scipy.sparse"):
+        x = x.toarray()
     if not isinstance(x, np.ndarray):
         try:
             x = np.asarray(x)
@@ -60,6 +97,16 @@ def as_bool_array(x, what="mask"):
     if x.dtype.kind not in "biuf":
         raise HasseflowError(f"{what}: dtype {x.dtype} is not bool, integer or float")
     bad = (x != 0) & (x != 1)
+    if x.dtype.kind == "f" and bad.any():
+        # An additive mask (what Transformers and SDPA take): 0 where attended, -inf or the dtype's
+        # most negative value (finfo.min) where not.
+        blocked = np.isneginf(x) | (x <= np.finfo(np.float32).min / 2)
+        if not ((x == 0) | blocked).any() or ((x == 0) | blocked).all():
+            return x == 0
+        bad = ~((x == 0) | blocked)
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise HasseflowError(f"{what}: entry {where} is {x[where]!r}; an additive mask holds only 0 and -inf "
+                             "(or finfo.min), a 0/1 mask only 0 and 1")
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise HasseflowError(f"{what}: entry {where} is {x[where]!r}; a mask holds only 0 and 1 (or bool)")
@@ -98,8 +145,14 @@ def eval_rows(mask_mod, n, b, h, start, stop, kv_start=0, kv_stop=None):
         m = create_mask(shifted, 1, 1, stop - start, kv_stop - kv_start, device="cpu")
     except HasseflowError:
         raise
+    except MemoryError:
+        raise HasseflowError(f"out of memory evaluating rows {start}..{stop - 1} of the mask_mod; free memory, or "
+                             "give a smaller n") from None
     except Exception as e:
         raise HasseflowError(f"the mask_mod raised on rows {start}..{stop - 1}: {type(e).__name__}: {e}") from None
+    if m.dtype != torch.bool:
+        raise HasseflowError(f"the mask_mod returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
+                             "create_block_mask asserts mask.dtype must be torch.bool); compare, e.g. `(...) != 0`")
     return m[0, 0].numpy()
 
 
@@ -167,13 +220,31 @@ def mask_mod_rows(mask_mod, n, b=0, h=0):
     return rb.finish()
 
 
-def block_mask_rows(bm, b=0, h=0):
+def pick(size, i, what, dim):
+    """Index `i` (b or h) into a dimension of `size` (1: broadcast), refused when out of range."""
+    i = as_int(i, what)
+    if size != 1 and i >= size:
+        raise HasseflowError(f"{what} = {i} is out of range: the {dim} has {size} (0..{size - 1})")
+    return 0 if size == 1 else i
+
+
+def rows_to_dense(n, offsets, spans):
+    """Interval rows (CSR bytes) as an (n, n) bool array."""
+    off = np.frombuffer(offsets, dtype="<u8").astype(np.int64)
+    sp = np.frombuffer(spans, dtype="<u4").reshape(-1, 2).astype(np.int64)
+    rows = np.repeat(np.arange(n), np.diff(off))
+    step = np.zeros((n, n + 1), dtype=np.int32)
+    np.add.at(step, (rows, sp[:, 0]), 1)
+    np.add.at(step, (rows, sp[:, 1] + 1), -1)
+    return np.cumsum(step, axis=1)[:, :n] > 0
+
+
+def block_mask_rows(bm, b=0, h=0, capped=True):
     """Interval rows of a FlexAttention BlockMask at its real length: full blocks as whole key
     ranges, partial blocks evaluated by the BlockMask's own mask_mod (torch's create_mask, many
-    blocks per call), never the dense n x n mask."""
-    torch = _torch()
-    from torch.nn.attention.flex_attention import create_mask
-
+    blocks per call), never the dense n x n mask. `capped`: refuse rows over the structured
+    engine's interval limit (off when the rows are made dense)."""
+    _torch()
     q_len, kv_len = (int(x) for x in bm.seq_lengths)
     if q_len != kv_len:
         raise HasseflowError(f"BlockMask: {q_len} queries and {kv_len} keys; self-attention masks are square")
@@ -184,13 +255,33 @@ def block_mask_rows(bm, b=0, h=0):
     def table(num, idx):
         if num is None:
             return [()] * nqb
-        bsel = 0 if num.shape[0] == 1 else b
-        hsel = 0 if num.shape[1] == 1 else h
+        bsel = pick(num.shape[0], b, "b", "BlockMask's batch")
+        hsel = pick(num.shape[1], h, "h", "BlockMask's heads")
         num = num[bsel, hsel].to("cpu").numpy()
         idx = idx[bsel, hsel].to("cpu").numpy()
-        return [sorted(int(j) for j in idx[i, :num[i]] if int(j) * kb < n) for i in range(min(nqb, len(num)))]
+        rows = min(nqb, len(num))
+        if (num[:rows] < 0).any() or (num[:rows] > idx.shape[-1]).any():
+            raise HasseflowError(f"BlockMask: a block count is outside 0..{idx.shape[-1]}")
+        used = np.concatenate([idx[i, :num[i]] for i in range(rows)]) if rows else np.zeros(0, np.int64)
+        if (used < 0).any():
+            raise HasseflowError(f"BlockMask: a kv index is negative ({int(used.min())}); indices name key blocks "
+                                 f"0..{-(-n // kb) - 1}")
+        return [sorted(int(j) for j in idx[i, :num[i]] if int(j) * kb < n) for i in range(rows)]
 
     partial, full = table(bm.kv_num_blocks, bm.kv_indices), table(bm.full_kv_num_blocks, bm.full_kv_indices)
+    return n, rows_of_blocks(n, qb, kb, partial, full, bm.mask_mod, b, h, "the BlockMask's mask_mod",
+                             "BlockMask" if capped else None)
+
+
+def rows_of_blocks(n, qb, kb, partial, full, mask_mod, b, h, what="the mask_mod", capped="mask_mod"):
+    """Interval rows from a block layout: per query block, the key blocks that are `full` (whole
+    key ranges, no cell visited) and `partial` (every cell evaluated by `mask_mod` through torch's
+    create_mask, many blocks per call); other blocks are empty. `capped` names the input when
+    rows over the structured engine's interval limit are refused."""
+    torch = _torch()
+    from torch.nn.attention.flex_attention import create_mask
+
+    nqb = -(-n // qb)
     # Every partial block at once (in batches): virtual query p * qb + r is row q0[p] + r,
     # virtual key c is k0[p] + c (clamped inside the sequence; cells past it are dropped).
     pairs = [(i, j) for i in range(len(partial)) for j in partial[i]]
@@ -206,25 +297,34 @@ def block_mask_rows(bm, b=0, h=0):
             p = q // qb
             qq = torch.clamp(q0[p] + q % qb, max=n - 1)
             kk = torch.clamp(k0[p] + kv, max=n - 1)
-            return bm.mask_mod(bt, ht, qq, kk)
+            return mask_mod(bt, ht, qq, kk)
 
         try:
-            m = create_mask(virtual, 1, 1, len(batch) * qb, kb, device="cpu")[0, 0].numpy()
+            m = create_mask(virtual, 1, 1, len(batch) * qb, kb, device="cpu")[0, 0]
+        except MemoryError:
+            raise HasseflowError(f"out of memory evaluating {len(batch)} blocks of {what}; free memory or give a "
+                                 "smaller n") from None
         except Exception as e:
-            raise HasseflowError(f"the BlockMask's mask_mod raised: {type(e).__name__}: {e}") from None
-        m = m.reshape(len(batch), qb, kb)
+            raise HasseflowError(f"{what} raised: {type(e).__name__}: {e}") from None
+        if m.dtype != torch.bool:
+            raise HasseflowError(f"{what} returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
+                                 "create_block_mask asserts mask.dtype must be torch.bool)")
+        m = m.numpy().reshape(len(batch), qb, kb)
         for t, key in enumerate(batch):
             subs[key] = m[t]
     rb = RowBuilder(n)
     for i in range(nqb):
         q0, q1 = i * qb, min(n, (i + 1) * qb)
         rows = q1 - q0
-        blocks = sorted([(j, True) for j in (full[i] if i < len(full) else ())]
-                        + [(j, False) for j in (partial[i] if i < len(partial) else ())])
+        # Runs of consecutive full blocks are one column each: (first block, last block, full).
+        fj = np.asarray(sorted(full[i] if i < len(full) else ()), dtype=np.int64)
+        cut = np.flatnonzero(np.diff(fj) != 1) + 1 if len(fj) else np.zeros(0, np.int64)
+        runs = [(int(r[0]), int(r[-1]), True) for r in np.split(fj, cut)] if len(fj) else []
+        blocks = sorted(runs + [(j, j, False) for j in (partial[i] if i < len(partial) else ())])
         cols, lo, hi = [], [], []
         last = None  # the key block the previous column ended in
-        for j, is_full in blocks:
-            k0, k1 = j * kb, min(n, (j + 1) * kb)
+        for j, j_last, is_full in blocks:
+            k0, k1 = j * kb, min(n, (j_last + 1) * kb)
             if last is not None and j != last + 1:
                 cols.append(np.zeros((rows, 1), dtype=bool))  # a gap: runs never cross it
                 lo.append(0)
@@ -237,14 +337,31 @@ def block_mask_rows(bm, b=0, h=0):
                 cols.append(subs[(i, j)][:rows, :k1 - k0])
                 lo.extend(range(k0, k1))
                 hi.extend(range(k0, k1))
-            last = j
+            last = j_last
         if not cols:
             continue
         r, a, z = runs_of(np.concatenate(cols, axis=1))
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         rb.add(q0, r, lo[a], hi[z])
-    check_row_intervals(rb.counts, "BlockMask")
-    return n, rb.finish()
+    if capped:
+        check_row_intervals(rb.counts, capped)
+    return rb.finish()
+
+
+def mask_mod_block_rows(mask_mod, n, b=0, h=0):
+    """Interval rows of a mask_mod at any n, the way create_block_mask lays it out: blocks proved
+    full or empty from one run of the mask_mod on block bounds (`_blocks`), the partial blocks
+    evaluated cell by cell by torch. None when the mask_mod does something the bounds do not model
+    (the caller then evaluates every cell)."""
+    from . import _blocks
+
+    bs = _blocks.block_size(n)
+    try:
+        full, partial = _blocks.classify(mask_mod, n, b, h, bs)
+    except _blocks.Unsupported:
+        return None
+    split = lambda grid: [np.flatnonzero(row).tolist() for row in grid]  # noqa: E731
+    return rows_of_blocks(n, bs, bs, split(partial), split(full), mask_mod, b, h)
 
 
 def stack_file(layers):
@@ -271,11 +388,17 @@ def read_source(x):
         return bytes(x)
     if isinstance(x, os.PathLike) or (isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.exists(x)):
         path = os.fspath(x)
-        size = os.path.getsize(path)
-        if size > 96 * 1024 * 1024:
-            raise HasseflowError(f"{path}: input is {size} bytes; the limit is {96 * 1024 * 1024} bytes")
-        with open(path, "rb") as f:
-            return f.read()
+        cap = 96 * 1024 * 1024
+        if os.path.isdir(path):
+            raise HasseflowError(f"{path}: is a directory; give a mask file")
+        try:
+            with open(path, "rb") as f:
+                data = f.read(cap + 1)  # a device such as /dev/zero has no size: read at most the limit
+        except OSError as e:
+            raise HasseflowError(f"{path}: cannot be read ({e.strerror or e})") from None
+        if len(data) > cap:
+            raise HasseflowError(f"{path}: input is over {cap} bytes, the limit")
+        return data
     if isinstance(x, str):
         if "\n" not in x and not x.lstrip().startswith("{"):
             raise HasseflowError(f"{x}: no such file")

@@ -79,12 +79,17 @@ class Measurement(Report):
         self.column_predicted = column_predicted
 
     @property
-    def table(self):
-        return _table(self.json["per_layer"])
+    def n(self):
+        return self.json["n"]
 
     @property
     def per_layer(self):
-        return self.table
+        """Per layer l >= 1: `layer`, `cells` (measured cells of R(l) over the measured columns),
+        `coverage` (their share of the last layer's), then `measured`, `predicted`, `missing`,
+        `extra`, `cross_document`, `back`, ...; a DataFrame with pandas, else a list of dicts."""
+        last = max(1, self.growth[-1])
+        return _table([{"layer": r["layer"], "cells": r["measured"], "coverage": r["measured"] / last, **r}
+                       for r in self.json["per_layer"]])
 
     @property
     def first_leak(self):
@@ -93,8 +98,26 @@ class Measurement(Report):
 
     @property
     def growth(self):
-        """Measured cells per layer (over what was measured)."""
-        return [row["measured"] for row in self.json["per_layer"]]
+        """`growth[l]`: measured cells of R(l) over the measured columns, from l = 0 (the identity:
+        one cell per measured column) to the model's last layer."""
+        return [len(self.json["columns"] or ())] + [row["measured"] for row in self.json["per_layer"]]
+
+    @property
+    def full_at(self):
+        """The first layer from which the measured reach stops growing up to the last layer; None
+        when it still grows at the last layer (the model is too shallow for its limit)."""
+        g = self.growth
+        if len(g) < 2 or g[-1] != g[-2]:
+            return None
+        at = len(g) - 1
+        while at > 1 and g[at - 1] == g[-1]:
+            at -= 1
+        return at
+
+    @property
+    def L_star(self):
+        """`full_at`: the measured L*."""
+        return self.full_at
 
     def differing_cells(self, layer=None):
         """(q, k) pairs where measurement and prediction differ at `layer` (default: the first layer
@@ -544,11 +567,11 @@ def _compose(reach, m):
 
 
 def _dense_mask(mask, n, b, h):
-    from . import _inputs, _rows_to_dense
+    from . import _inputs
 
     if _inputs.is_block_mask(mask):
         size, (offsets, spans) = _inputs.block_mask_rows(mask, b, h)
-        dense = _rows_to_dense(size, offsets, spans)
+        dense = _inputs.rows_to_dense(size, offsets, spans)
     elif callable(mask):
         dense = _inputs.mask_mod_dense(mask, n, b, h)
     else:
@@ -998,11 +1021,46 @@ def _missing_hint(conf, mode):
     kinds = set(getattr(conf, "layer_types", None) or [])
     linear = [k for k in kinds if any(w in str(k) for w in ("linear", "mamba", "conv", "ssm", "recurrent"))]
     if linear:
-        return ("missing cells with linear-attention or SSM layers often come from decays that underflow to exactly "
-                "zero in random weights; re-draw the decay parameters (as tests/python/live_models.py does) or measure "
-                "the trained weights")
+        return ("missing cells with linear-attention or SSM layers ("
+                + ", ".join(sorted(linear)) + ") are likely decays that underflow to exactly zero in random weights: "
+                "check with hasseflow.redraw(model) (re-draws the decays and all-zero parameters, as the live test "
+                "does) and measure again; trained weights are measured as they are")
     return ("missing cells: the model reads less than predicted (or, in exact mode, a kernel drops derivatives: try "
             "mode='difference')" if mode == "exact" else "missing cells: the model reads less than predicted")
+
+
+def redraw(model):
+    """Re-draws, in place, the parameters of a randomly initialised model that would make `measure`
+    short: all-zero tensors (zero-initialised projections or gates cut paths) and SSM /
+    linear-attention decays (a large A_log or dt bias makes the decay underflow to exactly zero over
+    a few dozen steps: a randomly initialised Qwen3-Next misses 59 cells per layer). What the live
+    test of every model type does before measuring. Returns notes of what was re-drawn. Only for
+    random weights: a trained model is measured as it is."""
+    notes = []
+    import torch
+
+    zeroed = []
+    decays = []
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            base = name.rsplit(".", 1)[-1]
+            if base in ("A_log", "A_logs", "time_decay", "dt_bias", "dt_proj_bias", "decay", "A", "log_decay",
+                        "a_log", "time_maa_w", "alpha_log"):
+                if base in ("A", "A_log", "A_logs", "a_log", "log_decay", "alpha_log"):
+                    p.uniform_(-1.0, 0.0)
+                else:  # dt biases and RWKV time_decay: a small step (decay close to 1)
+                    p.uniform_(-4.0, -3.0)
+                decays.append(base)
+                continue
+            if p.numel() and bool((p == 0).all()):
+                p.normal_(0.0, 0.02)
+                if base != "bias":
+                    zeroed.append(base)
+    if decays:
+        notes.append(f"decays re-drawn small ({', '.join(sorted(set(decays)))})")
+    if zeroed:
+        notes.append(f"all-zero parameters re-drawn ({', '.join(sorted(set(zeroed))[:6])})")
+    return notes
 
 
 def _proves(full, cols, group_info, mode, runner, docs):

@@ -29,9 +29,63 @@ def _table(rows):
     return pandas.DataFrame(rows)
 
 
+class Limit:
+    """The limit `R(L*)` of a result, the same object whatever the engine or the size: `n`, `cells`
+    (its entries), `classes` (how many strongly connected classes it has) and, where the dense
+    relation was computed, `array()` (an `(n, n)` bool array; also what `numpy.asarray(limit)`
+    gives). The structured engine and the model engine keep the limit as interval rows and its
+    order structure, not as an array: `array()` then raises `HasseflowError` saying so."""
+
+    def __init__(self, n, cells, classes, words=None, why=None):
+        self.n, self.cells, self.classes = int(n), int(cells), None if classes is None else int(classes)
+        self._words = words
+        self._why = why or "this result keeps the limit as interval rows, not as a dense array"
+
+    @property
+    def dense(self):
+        """Whether `array()` is available."""
+        return self._words is not None
+
+    def array(self):
+        """The limit as an `(n, n)` bool array (`limit[q, k]`: q reaches k at L*)."""
+        if self._words is None:
+            raise _native.HasseflowError(f"limit.array(): {self._why} (n = {self.n})")
+        return mask_of_words(self._words, self.n)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.array()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        return f"<Limit n = {self.n}, {self.cells} cells, {self.classes} classes>"
+
+
+def _layer_rows(growth, limit_cells, extra=None):
+    """The per-layer rows every result shares: layer l >= 1, its cells |R(l)| and their share of
+    the limit (`coverage`), plus the result's own columns (`extra[l - 1]`)."""
+    limit = max(1, int(limit_cells))
+    rows = []
+    for layer, cells in enumerate(growth[1:], start=1):
+        row = {"layer": layer, "cells": int(cells), "coverage": int(cells) / limit}
+        if extra is not None:
+            row.update({k: v for k, v in extra[layer - 1].items() if k not in row})
+        rows.append(row)
+    return rows
+
+
 class Report:
     """A report of the core: every field of the CLI's JSON object is an attribute (`r.growth`,
-    `r.full_at`, ...) and `r.json` is the object itself."""
+    `r.full_at`, ...) and `r.json` is the object itself.
+
+    Every result (`Analysis`, `ModelReport`, `Derived`, `Measurement`) answers the same names with
+    the same types (docs/PYTHON.md, "One vocabulary"): `n`, `L_star`, `full_at`, `growth`,
+    `per_layer` (alias `table`), and, but for a measurement, `classes` (a count, members through
+    `class_members()`) and `limit` (a `Limit`)."""
+
+    @property
+    def table(self):
+        """The per-layer table (`per_layer`)."""
+        return self.per_layer
 
     def __init__(self, data):
         self.json = data
@@ -146,70 +200,76 @@ class Analysis(Report):
         return self.json.get("engine", "dense")
 
     @property
+    def _reach(self):
+        return None if self.engine == "dense" else self.json["reach"]
+
+    @property
     def L_star(self):
-        return self.json["depth"]
-
-    @property
-    def growth(self):
-        return self.json["growth"] if self.engine == "dense" else self.json["reach"]["growth"]
-
-    @property
-    def n(self):
-        return self.json["n"] if self.engine == "dense" else self.json["reach"]["n"]
+        """The first layer whose reach is the limit (None: not within the layers run)."""
+        return self.json["depth"] if self._reach is None else self._reach["full_at"]
 
     @property
     def full_at(self):
-        return self.json["depth"] if self.engine == "dense" else self.json["reach"]["full_at"]
+        """The layer at which every position reaches all it ever will: `L_star`."""
+        return self.L_star
+
+    @property
+    def growth(self):
+        """`growth[l]` = |R(l)| for l = 0 (the identity, n cells) up to the last layer run."""
+        return list(self.json["growth"] if self._reach is None else self._reach["growth"])
+
+    @property
+    def n(self):
+        return self.json["n"] if self._reach is None else self._reach["n"]
 
     @property
     def shortfall(self):
-        return None if self.engine == "dense" else self.json["reach"]["shortfall"]
+        return None if self._reach is None else self._reach["shortfall"]
 
     @property
     def limit_cells(self):
-        if self.engine == "dense":
-            return int(self.limit.sum())
-        return self.json["reach"]["limit_cells"]
+        if self._reach is None:
+            return self.limit.cells
+        return self._reach["limit_cells"]
 
     @property
     def limit(self):
-        """The limit R(L*) as an (n, n) bool array (dense runs); the structured report's
-        `reach["limit"]` describes its order structure instead."""
-        if self._limit_words is None:
-            return None
-        return mask_of_words(self._limit_words, self.json["n"])
+        """The limit R(L*) (`Limit`): its cells and classes; `.array()` (or `numpy.asarray`) is the
+        (n, n) bool array on the dense engine."""
+        if self._reach is None:
+            cells = int(mask_of_words(self._limit_words, self.n).sum()) if self._limit_words is not None else 0
+            return Limit(self.n, cells, len(self.json["classes"]), self._limit_words)
+        return Limit(self.n, self._reach["limit_cells"], self._reach["limit"]["classes"],
+                     why="the structured engine keeps the limit as interval rows")
 
     @property
     def classes(self):
-        if self.engine == "dense":
-            return self.json["classes"]
-        return self.json["reach"]["limit"]["classes"]
+        """How many classes the limit has (positions that reach each other)."""
+        return len(self.json["classes"]) if self._reach is None else int(self._reach["limit"]["classes"])
+
+    def class_members(self):
+        """The positions of each class (dense engine), lowest first; on the structured engine the
+        classes are runs of positions: the compressed Hasse diagram's nodes (`reach["limit"]`)."""
+        if self._reach is None:
+            return [list(c) for c in self.json["classes"]]
+        raise _native.HasseflowError("class_members(): the structured engine keeps classes as runs; read "
+                                     "r.json['reach']['limit']['hasse']['nodes'] (each node's runs)")
 
     @property
     def hasse_edges(self):
-        if self.engine == "dense":
+        if self._reach is None:
             return self.json["hasse_edges"]
-        h = self.json["reach"]["limit"].get("hasse")
+        h = self._reach["limit"].get("hasse")
         return None if h is None else [[e["lower"], e["upper"]] for e in h["edges"]]
 
     @property
     def per_layer(self):
-        """The per-layer table: layer, cells |R(l)|, coverage of the limit (a DataFrame with pandas)."""
-        g = self.growth
-        limit = max(1, self.limit_cells)
-        if self.engine == "dense":
-            rows = [{"layer": l, "cells": c, "coverage": c / limit} for l, c in enumerate(g)]
-        else:
-            rows = [{"layer": 0, "cells": g[0], "coverage": g[0] / limit}]
-            for lay in self.json["reach"]["layers"]:
-                rows.append({"layer": lay["layer"], "cells": lay["cells"], "coverage": lay["cells"] / limit,
-                             "lookback": lay["lookback"], "queries_short": lay["queries_short"]})
-        return _table(rows)
-
-    @property
-    def table(self):
-        """The per-layer table (`per_layer`)."""
-        return self.per_layer
+        """Per layer l >= 1: `layer`, `cells` |R(l)|, `coverage` of the limit (structured runs add
+        `lookback` and `queries_short`); a DataFrame with pandas, else a list of dicts."""
+        extra = None
+        if self._reach is not None:
+            extra = [{"lookback": lay["lookback"], "queries_short": lay["queries_short"]} for lay in self._reach["layers"]]
+        return _table(_layer_rows(self.growth, self.limit_cells, extra))
 
     def app_link(self, base=APP_URL):
         """The web app's share link for this mask (the app opens masks up to n = 512)."""
@@ -226,8 +286,8 @@ class Analysis(Report):
     def _summary(self):
         lstar = self.L_star
         depth = "not reached" if lstar is None else str(lstar)
-        return f"n = {self.n}, L* = {depth}, classes = {self.classes}" if not isinstance(self.classes, list) \
-            else f"n = {self.n}, L* = {depth}, {len(self.classes)} classes, {len(self.hasse_edges)} Hasse edges"
+        return f"n = {self.n}, L* = {depth}, classes = {self.classes}" if self.engine != "dense" \
+            else f"n = {self.n}, L* = {depth}, {self.classes} classes, {len(self.hasse_edges)} Hasse edges"
 
     def _pictures(self):
         pics = []
@@ -250,13 +310,40 @@ class ModelReport(Report):
     model's layers)."""
 
     @property
+    def n(self):
+        return self.json["n"]
+
+    @property
     def L_star(self):
         return self.json["full_at"]
 
     @property
-    def table(self):
-        """The per-layer table (`per_layer`): a DataFrame with pandas, else a list of dicts."""
-        return _table(self.json["per_layer"])
+    def full_at(self):
+        return self.json["full_at"]
+
+    @property
+    def growth(self):
+        return list(self.json["growth"])
+
+    @property
+    def per_layer(self):
+        """Per layer: `layer`, `cells`, `coverage` and the model's own columns (`type`, `lookback`,
+        ...); a DataFrame with pandas, else a list of dicts."""
+        return _table(_layer_rows(self.growth, self.json["limit_cells"], self.json["per_layer"]))
+
+    @property
+    def classes(self):
+        return int(self.json["limit"]["classes"])
+
+    def class_members(self):
+        """The classes as runs of positions: the compressed Hasse diagram's nodes."""
+        raise _native.HasseflowError("class_members(): the model engine keeps classes as runs; read "
+                                     "m.json['limit']['hasse']['nodes'] (each node's runs)")
+
+    @property
+    def limit(self):
+        return Limit(self.n, self.json["limit_cells"], self.classes,
+                     why="the model engine keeps the limit as interval rows")
 
     def row_mask(self, layer):
         """R(layer)[q] as a bool array of the reported rows (`rows=` of `model()`), one row each."""
@@ -302,10 +389,72 @@ class Derived(Report):
         self.mask = bits[:n * n].reshape(n, n).astype(bool)
         self.labels = self.mask_file.get("labels")
         self._table = None
+        self._analysed = None
 
     @property
     def n(self):
+        """Positions of the merged mask (the family's `n` counts tokens: `tokens`; `positions_explained`
+        says how one becomes the other)."""
         return self.mask.shape[0]
+
+    @property
+    def _analysis(self):
+        if self._analysed is None:
+            self._analysed = self.analyze()
+        return self._analysed
+
+    L_star = property(lambda self: self._analysis.L_star, doc="L* of the merged mask.")
+    full_at = property(lambda self: self._analysis.full_at, doc="L* of the merged mask.")
+    growth = property(lambda self: self._analysis.growth, doc="|R(l)| of the merged mask by layer.")
+    per_layer = property(lambda self: self._analysis.per_layer, doc="The merged mask's per-layer table.")
+    classes = property(lambda self: self._analysis.classes, doc="Classes of the merged mask's limit.")
+    limit = property(lambda self: self._analysis.limit, doc="The merged mask's limit (`Limit`).")
+
+    def class_members(self):
+        return self._analysis.class_members()
+
+    @property
+    def tokens(self):
+        """The family's `n`: tokens of one sample."""
+        return self.json["sample_tokens"]
+
+    @property
+    def positions_explained(self):
+        """How the family's n tokens become the merged mask's positions: its streams, in order (runs
+        of positions of one kind: token copies `w_i`, mask tokens `m@i`, aggregates `w'_i`), and the
+        tokens no position holds."""
+        import re
+
+        labels = list(self.json["positions"])
+        kinds = {"w": "token copies", "m": "mask tokens", "a": "aggregates of neighbours"}
+        streams = []  # (kind, [names]): a new stream where the kind changes or the index stops rising
+        last = None
+        for lab in labels:
+            k = "m" if lab.startswith("m@") else "a" if lab.startswith("w'") else "w"
+            name = lab.split("[")[0]
+            index = int(re.findall(r"\d+", name)[0]) if re.findall(r"\d+", name) else 0
+            if streams and streams[-1][0] == k and last is not None and index > last:
+                streams[-1][1].append(name)
+            else:
+                streams.append((k, [name]))
+            last = index
+        parts, i = [], 0
+        while i < len(streams):
+            j = i
+            while j + 1 < len(streams) and streams[j + 1][0] == streams[i][0]:
+                j += 1
+            k, group = streams[i][0], [names for _, names in streams[i:j + 1]]
+            if len(group) == 1:
+                parts.append(f"{len(group[0])} {kinds[k]} ({group[0][0]}..{group[0][-1]})")
+            else:
+                parts.append(f"{len(group)} streams of {kinds[k]} ({' + '.join(str(len(g)) for g in group)})")
+            i = j + 1
+        held = {lab.split("[")[0] for lab in labels if lab.startswith("w_")}
+        unused = [f"w_{i}" for i in range(self.tokens) if f"w_{i}" not in held]
+        text = f"{self.tokens} tokens -> {len(labels)} positions: " + " + ".join(parts)
+        if unused:
+            text += f"; {', '.join(unused)} held by no position (no task reads it)"
+        return text
 
     @property
     def mask_mod(self):
@@ -344,7 +493,7 @@ class Derived(Report):
         return "hasseflow derivation"
 
     def _summary(self):
-        return f"{self.n} positions; merged mask with {int(self.mask.sum())} entries"
+        return f"{self.positions_explained}; merged mask with {int(self.mask.sum())} entries"
 
     def _pictures(self):
         return self.analyze()._pictures()

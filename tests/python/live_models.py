@@ -1068,32 +1068,11 @@ def short(e):
 
 
 def redraw(model, notes):
-    """Re-draws parameters that would make the measure short: all-zero tensors (zero-initialised
-    projections or gates cut paths) and SSM / linear-attention decays (a large A_log or dt bias
-    makes the decay underflow to exactly zero in float64 over 56 steps)."""
-    import torch
+    """hasseflow.redraw: re-draws parameters that would make the measure short (all-zero tensors,
+    underflowing SSM / linear-attention decays), notes of what it re-drew appended to `notes`."""
+    import hasseflow
 
-    zeroed = []
-    decays = []
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            base = name.rsplit(".", 1)[-1]
-            if base in ("A_log", "A_logs", "time_decay", "dt_bias", "dt_proj_bias", "decay", "A", "log_decay",
-                        "a_log", "time_maa_w", "alpha_log"):
-                if base in ("A", "A_log", "A_logs", "a_log", "log_decay", "alpha_log"):
-                    p.uniform_(-1.0, 0.0)
-                else:  # dt biases and RWKV time_decay: a small step (decay close to 1)
-                    p.uniform_(-4.0, -3.0)
-                decays.append(base)
-                continue
-            if p.numel() and bool((p == 0).all()):
-                p.normal_(0.0, 0.02)
-                if base != "bias":
-                    zeroed.append(base)
-    if decays:
-        notes.append(f"decays re-drawn small ({', '.join(sorted(set(decays)))})")
-    if zeroed:
-        notes.append(f"all-zero parameters re-drawn ({', '.join(sorted(set(zeroed))[:6])})")
+    notes += hasseflow.redraw(model)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::format::MaskFile;
 use crate::interop::MaskModReport;
 use crate::reach::ReachReport;
-pub use crate::reach::{MAX_AUTO_LAYERS, reach_auto};
+pub use crate::reach::{MAX_AUTO_LAYERS, reach_auto, reach_auto_while};
 use crate::{Analysis, FirstReach, LayerStack, StackMode};
 
 /// The dense report. Fields: n, entries, density, depth, dense, limit (row strings, left out

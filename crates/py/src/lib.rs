@@ -7,18 +7,25 @@
 //!
 //! Errors are raised as `hasseflow.HasseflowError` (a `ValueError`) carrying the core's one-line
 //! message; a panic is caught and raised the same way, so a bug never aborts the interpreter.
-//! The GIL is released while the core computes.
+//! The GIL is released while the core computes; the long calls (analyses, model runs) run on a
+//! worker thread and raise `KeyboardInterrupt` within milliseconds of Ctrl-C ([`interruptible`]).
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 use hasseflow_core::bits::words_for;
-use hasseflow_core::derive::{self, BuiltinFamily};
+use hasseflow_core::derive::{self, BuiltinFamily, FAMILIES};
 use hasseflow_core::format::{MAX_INPUT_BYTES, MAX_N, MaskFile, check_labels};
 use hasseflow_core::interop::{self, MaskMod, SizeHint, is_mask_mod};
-use hasseflow_core::model::{self, ModelRun};
+use hasseflow_core::job::{Job, Step};
+use hasseflow_core::model::{self, ModelJob, ModelRun};
 use hasseflow_core::pattern::Overlays;
 use hasseflow_core::reach::IntervalRows;
-use hasseflow_core::report::{analysis_json, reach_auto, structured_json};
+use hasseflow_core::presets::ParamKind;
+use hasseflow_core::report::{analysis_json, reach_auto_while, structured_json};
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, share};
 use hasseflow_render::{Engine, Grid, HasseInput, LayoutOptions, SvgTheme, grid_svg, growth_svg, layout, to_svg};
 use pyo3::prelude::*;
@@ -33,7 +40,53 @@ pyo3::create_exception!(
 
 /// Runs `f` with the GIL released, turning its error and any panic into [`HasseflowError`].
 fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
-    let out = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    finish(py.detach(|| catch_unwind(AssertUnwindSafe(f))))
+}
+
+/// How often a waiting call looks for a pending signal (Ctrl-C, Jupyter's interrupt).
+const SIGNAL_CHECK: Duration = Duration::from_millis(5);
+/// The worker's stack: the mask_mod reader recurses as deep as the main thread allows.
+const WORKER_STACK: usize = 64 << 20;
+
+/// Runs `f` on a worker thread while this one waits with the GIL released, looking for a pending
+/// signal every [`SIGNAL_CHECK`]: on one, `stop` is set and the signal's exception
+/// (`KeyboardInterrupt` for Ctrl-C) is raised at once; the worker ends at its next step (the core's
+/// jobs ask `stop` between steps) and its result is dropped. Errors and panics as [`guarded`].
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce(&AtomicBool) -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let worker_stop = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("hasseflow".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(|| f(&worker_stop))));
+        })
+        .map_err(|e| HasseflowError::new_err(format!("cannot start hasseflow's worker thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_CHECK), rx));
+        rx = back;
+        match got {
+            Ok(out) => return finish(out),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(HasseflowError::new_err("internal error in hasseflow (please report it): the worker ended"));
+            }
+        }
+    }
+}
+
+/// What a run handed back: its value, its error as [`HasseflowError`], a panic as an internal error.
+fn finish<T>(out: std::thread::Result<Result<T, String>>) -> PyResult<T> {
     match out {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(message)) => Err(HasseflowError::new_err(message)),
@@ -47,6 +100,9 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send
         }
     }
 }
+
+/// The message of a run stopped by `stop` (never seen by the caller: the signal's exception is).
+const STOPPED: &str = "interrupted";
 
 /// Row words (see the module docs) into a matrix, refusing a wrong length or bits past `n`.
 fn matrix_from_words(words: &[u8], n: usize) -> Result<BitMatrix, String> {
@@ -84,8 +140,9 @@ fn analyze_words(
     labels: Option<Vec<String>>,
     first_reach: bool,
 ) -> PyResult<(String, Py<PyBytes>)> {
-    let (json, limit) = guarded(py, || {
-        let mask = matrix_from_words(words, n)?;
+    let words = words.to_vec();
+    let (json, limit) = interruptible(py, move |_| {
+        let mask = matrix_from_words(&words, n)?;
         if let Some(l) = &labels {
             check_labels(l, n).map_err(|e| e.to_string())?;
         }
@@ -115,7 +172,9 @@ fn analyze_file(
     h: u64,
     layers: Option<usize>,
 ) -> PyResult<(String, Option<DenseWords>, Vec<String>)> {
-    let (json, dense, notes) = guarded(py, || {
+    let data = data.to_vec();
+    let (json, dense, notes) = interruptible(py, move |_| {
+        let data = &data[..];
         if data.len() > MAX_INPUT_BYTES {
             return Err(format!("input is {} bytes; the limit is {MAX_INPUT_BYTES} bytes", data.len()));
         }
@@ -172,7 +231,8 @@ fn analyze_rows(
     layers: Option<usize>,
     documents: Vec<u64>,
 ) -> PyResult<String> {
-    guarded(py, || {
+    let (offsets, spans) = (offsets.to_vec(), spans.to_vec());
+    interruptible(py, move |stop| {
         if !offsets.len().is_multiple_of(8) || !spans.len().is_multiple_of(8) {
             return Err("interval rows: offsets must be u64 and spans u32 pairs".to_string());
         }
@@ -185,7 +245,9 @@ fn analyze_rows(
             .map(|c| [u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])])
             .collect();
         let rows = IntervalRows::new(n, offsets, spans).map_err(|e| e.to_string())?;
-        let r = reach_auto(&rows, layers, &documents).map_err(|e| e.to_string())?;
+        let r = reach_auto_while(&rows, layers, &documents, || !stop.load(Ordering::Relaxed))
+            .ok_or_else(|| STOPPED.to_string())?
+            .map_err(|e| e.to_string())?;
         Ok(structured_json(&r, None).to_string())
     })
 }
@@ -212,7 +274,7 @@ fn model_run(
     images: Vec<(u64, u64)>,
 ) -> PyResult<String> {
     let name = name.to_string();
-    guarded(py, move || {
+    interruptible(py, move |stop| {
         let opts = model::ReadOptions {
             direction: match direction.as_deref() {
                 None => None,
@@ -246,8 +308,12 @@ fn model_run(
         let overlays = Overlays { docs: documents, images, ..Overlays::default() };
         let start = std::time::Instant::now();
         let max = max_bytes.unwrap_or(model::MAX_RUN_BYTES);
-        let run = ModelRun::compute_with_progress(source, spec, n, overlays, &rows, max, |_, _| {})
-            .map_err(|e| e.to_string())?;
+        let stack = ModelRun::stack(&spec, n, &overlays, rows.len(), max).map_err(|e| e.to_string())?;
+        let mut job = ModelJob::new(&stack, source, spec, n, overlays, &rows).map_err(|e| e.to_string())?;
+        let run = match job.step_while(|| !stop.load(Ordering::Relaxed)) {
+            Step::Done(run) => run.map_err(|e| e.to_string())?,
+            Step::Progress { .. } => return Err(STOPPED.to_string()),
+        };
         let mut v = run.to_json();
         v["timings_ms"] = serde_json::json!({ "reach": start.elapsed().as_secs_f64() * 1e3 });
         Ok(v.to_string())
@@ -264,18 +330,25 @@ fn gallery_list(py: Python<'_>) -> PyResult<String> {
 /// "n": 6, "block": 2}`) or of a family file's text (`family_file`): `(the report JSON of
 /// `hasseflow derive --json`, the merged mask file as hasseflow JSON, the designer link's
 /// fragment or None for a file)`.
+/// `name` and `params` (the CLI's options as text, [`BuiltinFamily::from_params`]) give a
+/// built-in family the way `hasseflow derive NAME --option value` does.
 #[pyfunction]
-#[pyo3(signature = (builtin=None, family_file=None, sparse=false))]
+#[pyo3(signature = (builtin=None, family_file=None, sparse=false, name=None, params=None))]
 fn derive_family(
     py: Python<'_>,
     builtin: Option<String>,
     family_file: Option<Vec<u8>>,
     sparse: bool,
+    name: Option<String>,
+    params: Option<BTreeMap<String, String>>,
 ) -> PyResult<(String, String, Option<String>)> {
     guarded(py, move || {
-        let spec: Option<BuiltinFamily> = match &builtin {
-            Some(text) => Some(serde_json::from_str(text).map_err(|e| format!("family options: {e}"))?),
-            None => None,
+        let spec: Option<BuiltinFamily> = match (&builtin, &name) {
+            (Some(text), _) => Some(serde_json::from_str(text).map_err(|e| format!("family options: {e}"))?),
+            (None, Some(name)) => {
+                Some(BuiltinFamily::from_params(name, &params.unwrap_or_default()).map_err(|e| e.to_string())?)
+            }
+            (None, None) => None,
         };
         let family = match (&spec, &family_file) {
             (Some(spec), None) => spec.build().map_err(|e| e.to_string())?,
@@ -291,6 +364,41 @@ fn derive_family(
         let mask = hasseflow_core::format::write_json(&file, hasseflow_core::format::Encoding::Packed);
         Ok((d.to_json().to_string(), mask, link))
     })
+}
+
+/// The built-in families ([`FAMILIES`]) as JSON: per family its `name`, `title` and `params`
+/// (`name`, `kind`, `default`, `required`, `help`, and `options` of a choice or `min` of an int).
+#[pyfunction]
+fn families() -> String {
+    let list: Vec<serde_json::Value> = FAMILIES
+        .iter()
+        .map(|f| {
+            let params: Vec<serde_json::Value> = f
+                .params
+                .iter()
+                .map(|p| {
+                    let mut v = serde_json::json!({"name": p.spec.name, "default": p.spec.default,
+                                                   "required": p.required, "help": p.spec.help});
+                    match p.spec.kind {
+                        ParamKind::Int { min } => {
+                            v["kind"] = "int".into();
+                            v["min"] = min.into();
+                        }
+                        ParamKind::Bool => v["kind"] = "bool".into(),
+                        ParamKind::Choice(options) => {
+                            v["kind"] = "choice".into();
+                            v["options"] = options.into();
+                        }
+                        ParamKind::Fraction => v["kind"] = "fraction".into(),
+                        ParamKind::IntList => v["kind"] = "int list".into(),
+                    }
+                    v
+                })
+                .collect();
+            serde_json::json!({"name": f.name, "title": f.title, "params": params})
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
 }
 
 /// The app's share-link fragment (without `#`) of a mask given as row words.
@@ -393,6 +501,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gallery_list, m)?)?;
     m.add_function(wrap_pyfunction!(derive_family, m)?)?;
     m.add_function(wrap_pyfunction!(share_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(families, m)?)?;
     m.add_function(wrap_pyfunction!(hasse_svg, m)?)?;
     m.add_function(wrap_pyfunction!(grid_picture, m)?)?;
     m.add_function(wrap_pyfunction!(growth_picture, m)?)?;

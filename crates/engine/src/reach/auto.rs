@@ -1,6 +1,7 @@
 //! The reach of one mask repeated, at a given depth or at the depth its limit needs.
 
-use super::{IntervalRows, ReachError, ReachOptions, ReachReport, ReachStack, StructuredLayer};
+use super::{IntervalRows, ReachError, ReachJob, ReachOptions, ReachReport, ReachStack, StructuredLayer};
+use crate::job::{Job, Step};
 
 /// Deepest stack [`reach_auto`] tries when no depth is given.
 pub const MAX_AUTO_LAYERS: usize = 64;
@@ -12,22 +13,49 @@ pub const MAX_AUTO_LAYERS: usize = 64;
 /// # Errors
 /// `layers` outside `1..=16 · MAX_AUTO_LAYERS` ([`ReachError::Layers`]), or the engine's refusals.
 pub fn reach_auto(rows: &IntervalRows, layers: Option<usize>, documents: &[u64]) -> Result<ReachReport, ReachError> {
+    reach_auto_while(rows, layers, documents, || true).expect("a run that is never stopped ends")
+}
+
+/// [`reach_auto`] in steps (one layer each, [`ReachJob`]), asking `more()` before each step after
+/// the first: `None` when `more()` said no (the caller was interrupted), else the report.
+///
+/// # Errors
+/// As [`reach_auto`].
+pub fn reach_auto_while(
+    rows: &IntervalRows,
+    layers: Option<usize>,
+    documents: &[u64],
+    mut more: impl FnMut() -> bool,
+) -> Option<Result<ReachReport, ReachError>> {
     let n = rows.n() as u64;
-    let run = |l: usize| {
-        ReachStack::new(n, vec![StructuredLayer::Intervals(rows.clone()); l], documents.to_vec())?
-            .run(&ReachOptions::default())
+    let mut run = |l: usize| -> Option<Result<ReachReport, ReachError>> {
+        let stack = match ReachStack::new(n, vec![StructuredLayer::Intervals(rows.clone()); l], documents.to_vec()) {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut job = match ReachJob::new(&stack, ReachOptions::default()) {
+            Ok(j) => j,
+            Err(e) => return Some(Err(e)),
+        };
+        match job.step_while(&mut more) {
+            Step::Done(out) => Some(out),
+            Step::Progress { .. } => None,
+        }
     };
     if let Some(l) = layers {
         if l == 0 || l > MAX_AUTO_LAYERS * 16 {
-            return Err(ReachError::Layers { layers: l, max: MAX_AUTO_LAYERS * 16 });
+            return Some(Err(ReachError::Layers { layers: l, max: MAX_AUTO_LAYERS * 16 }));
         }
         return run(l);
     }
     let mut l = 8;
     loop {
-        let r = run(l)?;
+        let r = match run(l)? {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
         if r.full_at.is_some() || l >= MAX_AUTO_LAYERS {
-            return Ok(r);
+            return Some(Ok(r));
         }
         l *= 2;
     }

@@ -69,7 +69,7 @@ use crate::bits::BitMatrix;
 use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays, Packing};
 use crate::stack::{Layer, LayerStack};
 
-pub use auto::{MAX_AUTO_LAYERS, reach_auto};
+pub use auto::{MAX_AUTO_LAYERS, reach_auto, reach_auto_while};
 pub use engine::{ReachJob, repeated_growth};
 pub use memory::{check_model_run, human_bytes, largest_context_within, model_run_bytes};
 pub use rows::{IntervalRows, Span};
