@@ -10,7 +10,12 @@ obvious alternative in the same run: the CLI (a process per call, the mask_mod r
 2. A document-causal BlockMask at n = 131072 (64 documents of 2048; 128-blocks, built with
    BlockMask.from_kv_blocks as a GPU's create_block_mask would give it): analysed at its real length
    on the structured engine; the CLI on the mask_mod's source at the same n.
-3. model() against `hasseflow model NAME --context 131072 --json` on five gallery models: the wall
+3. Callables above the dense limit (issue 31): a sliding window of 1024 over a global and a
+   document-causal closure over a lookup tensor, at 16384, 32768 and 131072, by block bounds (blocks
+   proved full or empty without their cells, partial blocks through torch, rows on the structured
+   engine) beside the former route (every cell through torch's create_mask in row chunks), the
+   latter only up to 32768 (it is quadratic).
+4. model() against `hasseflow model NAME --context 131072 --json` on five gallery models: the wall
    time of each (the CLI's includes its process start) and the engine's own reach time inside both.
 """
 
@@ -107,6 +112,35 @@ def bench_block_mask():
           f"(same report: {same})")
 
 
+WINDOW = 1024
+
+
+def window_global(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) & (q_idx - kv_idx < WINDOW)
+
+
+def bench_callables():
+    from torch.nn.attention.flex_attention import create_mask
+
+    setup, _ = wall(lambda: create_mask(causal, 1, 1, 128, 128, device="cpu"))
+    print(f"torch's one-time create_mask set-up (paid once a process, by either route): {setup:.2f} s")
+    for n in (16384, 32768, 131072):
+        doc = torch.arange(n) // 2048
+
+        def document_causal(b, h, q_idx, kv_idx):
+            return (doc[q_idx] == doc[kv_idx]) & (q_idx >= kv_idx)
+
+        for name, f in (("window over a global", window_global), ("document closure", document_causal)):
+            t, r = wall(lambda: hasseflow.analyze(f, n=n))
+            line = f"callable {name} n={n}: by blocks {t:.2f} s (L*={r.L_star}, notes {len(r.notes)})"
+            if n <= 32768:
+                old, rows = wall(lambda: _inputs.mask_mod_rows(f, n))
+                t2, r2 = wall(lambda: _native.analyze_rows(n, *rows, None))
+                same = json.loads(r2) == r.json
+                line += f"; every cell through torch {old + t2:.2f} s (same report: {same})"
+            print(line, flush=True)
+
+
 def bench_model():
     for name in ["mistral-7b-v0.1", "gemma-3-27b-it", "llama-4-scout-17b-16e", "jamba-1.5-mini", "t5-base"]:
         cli = []
@@ -130,4 +164,5 @@ if __name__ == "__main__":
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, CLI {BIN}")
     bench_causal()
     bench_block_mask()
+    bench_callables()
     bench_model()

@@ -33,9 +33,10 @@ def mask_of_words(words, n):
     return np.unpackbits(rows, axis=1, bitorder="little")[:, :n].astype(bool)
 
 
-def as_int(x, what, low=0):
+def as_int(x, what, low=0, high=(1 << 63) - 1):
     """A whole number from an int, a NumPy integer or a 0-d integer tensor (anything with
-    `__index__`), at least `low`; anything else (a float, a bool, a string) is a HasseflowError."""
+    `__index__`), in `low..=high`; anything else (a float, a bool, a string, a number too large for
+    the core) is a HasseflowError."""
     if isinstance(x, (bool, np.bool_)):
         raise HasseflowError(f"{what} = {x!r}: give a whole number, not a bool")
     try:
@@ -44,6 +45,8 @@ def as_int(x, what, low=0):
         raise HasseflowError(f"{what} = {x!r:.40}: give a whole number") from None
     if v < low:
         raise HasseflowError(f"{what} = {v}: give a whole number of at least {low}")
+    if v > high:
+        raise HasseflowError(f"{what} = {v}: too large (at most {high})")
     return v
 
 
@@ -101,9 +104,9 @@ def as_bool_array(x, what="mask"):
         # An additive mask (what Transformers and SDPA take): 0 where attended, -inf or the dtype's
         # most negative value (finfo.min) where not.
         blocked = np.isneginf(x) | (x <= np.finfo(np.float32).min / 2)
-        if not ((x == 0) | blocked).any() or ((x == 0) | blocked).all():
+        if blocked.any() and ((x == 0) | blocked).all():
             return x == 0
-        bad = ~((x == 0) | blocked)
+        bad = ~((x == 0) | blocked) if blocked.any() else bad
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise HasseflowError(f"{what}: entry {where} is {x[where]!r}; an additive mask holds only 0 and -inf "
                              "(or finfo.min), a 0/1 mask only 0 and 1")

@@ -224,6 +224,8 @@ def refusals():
         ("layers = -1", lambda: hasseflow.analyze(window(4), n=64, layers=-1), "layers = -1"),
         ("n as a float", lambda: hasseflow.analyze(window(4), n=64.0), "whole number"),
         ("n as a bool", lambda: hasseflow.model("gpt2", True), "not a bool"),
+        ("n past 64 bits", lambda: hasseflow.analyze("/tmp/hasseflow-api-dir", n=2**70), "too large"),
+        ("b past 64 bits", lambda: hasseflow.analyze(window(4), n=8, b=2**64), "too large"),
         ("a directory", lambda: hasseflow.analyze("/tmp/hasseflow-api-dir"), "is a directory"),
         ("a zero-length document (model)", lambda: hasseflow.model("gpt2", 8, documents=[0, 8]), "documents[0] = 0"),
         ("a zero-length document (measure)", lambda: hasseflow.measure(tiny_llama(), 8, documents=[0, 8]),

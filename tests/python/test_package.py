@@ -260,7 +260,7 @@ def block_mask_equals_dense():
         s = hasseflow.analyze(bm, layers=max(1, b.L_star))
         k = min(len(s.growth), len(b.growth))
         ok = ok and s.engine == "structured" and s.full_at == b.L_star and s.growth[:k] == b.growth[:k]
-        ok = ok and s.limit_cells == int(b.limit.sum())
+        ok = ok and s.limit_cells == b.limit.cells == int(np.asarray(b.limit).sum())
         T.check(ok, f"random BlockMask {i} ({kind}, n={n}, block {bs}): equals the dense route")
 
 

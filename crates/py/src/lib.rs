@@ -23,8 +23,8 @@ use hasseflow_core::interop::{self, MaskMod, SizeHint, is_mask_mod};
 use hasseflow_core::job::{Job, Step};
 use hasseflow_core::model::{self, ModelJob, ModelRun};
 use hasseflow_core::pattern::Overlays;
-use hasseflow_core::reach::IntervalRows;
 use hasseflow_core::presets::ParamKind;
+use hasseflow_core::reach::IntervalRows;
 use hasseflow_core::report::{analysis_json, reach_auto_while, structured_json};
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, share};
 use hasseflow_render::{Engine, Grid, HasseInput, LayoutOptions, SvgTheme, grid_svg, growth_svg, layout, to_svg};
@@ -79,7 +79,9 @@ fn interruptible<T: Send + 'static>(
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(HasseflowError::new_err("internal error in hasseflow (please report it): the worker ended"));
+                return Err(HasseflowError::new_err(
+                    "internal error in hasseflow (please report it): the worker ended",
+                ));
             }
         }
     }

@@ -78,5 +78,14 @@ mod tests {
         let short = reach_auto(&rows, Some(3), &[]).expect("runs");
         assert_eq!((short.depth, short.full_at), (3, None));
         assert!(reach_auto(&rows, Some(0), &[]).unwrap_err().to_string().contains("layers = 0"));
+        // Stopped after its first step: no report; asked every step and never stopped: the same report.
+        assert!(reach_auto_while(&rows, None, &[], || false).is_none());
+        let mut asked = 0;
+        let same = reach_auto_while(&rows, None, &[], || {
+            asked += 1;
+            true
+        });
+        assert_eq!(same.expect("not stopped").expect("runs"), r);
+        assert!(asked >= 16, "asked between the layers of each run ({asked})");
     }
 }
