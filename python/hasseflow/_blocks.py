@@ -329,7 +329,9 @@ def _xor(a, b):
 
 
 def _where(c, x, y):
-    c = _tri(c)
+    c = _operand(c)
+    if isinstance(c, Box):
+        raise Unsupported("torch.where on a condition that is not a bool")
     x, y = _operand(x), _operand(y)
     torch = _torch()
     if isinstance(x, Tri) or isinstance(y, Tri):
@@ -420,7 +422,7 @@ def _getitem(table, index):
     if any(not isinstance(i, int) for i in head):
         raise Unsupported("a non-scalar leading index")
     values = table.detach().to("cpu")[head] if head else table.detach().to("cpu")
-    if values.dim() != 1 or values.is_floating_point() and values.isnan().any() or values.is_complex():
+    if values.dim() != 1 or values.is_complex() or values.is_floating_point() and not bool(values.isfinite().all()):
         raise Unsupported("a lookup in a table that is not a 1-d vector")
     box = items[-1]
     if box.lo.is_floating_point() or bool((box.lo < 0).any()) or bool((box.hi >= len(values)).any()):
