@@ -32,8 +32,10 @@ MAX_N = _native.MAX_N
 def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
     """Analyses a mask: L*, growth, classes, Hasse diagram (the CLI's `analyze --json`).
 
-    `mask` is a `mask_mod(b, h, q_idx, kv_idx)` callable (evaluated by torch's `create_mask` in
-    row chunks, at `n` positions, batch `b`, head `h`), a FlexAttention `BlockMask` (at its own
+    `mask` is a `mask_mod(b, h, q_idx, kv_idx)` callable (at `n` positions, batch `b`, head `h`:
+    up to n = 8192 evaluated by torch's `create_mask` in row chunks; above, by blocks: full and
+    empty blocks proved from one run on block bounds, partial blocks by torch), a FlexAttention
+    `BlockMask` (at its own
     length), a boolean tensor or array `(n, n)` (or `(B, H, n, n)`: `[b, h]` is taken), a list of
     per-layer masks (a stack, or a `(L, n, n)` array), a hasseflow JSON file (path, text or dict),
     or any other file the CLI reads (text grid, `.npy`, kernel parameters, mask_mod source).

@@ -236,7 +236,7 @@ def rows_to_dense(n, offsets, spans):
     off = np.frombuffer(offsets, dtype="<u8").astype(np.int64)
     sp = np.frombuffer(spans, dtype="<u4").reshape(-1, 2).astype(np.int64)
     rows = np.repeat(np.arange(n), np.diff(off))
-    step = np.zeros((n, n + 1), dtype=np.int32)
+    step = np.zeros((n, n + 1), dtype=np.int8)  # spans of a row are disjoint: the running sum is 0 or 1
     np.add.at(step, (rows, sp[:, 0]), 1)
     np.add.at(step, (rows, sp[:, 1] + 1), -1)
     return np.cumsum(step, axis=1)[:, :n] > 0

@@ -179,6 +179,9 @@ class Measurement(Report):
         j = self.json
         verdict = "equals" if j["agrees"] else "differs from"
         what = f"the measured reach {verdict} {j['predicted_from']}" if j["predicted_from"] else "no prediction given"
+        likely = next((note for note in j["notes"] if note.startswith("missing cells")), None)
+        if not j["agrees"] and likely:
+            what += f" ({likely})"
         leak = f"; first leak at layer {j['first_leak'][0]}, q = {j['first_leak'][1]}, k = {j['first_leak'][2]}" \
             if j["first_leak"] else "; no leak found"
         p = j["passes"]

@@ -10,8 +10,8 @@
    engine takes (dense), callables at real length by blocks (equal to torch cell by cell, a global
    and a closure included, and on 40 random mask_mods), a per-layer expected= in measure.
 4. Refusals, each a HasseflowError with its one-line message.
-5. derive explains its positions and lists each family's options; measure's hint for missing cells
-   in linear layers names hasseflow.redraw.
+5. derive explains its positions and lists each family's options; measure's verdict on a random
+   Qwen3-Next names its underflowing decays and hasseflow.redraw, after which it agrees.
 6. A real SIGINT stops a long native analysis within 1 s.
 
 Ends with "N passed, M failed" (scripts/test.sh reads it).
@@ -29,7 +29,6 @@ from torch.nn.attention.flex_attention import create_block_mask, create_mask
 
 import hasseflow
 from hasseflow import HasseflowError, _inputs
-from hasseflow._measure import _missing_hint
 from tally import Tally
 
 T = Tally()
@@ -323,9 +322,22 @@ def derive_explains():
     doc = hasseflow.derive.__doc__
     T.check("'mae'" in doc and "span: int, required" in doc and "radius: int, default 1" in doc,
             "help(hasseflow.derive) lists each family's options with defaults, mae's span required")
-    hint = _missing_hint(type("C", (), {"layer_types": ["linear_attention", "full_attention"]})(), "exact")
-    T.check("hasseflow.redraw(model)" in hint and "underflow" in hint,
-            "measure's hint for missing cells with linear layers offers hasseflow.redraw")
+    import transformers as tf
+
+    torch.manual_seed(1)
+    conf = tf.Qwen3NextConfig(num_hidden_layers=2, head_dim=8, linear_num_value_heads=2, linear_num_key_heads=2,
+                              linear_key_head_dim=8, linear_value_head_dim=8, num_experts=4, num_experts_per_tok=2,
+                              moe_intermediate_size=16, shared_expert_intermediate_size=16, vocab_size=64,
+                              hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                              layer_types=["linear_attention", "full_attention"], attn_implementation="eager")
+    model = tf.Qwen3NextModel(conf)
+    short = hasseflow.measure(model, 32)
+    redrawn = hasseflow.redraw(model)
+    again = hasseflow.measure(model, 32)
+    T.check(not short.agrees and short.json["per_layer"][0]["missing"] > 0 and "hasseflow.redraw(model)" in repr(short)
+            and "underflow" in repr(short) and redrawn and again.agrees,
+            f"a random Qwen3-Next differs, the verdict names underflowing decays and hasseflow.redraw, which re-draws "
+            f"them ({redrawn}) so that it equals its config: {short!r}")
 
 
 SIGINT_CHILD = r"""
