@@ -151,7 +151,7 @@ def model(source, n=None, documents=None, *, images=None, encoder_context=None, 
         raise HasseflowError(f"model: n = {n} and context = {context} differ; give one")
     n = _inputs.as_int(context if n is None else n, "n", 1)
     config, gallery, name = _config_of(source)
-    docs = _document_lengths(documents)
+    docs = _inputs.document_lengths(documents)
     spans = _inputs.image_spans(images)
     enc = None if encoder_context is None else _inputs.as_int(encoder_context, "encoder_context", 1)
     qrows = [_inputs.as_int(q, f"rows[{i}]") for i, q in enumerate(rows)]
@@ -161,21 +161,6 @@ def model(source, n=None, documents=None, *, images=None, encoder_context=None, 
     max_bytes = None if max_memory_gib is None else int(min(max_memory_gib, 1 << 20) * (1 << 30))
     text = _native.model_run(n, config, gallery, name, enc, docs, qrows, direction, max_bytes, spans)
     return ModelReport(json.loads(text))
-
-
-def _document_lengths(documents):
-    """Packed document lengths as whole numbers of at least 1 (a float such as 10.5, a bool or a
-    zero-length document named)."""
-    if documents is None:
-        return []
-    if isinstance(documents, (str, bytes)) or not hasattr(documents, "__iter__"):
-        raise HasseflowError(f"documents: give a list of lengths, not {type(documents).__name__}")
-    out = []
-    for i, d in enumerate(documents):
-        if isinstance(d, (float, np.floating)) and float(d).is_integer():
-            d = int(d)
-        out.append(_inputs.as_int(d, f"documents[{i}]", 1))
-    return out
 
 
 # Fields a config states its layer count in (Transformers' names across model types).

@@ -91,96 +91,11 @@ class _Traced:
 
     __int__ = __float__ = __index__
 
-    def __and__(self, o):
-        return _bitwise(_and, self, o)
-
-    def __rand__(self, o):
-        return _bitwise(_and, o, self)
-
-    def __or__(self, o):
-        return _bitwise(_or, self, o)
-
-    def __ror__(self, o):
-        return _bitwise(_or, o, self)
-
-    def __xor__(self, o):
-        return _bitwise(_xor, self, o)
-
-    def __rxor__(self, o):
-        return _bitwise(_xor, o, self)
-
-    def __invert__(self):
-        return _bitwise(_not, self)
-
-    def __add__(self, o):
-        return _add(self, o)
-
-    def __radd__(self, o):
-        return _add(o, self)
-
-    def __sub__(self, o):
-        return _sub(self, o)
-
-    def __rsub__(self, o):
-        return _sub(o, self)
-
-    def __mul__(self, o):
-        return _mul(self, o)
-
-    def __rmul__(self, o):
-        return _mul(o, self)
-
-    def __floordiv__(self, o):
-        return _floordiv(self, o)
-
-    def __mod__(self, o):
-        return _mod(self, o)
-
-    def __neg__(self):
-        return _neg(self)
-
-    def __abs__(self):
-        return _abs(self)
-
-    def __ge__(self, o):
-        return _ge(self, o)
-
-    def __le__(self, o):
-        return _ge(o, self)
-
-    def __gt__(self, o):
-        return _gt(self, o)
-
-    def __lt__(self, o):
-        return _gt(o, self)
-
-    def __eq__(self, o):
-        return _eq(self, o)
-
-    def __ne__(self, o):
-        return _not(_eq(self, o))
+    # Python's operators (+, -, *, //, %, comparisons, & | ^ ~) are set below from the handlers.
 
     __hash__ = None
 
-    def to(self, *args, **kwargs):
-        return _to(self, *args, **kwargs)
-
-    def long(self):
-        return _box(self)
-
-    int = long
-
-    def bool(self):
-        return _tri(self)
-
-    def logical_and(self, o):
-        return _and(self, o)
-
-    def logical_or(self, o):
-        return _or(self, o)
-
-    def logical_not(self):
-        return _not(self)
+    # Tensor methods (.to, .long, .abs, .clamp, .logical_and, ...) are the handlers, by __getattr__.
 
 
 class Box(_Traced):
@@ -452,7 +367,23 @@ _HANDLERS = {
     "where": _where, "minimum": _minimum, "maximum": _maximum, "min": _minimum, "max": _maximum,
     "clamp": _clamp, "clip": _clamp, "getitem": _getitem, "to": _to,
     "ones_like": _like(1), "zeros_like": _like(0), "full_like": _full_like,
+    "long": _box, "int": _box, "bool": _tri,
 }
+
+
+def _operators():
+    """Python's operators on bounds: each binary one with its reflected form, from the handlers."""
+    for name in ("add", "sub", "mul", "floordiv", "mod", "and", "or", "xor"):
+        op = _HANDLERS[name]
+        setattr(_Traced, f"__{name}__", lambda self, o, op=op: op(self, o))
+        setattr(_Traced, f"__r{name}__", lambda self, o, op=op: op(o, self))
+    for name in ("ge", "gt", "le", "lt", "eq", "ne"):
+        setattr(_Traced, f"__{name}__", lambda self, o, op=_HANDLERS[name]: op(self, o))
+    for name, op in (("neg", _neg), ("abs", _abs), ("invert", _HANDLERS["invert"])):
+        setattr(_Traced, f"__{name}__", lambda self, op=op: op(self))
+
+
+_operators()
 
 
 def block_size(n):

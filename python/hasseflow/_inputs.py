@@ -409,13 +409,32 @@ def read_source(x):
     raise HasseflowError(f"cannot read a mask from {type(x).__name__}")
 
 
+def _listed(x, what, of):
+    """`x` as an iterable of entries (None: none), refusing a string or a scalar."""
+    if x is None:
+        return ()
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise HasseflowError(f"{what}: give a list of {of}, not {type(x).__name__}")
+    return x
+
+
+def document_lengths(documents, what="documents"):
+    """Packed document lengths as whole numbers of at least 1: a float such as 10.5, a bool or a
+    zero-length document is refused, naming its entry (`documents[0] = 0`)."""
+    out = []
+    for i, d in enumerate(_listed(documents, what, "lengths")):
+        if isinstance(d, (float, np.floating)):
+            if not float(d).is_integer():
+                raise HasseflowError(f"{what}[{i}] = {d!r}: give whole numbers")
+            d = int(d)
+        out.append(as_int(d, f"{what}[{i}]", 1))
+    return out
+
+
 def image_spans(images):
     """`images` as a list of `(start, length)` pairs of non-negative ints; anything else is a
     HasseflowError naming the entry (the spans themselves are checked by the core)."""
-    if images is None:
-        return []
-    if isinstance(images, (str, bytes)) or not hasattr(images, "__iter__"):
-        raise HasseflowError(f"images: give a list of (start, length) pairs, not {type(images).__name__}")
+    images = _listed(images, "images", "(start, length) pairs")
     spans = []
     for i, span in enumerate(images):
         try:

@@ -728,22 +728,10 @@ def _int_attr(conf, names, default):
 
 
 def _documents(documents, n):
-    if documents is None:
-        return []
-    out = []
-    for i, d in enumerate(documents):
-        if isinstance(d, float) and not d.is_integer():
-            raise HasseflowError(f"measure: document {i} has length {d!r}; give whole numbers")
-        try:
-            v = int(operator.index(d)) if not isinstance(d, float) else int(d)
-        except TypeError:
-            raise HasseflowError(f"measure: document {i} has length {d!r}; give whole numbers") from None
-        if v < 1:
-            raise HasseflowError(f"measure: document {i} has length {v}; every document needs at least one position")
-        out.append(v)
-    if not out:
-        return []
-    if sum(out) != n:
+    from ._inputs import document_lengths
+
+    out = document_lengths(documents, "measure: documents")
+    if out and sum(out) != n:
         raise HasseflowError(f"measure: the document lengths {_short(out)} sum to {sum(out)}, but n = {n}")
     return out if len(out) > 1 else []
 

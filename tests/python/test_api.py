@@ -291,7 +291,7 @@ def refusals():
         ("a directory", lambda: hasseflow.analyze("/tmp/hasseflow-api-dir"), "is a directory"),
         ("a zero-length document (model)", lambda: hasseflow.model("gpt2", 8, documents=[0, 8]), "documents[0] = 0"),
         ("a zero-length document (measure)", lambda: hasseflow.measure(tiny_llama(), 8, documents=[0, 8]),
-         "document 0 has length 0"),
+         "documents[0] = 0"),
         ("a fractional document (model)", lambda: hasseflow.model("gpt2", 21, documents=[10.5, 10.5]),
          "whole number"),
         ("a fractional document (measure)", lambda: hasseflow.measure(tiny_llama(), 21, documents=[10.5, 10.5]),

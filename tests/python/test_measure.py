@@ -374,7 +374,7 @@ def bad_input():
         ("no inputs_embeds", lambda: hasseflow.measure(torch.nn.Linear(2, 2), 4), "inputs_embeds"),
         ("no hidden states", lambda: hasseflow.measure(NoHidden(), 4), "hidden_states"),
         ("a forward that raises", lambda: hasseflow.measure(Raises(), 4), "RuntimeError", "deliberate failure"),
-        ("documents not summing", lambda: hasseflow.measure(model, 8, [0, 8]), "document 0 has length 0"),
+        ("documents not summing", lambda: hasseflow.measure(model, 8, [0, 8]), "documents[0] = 0"),
         ("documents summing wrong", lambda: hasseflow.measure(model, 8, [3, 4]), "sum to 7, but n = 8"),
         ("float document lengths", lambda: hasseflow.measure(model, 8, [3.5, 4.5]), "whole numbers"),
         ("weights on the meta device", lambda: hasseflow.measure(meta, 8), "meta device"),
