@@ -73,8 +73,10 @@ def is_block_mask(x):
 
 
 def as_bool_array(x, what="mask"):
-    """A tensor or array of 0/1 (bool, integer or float) as a NumPy bool array; anything else is a
-    HasseflowError naming what is wrong."""
+    """A tensor or array of 0/1 (bool, integer or float), or an additive float mask (0 and -inf or
+    the dtype's finfo.min), as a NumPy bool array; anything else is a HasseflowError naming what is
+    wrong."""
+    floor = None
     if _is_torch_tensor(x):
         if x.device.type == "meta":
             raise HasseflowError(f"{what}: a tensor on the meta device has no values (materialise it first)")
@@ -86,6 +88,7 @@ def as_bool_array(x, what="mask"):
         if x.is_complex():
             raise HasseflowError(f"{what}: dtype {x.dtype} is not bool, integer or float")
         if x.is_floating_point():
+            floor = float(_torch().finfo(x.dtype).min)  # Transformers' "masked" value in this dtype
             x = x.double()
         x = x.numpy()
     elif type(x).__module__.startswith("scipy.sparse"):
@@ -103,7 +106,8 @@ def as_bool_array(x, what="mask"):
     if x.dtype.kind == "f" and bad.any():
         # An additive mask (what Transformers and SDPA take): 0 where attended, -inf or the dtype's
         # most negative value (finfo.min) where not.
-        blocked = np.isneginf(x) | (x <= np.finfo(np.float32).min / 2)
+        floor = np.finfo(x.dtype).min if floor is None else floor
+        blocked = np.isneginf(x) | (x <= floor / 2)
         if blocked.any() and ((x == 0) | blocked).all():
             return x == 0
         bad = ~((x == 0) | blocked) if blocked.any() else bad

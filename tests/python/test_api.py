@@ -142,6 +142,8 @@ def input_kinds():
     four[1, 0].masked_fill_(torch.from_numpy(~m), fmin)
     T.check(hasseflow.analyze(four, b=1).json == want,
             "a Transformers 4-D finfo.min mask (bfloat16) at b = 1 is its batch row")
+    half = torch.zeros(n, n, dtype=torch.float16).masked_fill(torch.from_numpy(~m), torch.finfo(torch.float16).min)
+    T.check(hasseflow.analyze(half).json == want, "a float16 additive mask (finfo.min = -65504) is read too")
     sparse = torch.from_numpy(m).to_sparse()
     T.check(hasseflow.analyze(sparse).json == want, "a sparse tensor is read as its dense mask")
 
