@@ -136,6 +136,12 @@ def _torch():
     return torch
 
 
+def _out_of_memory(e):
+    """Whether torch (or Python) ran out of memory: MemoryError, or torch's allocator errors."""
+    return isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError" or (
+        isinstance(e, RuntimeError) and ("can't allocate memory" in str(e) or "out of memory" in str(e)))
+
+
 def eval_rows(mask_mod, n, b, h, start, stop, kv_start=0, kv_stop=None):
     """mask_mod evaluated by torch's own create_mask on rows start..stop (keys kv_start..kv_stop)."""
     torch = _torch()
@@ -152,10 +158,10 @@ def eval_rows(mask_mod, n, b, h, start, stop, kv_start=0, kv_stop=None):
         m = create_mask(shifted, 1, 1, stop - start, kv_stop - kv_start, device="cpu")
     except HasseflowError:
         raise
-    except MemoryError:
-        raise HasseflowError(f"out of memory evaluating rows {start}..{stop - 1} of the mask_mod; free memory, or "
-                             "give a smaller n") from None
     except Exception as e:
+        if _out_of_memory(e):
+            raise HasseflowError(f"out of memory evaluating rows {start}..{stop - 1} of the mask_mod (torch: "
+                                 f"{str(e).splitlines()[0][:80]}); free memory, or give a smaller n") from None
         raise HasseflowError(f"the mask_mod raised on rows {start}..{stop - 1}: {type(e).__name__}: {e}") from None
     if m.dtype != torch.bool:
         raise HasseflowError(f"the mask_mod returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
@@ -308,10 +314,10 @@ def rows_of_blocks(n, qb, kb, partial, full, mask_mod, b, h, what="the mask_mod"
 
         try:
             m = create_mask(virtual, 1, 1, len(batch) * qb, kb, device="cpu")[0, 0]
-        except MemoryError:
-            raise HasseflowError(f"out of memory evaluating {len(batch)} blocks of {what}; free memory or give a "
-                                 "smaller n") from None
         except Exception as e:
+            if _out_of_memory(e):
+                raise HasseflowError(f"out of memory evaluating {len(batch)} partial blocks of {what} (torch: "
+                                     f"{str(e).splitlines()[0][:80]}); free memory, or give a smaller n") from None
             raise HasseflowError(f"{what} raised: {type(e).__name__}: {e}") from None
         if m.dtype != torch.bool:
             raise HasseflowError(f"{what} returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "

@@ -270,7 +270,11 @@ def refusals():
     bad_bm = create_block_mask(lambda b, h, q, kv: q >= kv, None, None, 256, 256, device="cpu")
     bad_bm.kv_indices[0, 0, 1, 0] = -3
     os.makedirs("/tmp/hasseflow-api-dir", exist_ok=True)
+    def out_of_memory(b, h, q, kv):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory")
+
     cases = [
+        ("a mask_mod out of memory", lambda: hasseflow.analyze(out_of_memory, n=9000), "free memory, or give a smaller n"),
         ("a meta tensor", lambda: hasseflow.analyze(meta), "meta device"),
         ("a BlockMask's b out of range", lambda: hasseflow.analyze(bm, b=2), "b = 2 is out of range"),
         ("a BlockMask's h = -1", lambda: hasseflow.analyze(bm, h=-1), "h = -1"),
