@@ -154,19 +154,29 @@ def eval_rows(mask_mod, n, b, h, start, stop, kv_start=0, kv_stop=None):
     def shifted(_b, _h, q, kv):
         return mask_mod(bt, ht, q + q0, kv + k0)
 
+    m = evaluated(lambda: create_mask(shifted, 1, 1, stop - start, kv_stop - kv_start, device="cpu"),
+                  "the mask_mod", f"rows {start}..{stop - 1}")
+    return m[0, 0].numpy()
+
+
+def evaluated(run, what, where):
+    """`run()` (a create_mask call) as a bool tensor: what it raises, a result that is not bool (as
+    FlexAttention refuses it) and torch running out of memory become a HasseflowError naming
+    `what` and `where`."""
+    torch = _torch()
     try:
-        m = create_mask(shifted, 1, 1, stop - start, kv_stop - kv_start, device="cpu")
+        m = run()
     except HasseflowError:
         raise
     except Exception as e:
         if _out_of_memory(e):
-            raise HasseflowError(f"out of memory evaluating rows {start}..{stop - 1} of the mask_mod (torch: "
-                                 f"{str(e).splitlines()[0][:80]}); free memory, or give a smaller n") from None
-        raise HasseflowError(f"the mask_mod raised on rows {start}..{stop - 1}: {type(e).__name__}: {e}") from None
+            raise HasseflowError(f"out of memory evaluating {where} of {what} (torch: {str(e).splitlines()[0][:80]}); "
+                                 "free memory, or give a smaller n") from None
+        raise HasseflowError(f"{what} raised on {where}: {type(e).__name__}: {e}") from None
     if m.dtype != torch.bool:
-        raise HasseflowError(f"the mask_mod returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
+        raise HasseflowError(f"{what} returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
                              "create_block_mask asserts mask.dtype must be torch.bool); compare, e.g. `(...) != 0`")
-    return m[0, 0].numpy()
+    return m
 
 
 def mask_mod_dense(mask_mod, n, b=0, h=0):
@@ -312,16 +322,8 @@ def rows_of_blocks(n, qb, kb, partial, full, mask_mod, b, h, what="the mask_mod"
             kk = torch.clamp(k0[p] + kv, max=n - 1)
             return mask_mod(bt, ht, qq, kk)
 
-        try:
-            m = create_mask(virtual, 1, 1, len(batch) * qb, kb, device="cpu")[0, 0]
-        except Exception as e:
-            if _out_of_memory(e):
-                raise HasseflowError(f"out of memory evaluating {len(batch)} partial blocks of {what} (torch: "
-                                     f"{str(e).splitlines()[0][:80]}); free memory, or give a smaller n") from None
-            raise HasseflowError(f"{what} raised: {type(e).__name__}: {e}") from None
-        if m.dtype != torch.bool:
-            raise HasseflowError(f"{what} returns {m.dtype}, not torch.bool (FlexAttention refuses it too: "
-                                 "create_block_mask asserts mask.dtype must be torch.bool)")
+        m = evaluated(lambda: create_mask(virtual, 1, 1, len(batch) * qb, kb, device="cpu")[0, 0], what,
+                      f"{len(batch)} partial blocks")
         m = m.numpy().reshape(len(batch), qb, kb)
         for t, key in enumerate(batch):
             subs[key] = m[t]
