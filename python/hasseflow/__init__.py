@@ -19,11 +19,12 @@ import os
 import numpy as np
 
 from . import _inputs, _native
+from ._app import app
 from ._measure import Measurement, measure
 from ._native import HasseflowError
 from ._reports import Analysis, Derived, ModelReport
 
-__all__ = ["analyze", "model", "derive", "measure", "gallery", "HasseflowError", "Analysis", "ModelReport",
+__all__ = ["analyze", "model", "derive", "measure", "gallery", "app", "HasseflowError", "Analysis", "ModelReport",
            "Derived", "Measurement", "MAX_N"]
 __version__ = _native.VERSION
 MAX_N = _native.MAX_N
@@ -55,7 +56,7 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
         if size <= MAX_N and layers is None:
             dense = _rows_to_dense(size, offsets, spans)
             return _dense(dense, labels)
-        return Analysis(json.loads(_native.analyze_rows(size, offsets, spans, layers)))
+        return Analysis(json.loads(_native.analyze_rows(size, offsets, spans, layers)), rows=(size, offsets, spans))
     if callable(mask) and not isinstance(mask, type):
         if n is None:
             raise HasseflowError("a mask_mod needs n: analyze(mask_mod, n=...)")
@@ -66,7 +67,7 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
         if n * n > CALLABLE_MAX_CELLS:
             return _from_source(mask, n, b, h, layers)
         offsets, spans = _inputs.mask_mod_rows(mask, n, b, h)
-        return Analysis(json.loads(_native.analyze_rows(n, offsets, spans, layers)))
+        return Analysis(json.loads(_native.analyze_rows(n, offsets, spans, layers)), rows=(n, offsets, spans))
     if isinstance(mask, (list, tuple)):
         if not mask:
             raise HasseflowError("an empty stack: give at least one layer")
@@ -109,7 +110,8 @@ def _from_source(mask_mod, n, b, h, layers):
         raise HasseflowError(f"{advice} (its source is not read: {e})") from None
     notes = [f"n = {n}: evaluated from the source of `{getattr(mask_mod, '__name__', 'mask_mod')}` by hasseflow's "
              f"mask_mod reader (torch would evaluate {n * n:.2e} cells)", *notes]
-    return Analysis(json.loads(text), notes=notes)
+    return Analysis(json.loads(text), notes=notes,
+                    rows=lambda layers, dark: _native.source_pictures(source, n, b, h, layers, dark))
 
 
 def _as_mask(m, n, b, h, what):
@@ -170,7 +172,15 @@ def model(source, context, documents=None, *, images=None, encoder_context=None,
     max_bytes = None if max_memory_gib is None else int(max_memory_gib * (1 << 30))
     text = _native.model_run(int(context), config, gallery, name, encoder_context, docs, [int(q) for q in rows],
                              direction, max_bytes, spans)
-    return ModelReport(json.loads(text))
+    report = ModelReport(json.loads(text))
+    # For the pictures (R(l) at sampled queries) and the Models view's link.
+    report._rerun = lambda queries: json.loads(_native.model_run(
+        int(context), config, gallery, name, encoder_context, docs, [int(q) for q in queries], direction, max_bytes,
+        spans))["rows"]
+    report._link = {"n": int(context), "documents": docs, "images": [list(x) for x in spans],
+                    **({"gallery": gallery} if gallery else {"config": config, "name": name}),
+                    **({"encoder": int(encoder_context)} if encoder_context is not None else {})}
+    return report
 
 
 def _config_of(source):

@@ -9,6 +9,9 @@
 //! message; a panic is caught and raised the same way, so a bug never aborts the interpreter.
 //! The GIL is released while the core computes.
 
+mod links;
+mod pictures;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use hasseflow_core::bits::words_for;
@@ -173,21 +176,26 @@ fn analyze_rows(
     documents: Vec<u64>,
 ) -> PyResult<String> {
     guarded(py, || {
-        if !offsets.len().is_multiple_of(8) || !spans.len().is_multiple_of(8) {
-            return Err("interval rows: offsets must be u64 and spans u32 pairs".to_string());
-        }
-        let offsets: Vec<usize> = offsets
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize)
-            .collect();
-        let spans: Vec<[u32; 2]> = spans
-            .chunks_exact(8)
-            .map(|c| [u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])])
-            .collect();
-        let rows = IntervalRows::new(n, offsets, spans).map_err(|e| e.to_string())?;
+        let rows = interval_rows(n, offsets, spans)?;
         let r = reach_auto(&rows, layers, &documents).map_err(|e| e.to_string())?;
         Ok(structured_json(&r, None).to_string())
     })
+}
+
+/// Interval rows from their bytes (see [`analyze_rows`]).
+fn interval_rows(n: u64, offsets: &[u8], spans: &[u8]) -> Result<IntervalRows, String> {
+    if !offsets.len().is_multiple_of(8) || !spans.len().is_multiple_of(8) {
+        return Err("interval rows: offsets must be u64 and spans u32 pairs".to_string());
+    }
+    let offsets: Vec<usize> = offsets
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize)
+        .collect();
+    let spans: Vec<[u32; 2]> = spans
+        .chunks_exact(8)
+        .map(|c| [u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])])
+        .collect();
+    IntervalRows::new(n, offsets, spans).map_err(|e| e.to_string())
 }
 
 /// `hasseflow model --json` on a config's text (`config`) or a gallery entry (`gallery`):
@@ -397,5 +405,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grid_picture, m)?)?;
     m.add_function(wrap_pyfunction!(growth_picture, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    pictures::register(m)?;
+    links::register(m)?;
     Ok(())
 }
