@@ -113,11 +113,11 @@ class Measurement(Report):
                 return row["layer"]
         return len(self.json["per_layer"])
 
-    def picture(self, layer=None, dark=False):
+    def _grid_svg(self, layer=None, dark=False):
         """The measured columns of R(layer) as a grid (SVG): reached as predicted, predicted but not
         measured (missing), measured but not predicted or across documents (extra). With every
         column measured this is the whole R(layer); otherwise one grid column per measured column,
-        rows binned to at most 512."""
+        rows binned to at most 512. `picture(layer)` shows it."""
         layer = layer or self._picture_layer()
         r = self.column_reach[layer - 1]  # (C, n)
         cells = r.astype(np.uint8)
@@ -161,8 +161,9 @@ class Measurement(Report):
         p = j["passes"]
         return f"{j['layers']} layers, {p['mode']} mode, {p['probes']} probes: {what}{leak}"
 
-    def _pictures(self):
-        return [self.picture()]
+    def _figures(self, layer, dark):
+        layer = layer or self._picture_layer()
+        return [(f"measured R({layer}) against the prediction", self._grid_svg(layer, dark))], []
 
     def app_link(self, base=None, layer=None):
         """The Models view's link: the measured model's config at this context and documents."""

@@ -111,7 +111,7 @@ def growth_figure(growth, limit_cells, full_at, dark=False):
 def dense_figures(mask, layer, dark=False):
     """The grid of a dense mask and R(layer) by first-reach layer (heatmaps above 256 a side)."""
     n = mask.shape[0]
-    grid, reach, depth = _native.mask_pictures(words_of(mask), n, [layer], dark)
+    grid, reach, _ = _native.mask_pictures(words_of(mask), n, [layer], dark)
     return [("the mask: row q reads column k", grid), (f"R({layer}): what each query has reached after "
                                                       f"{layer} layer{'s' if layer != 1 else ''}", reach[0])]
 

@@ -66,7 +66,7 @@ class Report:
 
     def _figures(self, layer, dark):
         """`([(caption, svg)], [note])` of the pictures at `layer`."""
-        return [(None, svg) for svg in self._pictures()], []
+        return [], []
 
     def app_link(self, base=None):
         """A link that opens this result in the web app (`base`: the app's URL; default
@@ -81,9 +81,6 @@ class Report:
 
     def _summary(self):
         return ""
-
-    def _pictures(self):
-        return []
 
 
 class Analysis(Report):

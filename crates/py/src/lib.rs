@@ -23,7 +23,7 @@ use hasseflow_core::pattern::Overlays;
 use hasseflow_core::reach::IntervalRows;
 use hasseflow_core::report::{analysis_json, reach_auto, structured_json};
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, share};
-use hasseflow_render::{Engine, Grid, HasseInput, LayoutOptions, SvgTheme, grid_svg, growth_svg, layout, to_svg};
+use hasseflow_render::{Grid, SvgTheme, grid_svg, growth_svg};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -318,31 +318,6 @@ fn theme(dark: bool) -> SvgTheme {
     if dark { SvgTheme::dark() } else { SvgTheme::light() }
 }
 
-/// The Hasse diagram as SVG (the app's layout and the exported drawing): `classes` (positions
-/// per class), covering `edges` `(lower, upper)`, optional `labels` per position.
-#[pyfunction]
-#[pyo3(signature = (classes, edges, labels=None, dark=false))]
-fn hasse_svg(
-    py: Python<'_>,
-    classes: Vec<Vec<usize>>,
-    edges: Vec<(usize, usize)>,
-    labels: Option<Vec<String>>,
-    dark: bool,
-) -> PyResult<String> {
-    guarded(py, move || {
-        let positions = classes.iter().flatten().copied().max().map_or(0, |m| m + 1);
-        if let Some(&(a, b)) = edges.iter().find(|&&(a, b)| a >= classes.len() || b >= classes.len()) {
-            return Err(format!("edge ({a}, {b}) names a class past {}", classes.len()));
-        }
-        if labels.as_ref().is_some_and(|l| l.len() < positions) {
-            return Err(format!("labels: {positions} positions need as many labels"));
-        }
-        let options = LayoutOptions { engine: Engine::Auto, ..LayoutOptions::default() };
-        let scene = layout(&HasseInput { classes: &classes, edges: &edges, labels: labels.as_deref() }, &options);
-        Ok(to_svg(&scene, &theme(dark)))
-    })
-}
-
 /// A grid picture of `n x n` cells: `cells` holds one class byte per cell, row-major; `colours`
 /// fills each class (0 = background); `legend` pairs a class with its meaning.
 #[pyfunction]
@@ -401,7 +376,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gallery_list, m)?)?;
     m.add_function(wrap_pyfunction!(derive_family, m)?)?;
     m.add_function(wrap_pyfunction!(share_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(hasse_svg, m)?)?;
     m.add_function(wrap_pyfunction!(grid_picture, m)?)?;
     m.add_function(wrap_pyfunction!(growth_picture, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

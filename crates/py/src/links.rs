@@ -32,7 +32,10 @@ fn read_fragment(py: Python<'_>, fragment: &str) -> PyResult<(String, String)> {
             return Ok(("design".into(), share::decode_design(data).map_err(|e| e.to_string())?));
         }
         let shared = share::decode(f, MAX_N).map_err(|e| e.to_string())?;
-        let file = hasseflow_core::format::MaskFile { labels: shared.labels, ..hasseflow_core::format::MaskFile::new(shared.mask) };
+        let file = hasseflow_core::format::MaskFile {
+            labels: shared.labels,
+            ..hasseflow_core::format::MaskFile::new(shared.mask)
+        };
         Ok(("mask".into(), hasseflow_core::format::write_json(&file, hasseflow_core::format::Encoding::Packed)))
     })
 }

@@ -3,8 +3,8 @@
 //! is drawn by the render crate (the app's pictures and colours); these functions only turn the
 //! Python package's plain data into its inputs.
 
-use hasseflow_core::reach::{CompressedHasse, compress_order};
 use hasseflow_core::interop::MaskMod;
+use hasseflow_core::reach::{CompressedHasse, compress_order};
 use hasseflow_core::{FirstReach, IntervalRows, ReachOptions, ReachStack, StructuredLayer};
 use hasseflow_render::palette::Theme;
 use hasseflow_render::{HeatPicture, HeatView, compressed_hasse_svg, first_reach_svg, heat_svg, mask_svg};
@@ -17,10 +17,6 @@ const MAX_PICTURE_LAYERS: usize = hasseflow_core::reach::MAX_AUTO_LAYERS * 16;
 
 fn theme(dark: bool) -> Theme {
     if dark { Theme::Dark } else { Theme::Light }
-}
-
-fn svg_theme(dark: bool) -> hasseflow_render::SvgTheme {
-    if dark { hasseflow_render::SvgTheme::dark() } else { hasseflow_render::SvgTheme::light() }
 }
 
 fn check_layers(layers: &[usize], max: usize) -> Result<usize, String> {
@@ -98,7 +94,7 @@ fn rows_figures(rows: IntervalRows, layers: &[usize], dark: bool) -> Result<(Str
     let deepest = check_layers(layers, MAX_PICTURE_LAYERS)?;
     let view = HeatView::whole(n);
     let queries = view.queries();
-    let (pal, st) = (hasseflow_render::palette::Palette::of(theme(dark)), svg_theme(dark));
+    let (pal, st) = (hasseflow_render::palette::Palette::of(theme(dark)), super::theme(dark));
     let mask_rows: Vec<Vec<[u64; 2]>> = queries.iter().map(|&q| rows.row_u64(q as usize)).collect();
     let pic = HeatPicture::from_rows(&view, mask_rows.iter().map(Vec::as_slice));
     let grid = heat_svg(&pic, &format!("the mask (n = {n}), one query a row"), &st, &pal);
@@ -130,7 +126,7 @@ fn heat_picture(py: Python<'_>, n: u64, rows: Vec<Vec<(u64, u64)>>, title: &str,
     guarded(py, || {
         let rows: Vec<Vec<[u64; 2]>> = rows.into_iter().map(|r| r.into_iter().map(|(a, b)| [a, b]).collect()).collect();
         let pic = HeatPicture::from_rows(&HeatView::whole(n), rows.iter().map(Vec::as_slice));
-        Ok(heat_svg(&pic, title, &svg_theme(dark), &hasseflow_render::palette::Palette::of(theme(dark))))
+        Ok(heat_svg(&pic, title, &super::theme(dark), &hasseflow_render::palette::Palette::of(theme(dark))))
     })
 }
 

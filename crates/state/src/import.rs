@@ -104,7 +104,8 @@ impl AppState {
             ImportAction::LoadShared(fragment)
                 if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::MODEL_PREFIX) =>
             {
-                match share::decode_model(&fragment.strip_prefix('#').unwrap_or(&fragment)[share::MODEL_PREFIX.len()..]) {
+                match share::decode_model(&fragment.strip_prefix('#').unwrap_or(&fragment)[share::MODEL_PREFIX.len()..])
+                {
                     Err(e) => self.error(format!("the model link is damaged: {e}. Nothing was changed.")),
                     Ok(link) => self.open_model_link(link),
                 }
@@ -153,7 +154,9 @@ impl AppState {
                 name: link.name.unwrap_or_else(|| "linked config".to_string()),
                 bytes: text.into_bytes(),
             },
-            _ => return self.error("the model link is damaged: it names no model, or two. Nothing was changed.".into()),
+            _ => {
+                return self.error("the model link is damaged: it names no model, or two. Nothing was changed.".into());
+            }
         };
         self.view = View::Models;
         self.apply(Action::Models(loaded));
