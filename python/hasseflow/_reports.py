@@ -53,11 +53,17 @@ class Report:
         figures, notes = self._figures(layer, dark)
         return _pictures.Picture(self._title(), self._summary(), figures, notes)
 
+    def _default_picture(self):
+        """The picture the rich display shows, drawn once (Jupyter asks for HTML and SVG)."""
+        if "_shown" not in self.__dict__:
+            self.__dict__["_shown"] = self.picture()
+        return self.__dict__["_shown"]
+
     def _repr_html_(self):
-        return self.picture()._repr_html_()
+        return self._default_picture()._repr_html_()
 
     def _repr_svg_(self):
-        return self.picture()._repr_svg_()
+        return self._default_picture()._repr_svg_()
 
     def show(self, layer=None):
         """Shows the pictures: inline in a notebook; else an HTML file opened in a browser when one
