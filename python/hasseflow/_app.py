@@ -16,6 +16,17 @@ _PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app")
 # A source checkout run with PYTHONPATH=python (or `maturin develop`): the bundle release.sh built.
 _CHECKOUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist-release")
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A browser that drops a connection (a closed tab, a cancelled preload) is no error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 _lock = threading.Lock()
 _servers = {}
 
@@ -55,8 +66,7 @@ def app(port=0):
         server = _servers.get(key) or (_servers.get((folder, 0)) if not port else None)
         if server is None:
             handler = functools.partial(_Handler, directory=folder)
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", int(port)), handler)
-            server.daemon_threads = True
+            server = _Server(("127.0.0.1", int(port)), handler)
             threading.Thread(target=server.serve_forever, name="hasseflow-app", daemon=True).start()
             _servers[key] = server
         return f"http://127.0.0.1:{server.server_address[1]}/"
