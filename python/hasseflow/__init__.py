@@ -19,12 +19,13 @@ import os
 import numpy as np
 
 from . import _inputs, _native
+from ._app import app
 from ._measure import Measurement, measure, redraw
 from ._native import HasseflowError
 from ._reports import Analysis, Derived, Limit, ModelReport
 
-__all__ = ["analyze", "model", "derive", "measure", "redraw", "gallery", "HasseflowError", "Analysis", "ModelReport",
-           "Derived", "Measurement", "Limit", "MAX_N"]
+__all__ = ["analyze", "model", "derive", "measure", "redraw", "gallery", "app", "HasseflowError", "Analysis",
+           "ModelReport", "Derived", "Measurement", "Limit", "MAX_N"]
 __version__ = _native.VERSION
 MAX_N = _native.MAX_N
 
@@ -55,7 +56,7 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
             dense = _inputs.rows_to_dense(size, offsets, spans)
             return _dense(dense, labels)
         _inputs.check_row_intervals(np.diff(np.frombuffer(offsets, dtype="<u8")), "BlockMask")
-        return Analysis(json.loads(_native.analyze_rows(size, offsets, spans, layers)))
+        return Analysis(json.loads(_native.analyze_rows(size, offsets, spans, layers)), rows=(size, offsets, spans))
     if callable(mask) and not isinstance(mask, type):
         if n is None:
             raise HasseflowError("a mask_mod needs n: analyze(mask_mod, n=...)")
@@ -69,7 +70,7 @@ def analyze(mask, n=None, layers=None, b=0, h=0, labels=None):
             notes.append(f"n = {n}: every cell evaluated by torch ({n * n:.2e} cells): the mask_mod does something "
                          "the block bounds do not model (a Python branch on a position, .item(), ...)")
             rows = _inputs.mask_mod_rows(mask, n, b, h)
-        return Analysis(json.loads(_native.analyze_rows(n, *rows, layers)), notes=notes)
+        return Analysis(json.loads(_native.analyze_rows(n, *rows, layers)), notes=notes, rows=(n, *rows))
     if isinstance(mask, (list, tuple)):
         if not mask:
             raise HasseflowError("an empty stack: give at least one layer")
@@ -132,7 +133,10 @@ def _file(data, n, b, h, layers):
         for note in notes:
             warnings.warn(note, stacklevel=3)
     if dense is None:
-        return Analysis(report, notes=notes)
+        # Only a mask_mod's source is analysed on the structured engine: its rows give the pictures.
+        source, size = bytes(data).decode("utf-8"), report["n"]
+        return Analysis(report, notes=notes,
+                        rows=lambda layers, dark: _native.source_pictures(source, size, b, h, layers, dark))
     limit, mask = dense
     return Analysis(report, limit, mask=_inputs.mask_of_words(mask, report["n"]), notes=notes,
                     labels=report.get("labels"))
@@ -160,7 +164,14 @@ def model(source, n=None, documents=None, *, images=None, encoder_context=None, 
         raise HasseflowError(f"max_memory_gib = {max_memory_gib!r}: give a positive number of GiB")
     max_bytes = None if max_memory_gib is None else int(min(max_memory_gib, 1 << 20) * (1 << 30))
     text = _native.model_run(n, config, gallery, name, enc, docs, qrows, direction, max_bytes, spans)
-    return ModelReport(json.loads(text))
+    report = ModelReport(json.loads(text))
+    # For the pictures (R(l) at sampled queries) and the Models view's link.
+    report._rerun = lambda queries: json.loads(_native.model_run(
+        n, config, gallery, name, enc, docs, [int(q) for q in queries], direction, max_bytes, spans))["rows"]
+    report._link = {"n": n, "documents": docs, "images": [list(x) for x in spans],
+                    **({"gallery": gallery} if gallery else {"config": config, "name": name}),
+                    **({"encoder": enc} if enc is not None else {})}
+    return report
 
 
 # Fields a config states its layer count in (Transformers' names across model types).

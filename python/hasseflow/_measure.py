@@ -136,11 +136,11 @@ class Measurement(Report):
                 return row["layer"]
         return len(self.json["per_layer"])
 
-    def picture(self, layer=None, dark=False):
+    def _grid_svg(self, layer=None, dark=False):
         """The measured columns of R(layer) as a grid (SVG): reached as predicted, predicted but not
         measured (missing), measured but not predicted or across documents (extra). With every
         column measured this is the whole R(layer); otherwise one grid column per measured column,
-        rows binned to at most 512."""
+        rows binned to at most 512. `picture(layer)` shows it."""
         layer = layer or self._picture_layer()
         r = self.column_reach[layer - 1]  # (C, n)
         cells = r.astype(np.uint8)
@@ -187,8 +187,20 @@ class Measurement(Report):
         p = j["passes"]
         return f"{j['layers']} layers, {p['mode']} mode, {p['probes']} probes: {what}{leak}"
 
-    def _pictures(self):
-        return [self.picture()]
+    def _figures(self, layer, dark):
+        layer = layer or self._picture_layer()
+        return [(f"measured R({layer}) against the prediction", self._grid_svg(layer, dark))], []
+
+    def app_link(self, base=None, layer=None):
+        """The Models view's link: the measured model's config at this context and documents."""
+        from . import _app
+
+        link = self.__dict__.get("_link")
+        if link is None:
+            raise HasseflowError("app_link: the measured model has no Transformers config to link to")
+        if layer is not None:
+            link = {**link, "layer": int(layer)}
+        return _app.base_url(base) + "#" + _native.model_fragment(json.dumps(link))
 
 
 # --- the model's inputs -----------------------------------------------------------------------------
@@ -870,7 +882,17 @@ def _measure(model, n, docs, imgs, conf, expected, columns, mode, groups, attent
         reach = np.transpose(col_reach, (0, 2, 1)).copy()  # (L, q, k)
         predicted = None if col_pred is None else np.transpose(col_pred, (0, 2, 1)).copy()
         data["columns"] = list(range(n))
-    return Measurement(data, reach, predicted, docs, col_reach, col_pred)
+    result = Measurement(data, reach, predicted, docs, col_reach, col_pred)
+    result._link = _model_link(conf, n, docs, imgs)
+    return result
+
+
+def _model_link(conf, n, docs, imgs):
+    """The Models view's link of a measured model (its config at this context), or None."""
+    if conf is None or not hasattr(conf, "to_json_string"):
+        return None
+    return {"config": conf.to_json_string(use_diff=False), "name": f"{getattr(conf, 'model_type', 'model')} config",
+            "n": int(n), "documents": [int(d) for d in docs], "images": [[int(a), int(b)] for a, b in imgs]}
 
 
 def _first_cell(cells, cols, l):

@@ -1,17 +1,13 @@
 """Result objects: the core's JSON reports (the CLI's `--json` schema) with attributes, tables,
 pictures for notebooks (the render crate's SVG) and links to the web app."""
 
-import html
 import json
-import webbrowser
 
 import numpy as np
 
-from . import _native
+from . import _app, _native, _pictures
 from ._inputs import mask_of_words, words_of
 
-# The web app (`./scripts/serve.sh`); pass base= to app_link for a deployed copy.
-APP_URL = "http://127.0.0.1:8080/"
 # The largest mask the app's editor opens from a link.
 APP_MAX_N = 512
 # Grid colours: the app's empty cell, reach and its flow view's "measurement differs" mark.
@@ -103,32 +99,39 @@ class Report:
         """The report as the CLI prints it with --json (without dense limits)."""
         return json.dumps(self.json)
 
+    def picture(self, layer=None, dark=False):
+        """The result's pictures (a `Picture`: inline in a notebook, `.show()`, `.save(path)`): the
+        mask grid, R(layer) by first-reach layer (default: half way to the limit), the growth
+        plot, and the compressed Hasse diagram when it has structure. At long lengths the grids
+        are heatmaps of shares."""
+        figures, notes = self._figures(layer, dark)
+        return _pictures.Picture(self._title(), self._summary(), figures, notes)
+
+    def _default_picture(self):
+        """The picture the rich display shows, drawn once (Jupyter asks for HTML and SVG)."""
+        if "_shown" not in self.__dict__:
+            self.__dict__["_shown"] = self.picture()
+        return self.__dict__["_shown"]
+
     def _repr_html_(self):
-        parts = [f"<div><b>{html.escape(self._title())}</b><br>{html.escape(self._summary())}</div>"]
-        for svg in self._pictures():
-            parts.append(f"<div style='display:inline-block;vertical-align:top;margin:4px'>{svg}</div>")
-        return "\n".join(parts)
+        return self._default_picture()._repr_html_()
 
     def _repr_svg_(self):
-        pics = self._pictures()
-        return pics[0] if pics else None
+        return self._default_picture()._repr_svg_()
 
-    def show(self):
-        """Shows the pictures: inline in a notebook, else in a browser window (a temporary HTML file)."""
-        try:
-            from IPython import get_ipython
-            from IPython.display import HTML, display
+    def show(self, layer=None):
+        """Shows the pictures: inline in a notebook; else an HTML file opened in a browser when one
+        opens, its path printed otherwise (and returned)."""
+        return self.picture(layer).show()
 
-            if get_ipython() is not None:
-                display(HTML(self._repr_html_()))
-                return
-        except ImportError:
-            pass
-        import tempfile
+    def _figures(self, layer, dark):
+        """`([(caption, svg)], [note])` of the pictures at `layer`."""
+        return [], []
 
-        with tempfile.NamedTemporaryFile("w", suffix=".html", delete=False) as f:
-            f.write(f"<!doctype html><meta charset='utf-8'><title>hasseflow</title>{self._repr_html_()}")
-        webbrowser.open("file://" + f.name)
+    def app_link(self, base=None):
+        """A link that opens this result in the web app (`base`: the app's URL; default
+        `hasseflow.app()`: $HASSEFLOW_APP_URL, else the bundled app served locally)."""
+        raise _native.HasseflowError(f"app_link: a {type(self).__name__} has no view in the app")
 
     def __repr__(self):
         return f"<{type(self).__name__} {self._summary()}>"
@@ -139,56 +142,15 @@ class Report:
     def _summary(self):
         return ""
 
-    def _pictures(self):
-        return []
-
-
-def _compressed(classes, edges, max_nodes=160):
-    """Collapses chains (a node whose only cover has it as its only lower cover) for drawing a large
-    diagram: classes as one node per chain, captions as position ranges."""
-    if len(classes) <= max_nodes:
-        return classes, edges, None
-    up = [[] for _ in classes]
-    down = [[] for _ in classes]
-    for a, z in edges:
-        up[a].append(z)
-        down[z].append(a)
-    head = {}
-    order = []
-    for c in range(len(classes)):
-        if len(down[c]) == 1 and len(up[down[c][0]]) == 1:
-            head[c] = head[down[c][0]]
-        else:
-            head[c] = c
-            order.append(c)
-    index = {c: i for i, c in enumerate(order)}
-    members = [[] for _ in order]
-    for c in range(len(classes)):
-        members[index[head[c]]].extend(classes[c])
-    new_edges = sorted({(index[head[a]], index[head[z]]) for a, z in edges if head[a] != head[z]})
-    labels = []
-    for m in members:
-        m = sorted(m)
-        labels.append(str(m[0]) if len(m) == 1 else f"{m[0]}–{m[-1]} ({len(m)})")
-    return [[i] for i in range(len(order))], new_edges, labels
-
-
-def hasse_picture(classes, edges, labels=None):
-    classes, edges, node_labels = _compressed(classes, edges)
-    if node_labels is not None:
-        labels = node_labels
-    elif labels is not None:
-        labels = list(labels)
-    return _native.hasse_svg(classes, [tuple(e) for e in edges], labels)
-
 
 class Analysis(Report):
     """`hasseflow.analyze(...)`: the dense report (`engine == "dense"`) or the structured engine's
     (`engine == "structured"`, long sequences). `L_star` is the CLI's `depth`: the layer at which
     every position reaches all it ever will (None when a structured run is too shallow)."""
 
-    def __init__(self, data, limit_words=None, mask=None, notes=(), link_mask=None, labels=None):
+    def __init__(self, data, limit_words=None, mask=None, notes=(), link_mask=None, labels=None, rows=None):
         super().__init__(data)
+        self._rows = rows
         self._limit_words = limit_words
         self.mask = mask
         self.notes = list(notes)
@@ -271,14 +233,16 @@ class Analysis(Report):
             extra = [{"lookback": lay["lookback"], "queries_short": lay["queries_short"]} for lay in self._reach["layers"]]
         return _table(_layer_rows(self.growth, self.limit_cells, extra))
 
-    def app_link(self, base=APP_URL):
-        """The web app's share link for this mask (the app opens masks up to n = 512)."""
-        if self._link_mask is None:
-            raise _native.HasseflowError("app_link: this analysis has no dense mask to share")
+    def app_link(self, base=None):
+        """The web app's share link for this mask: the editor opens masks up to n = 512 (longer
+        ones have no view in the app; `derive` and `model` results link at any length)."""
+        if self._link_mask is None or self._link_mask.shape[0] > APP_MAX_N:
+            n = self.n if self._link_mask is None else self._link_mask.shape[0]
+            raise _native.HasseflowError(
+                f"app_link: the app's editor opens masks up to n = {APP_MAX_N}; this one has n = {n} (the Designer "
+                "and Models views take derive() and model() results at any length)")
         m = self._link_mask
-        if m.shape[0] > APP_MAX_N:
-            raise _native.HasseflowError(f"app_link: n = {m.shape[0]} is above the app's editor limit {APP_MAX_N}")
-        return base + "#" + _native.share_fragment(words_of(m), m.shape[0], self._labels)
+        return _app.base_url(base) + "#" + _native.share_fragment(words_of(m), m.shape[0], self._labels)
 
     def _title(self):
         return f"hasseflow analysis ({self.engine} engine)"
@@ -289,19 +253,31 @@ class Analysis(Report):
         return f"n = {self.n}, L* = {depth}, classes = {self.classes}" if self.engine != "dense" \
             else f"n = {self.n}, L* = {depth}, {self.classes} classes, {len(self.hasse_edges)} Hasse edges"
 
-    def _pictures(self):
-        pics = []
+    def _depth(self):
         if self.engine == "dense":
-            pics.append(hasse_picture(self.json["classes"], self.json["hasse_edges"], self._labels))
-            pics.append(_native.growth_picture(self.growth, self.limit_cells, self.L_star))
+            return self.L_star
+        return self.full_at or self.json["reach"].get("depth") or len(self.growth) - 1
+
+    def _figures(self, layer, dark):
+        layer = _pictures.default_layer(self._depth()) if layer is None else int(layer)
+        figures, notes = [], []
+        if self.engine == "dense":
+            if self.mask is not None and self.mask.shape[0] == self.n and "stack" not in self.json:
+                figures += _pictures.dense_figures(self.mask, layer, dark)
+            else:
+                notes.append("the grid and R(l) are drawn for a single mask (this analysis is of a per-layer stack)")
+            figures.append(_pictures.growth_figure(self.growth, self.limit_cells, self.L_star, dark))
+            hasse, note = _pictures.order_figure(self.json["classes"], self.json["hasse_edges"], self._labels, dark)
         else:
-            h = self.json["reach"]["limit"].get("hasse")
-            if h is not None and h["nodes"]:
-                ids = {node["id"]: i for i, node in enumerate(h["nodes"])}
-                edges = [(ids[e["lower"]], ids[e["upper"]]) for e in h["edges"] if e["lower"] in ids and e["upper"] in ids]
-                pics.append(_native.hasse_svg([[i] for i in range(len(ids))], edges, [x["label"] for x in h["nodes"]]))
-            pics.append(_native.growth_picture(self.growth, self.limit_cells, self.full_at))
-        return pics
+            if self._rows is not None:
+                figures += _pictures.rows_figures(self._rows, layer, dark)
+            else:
+                notes.append("the grid and R(l) are drawn for a mask_mod or a BlockMask (this analysis had neither)")
+            figures.append(_pictures.growth_figure(self.growth, self.limit_cells, self.full_at, dark))
+            hasse, note = _pictures.hasse_figure(self.json["reach"]["limit"].get("hasse"), dark)
+        figures.append(hasse)
+        notes.append(note)
+        return [f for f in figures if f], notes
 
 
 class ModelReport(Report):
@@ -363,15 +339,30 @@ class ModelReport(Report):
         return f"{self.json['layers']} layers: {self.json['pattern']}. {self.json['verdict']}" + \
             ("; reach crosses documents" if self.json["leaks"] else "")
 
-    def _pictures(self):
-        pics = []
-        h = self.json["limit"].get("hasse")
-        if h is not None and h["nodes"]:
-            ids = {node["id"]: i for i, node in enumerate(h["nodes"])}
-            edges = [(ids[e["lower"]], ids[e["upper"]]) for e in h["edges"] if e["lower"] in ids and e["upper"] in ids]
-            pics.append(_native.hasse_svg([[i] for i in range(len(ids))], edges, [x["label"] for x in h["nodes"]]))
-        pics.append(_native.growth_picture(self.json["growth"], self.json["limit_cells"], self.json["full_at"]))
-        return pics
+    def _figures(self, layer, dark):
+        j = self.json
+        layer = _pictures.default_layer(j["full_at"] or j["layers"]) if layer is None else int(layer)
+        if not 1 <= layer <= j["layers"]:
+            raise _native.HasseflowError(f"layer = {layer}: the model has layers 1..={j['layers']}")
+        figures, notes = [], []
+        rerun = self.__dict__.get("_rerun")
+        if rerun is not None:
+            figures += _pictures.model_reach_figures(j["n"], rerun, sorted({1, layer}), dark)
+            figures[0] = ("R(1): the first layer's mask (heatmap of shares)", figures[0][1])
+        figures.append(_pictures.growth_figure(j["growth"], j["limit_cells"], j["full_at"], dark))
+        hasse, note = _pictures.hasse_figure(j["limit"].get("hasse"), dark)
+        notes.append(note if note else j["limit"].get("method"))
+        return [f for f in figures + [hasse] if f], notes
+
+    def app_link(self, base=None, layer=None):
+        """The Models view's link: this model at this context (and documents, images), showing
+        `layer`."""
+        link = self.__dict__.get("_link")
+        if link is None:
+            raise _native.HasseflowError("app_link: this report does not say which model it ran")
+        if layer is not None:
+            link = {**link, "layer": int(layer)}
+        return _app.base_url(base) + "#" + _native.model_fragment(json.dumps(link))
 
 
 class Derived(Report):
@@ -483,10 +474,11 @@ class Derived(Report):
 
         return analyze(self.mask, labels=self.labels)
 
-    def app_link(self, base=APP_URL):
-        """The app's Designer link for this family (built-in families), else the mask's share link."""
+    def app_link(self, base=None):
+        """The app's Designer link for this family (built-in families, any n), else the merged
+        mask's share link."""
         if self._design is not None:
-            return base + "#" + self._design
+            return _app.base_url(base) + "#" + self._design
         return self.analyze().app_link(base)
 
     def _title(self):
@@ -495,5 +487,5 @@ class Derived(Report):
     def _summary(self):
         return f"{self.positions_explained}; merged mask with {int(self.mask.sum())} entries"
 
-    def _pictures(self):
-        return self.analyze()._pictures()
+    def _figures(self, layer, dark):
+        return self.analyze()._figures(layer, dark)

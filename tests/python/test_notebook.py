@@ -44,6 +44,16 @@ def main():
     T.check("cross-document cells: 0" not in text and "cross-document cells:" in text,
             "the broken packing shows its cross-document cells")
     T.check(any("measured, not predicted" in h for h in html), "the measurement grid has its legend")
+    caps = "".join(html)
+    T.check(all(f"<figcaption>R({l}): what each query has reached" in caps for l in (2, 6)),
+            "the sliding window at n = 128: R(l) by first-reach layer at two layers")
+    T.check(all(f"<figcaption>R({l}) (heatmap of shares)" in caps for l in (4, 32)) and "n = 131072" in caps,
+            "the sliding window at n = 131072: heatmaps of R(l) at two layers")
+    T.check(caps.count("compressed Hasse diagram</figcaption>") >= 2 and "(one chain: a total order)" in caps,
+            "Block Two-Stream and Butterfly draw their compressed Hasse diagrams; a window's chain is a sentence")
+    T.check(text.count("#design=") >= 2 and "#model=" in text and "#n=128&m=" in text,
+            "the app links of the short window, the derivations and the model")
+    T.check("app_link: the app's editor opens masks up to n = 512" in text, "the long window's link is refused, saying why")
     T.check("first leak (layer, q, k): (1, 1024, " in text,
             "the leak at real length (n = 4096) is found and named at the second document's first position")
     sys.exit(T.finish())

@@ -481,21 +481,22 @@ def fuzz():
 def pictures_and_links():
     r = hasseflow.analyze(window, n=12)
     page = r._repr_html_()
-    T.check(page.count("<svg") == 2 and "L* = " in page and r._repr_svg_().startswith("<svg"),
-            "analysis HTML: the Hasse diagram and the growth plot")
-    link = r.app_link()
+    T.check(page.count("<svg") == 3 and "L* = " in page and r._repr_svg_().startswith("<svg"),
+            "analysis HTML: the mask, R(l) and the growth plot (a window's order is one chain: a sentence)")
+    link = r.app_link("http://127.0.0.1:8080/")
     frag = link.split("#", 1)[1]
     fields = dict(p.split("=", 1) for p in frag.split("&"))
     bits = base64.urlsafe_b64decode(fields["m"] + "=" * (-len(fields["m"]) % 4))
     cells = np.unpackbits(np.frombuffer(bits, np.uint8), bitorder="little")[:144].reshape(12, 12).astype(bool)
-    T.check(link.startswith(hasseflow._reports.APP_URL) and fields["n"] == "12" and np.array_equal(cells, r.mask),
+    T.check(link.startswith("http://127.0.0.1:8080/#") and fields["n"] == "12" and np.array_equal(cells, r.mask),
             "app_link(): the share link carries the mask")
     big = hasseflow.analyze(window, n=20000)
     T.check("<svg" in big._repr_html_() and "L* = not reached" in big._summary(), "structured analysis HTML draws")
     m = hasseflow.model("gemma-3-27b-it", context=32768)
-    T.check(m._repr_html_().count("<svg") == 2 and "gemma3" in m._repr_html_(), "model HTML: Hasse diagram and growth")
+    T.check(m._repr_html_().count("<svg") == 3 and "gemma3" in m._repr_html_(), "model HTML: R(1), R(l) and growth")
     d = hasseflow.derive("butterfly", n=4)
-    T.check("#design=" in d.app_link() and "<svg" in d._repr_html_(), "derive(): designer link and pictures")
+    T.check("#design=" in d.app_link("http://127.0.0.1:8080/") and d._repr_html_().count("<svg") == 4,
+            "derive(): designer link and pictures (with the compressed Hasse diagram)")
 
 
 def main():

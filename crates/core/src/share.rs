@@ -57,15 +57,18 @@ pub enum ShareError {
     /// The labels are not `n` strings within the length limit.
     #[error("{0}")]
     Labels(FormatError),
-    /// More designer data than a family's JSON can take.
-    #[error("the design data is too long")]
+    /// More designer (or Models) data than a family's (or a model's) JSON can take.
+    #[error("the link's data is too long")]
     DesignTooLong,
-    /// The designer data is not unpadded base64url.
-    #[error("the design data is not base64url ({0})")]
+    /// The designer (or Models) data is not unpadded base64url.
+    #[error("the link's data is not base64url ({0})")]
     DesignNotBase64(base64::DecodeError),
-    /// The designer data is not UTF-8.
-    #[error("the design data is not text")]
+    /// The designer (or Models) data is not UTF-8.
+    #[error("the link's data is not text")]
     DesignNotText,
+    /// The Models link's data is not a [`ModelLink`] (the JSON error, in words).
+    #[error("the model link's data is not a model and context ({0})")]
+    ModelNotJson(String),
 }
 
 /// What a share link carries.
@@ -171,6 +174,62 @@ pub fn decode_design(data: &str) -> Result<String, ShareError> {
     String::from_utf8(bytes).map_err(|_| ShareError::DesignNotText)
 }
 
+/// Fragment prefix of a Models link: `model=<base64url of a [`ModelLink`] as JSON>`.
+pub const MODEL_PREFIX: &str = "model=";
+
+/// What a Models link carries: the model (a gallery name, or a `config.json`'s text and file
+/// name) and the context it runs at (the Models view's fields), and the layer to show.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelLink {
+    /// A gallery model's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gallery: Option<String>,
+    /// Or a `config.json`'s text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// The config's file name (messages and the report's source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Context length (an encoder-decoder's decoder length).
+    pub n: u64,
+    /// Packed document lengths (empty: one document).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<u64>,
+    /// An encoder-decoder's encoder length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<u64>,
+    /// Image spans `[start, length]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<[u64; 2]>,
+    /// The layer the view shows (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<usize>,
+}
+
+/// A Models link's fragment (without `#`).
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::share::{ModelLink, decode_model, encode_model, MODEL_PREFIX};
+/// let link = ModelLink { gallery: Some("gemma-3-27b-it".into()), n: 131072, ..ModelLink::default() };
+/// let f = encode_model(&link);
+/// assert_eq!(decode_model(&f[MODEL_PREFIX.len()..]), Ok(link));
+/// ```
+pub fn encode_model(link: &ModelLink) -> String {
+    let json = serde_json::to_string(link).unwrap_or_default();
+    format!("{MODEL_PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+}
+
+/// The [`ModelLink`] of a Models link's data (the part after [`MODEL_PREFIX`]).
+///
+/// # Errors
+/// What [`decode_design`] refuses, or [`ShareError::ModelNotJson`].
+pub fn decode_model(data: &str) -> Result<ModelLink, ShareError> {
+    let text = decode_design(data)?;
+    serde_json::from_str(&text).map_err(|e| ShareError::ModelNotJson(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +290,24 @@ mod tests {
         assert!(err(decode_design("%%")).contains("base64url"));
         assert!(err(decode_design(&URL_SAFE_NO_PAD.encode([0xff, 0xfe]))).contains("not text"));
         assert!(err(decode_design(&"A".repeat(70_000))).contains("too long"));
+    }
+
+    #[test]
+    fn model_links_round_trip_and_refuse_what_is_not_a_model() {
+        let link = ModelLink {
+            config: Some("{\"model_type\": \"llama\"}".into()),
+            name: Some("config.json".into()),
+            n: 1 << 20,
+            documents: vec![1 << 19, 1 << 19],
+            images: vec![[4, 16]],
+            layer: Some(3),
+            ..ModelLink::default()
+        };
+        let f = encode_model(&link);
+        assert_eq!(decode_model(&f[MODEL_PREFIX.len()..]), Ok(link));
+        let data = |json: &str| URL_SAFE_NO_PAD.encode(json);
+        assert!(err(decode_model(&data("{\"gallery\": \"x\"}"))).contains("missing field `n`"));
+        assert!(err(decode_model(&data("{\"n\": 4, \"cells\": 1}"))).contains("unknown field"));
+        assert!(err(decode_model("%%")).contains("base64url"));
     }
 }

@@ -11,6 +11,10 @@
 //! worker thread and raise `KeyboardInterrupt` within milliseconds of Ctrl-C ([`interruptible`]).
 
 use std::collections::BTreeMap;
+
+mod links;
+mod pictures;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -27,7 +31,7 @@ use hasseflow_core::presets::ParamKind;
 use hasseflow_core::reach::IntervalRows;
 use hasseflow_core::report::{analysis_json, reach_auto_while, structured_json};
 use hasseflow_core::{Analysis, BitMatrix, FirstReach, share};
-use hasseflow_render::{Engine, Grid, HasseInput, LayoutOptions, SvgTheme, grid_svg, growth_svg, layout, to_svg};
+use hasseflow_render::{Grid, SvgTheme, grid_svg, growth_svg};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -235,23 +239,28 @@ fn analyze_rows(
 ) -> PyResult<String> {
     let (offsets, spans) = (offsets.to_vec(), spans.to_vec());
     interruptible(py, move |stop| {
-        if !offsets.len().is_multiple_of(8) || !spans.len().is_multiple_of(8) {
-            return Err("interval rows: offsets must be u64 and spans u32 pairs".to_string());
-        }
-        let offsets: Vec<usize> = offsets
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize)
-            .collect();
-        let spans: Vec<[u32; 2]> = spans
-            .chunks_exact(8)
-            .map(|c| [u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])])
-            .collect();
-        let rows = IntervalRows::new(n, offsets, spans).map_err(|e| e.to_string())?;
+        let rows = interval_rows(n, &offsets, &spans)?;
         let r = reach_auto_while(&rows, layers, &documents, || !stop.load(Ordering::Relaxed))
             .ok_or_else(|| STOPPED.to_string())?
             .map_err(|e| e.to_string())?;
         Ok(structured_json(&r, None).to_string())
     })
+}
+
+/// Interval rows from their bytes (see [`analyze_rows`]).
+fn interval_rows(n: u64, offsets: &[u8], spans: &[u8]) -> Result<IntervalRows, String> {
+    if !offsets.len().is_multiple_of(8) || !spans.len().is_multiple_of(8) {
+        return Err("interval rows: offsets must be u64 and spans u32 pairs".to_string());
+    }
+    let offsets: Vec<usize> = offsets
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as usize)
+        .collect();
+    let spans: Vec<[u32; 2]> = spans
+        .chunks_exact(8)
+        .map(|c| [u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])])
+        .collect();
+    IntervalRows::new(n, offsets, spans).map_err(|e| e.to_string())
 }
 
 /// `hasseflow model --json` on a config's text (`config`) or a gallery entry (`gallery`):
@@ -420,31 +429,6 @@ fn theme(dark: bool) -> SvgTheme {
     if dark { SvgTheme::dark() } else { SvgTheme::light() }
 }
 
-/// The Hasse diagram as SVG (the app's layout and the exported drawing): `classes` (positions
-/// per class), covering `edges` `(lower, upper)`, optional `labels` per position.
-#[pyfunction]
-#[pyo3(signature = (classes, edges, labels=None, dark=false))]
-fn hasse_svg(
-    py: Python<'_>,
-    classes: Vec<Vec<usize>>,
-    edges: Vec<(usize, usize)>,
-    labels: Option<Vec<String>>,
-    dark: bool,
-) -> PyResult<String> {
-    guarded(py, move || {
-        let positions = classes.iter().flatten().copied().max().map_or(0, |m| m + 1);
-        if let Some(&(a, b)) = edges.iter().find(|&&(a, b)| a >= classes.len() || b >= classes.len()) {
-            return Err(format!("edge ({a}, {b}) names a class past {}", classes.len()));
-        }
-        if labels.as_ref().is_some_and(|l| l.len() < positions) {
-            return Err(format!("labels: {positions} positions need as many labels"));
-        }
-        let options = LayoutOptions { engine: Engine::Auto, ..LayoutOptions::default() };
-        let scene = layout(&HasseInput { classes: &classes, edges: &edges, labels: labels.as_deref() }, &options);
-        Ok(to_svg(&scene, &theme(dark)))
-    })
-}
-
 /// A grid picture of `n x n` cells: `cells` holds one class byte per cell, row-major; `colours`
 /// fills each class (0 = background); `legend` pairs a class with its meaning.
 #[pyfunction]
@@ -504,9 +488,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(derive_family, m)?)?;
     m.add_function(wrap_pyfunction!(share_fragment, m)?)?;
     m.add_function(wrap_pyfunction!(families, m)?)?;
-    m.add_function(wrap_pyfunction!(hasse_svg, m)?)?;
     m.add_function(wrap_pyfunction!(grid_picture, m)?)?;
     m.add_function(wrap_pyfunction!(growth_picture, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    pictures::register(m)?;
+    links::register(m)?;
     Ok(())
 }

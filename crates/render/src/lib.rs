@@ -12,15 +12,20 @@
 //!
 //! No clock, IO or web types here: callers measure time themselves.
 
+mod heat;
 mod layered;
+pub mod palette;
+mod picture;
 mod plot;
 mod scene;
 mod svg;
 
+pub use heat::{HEAT_CELLS, HeatPicture, HeatView, heat_colour, heat_svg};
 pub use layered::lowered_size;
+pub use picture::{HASSE_MAX_PX, MAX_PICTURE_NODES, compressed_hasse_svg, first_reach_svg, mask_svg};
 pub use plot::{GRID_CELLS, Grid, grid_svg, growth_svg};
 pub use scene::{EdgePath, Scene, SceneEdge, SceneNode, node_caption};
-pub use svg::{SvgTheme, to_svg};
+pub use svg::{SvgTheme, to_svg, to_svg_within};
 
 use hasseflow_core::Analysis;
 

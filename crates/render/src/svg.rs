@@ -47,11 +47,19 @@ pub fn escape(text: &str) -> String {
 
 /// Writes `scene` as an SVG document.
 pub fn to_svg(scene: &Scene, theme: &SvgTheme) -> String {
+    to_svg_within(scene, theme, f64::INFINITY, f64::INFINITY)
+}
+
+/// Writes `scene` as an SVG document displayed at most `max_w x max_h` pixels (scaled down
+/// whole, aspect kept; the drawing's coordinates are the scene's).
+pub fn to_svg_within(scene: &Scene, theme: &SvgTheme, max_w: f64, max_h: f64) -> String {
     let mut s = String::new();
     let (w, h) = (scene.width.max(1.0), scene.height.max(1.0));
+    let scale = (max_w / w).min(max_h / h).min(1.0);
+    let (dw, dh) = (w * scale, h * scale);
     let _ = writeln!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.1} {h:.1}\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{dw:.0}\" height=\"{dh:.0}\" viewBox=\"0 0 {w:.1} {h:.1}\" \
          font-family=\"system-ui, sans-serif\" font-size=\"12\">"
     );
     let _ = writeln!(

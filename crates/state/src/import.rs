@@ -10,7 +10,7 @@ use hasseflow_core::format::{FormatError, InputError, MaskFile, parse_mask_file}
 use hasseflow_core::interop::{self, ExportKind};
 use hasseflow_core::presets::{build_preset, preset_labels, preset_provenance};
 
-use super::{Action, AppState, DesignerAction, Document, FamilySpec, LinkError, MAX_EDIT_N, View};
+use super::{Action, AppState, DesignerAction, Document, FamilySpec, LinkError, MAX_EDIT_N, ModelsAction, View};
 use hasseflow_core::share;
 
 /// What comes into the editor: presets, files, pasted text, share links, the autosave (reduced
@@ -101,6 +101,15 @@ impl AppState {
                     }
                 }
             }
+            ImportAction::LoadShared(fragment)
+                if fragment.strip_prefix('#').unwrap_or(&fragment).starts_with(share::MODEL_PREFIX) =>
+            {
+                match share::decode_model(&fragment.strip_prefix('#').unwrap_or(&fragment)[share::MODEL_PREFIX.len()..])
+                {
+                    Err(e) => self.error(format!("the model link is damaged: {e}. Nothing was changed.")),
+                    Ok(link) => self.open_model_link(link),
+                }
+            }
             ImportAction::LoadShared(fragment) => match share::decode(&fragment, MAX_EDIT_N) {
                 Err(e) => self.error(format!("the share link is damaged: {e}. Nothing was changed.")),
                 Ok(shared) => {
@@ -134,6 +143,33 @@ impl AppState {
     /// No derivation yet, or a family file.
     pub fn design_fragment(&self) -> Result<String, LinkError> {
         self.designer.design.as_ref().map_or(Err(LinkError::NothingDerived), |d| d.link.clone())
+    }
+
+    /// Opens a Models link: its model (gallery or config), its context, its layer, in the Models
+    /// view. A refused model or context leaves the view as it was, with the reducer's message.
+    fn open_model_link(&mut self, link: share::ModelLink) {
+        let loaded = match (link.gallery, link.config) {
+            (Some(name), None) => ModelsAction::Select(name),
+            (None, Some(text)) => ModelsAction::LoadConfig {
+                name: link.name.unwrap_or_else(|| "linked config".to_string()),
+                bytes: text.into_bytes(),
+            },
+            _ => {
+                return self.error("the model link is damaged: it names no model, or two. Nothing was changed.".into());
+            }
+        };
+        self.view = View::Models;
+        self.apply(Action::Models(loaded));
+        let list = |v: Vec<String>| v.join(",");
+        self.apply(Action::Models(ModelsAction::SetContext {
+            n: link.n.to_string(),
+            docs: list(link.documents.iter().map(u64::to_string).collect()),
+            encoder: link.encoder.map(|e| e.to_string()).unwrap_or_default(),
+            images: list(link.images.iter().map(|[s, l]| format!("{s}:{l}")).collect()),
+        }));
+        if let Some(l) = link.layer {
+            self.apply(Action::Models(ModelsAction::SetLayer(l)));
+        }
     }
 
     /// The share-link fragment of the current mask and its labels.

@@ -331,3 +331,32 @@ fn a_loaded_preset_records_the_provenance_the_cli_writes() {
     let recorded = s.editor.doc.provenance.clone().expect("a preset records its provenance");
     assert_eq!(recorded.params["segments"], serde_json::json!("3"), "a list stays text, even of one number");
 }
+
+#[test]
+fn a_model_link_opens_the_models_view_at_its_context_and_layer() {
+    use hasseflow_core::share::{ModelLink, encode_model};
+    let mut s = state(BitMatrix::zeros(2));
+    let link = ModelLink {
+        gallery: Some("gemma-3-27b-it".into()),
+        n: 131072,
+        documents: vec![65536, 65536],
+        layer: Some(7),
+        ..ModelLink::default()
+    };
+    s.apply(Action::Import(ImportAction::LoadShared(format!("#{}", encode_model(&link)))));
+    assert_eq!(s.view, View::Models, "{:?}", s.message);
+    assert_eq!(s.models.choice.gallery, Some("gemma-3-27b-it"));
+    assert_eq!((s.models.n, s.models.docs.clone(), s.models.layer), (131072, vec![65536, 65536], 7));
+    // A config's text opens too; its documents must fit its context.
+    let config = hasseflow_core::model::gallery_entry("gemma-3-27b-it").map(|e| e.config.to_string());
+    let link = ModelLink { config: config.ok(), name: Some("my.json".into()), n: 4096, ..ModelLink::default() };
+    s.apply(Action::Import(ImportAction::LoadShared(encode_model(&link))));
+    assert_eq!((s.models.choice.gallery, s.models.choice.source.as_str(), s.models.n), (None, "my.json", 4096));
+    // A damaged link, or one naming no model, changes nothing.
+    let before = s.models.clone();
+    for bad in ["model=%%".to_string(), encode_model(&ModelLink { n: 8, ..ModelLink::default() })] {
+        s.apply(Action::Import(ImportAction::LoadShared(bad)));
+        assert!(s.message.as_ref().is_some_and(|m| m.text.contains("model link is damaged")), "{:?}", s.message);
+        assert_eq!(s.models, before);
+    }
+}

@@ -14,13 +14,12 @@ use super::KeyedRun;
 use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use hasseflow_core::reach::check_model_run;
+pub use hasseflow_render::{HEAT_CELLS, HeatPicture, HeatView};
 
 /// Largest context the browser runs (larger ones are refused with a message; the CLI runs longer
 /// ones, within its memory limit). Runs are also refused when their memory estimate is above
 /// the core's [`model::MAX_RUN_BYTES`] (1 GiB in the browser), as the CLI refuses them.
 pub const MAX_MODEL_N: u64 = 1 << 20;
-/// Most display rows (and columns) of the heatmap: the engine is asked for this many rows.
-pub const HEAT_CELLS: usize = 256;
 /// Context the view starts with.
 pub const DEFAULT_MODEL_N: u64 = 32768;
 
@@ -48,71 +47,6 @@ impl ModelChoice {
             source: entry.map_or_else(String::new, |e| e.source.into()),
             spec: Rc::new(spec),
         })
-    }
-}
-
-/// The visible part of the heatmap: queries `q0..=q1` (rows) and keys `k0..=k1` (columns).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct HeatView {
-    /// First query.
-    pub q0: u64,
-    /// Last query.
-    pub q1: u64,
-    /// First key.
-    pub k0: u64,
-    /// Last key.
-    pub k1: u64,
-}
-
-impl HeatView {
-    /// Everything of `n` positions.
-    pub fn whole(n: u64) -> HeatView {
-        let last = n.saturating_sub(1);
-        HeatView { q0: 0, q1: last, k0: 0, k1: last }
-    }
-
-    /// Whether the view shows every position.
-    pub fn is_whole(&self, n: u64) -> bool {
-        *self == HeatView::whole(n)
-    }
-
-    /// The view zoomed by `factor` (above 1: closer) about the point at fractions `(fq, fk)` of
-    /// the visible range (0: first, 1: last), which stays where it is; clamped to `0..n`, at
-    /// least one position wide, at most the whole.
-    pub fn zoomed(&self, factor: f64, fq: f64, fk: f64, n: u64) -> HeatView {
-        let axis = |a: u64, b: u64, f: f64| -> (u64, u64) {
-            let width = (b - a + 1) as f64;
-            let new_w = (width / factor).round().clamp(1.0, n as f64);
-            let at = a as f64 + f.clamp(0.0, 1.0) * width;
-            let lo = (at - f.clamp(0.0, 1.0) * new_w).round().clamp(0.0, n as f64 - new_w);
-            (lo as u64, lo as u64 + new_w as u64 - 1)
-        };
-        let (q0, q1) = axis(self.q0, self.q1, fq);
-        let (k0, k1) = axis(self.k0, self.k1, fk);
-        HeatView { q0, q1, k0, k1 }
-    }
-
-    /// Number of display rows: one per query when the range is small, else [`HEAT_CELLS`].
-    pub fn rows(&self) -> usize {
-        ((self.q1 - self.q0 + 1) as usize).min(HEAT_CELLS)
-    }
-
-    /// Number of display columns.
-    pub fn cols(&self) -> usize {
-        ((self.k1 - self.k0 + 1) as usize).min(HEAT_CELLS)
-    }
-
-    /// The query shown in each display row: the middle of the row's share of `q0..=q1`.
-    pub fn queries(&self) -> Vec<u64> {
-        let (h, rows) = (self.q1 - self.q0 + 1, self.rows() as u64);
-        (0..rows).map(|r| self.q0 + (2 * r * h + h) / (2 * rows)).collect()
-    }
-
-    /// The keys of display column `c`: `start..end` (end exclusive).
-    pub fn col_keys(&self, c: usize) -> (u64, u64) {
-        let (w, cols) = (self.k1 - self.k0 + 1, self.cols() as u64);
-        let at = |c: u64| self.k0 + c * w / cols;
-        (at(c as u64), at(c as u64 + 1))
     }
 }
 
@@ -154,47 +88,13 @@ pub struct ModelOutcome {
     pub millis: f64,
 }
 
-/// One layer of the heatmap, ready to paint: the covered fraction of each display cell.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeatPicture {
-    /// Display rows.
-    pub rows: usize,
-    /// Display columns.
-    pub cols: usize,
-    /// Row-major covered fractions in `[0, 1]`: the share of the cell's keys in `R(l)[q]`.
-    pub fraction: Vec<f32>,
-}
-
 impl ModelOutcome {
     /// Layer `layer` (1-based, clamped to the model's layers) of the outcome's view: each display
     /// cell is shaded by the fraction of its key range inside the row of its query.
     pub fn heatmap(&self, layer: usize) -> HeatPicture {
-        let v = self.key.view;
-        let (rows, cols) = (v.rows(), v.cols());
-        let mut fraction = vec![0f32; rows * cols];
         let layers = &self.run.report.layers;
-        let Some(l) = layers.get(layer.clamp(1, layers.len().max(1)) - 1) else {
-            return HeatPicture { rows, cols, fraction };
-        };
-        for (r, row) in l.query_rows.iter().take(rows).enumerate() {
-            let mut i = 0;
-            for c in 0..cols {
-                let (a, b) = v.col_keys(c);
-                let mut covered = 0u64;
-                // Intervals are sorted: skip those ending before the column, count the overlaps.
-                while i < row.intervals.len() && row.intervals[i][1] < a {
-                    i += 1;
-                }
-                let mut j = i;
-                while j < row.intervals.len() && row.intervals[j][0] < b {
-                    let [lo, hi] = row.intervals[j];
-                    covered += (hi + 1).min(b).saturating_sub(lo.max(a));
-                    j += 1;
-                }
-                fraction[r * cols + c] = (covered as f64 / (b - a).max(1) as f64) as f32;
-            }
-        }
-        HeatPicture { rows, cols, fraction }
+        let rows = layers.get(layer.clamp(1, layers.len().max(1)) - 1).map_or(&[][..], |l| &l.query_rows[..]);
+        HeatPicture::from_rows(&self.key.view, rows.iter().map(|r| r.intervals.as_slice()))
     }
 
     /// The report as JSON: the object `hasseflow model --json` prints, with the browser's time

@@ -5,12 +5,13 @@
 
 use std::rc::Rc;
 
+use hasseflow_render::heat_colour as shade;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
 use super::super::form::{input_value, on_click};
-use super::super::palette::{Palette, Theme, css, swatch, viridis};
+use super::super::palette::{Palette, Theme, css, swatch};
 use crate::state::{HeatView, ModelOutcome, ModelsAction};
 
 /// Heatmap properties.
@@ -35,11 +36,6 @@ impl PartialEq for HeatmapProps {
         Rc::ptr_eq(&self.outcome, &o.outcome)
             && (self.view, self.layer, self.theme, self.pending) == (o.view, o.layer, o.theme, o.pending)
     }
-}
-
-/// Colour of a covered fraction: the empty colour at 0, viridis from its dark end up.
-fn shade(f: f32, pal: &Palette) -> (u8, u8, u8) {
-    if f <= 0.0 { pal.empty } else { viridis(0.15 + 0.85 * f64::from(f)) }
 }
 
 /// `n` with thin spaces between thousands.

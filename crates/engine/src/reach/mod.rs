@@ -73,6 +73,7 @@ pub use auto::{MAX_AUTO_LAYERS, reach_auto, reach_auto_while};
 pub use engine::{ReachJob, repeated_growth};
 pub use memory::{check_model_run, human_bytes, largest_context_within, model_run_bytes};
 pub use rows::{IntervalRows, Span};
+pub use structure::compress_order;
 
 /// Largest `n` for which the limit's classes and Hasse diagram may be computed densely when the
 /// limit is not a monotone single-interval structure, and for which [`ReachStack::from_bitmatrix`]
