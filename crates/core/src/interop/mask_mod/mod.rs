@@ -43,6 +43,7 @@ mod parse;
 mod rt;
 mod tensor;
 mod tensor_ops;
+mod tensor_tail;
 #[cfg(test)]
 mod tests;
 mod trace;
