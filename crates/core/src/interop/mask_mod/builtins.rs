@@ -279,6 +279,7 @@ pub(super) fn tensor_of(v: &Value, pos: Pos) -> R<Tensor> {
         Value::Tensor(t) => Ok(t.borrow().clone()),
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
         Value::Traced(..) => unsup(pos, "this operation on a traced index value is not supported"),
+        Value::TracedVec(_) => unsup(pos, "this operation on a per-position vector is not supported"),
         other => exc(pos, format!("expected a Tensor, got a {} (TypeError)", other.type_name())),
     }
 }
@@ -381,6 +382,10 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 _ => Value::method(&format!("tensor.{name}"), o.clone()),
             }
         }
+        Value::TracedVec(v) => match super::vector::attr(v, name) {
+            Some(x) => x,
+            None => Value::method(&format!("tensor.{name}"), o.clone()),
+        },
         Value::Traced(_, d) => match name {
             "shape" => Value::Tuple(Rc::new(Vec::new())),
             "dtype" => Value::Dtype(*d),
@@ -472,6 +477,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             let t = t.borrow().clone();
             tensor_ops::getitem(it, &t, i, pos)
         }
+        Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let items: Vec<Value> = match o {
                 Value::List(l) => l.borrow().clone(),
@@ -588,6 +594,7 @@ fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
 
 fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
     match v {
+        Value::TracedVec(t) => super::vector::reduce(it, kind, t, dim, pos),
         Value::Traced(n, d) => match kind {
             "any" | "all" => elementwise(it, Elem::Cast(DType::Bool), &[Value::Traced(*n, *d)], pos),
             "sum" => {
@@ -1709,6 +1716,11 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         _ => {}
     }
     // Tensor methods (concrete or traced).
+    if let Value::TracedVec(v) = recv
+        && let Some(r) = super::vector::method(it, m, v, a.int(0, "dim").ok().flatten(), pos)?
+    {
+        return Ok(r);
+    }
     if let Some(v) = tensor_tail::method(it, m, recv, &a)? {
         return Ok(v);
     }

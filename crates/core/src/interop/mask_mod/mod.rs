@@ -48,6 +48,7 @@ mod tensor_tail;
 mod tests;
 mod trace;
 mod value;
+mod vector;
 
 use interp::Ctx;
 use rt::{Eval, Interp};
