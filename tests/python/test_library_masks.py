@@ -199,6 +199,32 @@ def m_first_keys(b, h, q, k):
 PARTS = [m_causal, m_window3, m_even_head, m_batch_band]
 
 
+def check_block_masks(ns):
+    """create_block_mask's object: shape, BLOCK_SIZE and the four block tables equal torch's; the
+    private constants the prelude offers equal torch's."""
+    check(ns["_DEFAULT_SPARSE_BLOCK_SIZE"] == flex._DEFAULT_SPARSE_BLOCK_SIZE, "_DEFAULT_SPARSE_BLOCK_SIZE")
+    rng = random.Random(7)
+    for trial in range(10):
+        part = rng.choice(PARTS)
+        B, H = rng.randint(1, 2), rng.randint(1, 3)
+        Q, KV = rng.choice([8, 13, 32, 40]), rng.choice([8, 16, 29, 40])
+        bs = rng.choice([4, 8, (4, 8), 16])
+        what = f"create_block_mask({part.__name__}, {B}, {H}, {Q}, {KV}, BLOCK_SIZE={bs})"
+        real = flex.create_block_mask(part, B, H, Q, KV, device="cpu", BLOCK_SIZE=bs)
+        ours = ns["create_block_mask"](part, B, H, Q, KV, device="cpu", BLOCK_SIZE=bs)
+        check(tuple(ours.shape) == tuple(real.shape), f"{what}: shape {ours.shape} vs {real.shape}")
+        check(tuple(ours.BLOCK_SIZE) == tuple(real.BLOCK_SIZE), f"{what}: BLOCK_SIZE")
+        check(ours.mask_mod is part, f"{what}: mask_mod")
+        for table in ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"):
+            a, b = getattr(ours, table), getattr(real, table)
+            check(a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), f"{what}: {table} differs")
+        back = ns["BlockMask"].from_kv_blocks(real.kv_num_blocks, real.kv_indices, real.full_kv_num_blocks,
+                                              real.full_kv_indices, BLOCK_SIZE=bs, mask_mod=part)
+        check(tuple(back.shape) == tuple(flex.BlockMask.from_kv_blocks(
+            real.kv_num_blocks, real.kv_indices, real.full_kv_num_blocks, real.full_kv_indices, BLOCK_SIZE=bs,
+            mask_mod=part).shape), f"{what}: from_kv_blocks shape")
+
+
 def check_flex(ns):
     for n in SIZES:
         same_both(f"noop_mask n={n}", flex.noop_mask, ns["noop_mask"], B=2, H=3, Q=n)
@@ -216,6 +242,7 @@ def check_flex(ns):
                   flex.and_masks(inner_r, flex.noop_mask), ns["and_masks"](inner_o, ns["noop_mask"]),
                   B=2, H=2, Q=n)
     same_mask("and_masks Q!=KV", flex.and_masks(m_causal, m_window3), ns["and_masks"](m_causal, m_window3), Q=7, KV=19)
+    check_block_masks(ns)
     for name in ("and_masks", "or_masks"):
         same_refusal(f"{name}(causal, 3)", lambda: getattr(flex, name)(m_causal, 3),
                      lambda: ns[name](m_causal, 3))
@@ -564,6 +591,10 @@ def main():
     for file in ("flex_attention.py", "masking_utils.py", "attn_gym_masks.py"):
         text, ns = load(file)
         loaded[file] = ns
+        if file == "flex_attention.py":
+            # block_mask.py runs after it in the same module (BlockMask, create_block_mask).
+            with open(os.path.join(LIBRARY, "block_mask.py")) as f:
+                exec(compile(f.read(), "block_mask.py", "exec"), ns)
         problems = subset_problems(text)
         check(not problems, f"{file} leaves the interpreter's subset: {'; '.join(problems)}")
     sections = [("flex_attention", lambda: check_flex(loaded["flex_attention.py"])),

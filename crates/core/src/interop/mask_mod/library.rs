@@ -13,8 +13,10 @@ pub(super) struct Lib {
 const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: include_str!("library/attn_gym_masks.py") };
 const MASKING_UTILS: Lib =
     Lib { module: "transformers.masking_utils", source: include_str!("library/masking_utils.py") };
-const FLEX: Lib =
-    Lib { module: "torch.nn.attention.flex_attention", source: include_str!("library/flex_attention.py") };
+const FLEX: Lib = Lib {
+    module: "torch.nn.attention.flex_attention",
+    source: concat!(include_str!("library/flex_attention.py"), "\n", include_str!("library/block_mask.py")),
+};
 
 /// The libraries, for documentation and listing.
 pub const LIBRARIES: [&str; 3] = ["attn_gym.masks", "transformers.masking_utils", "torch.nn.attention.flex_attention"];
