@@ -243,6 +243,11 @@ def check_flex(ns):
                   B=2, H=2, Q=n)
     same_mask("and_masks Q!=KV", flex.and_masks(m_causal, m_window3), ns["and_masks"](m_causal, m_window3), Q=7, KV=19)
     check_block_masks(ns)
+    _, gym_utils = load("attn_gym_utils.py")
+    import attn_gym.utils as real_utils
+    for x in range(-9, 10):
+        for y in (-4, -3, -1, 1, 2, 3, 7):
+            check(gym_utils["cdiv"](x, y) == real_utils.cdiv(x, y), f"attn_gym.utils.cdiv({x}, {y})")
     for name in ("and_masks", "or_masks"):
         same_refusal(f"{name}(causal, 3)", lambda: getattr(flex, name)(m_causal, 3),
                      lambda: ns[name](m_causal, 3))

@@ -11,6 +11,7 @@ pub(super) struct Lib {
 }
 
 const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: include_str!("library/attn_gym_masks.py") };
+const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: include_str!("library/attn_gym_utils.py") };
 const MASKING_UTILS: Lib =
     Lib { module: "transformers.masking_utils", source: include_str!("library/masking_utils.py") };
 const FLEX: Lib = Lib {
@@ -19,7 +20,8 @@ const FLEX: Lib = Lib {
 };
 
 /// The libraries, for documentation and listing.
-pub const LIBRARIES: [&str; 3] = ["attn_gym.masks", "transformers.masking_utils", "torch.nn.attention.flex_attention"];
+pub const LIBRARIES: [&str; 4] =
+    ["attn_gym.masks", "attn_gym.utils", "transformers.masking_utils", "torch.nn.attention.flex_attention"];
 
 /// The prelude that serves `module`, if any.
 pub(super) fn prelude_for(module: &str) -> Option<Lib> {
@@ -27,6 +29,7 @@ pub(super) fn prelude_for(module: &str) -> Option<Lib> {
         return Some(ATTN_GYM);
     }
     match module {
+        "attn_gym.utils" => Some(ATTN_GYM_UTILS),
         "transformers.masking_utils" => Some(MASKING_UTILS),
         "torch.nn.attention.flex_attention" => Some(FLEX),
         _ => None,
