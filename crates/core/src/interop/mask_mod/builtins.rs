@@ -578,7 +578,7 @@ pub(super) fn list_of(it: &mut Interp, v: &Value, pos: Pos) -> R<Vec<Value>> {
 /// torch functions take a tensor first: a Python number there is a `TypeError`.
 fn tensor_arg(v: &Value, a: &Args) -> R<Value> {
     match v {
-        Value::Tensor(_) | Value::Traced(..) => Ok(v.clone()),
+        Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => Ok(v.clone()),
         Value::Unavailable(u) => unsup(a.at, unavailable_msg(u)),
         other => {
             exc(a.at, format!("{}(): argument 'input' must be Tensor, not {} (TypeError)", a.name, other.type_name()))

@@ -69,8 +69,9 @@ fn index_tensor(v: &Value, what: &str, pos: Pos) -> R<Tensor> {
     Ok(t)
 }
 
+/// An index of `gather`, `scatter` or `index_select`: torch takes no negative index there.
 fn norm_index(i: i64, len: usize, pos: Pos) -> R<usize> {
-    let j = if i < 0 { i + len as i64 } else { i };
+    let j = i;
     if j < 0 || j >= len as i64 {
         return exc(pos, format!("index {i} is out of bounds for dimension with size {len} (IndexError)"));
     }
@@ -692,7 +693,7 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
     let known = TAIL_FNS.contains(&m)
-        || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "index_fill" | "index_fill_");
+        || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "unbind");
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
@@ -700,7 +701,7 @@ pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Opti
     let t = cell.borrow().clone();
     it.charge(a.at, t.numel())?;
     let out = tensor_method(it, m, recv, &t, a)?;
-    if matches!(m, "scatter_" | "index_put_" | "index_fill_") {
+    if matches!(m, "scatter_" | "index_put_") {
         if let Value::Tensor(r) = &out {
             let r = r.borrow().clone();
             *cell.borrow_mut() = r;
@@ -805,6 +806,21 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         "bincount" => tv(bincount(a, t)?),
         "topk" => topk(t, a, 0)?,
         "diff" => tv(diff(it, t, a, 0)?),
+        "unbind" => {
+            if t.shape.is_empty() {
+                return exc(pos, "unbind: dimension specified as 0 but tensor has no dimensions (IndexError)");
+            }
+            let d = arg_dim(a, 0, "dim", 0, t.shape.len())?;
+            let mut shape = t.shape.clone();
+            shape.remove(d);
+            let parts = (0..t.shape[d])
+                .map(|k| {
+                    let r = lines(t, d, |line| Ok(vec![line[k]]), t.dtype)?;
+                    Ok(tv(Tensor::new(t.dtype, shape.clone(), r.data)))
+                })
+                .collect::<R<Vec<_>>>()?;
+            Value::Tuple(Rc::new(parts))
+        }
         _ => {
             let _ = recv;
             return unsup(pos, format!("the tensor method `.{m}()` is not supported"));
