@@ -1,4 +1,4 @@
-# hasseflow-case: n=24 category=blockmask
+# hasseflow-case: n=24 entry=block_mask category=blockmask
 import torch
 from torch.nn.attention.flex_attention import BlockMask
 def causal(b, h, q_idx, kv_idx):

@@ -1,4 +1,4 @@
-# hasseflow-case: n=24 b=1 h=0 category=blockmask
+# hasseflow-case: n=24 b=1 h=0 entry=blocks category=blockmask
 import torch
 from torch.nn.attention.flex_attention import BlockMask
 def near(b, h, q_idx, kv_idx):

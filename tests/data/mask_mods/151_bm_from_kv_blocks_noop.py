@@ -1,4 +1,4 @@
-# hasseflow-case: n=16 category=blockmask
+# hasseflow-case: n=16 entry=block_mask category=blockmask
 import torch
 from torch.nn.attention.flex_attention import BlockMask
 kv_num = torch.tensor([[[1, 2, 1, 2]]], dtype=torch.int32)

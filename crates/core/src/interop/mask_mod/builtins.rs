@@ -9,8 +9,8 @@ use super::rt::{
     Eval, Fail, FailKind, Interp, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len, unavailable_msg, unsup,
 };
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
-use super::tensor_tail;
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
+use super::tensor_tail;
 use super::trace::{Op, Table};
 use super::value::{Native, Partial, Unavailable, Value, shared};
 
@@ -330,7 +330,7 @@ fn identity_decorator() -> Value {
     Value::native("hasseflow.identity")
 }
 
-fn unavailable(what: String, pos: Pos) -> Value {
+pub(super) fn unavailable(what: String, pos: Pos) -> Value {
     Value::Unavailable(Rc::new(Unavailable { what: format!("line {}, column {}: {what}", pos.line, pos.col) }))
 }
 
@@ -1024,7 +1024,12 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         }
         "where" => {
             if a.pos.len() == 1 && a.kw.is_empty() {
-                let nz = Args { pos: a.pos.clone(), kw: vec![("as_tuple".into(), Value::Bool(true))], at: pos, name: a.name.clone() };
+                let nz = Args {
+                    pos: a.pos.clone(),
+                    kw: vec![("as_tuple".into(), Value::Bool(true))],
+                    at: pos,
+                    name: a.name.clone(),
+                };
                 return Ok(tensor_tail::torch_fn(it, "nonzero", &nz)?.unwrap_or(Value::None));
             }
             elementwise(it, Elem::Where, &[a.need(0, "condition")?, a.need(1, "input")?, a.need(2, "other")?], pos)?

@@ -126,7 +126,8 @@ fn operand_dtype(kind: Elem, i: usize, dt: DType, own: DType) -> DType {
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
     let any_traced = vals.iter().any(|v| matches!(v, Value::Traced(..)));
     if vals.iter().any(|v| {
-        matches!(v, Value::TracedVec(_)) || (any_traced && matches!(v, Value::Tensor(t) if !t.borrow().shape.is_empty()))
+        matches!(v, Value::TracedVec(_))
+            || (any_traced && matches!(v, Value::Tensor(t) if !t.borrow().shape.is_empty()))
     }) {
         return super::vector::elementwise_vec(it, kind, vals, pos);
     }

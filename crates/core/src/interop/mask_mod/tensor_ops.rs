@@ -284,9 +284,20 @@ fn items_of(i: Value) -> Vec<Value> {
 pub(super) fn getitem(it: &mut Interp, t: &Tensor, i: Value, pos: Pos) -> R<Value> {
     let items = items_of(i);
     if items.iter().any(|v| matches!(v, Value::TracedVec(_))) {
-        return unsup(pos, "a lookup at a per-position vector of indices is not supported (index with a scalar per position)");
+        return unsup(
+            pos,
+            "a lookup at a per-position vector of indices is not supported (index with a scalar per position)",
+        );
     }
     if items.iter().any(|v| matches!(v, Value::Traced(..))) {
+        // `table[i, :]`: trailing full slices leave those dimensions, as fewer indices do.
+        let mut items = items;
+        while items.len() > 1
+            && items.len() <= t.shape.len()
+            && matches!(items.last(), Some(Value::Slice(sl)) if sl.iter().all(|x| matches!(x, Value::None)))
+        {
+            items.pop();
+        }
         return traced_lookup(it, t, &items, pos);
     }
     let ix = items.iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;

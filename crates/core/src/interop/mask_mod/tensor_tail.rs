@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::builtins::{Args, filled, list_of, shape_args, tensor_of, to_int};
+use super::builtins::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::rt::{Interp, R, exc, limit, unsup};
 use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel};
 use super::tensor_ops::{dim_of, scalar_of, setitem};
@@ -140,11 +140,18 @@ fn as_1d(t: Tensor) -> Tensor {
     if t.shape.is_empty() { Tensor::new(t.dtype, vec![1], t.data) } else { t }
 }
 
-fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Tensor)> {
-    let pos = a.at;
+/// Torch's CPU sort keeps equal values in order up to this many per line; above it, without
+/// `stable=True`, the order of equal values is its own (not reproduced here).
+const STABLE_UP_TO: usize = 16;
+
+/// Sorted values and indices; the indices are `None` when torch's order of equal values is not
+/// reproduced (ties in a line over [`STABLE_UP_TO`] without `stable=True`).
+fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
     let t0 = as_1d(t.clone());
     let dim = arg_dim(a, off, "dim", -1, t0.shape.len())?;
     let desc = bool_kw(a, off + 1, "descending")?;
+    let stable = bool_kw(a, off + 2, "stable")?;
+    let mut unordered = false;
     let mut idx_out = Vec::new();
     let vals = lines(
         &t0,
@@ -152,6 +159,12 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Tensor)> {
         |line| {
             let mut ix: Vec<usize> = (0..line.len()).collect();
             ix.sort_by(|&x, &y| if desc { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) });
+            if !stable
+                && line.len() > STABLE_UP_TO
+                && ix.windows(2).any(|w| cmp_sc(line[w[0]], line[w[1]]) == Ordering::Equal)
+            {
+                unordered = true;
+            }
             idx_out.push(ix.clone());
             Ok(ix.iter().map(|&k| line[k]).collect())
         },
@@ -167,10 +180,13 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Tensor)> {
         },
         DType::I64,
     )?;
-    let _ = pos;
     let shape = t.shape.clone();
-    Ok((Tensor::new(vals.dtype, shape.clone(), vals.data), Tensor::new(DType::I64, shape, idx.data)))
+    let idx = (!unordered).then(|| Tensor::new(DType::I64, shape.clone(), idx.data));
+    Ok((Tensor::new(vals.dtype, shape, vals.data), idx))
 }
+
+const UNORDERED: &str = "the indices of a sort over tied values without stable=True: torch's CPU order of equal \
+                         values in a line over 16 is its own, not reproduced (pass stable=True)";
 
 fn roll(t: &Tensor, shifts: &Value, dims: Option<Value>, pos: Pos) -> R<Tensor> {
     let to_list = |v: &Value| -> R<Vec<i64>> {
@@ -235,7 +251,9 @@ fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
             (s, Some(o)) if o != 1 && o as i64 != s => {
                 return exc(
                     pos,
-                    format!("expand: the size of dimension {k} ({o}) must match {s} at a non-singleton dimension (RuntimeError)"),
+                    format!(
+                        "expand: the size of dimension {k} ({o}) must match {s} at a non-singleton dimension (RuntimeError)"
+                    ),
                 );
             }
             (s, _) => s as usize,
@@ -272,8 +290,7 @@ fn diff(it: &mut Interp, t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
     if let Some(p) = a.get(off + 3, "append").filter(|v| !matches!(v, Value::None)) {
         parts.push(tensor_of(&p, pos)?);
     }
-    let mut cur =
-        if parts.len() == 1 { parts.remove(0) } else { super::tensor_ops::cat(&parts, dim as i64, pos)? };
+    let mut cur = if parts.len() == 1 { parts.remove(0) } else { super::tensor_ops::cat(&parts, dim as i64, pos)? };
     it.charge(pos, cur.numel().saturating_mul(n.min(64) as usize + 1))?;
     let dt = cur.dtype;
     for _ in 0..n {
@@ -306,7 +323,10 @@ fn pad(it: &mut Interp, a: &Args) -> R<Value> {
     let p = list_of(it, &a.need(1, "pad")?, pos)?;
     let p = p.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?;
     if p.len() % 2 != 0 || p.len() / 2 > t.shape.len() {
-        return exc(pos, "Padding length must be divisible by 2 and at most twice the input's dimensions (RuntimeError)");
+        return exc(
+            pos,
+            "Padding length must be divisible by 2 and at most twice the input's dimensions (RuntimeError)",
+        );
     }
     let mode = match a.get(2, "mode") {
         None | Some(Value::None) => "constant".to_string(),
@@ -465,10 +485,8 @@ fn unique(t: &Tensor, a: &Args, off: usize, consecutive: bool) -> R<Value> {
         let mut s = flat.clone();
         s.sort_by(|x, y| cmp_sc(*x, *y));
         s.dedup_by(|x, y| cmp_sc(*x, *y) == Ordering::Equal);
-        let inv: Vec<i64> = flat
-            .iter()
-            .map(|v| s.binary_search_by(|p| cmp_sc(*p, *v)).map_or(0, |k| k as i64))
-            .collect();
+        let inv: Vec<i64> =
+            flat.iter().map(|v| s.binary_search_by(|p| cmp_sc(*p, *v)).map_or(0, |k| k as i64)).collect();
         let mut cnt = vec![0i64; s.len()];
         for &k in &inv {
             cnt[k as usize] += 1;
@@ -568,7 +586,13 @@ fn scatter(t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
         if let Some(s) = &src
             && s.dtype != t.dtype
         {
-            return exc(pos, format!("scatter(): Expected self.dtype to be equal to src.dtype ({} vs {}) (RuntimeError)", t.dtype, s.dtype));
+            return exc(
+                pos,
+                format!(
+                    "scatter(): Expected self.dtype to be equal to src.dtype ({} vs {}) (RuntimeError)",
+                    t.dtype, s.dtype
+                ),
+            );
         }
         c[d] = norm_index(v.as_i64(), ts[d], pos)?;
         out.data[c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>()] = cast(sv, t.dtype);
@@ -686,14 +710,19 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
     let input = a.need(0, "input")?;
     let t = tensor_of(&input, pos)?;
     it.charge(pos, t.numel())?;
-    let rest = Args { pos: a.pos.get(1..).map(<[Value]>::to_vec).unwrap_or_default(), kw: a.kw.clone(), at: pos, name: a.name.clone() };
+    let rest = Args {
+        pos: a.pos.get(1..).map(<[Value]>::to_vec).unwrap_or_default(),
+        kw: a.kw.clone(),
+        at: pos,
+        name: a.name.clone(),
+    };
     tensor_method(it, f, &input, &t, &rest).map(Some)
 }
 
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
-    let known = TAIL_FNS.contains(&m)
-        || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "unbind");
+    let known =
+        TAIL_FNS.contains(&m) || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "unbind");
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
@@ -737,9 +766,16 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         }
         "sort" => {
             let (v, i) = sorted(t, a, 0)?;
-            Value::Tuple(Rc::new(vec![tv(v), tv(i)]))
+            let i = match i {
+                Some(i) => tv(i),
+                None => unavailable(UNORDERED.to_string(), pos),
+            };
+            Value::Tuple(Rc::new(vec![tv(v), i]))
         }
-        "argsort" => tv(sorted(t, a, 0)?.1),
+        "argsort" => match sorted(t, a, 0)?.1 {
+            Some(i) => tv(i),
+            None => return unsup(pos, UNORDERED),
+        },
         "scatter" | "scatter_" => tv(scatter(t, a, 0)?),
         "index_put" | "index_put_" => {
             if bool_kw(a, 2, "accumulate")? {
@@ -776,7 +812,10 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         "masked_select" => {
             let mask = tensor_of(&a.need(0, "mask")?, pos)?;
             if !mask.dtype.is_bool() {
-                return exc(pos, format!("masked_select: expected BoolTensor for mask, got {} (RuntimeError)", mask.dtype));
+                return exc(
+                    pos,
+                    format!("masked_select: expected BoolTensor for mask, got {} (RuntimeError)", mask.dtype),
+                );
             }
             let shape = broadcast(&t.shape, &mask.shape).or_else(|e| exc(pos, e))?;
             let n = checked_numel(&shape).or_else(|e| limit(pos, e))?;
@@ -788,7 +827,11 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             tv(Tensor::new(t.dtype, vec![k], data))
         }
         "count_nonzero" => match a.get(0, "dim").filter(|v| !matches!(v, Value::None)) {
-            None => tv(Tensor::new(DType::I64, Vec::new(), vec![Sc::I(t.data.iter().filter(|v| v.truthy()).count() as i64)])),
+            None => tv(Tensor::new(
+                DType::I64,
+                Vec::new(),
+                vec![Sc::I(t.data.iter().filter(|v| v.truthy()).count() as i64)],
+            )),
             Some(d) => {
                 let t0 = as_1d(t.clone());
                 let d = dim_of(to_int(&d, pos)?, t0.shape.len(), pos)?;
@@ -827,4 +870,3 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         }
     })
 }
-

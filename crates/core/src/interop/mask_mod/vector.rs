@@ -12,12 +12,12 @@ use std::rc::Rc;
 
 use super::ast::Pos;
 use super::ops::{Elem, elementwise, push};
+use super::rt::Interp;
 use super::rt::{R, exc, limit, unsup};
 use super::tensor::{Bin, Class, DType, Sc, Tensor, broadcast, broadcast_index, cast, result_type};
 use super::tensor_ops::{self, to_ix_pub};
 use super::trace::{Op, Table};
 use super::value::Value;
-use super::rt::Interp;
 
 /// Most elements of one vector value (each is a node of the graph).
 pub(super) const MAX_VECTOR: usize = 4096;
@@ -221,7 +221,14 @@ pub(super) fn reduce(it: &mut Interp, kind: &str, v: &TVec, dim: Option<i64>, po
     if let Some(d) = dim {
         let nd = v.shape.len() as i64;
         if !(-nd..nd).contains(&d) {
-            return exc(pos, format!("Dimension out of range (expected to be in range of [{}, {}], but got {d}) (IndexError)", -nd, nd - 1));
+            return exc(
+                pos,
+                format!(
+                    "Dimension out of range (expected to be in range of [{}, {}], but got {d}) (IndexError)",
+                    -nd,
+                    nd - 1
+                ),
+            );
         }
         if nd != 1 {
             return unsup(pos, "a reduction along one dimension of a per-position vector of over one dimension");
