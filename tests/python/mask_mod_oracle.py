@@ -93,8 +93,9 @@ def block_mask_cells(bm, n, b, h):
     def listed(num, idx):
         if num is None:
             return None
-        num = num[min(b, num.shape[0] - 1), min(h, num.shape[1] - 1)]
-        idx = idx[min(b, idx.shape[0] - 1), min(h, idx.shape[1] - 1)]
+        # A table with one batch (head) serves every batch (head); otherwise b (h) indexes it.
+        num = num[b if num.shape[0] > 1 else 0, h if num.shape[1] > 1 else 0]
+        idx = idx[b if idx.shape[0] > 1 else 0, h if idx.shape[1] > 1 else 0]
         out = torch.zeros(num.shape[0], idx.shape[-1], dtype=torch.bool)
         for qb in range(num.shape[0]):
             for j in range(int(num[qb])):

@@ -199,6 +199,18 @@ def m_first_keys(b, h, q, k):
 PARTS = [m_causal, m_window3, m_even_head, m_batch_band]
 
 
+class BlockCounts:
+    """Stands for the reader's native `hasseflow.block_counts` when the prelude runs under torch:
+    the attended cells of each block, counted on create_mask's dense mask."""
+
+    @staticmethod
+    def block_counts(mask_mod, B, H, Q, KV, q_block, kv_block):
+        dense = create_mask(mask_mod, B, H, Q, KV, device="cpu").expand(B, H, Q, KV).to(torch.int64)
+        nq, nk = -(-Q // q_block), -(-KV // kv_block)
+        padded = torch.nn.functional.pad(dense, (0, nk * kv_block - KV, 0, nq * q_block - Q))
+        return padded.view(B, H, nq, q_block, nk, kv_block).sum(dim=(3, 5))
+
+
 def check_block_masks(ns):
     """create_block_mask's object: shape, BLOCK_SIZE and the four block tables equal torch's; the
     private constants the prelude offers equal torch's."""
@@ -598,8 +610,11 @@ def main():
         loaded[file] = ns
         if file == "flex_attention.py":
             # block_mask.py runs after it in the same module (BlockMask, create_block_mask).
+            # Its `hasseflow.block_counts` is the reader's native; here, torch's create_mask counts.
+            ns["hasseflow"] = BlockCounts
             with open(os.path.join(LIBRARY, "block_mask.py")) as f:
-                exec(compile(f.read(), "block_mask.py", "exec"), ns)
+                second = f.read().replace("import hasseflow\n", "")
+            exec(compile(second, "block_mask.py", "exec"), ns)
         problems = subset_problems(text)
         check(not problems, f"{file} leaves the interpreter's subset: {'; '.join(problems)}")
     sections = [("flex_attention", lambda: check_flex(loaded["flex_attention.py"])),

@@ -156,7 +156,8 @@ const TORCH_FNS: [&str; 81] = [
     "randperm",
 ];
 
-const MODULES: [&str; 13] = [
+const MODULES: [&str; 14] = [
+    "hasseflow",
     "dataclasses",
     "torch",
     "torch.nn",
@@ -182,6 +183,7 @@ pub(super) fn is_known(full: &str) -> bool {
     matches!(
         full,
         "torch.nn.functional.pad"
+            | "hasseflow.block_counts"
             | "torch.nn.functional.one_hot"
             | "torch.cuda.is_available"
             | "torch.cuda.device_count"
@@ -811,6 +813,9 @@ pub(super) fn call_native(
             },
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
+    }
+    if name == "hasseflow.block_counts" {
+        return super::blockmask::block_counts(it, &a);
     }
     if name == "hasseflow.identity" {
         return Ok(a.pos.first().cloned().unwrap_or(Value::None));

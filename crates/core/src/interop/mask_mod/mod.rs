@@ -34,6 +34,7 @@ use crate::bits::BitMatrix;
 use crate::format::MAX_N;
 
 mod ast;
+mod blockmask;
 mod builtins;
 mod interp;
 mod lex;

@@ -359,7 +359,7 @@ fn pad(it: &mut Interp, a: &Args) -> R<Value> {
         let dim = nd - 1 - j;
         let len = cur.shape[dim] as i64;
         let new_len = len + l + r;
-        if new_len < 0 || (mode == "constant" && new_len == 0 && len > 0 && (l < 0 || r < 0) && new_len < 0) {
+        if new_len < 0 {
             return exc(pos, format!("F.pad: the padded size of dimension {dim} is negative (RuntimeError)"));
         }
         let mut shape = cur.shape.clone();
@@ -381,10 +381,8 @@ fn pad(it: &mut Interp, a: &Args) -> R<Value> {
             "replicate" if len == 0 => return exc(pos, "F.pad: replicate of an empty dimension (RuntimeError)"),
             _ => {}
         }
-        if l < 0 || r < 0 {
-            if mode != "constant" {
-                return unsup(pos, "negative padding outside the constant mode is not supported");
-            }
+        if (l < 0 || r < 0) && mode != "constant" {
+            return unsup(pos, "negative padding outside the constant mode is not supported");
         }
         let fill = cast(value, cur.dtype);
         let m = mode.clone();

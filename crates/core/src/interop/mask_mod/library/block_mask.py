@@ -11,6 +11,7 @@
 # tests/python/test_library_masks.py checks the tables against torch's.
 
 import torch
+import hasseflow
 
 
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
@@ -29,14 +30,9 @@ def _pair(block_size):
     return (block_size[0], block_size[1])
 
 
-def _blocks_of(dense, q_block, kv_block):
-    # Per (b, h, query block, key block): the number of attended cells, as torch's conversion
-    # counts them (the padding past the sequence counts as masked).
-    B, H, Q, KV = dense.shape
-    nq = (Q + q_block - 1) // q_block
-    nk = (KV + kv_block - 1) // kv_block
-    padded = torch.nn.functional.pad(dense.to(torch.int32), (0, nk * kv_block - KV, 0, nq * q_block - Q))
-    sums = padded.view(B, H, nq, q_block, nk, kv_block).sum(dim=-1).sum(dim=-2)
+def _blocks_of(sums, q_block, kv_block):
+    # From the attended cells of each (b, h, query block, key block), as torch's conversion
+    # counts them (the padding past the sequence counts as masked): full and partial blocks.
     cells = q_block * kv_block
     partial = (sums > 0) & (sums < cells)
     full = sums == cells
@@ -70,12 +66,9 @@ class BlockMask:
     def _built(self):
         if self._partial is None:
             B, H, Q, KV = self.shape
-            b = torch.arange(B).view(B, 1, 1, 1)
-            h = torch.arange(H).view(1, H, 1, 1)
-            q = torch.arange(Q).view(1, 1, Q, 1)
-            kv = torch.arange(KV).view(1, 1, 1, KV)
-            dense = self.mask_mod(b, h, q, kv).expand(B, H, Q, KV)
-            self._partial, self._full = _blocks_of(dense, self.BLOCK_SIZE[0], self.BLOCK_SIZE[1])
+            # The reader counts the cells natively: the mask_mod traced once, as vmap calls it.
+            sums = hasseflow.block_counts(self.mask_mod, B, H, Q, KV, self.BLOCK_SIZE[0], self.BLOCK_SIZE[1])
+            self._partial, self._full = _blocks_of(sums, self.BLOCK_SIZE[0], self.BLOCK_SIZE[1])
         if self._tables is None:
             num, idx = _tables(self._partial)
             full_num, full_idx = _tables(self._full)
