@@ -211,6 +211,29 @@ class BlockCounts:
         return padded.view(B, H, nq, q_block, nk, kv_block).sum(dim=(3, 5))
 
 
+def check_nested():
+    """torch.nested (jagged): offsets, values and parts equal torch's for lists and from_jagged."""
+    _, nested = load("torch_nested.py")
+    rng = random.Random(3)
+    for trial in range(8):
+        lengths = [rng.randint(1, 6) for _ in range(rng.randint(1, 4))]
+        parts = [torch.arange(k) * (i + 1) for i, k in enumerate(lengths)]
+        real = torch.nested.nested_tensor(parts, layout=torch.jagged)
+        ours = nested["nested_tensor"](parts, layout=torch.jagged)
+        check(torch.equal(ours.offsets(), real.offsets()) and ours.offsets().dtype == real.offsets().dtype,
+              f"nested_tensor{lengths}: offsets")
+        check(torch.equal(ours.values(), real.values()), f"nested_tensor{lengths}: values")
+        check(ours.size(0) == real.size(0), f"nested_tensor{lengths}: size(0)")
+        flat = torch.arange(sum(lengths))
+        offs = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()))
+        for kw in ({"offsets": offs}, {"lengths": torch.tensor(lengths)}):
+            real = torch.nested.nested_tensor_from_jagged(flat, **kw)
+            ours = nested["nested_tensor_from_jagged"](flat, **kw)
+            check(torch.equal(ours.offsets(), real.offsets()), f"nested_tensor_from_jagged({list(kw)}): offsets")
+            check(all(torch.equal(a, b) for a, b in zip(ours.unbind(), real.unbind())),
+                  f"nested_tensor_from_jagged({list(kw)}): parts")
+
+
 def check_block_masks(ns):
     """create_block_mask's object: shape, BLOCK_SIZE and the four block tables equal torch's; the
     private constants the prelude offers equal torch's."""
@@ -255,6 +278,7 @@ def check_flex(ns):
                   B=2, H=2, Q=n)
     same_mask("and_masks Q!=KV", flex.and_masks(m_causal, m_window3), ns["and_masks"](m_causal, m_window3), Q=7, KV=19)
     check_block_masks(ns)
+    check_nested()
     _, gym_utils = load("attn_gym_utils.py")
     import attn_gym.utils as real_utils
     for x in range(-9, 10):

@@ -12,6 +12,7 @@ pub(super) struct Lib {
 
 const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: include_str!("library/attn_gym_masks.py") };
 const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: include_str!("library/attn_gym_utils.py") };
+const TORCH_NESTED: Lib = Lib { module: "torch.nested", source: include_str!("library/torch_nested.py") };
 const MASKING_UTILS: Lib =
     Lib { module: "transformers.masking_utils", source: include_str!("library/masking_utils.py") };
 const FLEX: Lib = Lib {
@@ -20,8 +21,13 @@ const FLEX: Lib = Lib {
 };
 
 /// The libraries, for documentation and listing.
-pub const LIBRARIES: [&str; 4] =
-    ["attn_gym.masks", "attn_gym.utils", "transformers.masking_utils", "torch.nn.attention.flex_attention"];
+pub const LIBRARIES: [&str; 5] = [
+    "attn_gym.masks",
+    "attn_gym.utils",
+    "transformers.masking_utils",
+    "torch.nn.attention.flex_attention",
+    "torch.nested",
+];
 
 /// The prelude that serves `module`, if any.
 pub(super) fn prelude_for(module: &str) -> Option<Lib> {
@@ -30,6 +36,7 @@ pub(super) fn prelude_for(module: &str) -> Option<Lib> {
     }
     match module {
         "attn_gym.utils" => Some(ATTN_GYM_UTILS),
+        "torch.nested" => Some(TORCH_NESTED),
         "transformers.masking_utils" => Some(MASKING_UTILS),
         "torch.nn.attention.flex_attention" => Some(FLEX),
         _ => None,
