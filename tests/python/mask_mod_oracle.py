@@ -8,6 +8,8 @@ by `hasseflow convert FILE --n N --to text` and by torch's `create_mask`, and th
   module loads. The entry is the global named `mask_mod`, else the last module-level global bound
   to a callable taking four positional arguments (the reader's rule, computed from the source's
   statement order and the loaded values); `create_mask(fn, B=b+1, H=h+1, Q_LEN=n, KV_LEN=n)[b, h]`.
+  A FlexAttention `BlockMask` is an entry too: its block tables combined with its mask_mod, as
+  the compiled kernel applies them (`block_mask_cells`).
 - Outcomes: "equal", "WRONG" (both ran, cells differ), "refused" (hasseflow refused, torch ran),
   "refused-both", "accepted-only" (hasseflow produced a mask where torch raised).
 """
@@ -24,7 +26,7 @@ import warnings
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.nn.attention.flex_attention import create_mask
+from torch.nn.attention.flex_attention import BlockMask, create_mask
 from torch.overrides import TorchFunctionMode
 
 from cases import cli
@@ -75,6 +77,41 @@ def load_module(path):
 # ---- the entry rule
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def is_block_mask(obj):
+    """A FlexAttention BlockMask object: the reader takes it as the mask it stands for."""
+    return isinstance(obj, BlockMask)
+
+
+def block_mask_cells(bm, n, b, h):
+    """The mask a BlockMask stands for, as compiled FlexAttention applies it: a cell is attended
+    when its key block is listed as a full block of its query block, or listed as a partial block
+    and its mask_mod holds there (torch's eager fallback ignores the tables; the kernel does not)."""
+    qbs, kbs = bm.BLOCK_SIZE
+
+    def listed(num, idx):
+        if num is None:
+            return None
+        # A table with one batch (head) serves every batch (head); otherwise b (h) indexes it.
+        num = num[b if num.shape[0] > 1 else 0, h if num.shape[1] > 1 else 0]
+        idx = idx[b if idx.shape[0] > 1 else 0, h if idx.shape[1] > 1 else 0]
+        out = torch.zeros(num.shape[0], idx.shape[-1], dtype=torch.bool)
+        for qb in range(num.shape[0]):
+            for j in range(int(num[qb])):
+                out[qb, int(idx[qb, j])] = True
+        return out
+
+    partial = listed(bm.kv_num_blocks, bm.kv_indices)
+    full = listed(bm.full_kv_num_blocks, bm.full_kv_indices)
+    qb = torch.arange(n) // qbs
+    kb = torch.arange(n) // kbs
+    cells = create_mask(bm.mask_mod, B=b + 1, H=h + 1, Q_LEN=n, KV_LEN=n, device="cpu")
+    cells = cells.expand(b + 1, h + 1, n, n)[b, h]
+    out = partial[qb][:, kb] & cells
+    if full is not None:
+        out = out | full[qb][:, kb]
+    return out
 
 
 def takes_four(obj):
@@ -152,7 +189,7 @@ def entry_name(source, mod):
         return "mask_mod"
     last = None
     for _line, name in module_bindings(source):
-        if name in vars(mod) and takes_four(getattr(mod, name)):
+        if name in vars(mod) and (takes_four(getattr(mod, name)) or is_block_mask(getattr(mod, name))):
             last = name
     return last
 
@@ -170,6 +207,8 @@ def torch_side(path, n, b=0, h=0, entry=None):
         if name is None:
             return None, "no mask function in the module"
         fn = getattr(mod, name)
+        if is_block_mask(fn):
+            return block_mask_cells(fn, n, b, h).numpy().copy(), None
         m = create_mask(fn, B=b + 1, H=h + 1, Q_LEN=n, KV_LEN=n, device="cpu")
         if m.dtype != torch.bool:
             return None, f"the mask_mod returned {m.dtype}, not torch.bool"

@@ -199,6 +199,67 @@ def m_first_keys(b, h, q, k):
 PARTS = [m_causal, m_window3, m_even_head, m_batch_band]
 
 
+class BlockCounts:
+    """Stands for the reader's native `hasseflow.block_counts` when the prelude runs under torch:
+    the attended cells of each block, counted on create_mask's dense mask."""
+
+    @staticmethod
+    def block_counts(mask_mod, B, H, Q, KV, q_block, kv_block):
+        dense = create_mask(mask_mod, B, H, Q, KV, device="cpu").expand(B, H, Q, KV).to(torch.int64)
+        nq, nk = -(-Q // q_block), -(-KV // kv_block)
+        padded = torch.nn.functional.pad(dense, (0, nk * kv_block - KV, 0, nq * q_block - Q))
+        return padded.view(B, H, nq, q_block, nk, kv_block).sum(dim=(3, 5))
+
+
+def check_nested():
+    """torch.nested (jagged): offsets, values and parts equal torch's for lists and from_jagged."""
+    _, nested = load("torch_nested.py")
+    rng = random.Random(3)
+    for trial in range(8):
+        lengths = [rng.randint(1, 6) for _ in range(rng.randint(1, 4))]
+        parts = [torch.arange(k) * (i + 1) for i, k in enumerate(lengths)]
+        real = torch.nested.nested_tensor(parts, layout=torch.jagged)
+        ours = nested["nested_tensor"](parts, layout=torch.jagged)
+        check(torch.equal(ours.offsets(), real.offsets()) and ours.offsets().dtype == real.offsets().dtype,
+              f"nested_tensor{lengths}: offsets")
+        check(torch.equal(ours.values(), real.values()), f"nested_tensor{lengths}: values")
+        check(ours.size(0) == real.size(0), f"nested_tensor{lengths}: size(0)")
+        flat = torch.arange(sum(lengths))
+        offs = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()))
+        for kw in ({"offsets": offs}, {"lengths": torch.tensor(lengths)}):
+            real = torch.nested.nested_tensor_from_jagged(flat, **kw)
+            ours = nested["nested_tensor_from_jagged"](flat, **kw)
+            check(torch.equal(ours.offsets(), real.offsets()), f"nested_tensor_from_jagged({list(kw)}): offsets")
+            check(all(torch.equal(a, b) for a, b in zip(ours.unbind(), real.unbind())),
+                  f"nested_tensor_from_jagged({list(kw)}): parts")
+
+
+def check_block_masks(ns):
+    """create_block_mask's object: shape, BLOCK_SIZE and the four block tables equal torch's; the
+    private constants the prelude offers equal torch's."""
+    check(ns["_DEFAULT_SPARSE_BLOCK_SIZE"] == flex._DEFAULT_SPARSE_BLOCK_SIZE, "_DEFAULT_SPARSE_BLOCK_SIZE")
+    rng = random.Random(7)
+    for trial in range(10):
+        part = rng.choice(PARTS)
+        B, H = rng.randint(1, 2), rng.randint(1, 3)
+        Q, KV = rng.choice([8, 13, 32, 40]), rng.choice([8, 16, 29, 40])
+        bs = rng.choice([4, 8, (4, 8), 16])
+        what = f"create_block_mask({part.__name__}, {B}, {H}, {Q}, {KV}, BLOCK_SIZE={bs})"
+        real = flex.create_block_mask(part, B, H, Q, KV, device="cpu", BLOCK_SIZE=bs)
+        ours = ns["create_block_mask"](part, B, H, Q, KV, device="cpu", BLOCK_SIZE=bs)
+        check(tuple(ours.shape) == tuple(real.shape), f"{what}: shape {ours.shape} vs {real.shape}")
+        check(tuple(ours.BLOCK_SIZE) == tuple(real.BLOCK_SIZE), f"{what}: BLOCK_SIZE")
+        check(ours.mask_mod is part, f"{what}: mask_mod")
+        for table in ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"):
+            a, b = getattr(ours, table), getattr(real, table)
+            check(a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), f"{what}: {table} differs")
+        back = ns["BlockMask"].from_kv_blocks(real.kv_num_blocks, real.kv_indices, real.full_kv_num_blocks,
+                                              real.full_kv_indices, BLOCK_SIZE=bs, mask_mod=part)
+        check(tuple(back.shape) == tuple(flex.BlockMask.from_kv_blocks(
+            real.kv_num_blocks, real.kv_indices, real.full_kv_num_blocks, real.full_kv_indices, BLOCK_SIZE=bs,
+            mask_mod=part).shape), f"{what}: from_kv_blocks shape")
+
+
 def check_flex(ns):
     for n in SIZES:
         same_both(f"noop_mask n={n}", flex.noop_mask, ns["noop_mask"], B=2, H=3, Q=n)
@@ -216,6 +277,13 @@ def check_flex(ns):
                   flex.and_masks(inner_r, flex.noop_mask), ns["and_masks"](inner_o, ns["noop_mask"]),
                   B=2, H=2, Q=n)
     same_mask("and_masks Q!=KV", flex.and_masks(m_causal, m_window3), ns["and_masks"](m_causal, m_window3), Q=7, KV=19)
+    check_block_masks(ns)
+    check_nested()
+    _, gym_utils = load("attn_gym_utils.py")
+    import attn_gym.utils as real_utils
+    for x in range(-9, 10):
+        for y in (-4, -3, -1, 1, 2, 3, 7):
+            check(gym_utils["cdiv"](x, y) == real_utils.cdiv(x, y), f"attn_gym.utils.cdiv({x}, {y})")
     for name in ("and_masks", "or_masks"):
         same_refusal(f"{name}(causal, 3)", lambda: getattr(flex, name)(m_causal, 3),
                      lambda: ns[name](m_causal, 3))
@@ -564,6 +632,13 @@ def main():
     for file in ("flex_attention.py", "masking_utils.py", "attn_gym_masks.py"):
         text, ns = load(file)
         loaded[file] = ns
+        if file == "flex_attention.py":
+            # block_mask.py runs after it in the same module (BlockMask, create_block_mask).
+            # Its `hasseflow.block_counts` is the reader's native; here, torch's create_mask counts.
+            ns["hasseflow"] = BlockCounts
+            with open(os.path.join(LIBRARY, "block_mask.py")) as f:
+                second = f.read().replace("import hasseflow\n", "")
+            exec(compile(second, "block_mask.py", "exec"), ns)
         problems = subset_problems(text)
         check(not problems, f"{file} leaves the interpreter's subset: {'; '.join(problems)}")
     sections = [("flex_attention", lambda: check_flex(loaded["flex_attention.py"])),

@@ -13,7 +13,12 @@ factories with closures, lambdas returned from functions, functools.partial (key
 positional), wrappers taking a mask, and_masks/or_masks, aliases; expressions with + - * / // % of
 Python semantics on negatives, & | ^ ~ << >>, comparisons and their methods (.eq, .lt, ...), abs
 in its three forms, clamp, minimum/maximum, where, fmod, floor/ceil, logical_and/or/not,
-conditional expressions on constants, float literals (1e-5, 0.1, 2.5, ...) and float division.
+conditional expressions on constants, float literals (1e-5, 0.1, 2.5, ...) and float division;
+tables made by the torch tail (roll, argsort, sort, scatter, unique_consecutive, diff, F.pad
+modes, gather, index_select, bincount, expand, one_hot, eye, nonzero, topk, masked_select,
+count_nonzero); vector values per position (a row of a (start, end) table looked up at a traced
+index, then indexed, compared elementwise and reduced with any/all/sum/amax); and BlockMask
+objects (create_block_mask of the mask, its .mask_mod read back or the object taken as the mask).
 The batch and head arguments are used (arithmetic and per-head/per-batch lookups) in about a
 quarter of the programs, run with `--batch B --head H` and create_mask's [b, h].
 
@@ -91,6 +96,7 @@ class Gen:
         self.tensors = []  # (name, dtype, shape, role) role: "seq" | "head" | "batch"
         self.masks = []  # (name, needs_range)
         self.int_helpers, self.tuple_helpers = [], []
+        self.rows, self.vecs = [], []  # vector tables: (name, rows) of (start, end) pairs; 1-d offsets
         self.counter = 0
 
     # ---- names and constants
@@ -251,8 +257,120 @@ class Gen:
             lines += self.assignments(name, size, lambda: r.choice(FLOAT_LITERALS + ["-0.5", "-2.5"]))
         else:
             return self.add_table()
+        if r.random() < 0.35:
+            lines = self.tail_tensor(name, size)
+            dtype = "int"
         self.tensors.append((name, dtype, (size,), "seq"))
         return "\n".join(lines)
+
+    def tail_tensor(self, name, size):
+        """A 1-d integer table of `size` made by one of the torch tail functions (roll, argsort,
+        sort, scatter, unique_consecutive, diff, F.pad modes, gather, index_select, bincount,
+        expand, one_hot, eye, nonzero, topk, masked_select, count_nonzero)."""
+        r = self.r
+        vals = [r.randrange(-4, 9) for _ in range(size)]
+        kind = r.randrange(17)
+        if kind == 0:
+            return [f"{name} = torch.roll(torch.tensor({vals}), {r.randrange(-5, 6)})"]
+        if kind == 1:
+            desc = r.choice(["", ", descending=True"])
+            if size > 16:  # torch's order of ties is its own above 16 without stable=True
+                desc += ", stable=True"
+            return [f"{name} = torch.argsort(torch.tensor({vals}){desc})"]
+        if kind == 2:
+            return [f"{name} = torch.sort(torch.tensor({vals}), descending={r.random() < 0.5})[0]"]
+        if kind == 3:
+            k = r.randrange(1, size + 1)
+            idx = r.sample(range(size), k)
+            src = [r.randrange(-3, 7) for _ in range(k)]
+            return [f"{name} = torch.zeros({size}, dtype=torch.long).scatter(0, torch.tensor({idx}), torch.tensor({src}))"]
+        if kind == 4:
+            runs = sorted(r.randrange(0, 4) for _ in range(size))
+            return [f"_, {name} = torch.unique_consecutive(torch.tensor({runs}), return_inverse=True)"]
+        if kind == 5:
+            return [f"{name} = torch.diff(torch.tensor({vals}), prepend=torch.tensor([{r.randrange(-3, 4)}]))"]
+        if kind == 6 and size >= 3:
+            mode = r.choice(["replicate", "circular", "constant"])
+            inner = vals[1:-1]
+            self.imports.add("import torch.nn.functional as F")
+            return [f"{name} = F.pad(torch.tensor([{inner}]), (1, 1), mode={mode!r})[0]"]
+        if kind == 7:
+            base = [r.randrange(-4, 9) for _ in range(r.randrange(1, 9))]
+            idx = [r.randrange(0, len(base)) for _ in range(size)]
+            return [f"{name} = torch.gather(torch.tensor({base}), 0, torch.tensor({idx}))"]
+        if kind == 8:
+            base = [r.randrange(-4, 9) for _ in range(r.randrange(1, 9))]
+            idx = [r.randrange(0, len(base)) for _ in range(size)]
+            return [f"{name} = torch.tensor({base}).index_select(0, torch.tensor({idx}))"]
+        if kind == 9:
+            items = [r.randrange(0, size) for _ in range(r.randrange(1, 12))]
+            return [f"{name} = torch.bincount(torch.tensor({items}), minlength={size})[:{size}]"]
+        if kind == 10:
+            return [f"{name} = torch.tensor({vals}).view(1, -1).expand(3, -1)[{r.randrange(3)}]"]
+        if kind == 11:
+            k = r.randrange(1, 5)
+            cls = [r.randrange(0, k) for _ in range(size)]
+            self.imports.add("import torch.nn.functional as F")
+            return [f"{name} = F.one_hot(torch.tensor({cls}), {k})[:, {r.randrange(k)}]"]
+        if kind == 12:
+            return [f"{name} = torch.eye({size}, dtype=torch.long)[{r.randrange(size)}] * {r.randrange(1, 5)}"]
+        if kind == 13:
+            flags = [True] * size + [False] * r.randrange(0, 6)
+            r.shuffle(flags)
+            return [f"{name} = torch.nonzero(torch.tensor({flags})).flatten()"]
+        if kind == 14:
+            distinct = r.sample(range(-200, 200), size + r.randrange(0, 4))
+            return [f"{name} = torch.topk(torch.tensor({distinct}), {size}, largest={r.random() < 0.5})[1]"]
+        if kind == 15:
+            flags = [True] * size + [False] * r.randrange(0, 6)
+            r.shuffle(flags)
+            base = [r.randrange(-4, 9) for _ in flags]
+            return [f"{name} = torch.masked_select(torch.tensor({base}), torch.tensor({flags}))"]
+        grid = [[r.randrange(0, 3) for _ in range(3)] for _ in range(size)]
+        return [f"{name} = torch.count_nonzero(torch.tensor({grid}), dim=1)"]
+
+    def add_rows(self):
+        """A table of (start, end) rows, or a short 1-d table of offsets: read per position as a
+        vector (vector values)."""
+        r, n = self.r, self.n
+        if r.random() < 0.6:
+            name = self.fresh("spans")
+            m = r.randrange(1, 5)
+            rows = []
+            for _ in range(m):
+                a = r.randrange(-2, n + 2)
+                rows.append([a, a + r.randrange(0, n // 2 + 2)])
+            self.rows.append((name, m))
+            return f"{name} = torch.tensor({rows})"
+        name = self.fresh("offs")
+        vals = [r.randrange(-4, 9) for _ in range(r.randrange(1, 5))]
+        self.vecs.append(name)
+        return f"{name} = torch.tensor({vals}{r.choice(['', ', dtype=torch.int32'])})"
+
+    def vector_bool(self, sc):
+        """A boolean built from a per-position vector: a row of a table looked up at a traced index
+        and indexed, compared elementwise and reduced, or a traced value against a 1-d table."""
+        r = self.r
+        x = self.it(sc, 1)
+        if self.rows and (not self.vecs or r.random() < 0.6):
+            name, m = r.choice(self.rows)
+            idx = self.index(sc, m, 1)
+            row = f"{name}[{idx}]" if r.random() < 0.7 else f"{name}[{idx}, :]"
+            form = r.randrange(4)
+            if form == 0:
+                return f"(({x} >= {row}[0]) & ({x} < {row}[1]))"
+            if form == 1:
+                return f"({x} {r.choice(CMP)} {row}).{r.choice(['any', 'all'])}()"
+            if form == 2:
+                return f"(({x} - {row}).sum() {r.choice(CMP)} {r.randrange(-3, 9)})"
+            return f"torch.{r.choice(['any', 'all'])}({row} {r.choice(CMP)} {x})"
+        name = r.choice(self.vecs)
+        form = r.randrange(3)
+        if form == 0:
+            return f"(({x} - {name}) % {r.randrange(2, 6)} == 0).any()"
+        if form == 1:
+            return f"(({x} + {name}) {r.choice(CMP)} {self.it(sc, 1)}).all()"
+        return f"(({x} * {name}).amax() {r.choice(CMP)} {r.randrange(-3, 20)})"
 
     def assignments(self, name, size, value):
         r, lines = self.r, []
@@ -497,6 +615,8 @@ class Gen:
 
     def bt_leaf(self, sc, d):
         r = self.r
+        if (self.rows or self.vecs) and sc.q is not None and r.random() < 0.2:
+            return self.vector_bool(sc)
         k = r.randrange(12)
         if k <= 4:
             left = self.it(sc, 2) if r.random() < 0.8 else self.ft(sc, 1)
@@ -751,6 +871,8 @@ class Gen:
             self.blocks.append(self.add_bh_tensor())
         for _ in range(r.randrange(0, 4)):
             self.blocks.append(self.add_tensor())
+        for _ in range(r.randrange(0, 3) if r.random() < 0.35 else 0):
+            self.blocks.append(self.add_rows())
         for _ in range(r.randrange(0, 2)):
             self.blocks.append(self.add_int_helper())
         if r.random() < 0.3:
@@ -767,6 +889,20 @@ class Gen:
                 final_name = self.fresh(r.choice(["attn_mask", "document_causal", "local_mask"]))
                 text = text.replace("mask_mod", final_name)
             self.blocks.append(text)
+        if not flaw and r.random() < 0.12:
+            # A BlockMask object: its mask_mod read back, or the object itself as the entry.
+            self.imports.add("from torch.nn.attention.flex_attention import create_block_mask")
+            bs = r.choice([4, 8, 16, (4, 8)])
+            inner = self.fresh("inner")
+            self.blocks[-1] = self.blocks[-1].replace(final_name, inner)
+            bm = self.fresh("block_mask")
+            made = f"{bm} = create_block_mask({inner}, 1, 1, {self.n}, {self.n}, device=\"cuda\", BLOCK_SIZE={bs})"
+            if r.random() < 0.5:
+                self.blocks.append(f"{made}\nmask_mod = {bm}.mask_mod")
+                final_name = "mask_mod"
+            else:
+                self.blocks.append(made)
+                final_name = bm
         if r.random() < 0.2:
             self.blocks.append(f"BLOCK_SIZE = 128\nprint({final_name})")
         if r.random() < 0.2:

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The mask_mod reader on a corpus of mask code written the way training code writes it
-(tests/data/mask_mods/NN_name.py), against torch's create_mask.
+(tests/data/mask_mods/NN_name.py), against torch's create_mask. Files 95 on cover the torch tail on
+fixed tables (category tail), vector values per position (vector) and BlockMask objects
+(blockmask: a BlockMask global is read as its block tables combined with its mask_mod).
 
 Each corpus file starts with `# hasseflow-case: n=N [b=B h=H] [entry=NAME] category=WORD`. For each:
 - hasseflow: `convert FILE --n N --to text` (`--batch B --head H` when the header has b/h);
@@ -38,7 +40,8 @@ from tally import Tally, exit_with  # noqa: E402
 CORPUS = os.path.join(ROOT, "tests/data/mask_mods")
 HEADER = re.compile(r"^# hasseflow-case:((?: +[a-z]+=[A-Za-z0-9_]+)+) *$")
 KEYS = {"n", "b", "h", "entry", "category"}
-CATEGORIES = ["factory", "closure", "script", "lookup", "batchhead", "wrapper", "numeric", "library", "refused"]
+CATEGORIES = ["factory", "closure", "script", "lookup", "batchhead", "wrapper", "numeric", "library", "tail", "vector",
+              "blockmask", "refused"]
 OUTCOMES = ["equal", "WRONG", "refused", "refused-both", "accepted-only"]
 
 TALLY = Tally()
@@ -75,13 +78,13 @@ def entry_agrees(path, case):
 
 
 files = sorted(glob.glob(os.path.join(CORPUS, "*.py")))
-check(len(files) >= 66, f"{len(files)} corpus files (at least 66)")
+check(len(files) >= 165, f"{len(files)} corpus files (at least 165)")
 table = defaultdict(Counter)
 notes = []
 runnable = equal = 0
 for path in files:
     name = os.path.basename(path)
-    check(re.match(r"^\d\d_[a-z0-9_]+\.py$", name) is not None, f"{name}: named NN_short_name.py")
+    check(re.match(r"^\d{2,3}_[a-z0-9_]+\.py$", name) is not None, f"{name}: named NN_short_name.py")
     case = header_of(path)
     check(case is not None, f"{name}: header `# hasseflow-case: n=N [b=B h=H] [entry=NAME] category=WORD`")
     if case is None:

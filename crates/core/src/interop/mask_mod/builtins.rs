@@ -10,6 +10,7 @@ use super::rt::{
 };
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
+use super::tensor_tail;
 use super::trace::{Op, Table};
 use super::value::{Native, Partial, Unavailable, Value, shared};
 
@@ -155,7 +156,8 @@ const TORCH_FNS: [&str; 81] = [
     "randperm",
 ];
 
-const MODULES: [&str; 13] = [
+const MODULES: [&str; 14] = [
+    "hasseflow",
     "dataclasses",
     "torch",
     "torch.nn",
@@ -174,13 +176,15 @@ const MODULES: [&str; 13] = [
 /// Whether a dotted name is a function this module implements.
 pub(super) fn is_known(full: &str) -> bool {
     if let Some(f) = full.strip_prefix("torch.")
-        && TORCH_FNS.contains(&f)
+        && (TORCH_FNS.contains(&f) || tensor_tail::TAIL_FNS.contains(&f))
     {
         return true;
     }
     matches!(
         full,
         "torch.nn.functional.pad"
+            | "hasseflow.block_counts"
+            | "torch.nn.functional.one_hot"
             | "torch.cuda.is_available"
             | "torch.cuda.device_count"
             | "torch.jit.script"
@@ -208,34 +212,34 @@ pub(super) fn is_known(full: &str) -> bool {
 }
 
 /// Positional and keyword arguments of a native call.
-struct Args {
-    pos: Vec<Value>,
-    kw: Vec<(Rc<str>, Value)>,
-    at: Pos,
-    name: Rc<str>,
+pub(super) struct Args {
+    pub(super) pos: Vec<Value>,
+    pub(super) kw: Vec<(Rc<str>, Value)>,
+    pub(super) at: Pos,
+    pub(super) name: Rc<str>,
 }
 
 impl Args {
-    fn get(&self, i: usize, name: &str) -> Option<Value> {
+    pub(super) fn get(&self, i: usize, name: &str) -> Option<Value> {
         self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone()).or_else(|| self.pos.get(i).cloned())
     }
-    fn kw(&self, name: &str) -> Option<Value> {
+    pub(super) fn kw(&self, name: &str) -> Option<Value> {
         self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone())
     }
-    fn need(&self, i: usize, name: &str) -> R<Value> {
+    pub(super) fn need(&self, i: usize, name: &str) -> R<Value> {
         self.get(i, name).ok_or_else(|| Fail {
             kind: FailKind::Exception,
             msg: format!("{}() missing argument `{name}` (TypeError)", self.name),
             pos: self.at,
         })
     }
-    fn int(&self, i: usize, name: &str) -> R<Option<i64>> {
+    pub(super) fn int(&self, i: usize, name: &str) -> R<Option<i64>> {
         match self.get(i, name) {
             None | Some(Value::None) => Ok(None),
             Some(v) => Ok(Some(to_int(&v, self.at)?)),
         }
     }
-    fn dtype(&self) -> R<Option<DType>> {
+    pub(super) fn dtype(&self) -> R<Option<DType>> {
         match self.kw("dtype") {
             None | Some(Value::None) => Ok(None),
             Some(Value::Dtype(d)) => Ok(Some(d)),
@@ -264,7 +268,7 @@ pub(super) fn to_int(v: &Value, pos: Pos) -> R<i64> {
     }
 }
 
-fn to_f64(v: &Value, pos: Pos) -> R<f64> {
+pub(super) fn to_f64(v: &Value, pos: Pos) -> R<f64> {
     match v {
         Value::Float(f) => Ok(*f),
         Value::Tensor(t) if t.borrow().numel() == 1 => Ok(t.borrow().data[0].as_f64()),
@@ -272,17 +276,18 @@ fn to_f64(v: &Value, pos: Pos) -> R<f64> {
     }
 }
 
-fn tensor_of(v: &Value, pos: Pos) -> R<Tensor> {
+pub(super) fn tensor_of(v: &Value, pos: Pos) -> R<Tensor> {
     match v {
         Value::Tensor(t) => Ok(t.borrow().clone()),
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
         Value::Traced(..) => unsup(pos, "this operation on a traced index value is not supported"),
+        Value::TracedVec(_) => unsup(pos, "this operation on a per-position vector is not supported"),
         other => exc(pos, format!("expected a Tensor, got a {} (TypeError)", other.type_name())),
     }
 }
 
 /// A shape from `f(2, 3)`, `f((2, 3))` or `f([2, 3])`.
-fn shape_args(vals: &[Value], pos: Pos) -> R<Vec<usize>> {
+pub(super) fn shape_args(vals: &[Value], pos: Pos) -> R<Vec<usize>> {
     let dims: Vec<Value> = match vals {
         [Value::Tuple(t)] => t.as_ref().clone(),
         [Value::List(l)] => l.borrow().clone(),
@@ -300,7 +305,7 @@ fn shape_args(vals: &[Value], pos: Pos) -> R<Vec<usize>> {
     Ok(out)
 }
 
-fn filled(dt: DType, shape: Vec<usize>, v: Sc) -> Tensor {
+pub(super) fn filled(dt: DType, shape: Vec<usize>, v: Sc) -> Tensor {
     let n = shape.iter().product();
     Tensor::new(dt, shape, vec![cast(v, dt); n])
 }
@@ -327,7 +332,7 @@ fn identity_decorator() -> Value {
     Value::native("hasseflow.identity")
 }
 
-fn unavailable(what: String, pos: Pos) -> Value {
+pub(super) fn unavailable(what: String, pos: Pos) -> Value {
     Value::Unavailable(Rc::new(Unavailable { what: format!("line {}, column {}: {what}", pos.line, pos.col) }))
 }
 
@@ -379,6 +384,10 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 _ => Value::method(&format!("tensor.{name}"), o.clone()),
             }
         }
+        Value::TracedVec(v) => match super::vector::attr(v, name) {
+            Some(x) => x,
+            None => Value::method(&format!("tensor.{name}"), o.clone()),
+        },
         Value::Traced(_, d) => match name {
             "shape" => Value::Tuple(Rc::new(Vec::new())),
             "dtype" => Value::Dtype(*d),
@@ -470,6 +479,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             let t = t.borrow().clone();
             tensor_ops::getitem(it, &t, i, pos)
         }
+        Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let items: Vec<Value> = match o {
                 Value::List(l) => l.borrow().clone(),
@@ -563,14 +573,14 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
     }
 }
 
-fn list_of(it: &mut Interp, v: &Value, pos: Pos) -> R<Vec<Value>> {
+pub(super) fn list_of(it: &mut Interp, v: &Value, pos: Pos) -> R<Vec<Value>> {
     it.iterate(v, pos)
 }
 
 /// torch functions take a tensor first: a Python number there is a `TypeError`.
 fn tensor_arg(v: &Value, a: &Args) -> R<Value> {
     match v {
-        Value::Tensor(_) | Value::Traced(..) => Ok(v.clone()),
+        Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => Ok(v.clone()),
         Value::Unavailable(u) => unsup(a.at, unavailable_msg(u)),
         other => {
             exc(a.at, format!("{}(): argument 'input' must be Tensor, not {} (TypeError)", a.name, other.type_name()))
@@ -586,6 +596,7 @@ fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
 
 fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
     match v {
+        Value::TracedVec(t) => super::vector::reduce(it, kind, t, dim, pos),
         Value::Traced(n, d) => match kind {
             "any" | "all" => elementwise(it, Elem::Cast(DType::Bool), &[Value::Traced(*n, *d)], pos),
             "sum" => {
@@ -745,9 +756,9 @@ pub(super) fn call_native(
         return py_builtin(it, b, a);
     }
     if let Some(f) = name.strip_prefix("torch.nn.functional.") {
-        return match f {
-            "pad" => pad(it, &a),
-            _ => unsup(pos, format!("`{name}` is not supported")),
+        return match tensor_tail::functional(it, f, &a)? {
+            Some(v) => Ok(v),
+            None => unsup(pos, format!("`{name}` is not supported")),
         };
     }
     if let Some(f) = name.strip_prefix("functools.") {
@@ -802,6 +813,9 @@ pub(super) fn call_native(
             },
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
+    }
+    if name == "hasseflow.block_counts" {
+        return super::blockmask::block_counts(it, &a);
     }
     if name == "hasseflow.identity" {
         return Ok(a.pos.first().cloned().unwrap_or(Value::None));
@@ -868,6 +882,9 @@ pub(super) fn call_native(
 
 fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     let pos = a.at;
+    if let Some(v) = tensor_tail::torch_fn(it, f, &a)? {
+        return Ok(v);
+    }
     let elem1 = |it: &mut Interp, k: Elem, a: &Args| -> R<Value> {
         elementwise(it, k, &[tensor_arg(&a.need(0, "input")?, a)?], pos)
     };
@@ -1010,13 +1027,15 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             it.charge(pos, t.numel())?;
             Value::tensor(t)
         }
-        "diff" => {
-            let t = tensor_of(&a.need(0, "input")?, pos)?;
-            diff(it, &t, &a, pos)?
-        }
         "where" => {
             if a.pos.len() == 1 && a.kw.is_empty() {
-                return unsup(pos, "torch.where with one argument (nonzero) is not supported");
+                let nz = Args {
+                    pos: a.pos.clone(),
+                    kw: vec![("as_tuple".into(), Value::Bool(true))],
+                    at: pos,
+                    name: a.name.clone(),
+                };
+                return Ok(tensor_tail::torch_fn(it, "nonzero", &nz)?.unwrap_or(Value::None));
             }
             elementwise(it, Elem::Where, &[a.need(0, "condition")?, a.need(1, "input")?, a.need(2, "other")?], pos)?
         }
@@ -1182,34 +1201,6 @@ fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos)
     Ok(Value::tensor(out))
 }
 
-fn diff(it: &mut Interp, t: &Tensor, a: &Args, pos: Pos) -> R<Value> {
-    if a.get(1, "n").is_some_and(|v| !matches!(v, Value::Int(1))) {
-        return unsup(pos, "torch.diff with n != 1 is not supported");
-    }
-    if t.shape.len() != 1 || a.int(2, "dim")?.is_some_and(|d| d != -1 && d != 0) {
-        return unsup(pos, "torch.diff of a tensor that is not 1-d is not supported");
-    }
-    let mut parts = Vec::new();
-    if let Some(p) = a.get(3, "prepend").filter(|v| !matches!(v, Value::None)) {
-        parts.push(tensor_of(&p, pos)?);
-    }
-    parts.push(t.clone());
-    if let Some(p) = a.get(4, "append").filter(|v| !matches!(v, Value::None)) {
-        parts.push(tensor_of(&p, pos)?);
-    }
-    let full = cat(&parts, 0, pos)?;
-    it.charge(pos, full.numel())?;
-    if full.dtype.is_bool() {
-        return exc(pos, "torch.diff of a bool tensor uses subtraction, which torch refuses for bool");
-    }
-    let mut data = Vec::new();
-    for w in full.data.windows(2) {
-        data.push(super::tensor::apply_bin(Bin::Sub, full.dtype, w[1], w[0]).or_else(|m| exc(pos, m))?);
-    }
-    let n = data.len();
-    Ok(Value::tensor(Tensor::new(full.dtype, vec![n], data)))
-}
-
 fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
     let t = tensor_of(input, pos)?;
     let Some(reps) = reps else {
@@ -1278,32 +1269,6 @@ fn repeat_with(it: &mut Interp, t: &Tensor, counts: &[i64], pos: Pos) -> R<Value
         }
     }
     Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
-}
-
-fn pad(it: &mut Interp, a: &Args) -> R<Value> {
-    let pos = a.at;
-    let t = tensor_of(&a.need(0, "input")?, pos)?;
-    let p = list_of(it, &a.need(1, "pad")?, pos)?;
-    if t.shape.len() != 1 || p.len() != 2 {
-        return unsup(pos, "F.pad other than (left, right) of a 1-d tensor is not supported");
-    }
-    if a.get(2, "mode").is_some_and(|m| !matches!(m, Value::Str(ref s) if &**s == "constant")) {
-        return unsup(pos, "F.pad modes other than 'constant' are not supported");
-    }
-    let (l, r) = (to_int(&p[0], pos)?, to_int(&p[1], pos)?);
-    if l < 0 || r < 0 {
-        return unsup(pos, "negative padding is not supported");
-    }
-    let v = match a.get(3, "value") {
-        Some(Value::None) | None => Sc::I(0),
-        Some(v) => scalar_of(&v, pos)?.0,
-    };
-    let mut data = vec![cast(v, t.dtype); l as usize];
-    data.extend_from_slice(&t.data);
-    data.extend(std::iter::repeat_n(cast(v, t.dtype), r as usize));
-    let n = data.len();
-    checked_numel(&[n]).or_else(|m| limit(pos, m))?;
-    Ok(Value::tensor(Tensor::new(t.dtype, vec![n], data)))
 }
 
 fn isinstance(v: &Value, t: &Value) -> Option<bool> {
@@ -1761,6 +1726,14 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         _ => {}
     }
     // Tensor methods (concrete or traced).
+    if let Value::TracedVec(v) = recv
+        && let Some(r) = super::vector::method(it, m, v, a.int(0, "dim").ok().flatten(), pos)?
+    {
+        return Ok(r);
+    }
+    if let Some(v) = tensor_tail::method(it, m, recv, &a)? {
+        return Ok(v);
+    }
     let mut with_self = vec![recv.clone()];
     with_self.extend(a.pos.iter().cloned());
     let a2 = Args { pos: with_self, kw: a.kw.clone(), at: pos, name: a.name.clone() };
@@ -1904,7 +1877,6 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                     Value::tensor(Tensor::new(t.dtype, vec![c, r], data))
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
-                "diff" => diff(it, &t, &a2, pos)?,
                 "repeat_interleave" => repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?,
                 "fill_" | "zero_" => {
                     let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
@@ -1938,7 +1910,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
     })
 }
 
-fn scalar_value(dt: DType, v: Sc) -> Value {
+pub(super) fn scalar_value(dt: DType, v: Sc) -> Value {
     match v {
         Sc::I(x) if dt.is_bool() => Value::Bool(x != 0),
         Sc::I(x) => Value::Int(x),
@@ -1946,7 +1918,7 @@ fn scalar_value(dt: DType, v: Sc) -> Value {
     }
 }
 
-fn to_list(t: &Tensor) -> Value {
+pub(super) fn to_list(t: &Tensor) -> Value {
     if t.shape.is_empty() {
         return scalar_value(t.dtype, t.data[0]);
     }

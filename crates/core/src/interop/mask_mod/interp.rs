@@ -591,7 +591,7 @@ impl Eval for Interp {
                 }
                 t.data[0].truthy()
             }
-            Value::Traced(..) => {
+            Value::Traced(..) | Value::TracedVec(_) => {
                 return exc(
                     pos,
                     "data-dependent control flow: a tensor that depends on the indices is used as a Python bool \
@@ -627,6 +627,7 @@ impl Eval for Interp {
                 let t = t.borrow().clone();
                 super::tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect()
             }
+            Value::TracedVec(v) => super::vector::iterate(self, v, pos)?,
             Value::Traced(..) => {
                 return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
             }

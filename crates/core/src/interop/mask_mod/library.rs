@@ -11,13 +11,23 @@ pub(super) struct Lib {
 }
 
 const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: include_str!("library/attn_gym_masks.py") };
+const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: include_str!("library/attn_gym_utils.py") };
+const TORCH_NESTED: Lib = Lib { module: "torch.nested", source: include_str!("library/torch_nested.py") };
 const MASKING_UTILS: Lib =
     Lib { module: "transformers.masking_utils", source: include_str!("library/masking_utils.py") };
-const FLEX: Lib =
-    Lib { module: "torch.nn.attention.flex_attention", source: include_str!("library/flex_attention.py") };
+const FLEX: Lib = Lib {
+    module: "torch.nn.attention.flex_attention",
+    source: concat!(include_str!("library/flex_attention.py"), "\n", include_str!("library/block_mask.py")),
+};
 
 /// The libraries, for documentation and listing.
-pub const LIBRARIES: [&str; 3] = ["attn_gym.masks", "transformers.masking_utils", "torch.nn.attention.flex_attention"];
+pub const LIBRARIES: [&str; 5] = [
+    "attn_gym.masks",
+    "attn_gym.utils",
+    "transformers.masking_utils",
+    "torch.nn.attention.flex_attention",
+    "torch.nested",
+];
 
 /// The prelude that serves `module`, if any.
 pub(super) fn prelude_for(module: &str) -> Option<Lib> {
@@ -25,6 +35,8 @@ pub(super) fn prelude_for(module: &str) -> Option<Lib> {
         return Some(ATTN_GYM);
     }
     match module {
+        "attn_gym.utils" => Some(ATTN_GYM_UTILS),
+        "torch.nested" => Some(TORCH_NESTED),
         "transformers.masking_utils" => Some(MASKING_UTILS),
         "torch.nn.attention.flex_attention" => Some(FLEX),
         _ => None,

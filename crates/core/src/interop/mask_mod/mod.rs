@@ -34,6 +34,7 @@ use crate::bits::BitMatrix;
 use crate::format::MAX_N;
 
 mod ast;
+mod blockmask;
 mod builtins;
 mod interp;
 mod lex;
@@ -43,10 +44,12 @@ mod parse;
 mod rt;
 mod tensor;
 mod tensor_ops;
+mod tensor_tail;
 #[cfg(test)]
 mod tests;
 mod trace;
 mod value;
+mod vector;
 
 use interp::Ctx;
 use rt::{Eval, Interp};
@@ -442,8 +445,21 @@ impl MaskMod {
 }
 
 /// The global named `mask_mod`, else the last global holding a four-argument callable.
+/// A BlockMask object taken as the mask: its `_hasseflow_mask` method, bound.
+fn block_mask_entry(v: &Value) -> Option<Value> {
+    let Value::Instance(i) = v else { return None };
+    if &*i.class.name != "BlockMask" {
+        return None;
+    }
+    let f = i.class.lookup("_hasseflow_mask")?;
+    Some(Value::Partial(std::rc::Rc::new(value::Partial { func: f, args: vec![v.clone()], kwargs: Vec::new() })))
+}
+
 fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
     if let Some(v) = g.get("mask_mod") {
+        if let Some(bound) = block_mask_entry(&v) {
+            return Ok(("mask_mod".into(), bound));
+        }
         if let Value::Unavailable(u) = &v {
             return Err(MaskModError::Text(format!("`mask_mod` is unavailable: {}", u.what)));
         }
@@ -455,6 +471,12 @@ fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
         if let Value::Unavailable(u) = v {
             if unavailable.as_ref().is_none_or(|(c, _)| clock > c) {
                 unavailable = Some((*clock, format!("`{name}` ({})", u.what)));
+            }
+            continue;
+        }
+        if let Some(bound) = block_mask_entry(v) {
+            if best.as_ref().is_none_or(|(c, _, _)| clock > c) {
+                best = Some((*clock, name.to_string(), bound));
             }
             continue;
         }

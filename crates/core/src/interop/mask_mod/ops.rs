@@ -124,6 +124,13 @@ fn operand_dtype(kind: Elem, i: usize, dt: DType, own: DType) -> DType {
 
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
+    let any_traced = vals.iter().any(|v| matches!(v, Value::Traced(..)));
+    if vals.iter().any(|v| {
+        matches!(v, Value::TracedVec(_))
+            || (any_traced && matches!(v, Value::Tensor(t) if !t.borrow().shape.is_empty()))
+    }) {
+        return super::vector::elementwise_vec(it, kind, vals, pos);
+    }
     let opds: Vec<Opd> = vals.iter().map(|v| opd(v, pos)).collect::<R<_>>()?;
     let (dt, out) = match dtypes(kind, &opds) {
         Ok(x) => x,
@@ -215,7 +222,7 @@ pub(super) fn push(it: &mut Interp, op: Op, dtype: DType, pos: Pos) -> R<usize> 
 }
 
 fn is_tensorish(v: &Value) -> bool {
-    matches!(v, Value::Tensor(_) | Value::Traced(..))
+    matches!(v, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_))
 }
 
 fn overflow<T>(pos: Pos) -> R<T> {

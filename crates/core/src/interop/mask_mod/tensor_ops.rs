@@ -11,7 +11,7 @@ use super::trace::{Op, Table};
 use super::value::Value;
 
 /// One item of an index expression.
-enum Ix {
+pub(super) enum Ix {
     Int(i64),
     Slice(Option<i64>, Option<i64>, Option<i64>),
     New,
@@ -283,7 +283,21 @@ fn items_of(i: Value) -> Vec<Value> {
 /// `t[i]`.
 pub(super) fn getitem(it: &mut Interp, t: &Tensor, i: Value, pos: Pos) -> R<Value> {
     let items = items_of(i);
+    if items.iter().any(|v| matches!(v, Value::TracedVec(_))) {
+        return unsup(
+            pos,
+            "a lookup at a per-position vector of indices is not supported (index with a scalar per position)",
+        );
+    }
     if items.iter().any(|v| matches!(v, Value::Traced(..))) {
+        // `table[i, :]`: trailing full slices leave those dimensions, as fewer indices do.
+        let mut items = items;
+        while items.len() > 1
+            && items.len() <= t.shape.len()
+            && matches!(items.last(), Some(Value::Slice(sl)) if sl.iter().all(|x| matches!(x, Value::None)))
+        {
+            items.pop();
+        }
         return traced_lookup(it, t, &items, pos);
     }
     let ix = items.iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;
@@ -334,7 +348,30 @@ pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos:
     Ok(())
 }
 
+/// [`to_ix`] for the vector module.
+pub(super) fn to_ix_pub(v: &Value, pos: Pos) -> R<Ix> {
+    to_ix(v, pos)
+}
+
+/// [`select`] for the vector module.
+pub(super) fn select_pub(shape: &[usize], items: Vec<Ix>, pos: Pos) -> R<(Vec<usize>, Vec<usize>)> {
+    select(shape, items, pos)
+}
+
 fn traced_lookup(it: &mut Interp, t: &Tensor, items: &[Value], pos: Pos) -> R<Value> {
+    let simple = items.iter().all(|v| matches!(v, Value::Traced(..) | Value::Int(_)));
+    if items.len() < t.shape.len() && simple && !items.is_empty() {
+        let mut idx = Vec::with_capacity(items.len());
+        for v in items {
+            idx.push(match v {
+                Value::Traced(n, d) if !d.is_float() && !d.is_bool() => *n,
+                Value::Traced(..) => return traced_lookup(it, t, &items[..0], pos),
+                Value::Int(i) => push(it, Op::Const(Sc::I(*i)), DType::I64, pos)?,
+                _ => unreachable!("checked above"),
+            });
+        }
+        return super::vector::lookup(it, t, idx, pos);
+    }
     if items.len() != t.shape.len() {
         return unsup(
             pos,

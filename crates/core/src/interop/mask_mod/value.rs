@@ -125,6 +125,8 @@ pub(super) enum Value {
     Tensor(Shared<Tensor>),
     /// A per-position value of the traced mask: a node and its dtype.
     Traced(usize, DType),
+    /// A per-position value with trailing dimensions ([`super::vector`]).
+    TracedVec(Rc<super::vector::TVec>),
     Dtype(DType),
     Device,
     Unavailable(Rc<Unavailable>),
@@ -146,7 +148,7 @@ impl Value {
             Value::Ellipsis => "ellipsis",
             Value::Func(_) | Value::Native(_) | Value::Partial(_) => "function",
             Value::Module(_) => "module",
-            Value::Tensor(_) | Value::Traced(..) => "Tensor",
+            Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => "Tensor",
             Value::Dtype(_) => "torch.dtype",
             Value::Device => "torch.device",
             Value::Unavailable(_) => "unavailable value",

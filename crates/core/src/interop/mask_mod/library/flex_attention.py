@@ -2,9 +2,11 @@
 # or_masks and noop_mask, rewritten from their documented behaviour in the interpreter's subset of
 # Python. tests/python/test_library_masks.py checks them against torch with create_mask.
 #
-# Skipped: the module's other exports (flex_attention, create_mask, create_block_mask,
-# create_nested_block_mask, BlockMask, AuxRequest/AuxOutput, FlexKernelOptions) run attention or
-# build masks from a mask_mod; they are not mask_mods.
+# BlockMask, create_block_mask and the private names public code reads are in block_mask.py,
+# which the interpreter runs after this file as the same module.
+#
+# Skipped: the module's other exports (flex_attention, create_mask, create_nested_block_mask,
+# AuxRequest/AuxOutput, FlexKernelOptions) run attention; they are not mask_mods.
 #
 # What this file asks of the interpreter beyond the mask functions' operators: *args, builtins
 # callable and str, `not` on a Python bool, `raise RuntimeError(...)` (torch's exception type),
@@ -49,3 +51,4 @@ def or_masks(*mask_mods):
         return result
 
     return or_mask
+

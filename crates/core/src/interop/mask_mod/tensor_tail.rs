@@ -1,0 +1,870 @@
+//! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`,
+//! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
+//! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
+//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`. Each follows torch's CPU
+//! semantics (dtypes, negative indices, stable sorts); where torch's result is not determined
+//! (ties in `topk`), the call is refused.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use super::ast::Pos;
+use super::builtins::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
+use super::rt::{Interp, R, exc, limit, unsup};
+use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel};
+use super::tensor_ops::{dim_of, scalar_of, setitem};
+use super::value::Value;
+
+/// The `torch.NAME` functions served here.
+pub(super) const TAIL_FNS: [&str; 19] = [
+    "diff",
+    "eye",
+    "roll",
+    "argsort",
+    "sort",
+    "scatter",
+    "unique_consecutive",
+    "unique",
+    "eye",
+    "nonzero",
+    "gather",
+    "index_select",
+    "masked_select",
+    "count_nonzero",
+    "bincount",
+    "topk",
+    "argwhere",
+    "index_put",
+    "broadcast_to",
+];
+
+fn tv(t: Tensor) -> Value {
+    Value::tensor(t)
+}
+
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut out = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        if shape[d] > 0 {
+            out[d] = i % shape[d];
+            i /= shape[d];
+        }
+    }
+    out
+}
+
+fn index_tensor(v: &Value, what: &str, pos: Pos) -> R<Tensor> {
+    let t = tensor_of(v, pos)?;
+    if t.dtype.is_float() || t.dtype.is_bool() {
+        return exc(pos, format!("{what} must be an integer tensor, not {} (RuntimeError)", t.dtype));
+    }
+    Ok(t)
+}
+
+/// An index of `gather`, `scatter` or `index_select`: torch takes no negative index there.
+fn norm_index(i: i64, len: usize, pos: Pos) -> R<usize> {
+    let j = i;
+    if j < 0 || j >= len as i64 {
+        return exc(pos, format!("index {i} is out of bounds for dimension with size {len} (IndexError)"));
+    }
+    Ok(j as usize)
+}
+
+/// Torch's sort order: NaN after every number.
+fn cmp_sc(a: Sc, b: Sc) -> Ordering {
+    match (a, b) {
+        (Sc::I(x), Sc::I(y)) => x.cmp(&y),
+        _ => {
+            let (x, y) = (a.as_f64(), b.as_f64());
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+            }
+        }
+    }
+}
+
+/// Applies `f` to every line along `dim`: `f(values) -> new values` (the line's new length may differ).
+fn lines(t: &Tensor, dim: usize, mut f: impl FnMut(Vec<Sc>) -> R<Vec<Sc>>, dtype: DType) -> R<Tensor> {
+    let len = t.shape[dim];
+    let outer: usize = t.shape[..dim].iter().product();
+    let inner: usize = t.shape[dim + 1..].iter().product();
+    let mut results = Vec::with_capacity(outer * inner);
+    let mut new_len = None;
+    for o in 0..outer {
+        for i in 0..inner {
+            let line: Vec<Sc> = (0..len).map(|k| t.data[(o * len + k) * inner + i]).collect();
+            let r = f(line)?;
+            new_len = Some(r.len());
+            results.push(r);
+        }
+    }
+    let nl = new_len.unwrap_or(len);
+    let mut data = vec![Sc::I(0); outer * nl * inner];
+    for o in 0..outer {
+        for i in 0..inner {
+            for (k, v) in results[o * inner + i].iter().enumerate() {
+                data[(o * nl + k) * inner + i] = *v;
+            }
+        }
+    }
+    let mut shape = t.shape.clone();
+    shape[dim] = nl;
+    Ok(Tensor::new(dtype, shape, data))
+}
+
+fn arg_dim(a: &Args, i: usize, name: &str, default: i64, ndim: usize) -> R<usize> {
+    let d = a.int(i, name)?.unwrap_or(default);
+    dim_of(d, ndim.max(1), a.at)
+}
+
+fn bool_kw(a: &Args, i: usize, name: &str) -> R<bool> {
+    Ok(match a.get(i, name) {
+        None | Some(Value::None) => false,
+        Some(Value::Bool(b)) => b,
+        Some(v) => to_int(&v, a.at)? != 0,
+    })
+}
+
+fn as_1d(t: Tensor) -> Tensor {
+    if t.shape.is_empty() { Tensor::new(t.dtype, vec![1], t.data) } else { t }
+}
+
+/// Torch's CPU sort keeps equal values in order up to this many per line; above it, without
+/// `stable=True`, the order of equal values is its own (not reproduced here).
+const STABLE_UP_TO: usize = 16;
+
+/// Sorted values and indices; the indices are `None` when torch's order of equal values is not
+/// reproduced (ties in a line over [`STABLE_UP_TO`] without `stable=True`).
+fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
+    let t0 = as_1d(t.clone());
+    let dim = arg_dim(a, off, "dim", -1, t0.shape.len())?;
+    let desc = bool_kw(a, off + 1, "descending")?;
+    let stable = bool_kw(a, off + 2, "stable")?;
+    let mut unordered = false;
+    let mut idx_out = Vec::new();
+    let vals = lines(
+        &t0,
+        dim,
+        |line| {
+            let mut ix: Vec<usize> = (0..line.len()).collect();
+            ix.sort_by(|&x, &y| if desc { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) });
+            if !stable
+                && line.len() > STABLE_UP_TO
+                && ix.windows(2).any(|w| cmp_sc(line[w[0]], line[w[1]]) == Ordering::Equal)
+            {
+                unordered = true;
+            }
+            idx_out.push(ix.clone());
+            Ok(ix.iter().map(|&k| line[k]).collect())
+        },
+        t0.dtype,
+    )?;
+    let mut k = 0;
+    let idx = lines(
+        &t0,
+        dim,
+        |_| {
+            k += 1;
+            Ok(idx_out[k - 1].iter().map(|&x| Sc::I(x as i64)).collect())
+        },
+        DType::I64,
+    )?;
+    let shape = t.shape.clone();
+    let idx = (!unordered).then(|| Tensor::new(DType::I64, shape.clone(), idx.data));
+    Ok((Tensor::new(vals.dtype, shape, vals.data), idx))
+}
+
+const UNORDERED: &str = "the indices of a sort over tied values without stable=True: torch's CPU order of equal \
+                         values in a line over 16 is its own, not reproduced (pass stable=True)";
+
+fn roll(t: &Tensor, shifts: &Value, dims: Option<Value>, pos: Pos) -> R<Tensor> {
+    let to_list = |v: &Value| -> R<Vec<i64>> {
+        match v {
+            Value::Tuple(x) => x.iter().map(|e| to_int(e, pos)).collect(),
+            Value::List(x) => x.borrow().iter().map(|e| to_int(e, pos)).collect(),
+            other => Ok(vec![to_int(other, pos)?]),
+        }
+    };
+    let shifts = to_list(shifts)?;
+    let dims = match dims {
+        None | Some(Value::None) => None,
+        Some(d) => Some(to_list(&d)?),
+    };
+    let Some(dims) = dims else {
+        if shifts.len() != 1 {
+            return exc(pos, "roll: shifts and dims must align when dims is not given (RuntimeError)");
+        }
+        let n = t.numel();
+        if n == 0 {
+            return Ok(t.clone());
+        }
+        let s = shifts[0].rem_euclid(n as i64) as usize;
+        let data = (0..n).map(|i| t.data[(i + n - s) % n]).collect();
+        return Ok(Tensor::new(t.dtype, t.shape.clone(), data));
+    };
+    if dims.len() != shifts.len() {
+        return exc(pos, "roll: shifts and dims must have the same length (RuntimeError)");
+    }
+    let mut cur = t.clone();
+    for (s, d) in shifts.iter().zip(&dims) {
+        let d = dim_of(*d, cur.shape.len(), pos)?;
+        let len = cur.shape[d];
+        if len == 0 {
+            continue;
+        }
+        let s = s.rem_euclid(len as i64) as usize;
+        cur = lines(&cur, d, |line| Ok((0..len).map(|i| line[(i + len - s) % len]).collect()), cur.dtype)?;
+    }
+    Ok(cur)
+}
+
+fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
+    if sizes.len() < t.shape.len() {
+        return exc(
+            pos,
+            format!(
+                "expand: the number of sizes ({}) must be at least the tensor's dimensions ({}) (RuntimeError)",
+                sizes.len(),
+                t.shape.len()
+            ),
+        );
+    }
+    let lead = sizes.len() - t.shape.len();
+    let mut out = Vec::with_capacity(sizes.len());
+    for (k, &s) in sizes.iter().enumerate() {
+        let own = if k >= lead { Some(t.shape[k - lead]) } else { None };
+        let v = match (s, own) {
+            (-1, Some(o)) => o,
+            (-1, None) => return exc(pos, "expand: -1 is not allowed in a new leading dimension (RuntimeError)"),
+            (s, _) if s < 0 => return exc(pos, format!("expand: invalid size {s} (RuntimeError)")),
+            (s, Some(o)) if o != 1 && o as i64 != s => {
+                return exc(
+                    pos,
+                    format!(
+                        "expand: the size of dimension {k} ({o}) must match {s} at a non-singleton dimension (RuntimeError)"
+                    ),
+                );
+            }
+            (s, _) => s as usize,
+        };
+        out.push(v);
+    }
+    let n = checked_numel(&out).or_else(|m| limit(pos, m))?;
+    let mut own = vec![1; lead];
+    own.extend_from_slice(&t.shape);
+    let data = (0..n).map(|i| t.data[broadcast_index(i, &out, &own)]).collect();
+    Ok(Tensor::new(t.dtype, out, data))
+}
+
+fn diff(it: &mut Interp, t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
+    let pos = a.at;
+    let n = a.int(off, "n")?.unwrap_or(1);
+    if n < 0 {
+        return exc(pos, format!("diff expects n to be non-negative, got {n} (RuntimeError)"));
+    }
+    if t.shape.is_empty() {
+        return exc(pos, "diff expects input to be at least one-dimensional (RuntimeError)");
+    }
+    let dim = arg_dim(a, off + 1, "dim", -1, t.shape.len())?;
+    let mut parts = Vec::new();
+    for (k, name) in [(off + 2, "prepend"), (usize::MAX, "")] {
+        if k == usize::MAX {
+            parts.push(t.clone());
+            break;
+        }
+        if let Some(p) = a.get(k, name).filter(|v| !matches!(v, Value::None)) {
+            parts.push(tensor_of(&p, pos)?);
+        }
+    }
+    if let Some(p) = a.get(off + 3, "append").filter(|v| !matches!(v, Value::None)) {
+        parts.push(tensor_of(&p, pos)?);
+    }
+    let mut cur = if parts.len() == 1 { parts.remove(0) } else { super::tensor_ops::cat(&parts, dim as i64, pos)? };
+    it.charge(pos, cur.numel().saturating_mul(n.min(64) as usize + 1))?;
+    let dt = cur.dtype;
+    for _ in 0..n {
+        if cur.shape[dim] == 0 {
+            break;
+        }
+        cur = lines(
+            &cur,
+            dim,
+            |line| {
+                line.windows(2)
+                    .map(|w| {
+                        if dt.is_bool() {
+                            Ok(Sc::I(i64::from((w[0].as_i64() != 0) != (w[1].as_i64() != 0))))
+                        } else {
+                            apply_bin(Bin::Sub, dt, w[1], w[0]).or_else(|m| exc(pos, m))
+                        }
+                    })
+                    .collect()
+            },
+            dt,
+        )?;
+    }
+    Ok(cur)
+}
+
+fn pad(it: &mut Interp, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let t = tensor_of(&a.need(0, "input")?, pos)?;
+    let p = list_of(it, &a.need(1, "pad")?, pos)?;
+    let p = p.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?;
+    if p.len() % 2 != 0 || p.len() / 2 > t.shape.len() {
+        return exc(
+            pos,
+            "Padding length must be divisible by 2 and at most twice the input's dimensions (RuntimeError)",
+        );
+    }
+    let mode = match a.get(2, "mode") {
+        None | Some(Value::None) => "constant".to_string(),
+        Some(Value::Str(s)) => s.to_string(),
+        Some(v) => return exc(pos, format!("F.pad: mode must be a string, not {} (TypeError)", v.type_name())),
+    };
+    let k = p.len() / 2;
+    let nd = t.shape.len();
+    if mode != "constant" {
+        if !matches!(mode.as_str(), "reflect" | "replicate" | "circular") {
+            return exc(pos, format!("F.pad: unrecognised padding mode {mode} (NotImplementedError)"));
+        }
+        if !(nd == k + 1 || nd == k + 2) || k > 3 {
+            return exc(
+                pos,
+                format!("Padding size {} is not supported for {nd}D input tensor (NotImplementedError)", p.len()),
+            );
+        }
+        if a.get(3, "value").is_some_and(|v| !matches!(v, Value::None)) {
+            return exc(pos, format!("Padding mode \"{mode}\" doesn't take in value argument (AssertionError)"));
+        }
+    }
+    let value = match a.get(3, "value") {
+        Some(Value::None) | None => Sc::I(0),
+        Some(v) => scalar_of(&v, pos)?.0,
+    };
+    let mut cur = t;
+    for j in 0..k {
+        let (l, r) = (p[2 * j], p[2 * j + 1]);
+        let dim = nd - 1 - j;
+        let len = cur.shape[dim] as i64;
+        let new_len = len + l + r;
+        if new_len < 0 {
+            return exc(pos, format!("F.pad: the padded size of dimension {dim} is negative (RuntimeError)"));
+        }
+        let mut shape = cur.shape.clone();
+        shape[dim] = new_len.max(0) as usize;
+        let total = checked_numel(&shape).or_else(|m| limit(pos, m))?;
+        it.charge(pos, total)?;
+        match mode.as_str() {
+            "reflect" if l >= len || r >= len => {
+                return exc(
+                    pos,
+                    format!(
+                        "Padding size should be less than the corresponding input dimension, but got: padding ({l}, {r}) at dimension {dim} of size {len} (RuntimeError)"
+                    ),
+                );
+            }
+            "circular" if l > len || r > len => {
+                return exc(pos, "Padding value causes wrapping around more than once (RuntimeError)");
+            }
+            "replicate" if len == 0 => return exc(pos, "F.pad: replicate of an empty dimension (RuntimeError)"),
+            _ => {}
+        }
+        if (l < 0 || r < 0) && mode != "constant" {
+            return unsup(pos, "negative padding outside the constant mode is not supported");
+        }
+        let fill = cast(value, cur.dtype);
+        let m = mode.clone();
+        cur = lines(
+            &cur,
+            dim,
+            |line| {
+                let len = line.len() as i64;
+                Ok((0..new_len.max(0))
+                    .map(|o| {
+                        let i = o - l;
+                        if (0..len).contains(&i) {
+                            return line[i as usize];
+                        }
+                        match m.as_str() {
+                            "constant" => fill,
+                            "replicate" => line[i.clamp(0, len - 1) as usize],
+                            "circular" => line[i.rem_euclid(len) as usize],
+                            _ => {
+                                let j = if i < 0 { -i } else { 2 * (len - 1) - i };
+                                line[j as usize]
+                            }
+                        }
+                    })
+                    .collect())
+            },
+            cur.dtype,
+        )?;
+    }
+    Ok(tv(cur))
+}
+
+fn one_hot(a: &Args) -> R<Value> {
+    let pos = a.at;
+    let t = tensor_of(&a.need(0, "tensor")?, pos)?;
+    if t.dtype != DType::I64 {
+        return exc(pos, "one_hot is only applicable to index tensor of type LongTensor (RuntimeError)");
+    }
+    let k = a.int(1, "num_classes")?.unwrap_or(-1);
+    let max = t.data.iter().map(|v| v.as_i64()).max();
+    if t.data.iter().any(|v| v.as_i64() < 0) {
+        return exc(pos, "one_hot: class values must be non-negative (RuntimeError)");
+    }
+    let k = if k == -1 {
+        match max {
+            Some(m) => m + 1,
+            None => return exc(pos, "one_hot: can not infer total number of classes from empty tensor (RuntimeError)"),
+        }
+    } else {
+        if max.is_some_and(|m| m >= k) {
+            return exc(pos, "one_hot: class values must be smaller than num_classes (RuntimeError)");
+        }
+        k
+    };
+    let mut shape = t.shape.clone();
+    shape.push(k.max(0) as usize);
+    let n = checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    let mut data = vec![Sc::I(0); n];
+    for (i, v) in t.data.iter().enumerate() {
+        data[i * k as usize + v.as_i64() as usize] = Sc::I(1);
+    }
+    Ok(tv(Tensor::new(DType::I64, shape, data)))
+}
+
+/// `torch.nn.functional.NAME`.
+pub(super) fn functional(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
+    Ok(Some(match f {
+        "pad" => pad(it, a)?,
+        "one_hot" => one_hot(a)?,
+        _ => return Ok(None),
+    }))
+}
+
+fn unique(t: &Tensor, a: &Args, off: usize, consecutive: bool) -> R<Value> {
+    let pos = a.at;
+    let (inv_i, cnt_i, dim_i) = if consecutive { (off, off + 1, off + 2) } else { (off + 1, off + 2, off + 3) };
+    let want_inv = bool_kw(a, inv_i, "return_inverse")?;
+    let want_cnt = bool_kw(a, cnt_i, "return_counts")?;
+    if a.get(dim_i, "dim").is_some_and(|v| !matches!(v, Value::None)) {
+        return unsup(pos, "unique along a dimension is not supported (flattened unique is)");
+    }
+    let flat: Vec<Sc> = t.data.clone();
+    let (vals, inverse, counts) = if consecutive {
+        let mut vals: Vec<Sc> = Vec::new();
+        let mut inv = Vec::with_capacity(flat.len());
+        let mut cnt: Vec<i64> = Vec::new();
+        for &v in &flat {
+            if vals.last().is_some_and(|&l| cmp_sc(l, v) == Ordering::Equal) {
+                *cnt.last_mut().unwrap_or(&mut 0) += 1;
+            } else {
+                vals.push(v);
+                cnt.push(1);
+            }
+            inv.push(vals.len() as i64 - 1);
+        }
+        (vals, inv, cnt)
+    } else {
+        let mut s = flat.clone();
+        s.sort_by(|x, y| cmp_sc(*x, *y));
+        s.dedup_by(|x, y| cmp_sc(*x, *y) == Ordering::Equal);
+        let inv: Vec<i64> =
+            flat.iter().map(|v| s.binary_search_by(|p| cmp_sc(*p, *v)).map_or(0, |k| k as i64)).collect();
+        let mut cnt = vec![0i64; s.len()];
+        for &k in &inv {
+            cnt[k as usize] += 1;
+        }
+        (s, inv, cnt)
+    };
+    let n = vals.len();
+    let out = tv(Tensor::new(t.dtype, vec![n], vals));
+    if !want_inv && !want_cnt {
+        return Ok(out);
+    }
+    let mut parts = vec![out];
+    if want_inv {
+        parts.push(tv(Tensor::new(DType::I64, t.shape.clone(), inverse.into_iter().map(Sc::I).collect())));
+    }
+    if want_cnt {
+        parts.push(tv(Tensor::new(DType::I64, vec![n], counts.into_iter().map(Sc::I).collect())));
+    }
+    Ok(Value::Tuple(Rc::new(parts)))
+}
+
+fn nonzero(t: &Tensor, as_tuple: bool) -> Value {
+    let t = if t.shape.is_empty() && as_tuple { as_1d(t.clone()) } else { t.clone() };
+    let hits: Vec<Vec<usize>> =
+        t.data.iter().enumerate().filter(|(_, v)| v.truthy()).map(|(i, _)| unravel(i, &t.shape)).collect();
+    let nd = t.shape.len();
+    if as_tuple {
+        let cols = (0..nd)
+            .map(|d| tv(Tensor::new(DType::I64, vec![hits.len()], hits.iter().map(|h| Sc::I(h[d] as i64)).collect())))
+            .collect();
+        return Value::Tuple(Rc::new(cols));
+    }
+    let data = hits.iter().flat_map(|h| h.iter().map(|&x| Sc::I(x as i64))).collect();
+    tv(Tensor::new(DType::I64, vec![hits.len(), nd], data))
+}
+
+fn gather(t: &Tensor, dim: i64, index: &Tensor, pos: Pos) -> R<Tensor> {
+    let nd = t.shape.len().max(1);
+    if index.shape.len().max(1) != nd {
+        return exc(pos, "gather: index tensor must have the same number of dimensions as input tensor (RuntimeError)");
+    }
+    let d = dim_of(dim, nd, pos)?;
+    let ts = if t.shape.is_empty() { vec![1] } else { t.shape.clone() };
+    let is = if index.shape.is_empty() { vec![1] } else { index.shape.clone() };
+    for k in 0..nd {
+        if k != d && is[k] > ts[k] {
+            return exc(pos, format!("gather: size of index dimension {k} exceeds the input's (RuntimeError)"));
+        }
+    }
+    let st = strides(&ts);
+    let mut data = Vec::with_capacity(index.numel());
+    for (i, v) in index.data.iter().enumerate() {
+        let mut c = unravel(i, &is);
+        c[d] = norm_index(v.as_i64(), ts[d], pos)?;
+        data.push(t.data[c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>()]);
+    }
+    Ok(Tensor::new(t.dtype, index.shape.clone(), data))
+}
+
+fn scatter(t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
+    let pos = a.at;
+    if a.get(off + 3, "reduce").is_some_and(|v| !matches!(v, Value::None)) {
+        return unsup(pos, "scatter with a reduce argument is not supported");
+    }
+    let d = dim_of(to_int(&a.need(off, "dim")?, pos)?, t.shape.len().max(1), pos)?;
+    let index = index_tensor(&a.need(off + 1, "index")?, "scatter(): index", pos)?;
+    let src = a.get(off + 2, "src").or_else(|| a.kw("value")).ok_or_else(|| super::rt::Fail {
+        kind: super::rt::FailKind::Exception,
+        msg: "scatter() missing `src` or `value` (TypeError)".into(),
+        pos,
+    })?;
+    let src = match &src {
+        Value::Tensor(s) => Some(s.borrow().clone()),
+        _ => None,
+    };
+    let value = if src.is_none() { Some(scalar_of(&a.need(off + 2, "value")?, pos)?.0) } else { None };
+    let ts = if t.shape.is_empty() { vec![1] } else { t.shape.clone() };
+    let is = if index.shape.is_empty() { vec![1] } else { index.shape.clone() };
+    if is.len() != ts.len() {
+        return exc(pos, "scatter: index must have the same number of dimensions as self (RuntimeError)");
+    }
+    let st = strides(&ts);
+    let mut out = t.clone();
+    for (i, v) in index.data.iter().enumerate() {
+        let mut c = unravel(i, &is);
+        let sv = match (&src, value) {
+            (Some(s), _) => {
+                let ss = if s.shape.is_empty() { vec![1] } else { s.shape.clone() };
+                if ss.len() != is.len() || c.iter().zip(&ss).any(|(x, y)| x >= y) {
+                    return exc(pos, "scatter: index is larger than src in some dimension (RuntimeError)");
+                }
+                s.data[c.iter().zip(strides(&ss)).map(|(a, b)| a * b).sum::<usize>()]
+            }
+            (None, Some(v)) => v,
+            (None, None) => Sc::I(0),
+        };
+        if let Some(s) = &src
+            && s.dtype != t.dtype
+        {
+            return exc(
+                pos,
+                format!(
+                    "scatter(): Expected self.dtype to be equal to src.dtype ({} vs {}) (RuntimeError)",
+                    t.dtype, s.dtype
+                ),
+            );
+        }
+        c[d] = norm_index(v.as_i64(), ts[d], pos)?;
+        out.data[c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>()] = cast(sv, t.dtype);
+    }
+    Ok(out)
+}
+
+fn bincount(a: &Args, t: &Tensor) -> R<Tensor> {
+    let pos = a.at;
+    if t.shape.len() != 1 || t.dtype.is_float() || t.dtype.is_bool() {
+        return exc(pos, "bincount only supports 1-d non-negative integral inputs (RuntimeError)");
+    }
+    if t.data.iter().any(|v| v.as_i64() < 0) {
+        return exc(pos, "bincount only supports 1-d non-negative integral inputs (RuntimeError)");
+    }
+    let minlength = a.int(1, "minlength")?.unwrap_or(0);
+    if minlength < 0 {
+        return exc(pos, "bincount: minlength should be >= 0 (RuntimeError)");
+    }
+    let len = t.data.iter().map(|v| v.as_i64() + 1).max().unwrap_or(0).max(minlength) as usize;
+    checked_numel(&[len]).or_else(|m| limit(pos, m))?;
+    match a.get(0, "weights").filter(|v| !matches!(v, Value::None)) {
+        None => {
+            let mut c = vec![0i64; len];
+            for v in &t.data {
+                c[v.as_i64() as usize] += 1;
+            }
+            Ok(Tensor::new(DType::I64, vec![len], c.into_iter().map(Sc::I).collect()))
+        }
+        Some(w) => {
+            let w = tensor_of(&w, pos)?;
+            if w.shape != t.shape {
+                return exc(pos, "bincount: weights should be 1-d and have the same length as input (RuntimeError)");
+            }
+            let dt = if w.dtype == DType::F32 { DType::F32 } else { DType::F64 };
+            let mut c = vec![0f64; len];
+            for (v, x) in t.data.iter().zip(&w.data) {
+                let s = c[v.as_i64() as usize] + x.as_f64();
+                c[v.as_i64() as usize] = if dt == DType::F32 { s as f32 as f64 } else { s };
+            }
+            Ok(Tensor::new(dt, vec![len], c.into_iter().map(Sc::F).collect()))
+        }
+    }
+}
+
+fn topk(t: &Tensor, a: &Args, off: usize) -> R<Value> {
+    let pos = a.at;
+    let k = to_int(&a.need(off, "k")?, pos)?;
+    let t0 = as_1d(t.clone());
+    let dim = arg_dim(a, off + 1, "dim", -1, t0.shape.len())?;
+    let largest = a.get(off + 2, "largest").is_none_or(|v| !matches!(v, Value::Bool(false)));
+    let len = t0.shape[dim];
+    if k < 0 || k as usize > len {
+        return exc(pos, "topk: selected index k out of range (RuntimeError)");
+    }
+    let k = k as usize;
+    let mut tied = false;
+    let mut idxs = Vec::new();
+    let vals = lines(
+        &t0,
+        dim,
+        |line| {
+            let mut ix: Vec<usize> = (0..line.len()).collect();
+            ix.sort_by(|&x, &y| if largest { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) });
+            // Torch leaves the order of equal values unspecified: refuse ties among the first k + 1.
+            let span = (k + 1).min(line.len());
+            for w in ix[..span].windows(2) {
+                if cmp_sc(line[w[0]], line[w[1]]) == Ordering::Equal {
+                    tied = true;
+                }
+            }
+            idxs.push(ix[..k].to_vec());
+            Ok(ix[..k].iter().map(|&j| line[j]).collect())
+        },
+        t0.dtype,
+    )?;
+    if tied {
+        return unsup(pos, "topk over tied values: torch does not fix which of the equal values comes first");
+    }
+    let mut c = 0;
+    let idx = lines(
+        &t0,
+        dim,
+        |_| {
+            c += 1;
+            Ok(idxs[c - 1].iter().map(|&x| Sc::I(x as i64)).collect())
+        },
+        DType::I64,
+    )?;
+    Ok(Value::Tuple(Rc::new(vec![tv(vals), tv(idx)])))
+}
+
+/// `torch.NAME(...)` for the functions of [`TAIL_FNS`] (and `eye`).
+pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
+    let pos = a.at;
+    if f == "eye" {
+        let n = to_int(&a.need(0, "n")?, pos)?;
+        let m = a.int(1, "m")?.unwrap_or(n);
+        if n < 0 || m < 0 {
+            return exc(pos, format!("eye: n and m must be non-negative, got {n} and {m} (RuntimeError)"));
+        }
+        let shape = vec![n as usize, m as usize];
+        checked_numel(&shape).or_else(|e| limit(pos, e))?;
+        it.charge(pos, (n * m) as usize)?;
+        let dt = a.dtype()?.unwrap_or(DType::F32);
+        let mut t = filled(dt, shape, Sc::I(0));
+        for i in 0..n.min(m) as usize {
+            t.data[i * m as usize + i] = cast(Sc::I(1), dt);
+        }
+        return Ok(Some(tv(t)));
+    }
+    if !TAIL_FNS.contains(&f) {
+        return Ok(None);
+    }
+    let input = a.need(0, "input")?;
+    let t = tensor_of(&input, pos)?;
+    it.charge(pos, t.numel())?;
+    let rest = Args {
+        pos: a.pos.get(1..).map(<[Value]>::to_vec).unwrap_or_default(),
+        kw: a.kw.clone(),
+        at: pos,
+        name: a.name.clone(),
+    };
+    tensor_method(it, f, &input, &t, &rest).map(Some)
+}
+
+/// `tensor.NAME(...)` for the methods served here; `None` for the others.
+pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
+    let known =
+        TAIL_FNS.contains(&m) || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "unbind");
+    let Value::Tensor(cell) = recv else { return Ok(None) };
+    if !known {
+        return Ok(None);
+    }
+    let t = cell.borrow().clone();
+    it.charge(a.at, t.numel())?;
+    let out = tensor_method(it, m, recv, &t, a)?;
+    if matches!(m, "scatter_" | "index_put_") {
+        if let Value::Tensor(r) = &out {
+            let r = r.borrow().clone();
+            *cell.borrow_mut() = r;
+        }
+        return Ok(Some(recv.clone()));
+    }
+    Ok(Some(out))
+}
+
+fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Value> {
+    let pos = a.at;
+    Ok(match m {
+        "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
+        "expand" | "broadcast_to" => {
+            let vals: Vec<Value> = a.pos.clone();
+            let sizes = match vals.as_slice() {
+                [Value::Tuple(x)] => x.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+                [Value::List(x)] => x.borrow().iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+                [] => match a.kw("size") {
+                    Some(s) => shape_args(&[s], pos)?.into_iter().map(|x| x as i64).collect(),
+                    None => Vec::new(),
+                },
+                other => other.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+            };
+            let e = expand(t, &sizes, pos)?;
+            it.charge(pos, e.numel())?;
+            tv(e)
+        }
+        "expand_as" => {
+            let o = tensor_of(&a.need(0, "other")?, pos)?;
+            let sizes: Vec<i64> = o.shape.iter().map(|&x| x as i64).collect();
+            tv(expand(t, &sizes, pos)?)
+        }
+        "sort" => {
+            let (v, i) = sorted(t, a, 0)?;
+            let i = match i {
+                Some(i) => tv(i),
+                None => unavailable(UNORDERED.to_string(), pos),
+            };
+            Value::Tuple(Rc::new(vec![tv(v), i]))
+        }
+        "argsort" => match sorted(t, a, 0)?.1 {
+            Some(i) => tv(i),
+            None => return unsup(pos, UNORDERED),
+        },
+        "scatter" | "scatter_" => tv(scatter(t, a, 0)?),
+        "index_put" | "index_put_" => {
+            if bool_kw(a, 2, "accumulate")? {
+                return unsup(pos, "index_put_ with accumulate=True is not supported");
+            }
+            let idx = a.need(0, "indices")?;
+            let idx = match idx {
+                Value::List(l) => Value::Tuple(Rc::new(l.borrow().clone())),
+                other => other,
+            };
+            let mut out = t.clone();
+            setitem(it, &mut out, idx, &a.need(1, "values")?, pos)?;
+            tv(out)
+        }
+        "unique" => unique(t, a, 0, false)?,
+        "unique_consecutive" => unique(t, a, 0, true)?,
+        "nonzero" | "argwhere" => nonzero(t, m == "nonzero" && bool_kw(a, 99, "as_tuple")?),
+        "gather" => {
+            let index = index_tensor(&a.need(1, "index")?, "gather(): index", pos)?;
+            tv(gather(t, to_int(&a.need(0, "dim")?, pos)?, &index, pos)?)
+        }
+        "index_select" => {
+            let index = index_tensor(&a.need(1, "index")?, "index_select(): index", pos)?;
+            if index.shape.len() > 1 {
+                return exc(pos, "index_select(): Index is supposed to be a vector (IndexError)");
+            }
+            let t0 = as_1d(t.clone());
+            let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t0.shape.len(), pos)?;
+            let len = t0.shape[d];
+            let picks = index.data.iter().map(|v| norm_index(v.as_i64(), len, pos)).collect::<R<Vec<_>>>()?;
+            let r = lines(&t0, d, |line| Ok(picks.iter().map(|&k| line[k]).collect()), t0.dtype)?;
+            if t.shape.is_empty() { tv(Tensor::new(t.dtype, Vec::new(), r.data)) } else { tv(r) }
+        }
+        "masked_select" => {
+            let mask = tensor_of(&a.need(0, "mask")?, pos)?;
+            if !mask.dtype.is_bool() {
+                return exc(
+                    pos,
+                    format!("masked_select: expected BoolTensor for mask, got {} (RuntimeError)", mask.dtype),
+                );
+            }
+            let shape = broadcast(&t.shape, &mask.shape).or_else(|e| exc(pos, e))?;
+            let n = checked_numel(&shape).or_else(|e| limit(pos, e))?;
+            let data: Vec<Sc> = (0..n)
+                .filter(|&i| mask.data[broadcast_index(i, &shape, &mask.shape)].truthy())
+                .map(|i| t.data[broadcast_index(i, &shape, &t.shape)])
+                .collect();
+            let k = data.len();
+            tv(Tensor::new(t.dtype, vec![k], data))
+        }
+        "count_nonzero" => match a.get(0, "dim").filter(|v| !matches!(v, Value::None)) {
+            None => tv(Tensor::new(
+                DType::I64,
+                Vec::new(),
+                vec![Sc::I(t.data.iter().filter(|v| v.truthy()).count() as i64)],
+            )),
+            Some(d) => {
+                let t0 = as_1d(t.clone());
+                let d = dim_of(to_int(&d, pos)?, t0.shape.len(), pos)?;
+                let r = lines(
+                    &t0,
+                    d,
+                    |line| Ok(vec![Sc::I(line.iter().filter(|v| v.truthy()).count() as i64)]),
+                    DType::I64,
+                )?;
+                let mut shape = t0.shape.clone();
+                shape.remove(d);
+                tv(Tensor::new(DType::I64, shape, r.data))
+            }
+        },
+        "bincount" => tv(bincount(a, t)?),
+        "topk" => topk(t, a, 0)?,
+        "diff" => tv(diff(it, t, a, 0)?),
+        "unbind" => {
+            if t.shape.is_empty() {
+                return exc(pos, "unbind: dimension specified as 0 but tensor has no dimensions (IndexError)");
+            }
+            let d = arg_dim(a, 0, "dim", 0, t.shape.len())?;
+            let mut shape = t.shape.clone();
+            shape.remove(d);
+            let parts = (0..t.shape[d])
+                .map(|k| {
+                    let r = lines(t, d, |line| Ok(vec![line[k]]), t.dtype)?;
+                    Ok(tv(Tensor::new(t.dtype, shape.clone(), r.data)))
+                })
+                .collect::<R<Vec<_>>>()?;
+            Value::Tuple(Rc::new(parts))
+        }
+        _ => {
+            let _ = recv;
+            return unsup(pos, format!("the tensor method `.{m}()` is not supported"));
+        }
+    })
+}
