@@ -35,11 +35,13 @@ use crate::format::MAX_N;
 
 mod ast;
 mod builtins;
+mod effects;
 mod interp;
 mod lex;
 pub mod library;
 mod ops;
 mod parse;
+mod pyset;
 mod rt;
 mod tensor;
 mod tensor_ops;
@@ -47,6 +49,7 @@ mod tensor_ops;
 mod tests;
 mod trace;
 mod value;
+mod views;
 
 use interp::Ctx;
 use rt::{Eval, Interp};
@@ -123,13 +126,22 @@ pub enum MaskModError {
 pub fn is_mask_mod(bytes: &[u8]) -> bool {
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    // Any line ending counts, a lone `\r` included (old Mac files).
+    let first = text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
     match first {
         None => false,
         Some(l) if l.starts_with('{') || l.starts_with('[') => false,
         Some(_) => {
             text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| matches!(w, "def" | "lambda" | "import"))
         }
+    }
+}
+
+/// A module's or function's docstring (`__doc__`): its first statement when that is a string.
+fn docstring(body: &[ast::Stmt]) -> Value {
+    match body.first().map(|s| &s.kind) {
+        Some(ast::StmtKind::Expr(ast::Expr { kind: ast::ExprKind::Str(s), .. })) => Value::Str(s.clone()),
+        _ => Value::None,
     }
 }
 
@@ -195,6 +207,7 @@ impl MaskMod {
         let mut it = Interp::new();
         let globals = shared(Globals::default());
         let ctx = Ctx { globals: globals.clone(), frame: None };
+        globals.borrow_mut().set("__doc__".into(), docstring(&body));
         it.run_module(&body, &ctx).map_err(fail_error)?;
         let (name, entry) = pick_entry(&globals.borrow())?;
         let declared_n = match globals.borrow().get("N") {
