@@ -60,7 +60,7 @@ def mask_mod(b, h, q, k):
     ("rows of a 2-d table written while iterating", "equal", HEAD + """
 T = torch.zeros(2, N, dtype=torch.long)
 for r, row in enumerate(T):
-    row[r * 3:] = 1
+    row[r * 3:] = r + 1
 def mask_mod(b, h, q, k):
     return T[0, k] >= T[1, q]
 """),
@@ -174,9 +174,9 @@ def mask_mod(b, h, q, k):
     return T[1, k] - N <= q
 """),
     ("sum(dtype=) casts first", "equal", HEAD + """
-S = torch.tensor([100, 100, 100], dtype=torch.int8).sum(dtype=torch.int8)
+S = torch.tensor([100, 100, 60], dtype=torch.int8).sum(dtype=torch.int8)
 def mask_mod(b, h, q, k):
-    return (q - k) <= S % 4
+    return (q - k) <= S % 5
 """),
     ("searchsorted(out_int32=True)", "equal", HEAD + """
 BOUNDS = torch.tensor([0, 3, 5, 8])

@@ -634,11 +634,15 @@ fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
     elementwise(it, kind, &[x, y], a.at)
 }
 
-/// A reduction's input cast to its `dtype=` keyword, as torch casts before reducing.
-fn reduce_input(it: &mut Interp, kind: &str, x: Value, a: &Args) -> R<Value> {
+/// A reduction with its `dtype=` keyword: torch casts the input to it and sums in it.
+fn reduce_typed(it: &mut Interp, kind: &str, x: Value, dim: Option<i64>, a: &Args) -> R<Value> {
     match a.dtype()? {
-        None => Ok(x),
-        Some(d) if kind == "sum" => elementwise(it, Elem::Cast(d), &[x], a.at),
+        None => reduce_all(it, kind, &x, dim, a.at),
+        Some(d) if kind == "sum" => {
+            let x = elementwise(it, Elem::Cast(d), &[x], a.at)?;
+            let r = reduce_all(it, kind, &x, dim, a.at)?;
+            elementwise(it, Elem::Cast(d), &[r], a.at)
+        }
         Some(_) => unsup(a.at, format!("`dtype=` of {kind} is not modelled")),
     }
 }
@@ -847,13 +851,14 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
                 }
                 Ok(acc)
             }
-            "lru_cache" | "cache" | "wraps" => match {
+            "lru_cache" | "cache" | "wraps" => {
+                // Caching and wrapping change no value: their keywords are inert.
                 a.use_all();
-                a.pos.first()
-            } {
-                Some(f) if f.is_callable() && name != "functools.wraps" => Ok(f.clone()),
-                _ => Ok(identity_decorator()),
-            },
+                match a.pos.first() {
+                    Some(f) if f.is_callable() && name != "functools.wraps" => Ok(f.clone()),
+                    _ => Ok(identity_decorator()),
+                }
+            }
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
     }
@@ -862,16 +867,17 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
     }
     if let Some(f) = name.strip_prefix("dataclasses.") {
         return match f {
-            "dataclass" => match {
+            "dataclass" => {
+                // `frozen=`, `eq=`, `order=`...: comparisons of instances are not modelled anyway.
                 a.use_all();
-                a.pos.first()
-            } {
-                Some(Value::Class(c)) => {
-                    c.fields.set(true);
-                    Ok(Value::Class(c.clone()))
+                match a.pos.first() {
+                    Some(Value::Class(c)) => {
+                        c.fields.set(true);
+                        Ok(Value::Class(c.clone()))
+                    }
+                    _ => Ok(Value::native("dataclasses.dataclass")),
                 }
-                _ => Ok(Value::native("dataclasses.dataclass")),
-            },
+            }
             "field" => match (a.kw("default"), a.kw("default_factory")) {
                 (Some(d), _) => Ok(d),
                 (None, Some(f)) => Ok(Value::Wrapped(Rc::new(("default_factory", f)))),
@@ -950,13 +956,14 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     };
     Ok(match f {
         "set_default_device" | "manual_seed" => Value::None,
-        "compile" | "no_grad" | "inference_mode" => match {
+        "compile" | "no_grad" | "inference_mode" => {
+            // Compilation and autograd modes change no value: their keywords are inert.
             a.use_all();
-            a.pos.first()
-        } {
-            Some(v) if v.is_callable() => v.clone(),
-            _ => identity_decorator(),
-        },
+            match a.pos.first() {
+                Some(v) if v.is_callable() => v.clone(),
+                _ => identity_decorator(),
+            }
+        }
         "device" => Value::Device,
         "get_default_dtype" => Value::Dtype(DType::F32),
         "is_tensor" => Value::Bool(matches!(a.need(0, "obj")?, Value::Tensor(_) | Value::Traced(..))),
@@ -1219,8 +1226,8 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             binop_fn(it, Elem::Bin(k), &a)?
         }
         "any" | "all" | "sum" => {
-            let x = reduce_input(it, f, a.need(0, "input")?, &a)?;
-            reduce_all(it, f, &x, a.int(1, "dim")?, pos)?
+            let x = a.need(0, "input")?;
+            reduce_typed(it, f, x, a.int(1, "dim")?, &a)?
         }
         "searchsorted" => {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)))
@@ -2073,10 +2080,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
         "clamp_max" => clamp(it, recv.clone(), None, a.get(0, "max"), pos)?,
         "where" => elementwise(it, Elem::Where, &[a.need(0, "condition")?, recv.clone(), a.need(1, "other")?], pos)?,
-        "any" | "all" | "sum" | "amax" | "amin" => {
-            let x = reduce_input(it, m, recv.clone(), &a)?;
-            reduce_all(it, m, &x, a.int(0, "dim")?, pos)?
-        }
+        "any" | "all" | "sum" | "amax" | "amin" => reduce_typed(it, m, recv.clone(), a.int(0, "dim")?, &a)?,
         "max" | "min" => match a.get(0, "other") {
             Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
                 elementwise(it, Elem::Bin(if m == "min" { Bin::Min } else { Bin::Max }), &[recv.clone(), o], pos)?

@@ -396,7 +396,8 @@ impl Interp {
                     Ok(Flow::Normal) => {}
                     Ok(other) => return Ok(other),
                     Err(f) if f.kind == FailKind::Exception && !handlers.is_empty() => {
-                        return unsup(
+                        // Not skipped: if no clause catches it, Python's import fails here.
+                        return limit(
                             f.pos,
                             format!(
                                 "{}, raised in the `try` at line {}, column {}: which `except` clause handles it is \

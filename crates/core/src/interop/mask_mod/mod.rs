@@ -39,6 +39,7 @@ mod effects;
 mod interp;
 mod lex;
 pub mod library;
+mod memory;
 mod ops;
 mod parse;
 mod pyset;

@@ -5,31 +5,9 @@
 //! this module replays those additions. The order of a set of strings or floats depends on hash
 //! randomisation or on more of CPython than is modelled here, so it is not given (`None`).
 
-use std::rc::Rc;
-
 use super::ast::Pos;
 use super::rt::{Interp, R, py_eq, unsup};
 use super::value::{Value, shared};
-
-/// Sets made so far: (address, the list that holds the set, whether its order is CPython's).
-#[derive(Default)]
-pub(super) struct Sets {
-    made: Vec<(usize, std::rc::Weak<std::cell::RefCell<Vec<Value>>>, bool)>,
-    /// Nonzero while a consumer that ignores order (`sorted`, `len`, `in`, `min`, ...) runs.
-    pub(super) order_free: u32,
-}
-
-impl Sets {
-    /// Whether a value is a set the text made.
-    pub(super) fn is_set(&self, v: &Value) -> bool {
-        !self.made.is_empty() && self.find(v).is_some()
-    }
-    fn find(&self, v: &Value) -> Option<bool> {
-        let Value::List(l) = v else { return None };
-        let id = Rc::as_ptr(l) as *const () as usize;
-        self.made.iter().find(|(i, w, _)| *i == id && w.strong_count() > 0).map(|(_, _, o)| *o)
-    }
-}
 
 /// A set of `items` (its list, in CPython's order where that is modelled). `from` is the iterable
 /// it was made from; `constant` marks a display of three or more literals, which CPython 3.11
@@ -56,11 +34,7 @@ pub(super) fn make(it: &mut Interp, items: Vec<Value>, from: Option<&Value>, con
         out
     });
     let cell = shared(list);
-    let sets = &mut it.sets;
-    if sets.made.len() >= 4096 && sets.made.len().is_power_of_two() {
-        sets.made.retain(|(_, w, _)| w.strong_count() > 0);
-    }
-    sets.made.push((Rc::as_ptr(&cell) as *const () as usize, Rc::downgrade(&cell), known));
+    it.sets.push(&cell, known);
     Value::List(cell)
 }
 

@@ -27,7 +27,8 @@ pub(super) enum FailKind {
     Unsupported,
     /// What Python (or torch) itself would raise.
     Exception,
-    /// A resource limit: never skipped.
+    /// A resource limit, or a point the reader cannot pass (an exception a `try` may or may not
+    /// catch): never skipped.
     Limit,
 }
 
@@ -66,9 +67,9 @@ pub(super) struct Interp {
     /// Objects a skipped statement could have mutated: (address, the object kept alive, why).
     pub(super) tainted: Vec<(usize, Value, String)>,
     /// Views and the tensors whose memory they share.
-    pub(super) views: super::views::Registry,
+    pub(super) views: super::memory::Registry,
     /// Sets and whether their order is modelled.
-    pub(super) sets: super::pyset::Sets,
+    pub(super) sets: super::memory::Sets,
 }
 
 impl Interp {
@@ -84,8 +85,8 @@ impl Interp {
             preludes: HashMap::new(),
             in_prelude: false,
             tainted: Vec::new(),
-            views: super::views::Registry::default(),
-            sets: super::pyset::Sets::default(),
+            views: super::memory::Registry::default(),
+            sets: super::memory::Sets::default(),
         }
     }
 

@@ -10,75 +10,18 @@
 //! hasseflow does not keep (`reshape` of a non-contiguous view), the result is marked uncertain and
 //! a write to it or to its base is refused, never guessed.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use super::ast::Pos;
+use super::memory::id;
 use super::rt::{Interp, R, unsup};
 use super::tensor::{DType, Sc, Tensor};
 use super::value::{Shared, Value};
-
-struct Entry {
-    view: Weak<RefCell<Tensor>>,
-    base: Shared<Tensor>,
-    /// The base's flat position of each element; `None` when torch may have copied instead.
-    map: Option<Rc<Vec<usize>>>,
-}
-
-/// Every live view and its base.
-#[derive(Default)]
-pub(super) struct Registry {
-    by_view: HashMap<usize, Entry>,
-    by_base: HashMap<usize, Vec<Weak<RefCell<Tensor>>>>,
-    /// Registrations since the last sweep of dead views.
-    since_sweep: usize,
-}
-
-fn id(t: &Shared<Tensor>) -> usize {
-    Rc::as_ptr(t) as *const () as usize
-}
 
 /// A tensor of `shape` whose elements are their own flat positions.
 pub(super) fn iota(shape: &[usize]) -> Tensor {
     let n: usize = shape.iter().product();
     Tensor::new(DType::I64, shape.to_vec(), (0..n as i64).map(Sc::I).collect())
-}
-
-impl Registry {
-    fn sweep(&mut self) {
-        self.by_view.retain(|_, e| e.view.strong_count() > 0);
-        self.by_base.retain(|_, v| {
-            v.retain(|w| w.strong_count() > 0);
-            !v.is_empty()
-        });
-        self.since_sweep = 0;
-    }
-
-    /// The base of a view and the view's map into it (`None` map: uncertain).
-    fn entry(&self, t: &Shared<Tensor>) -> Option<(&Shared<Tensor>, Option<&Rc<Vec<usize>>>)> {
-        let e = self.by_view.get(&id(t))?;
-        (e.view.strong_count() > 0).then_some((&e.base, e.map.as_ref()))
-    }
-
-    /// The tensor that owns a tensor's memory (itself when it is no view).
-    pub(super) fn base_of(&self, t: &Shared<Tensor>) -> Shared<Tensor> {
-        self.entry(t).map_or_else(|| t.clone(), |(b, _)| b.clone())
-    }
-
-    /// Every live view of a base.
-    pub(super) fn views_of(&self, base: &Shared<Tensor>) -> Vec<Shared<Tensor>> {
-        self.by_base.get(&id(base)).map(|v| v.iter().filter_map(Weak::upgrade).collect()).unwrap_or_default()
-    }
-
-    /// Whether the tensor's elements lie in its memory in order with no gaps (`None`: unknown).
-    pub(super) fn is_contiguous(&self, t: &Shared<Tensor>) -> Option<bool> {
-        match self.entry(t) {
-            None => Some(true),
-            Some((_, None)) => None,
-            Some((_, Some(m))) => Some(m.windows(2).all(|w| w[1] == w[0] + 1)),
-        }
-    }
 }
 
 /// Records `view` (a tensor just made from `src`) as a view of `src`'s memory: `local` is the flat
@@ -92,19 +35,13 @@ pub(super) fn register(it: &mut Interp, src: &Shared<Tensor>, view: &Value, loca
         None => (src.clone(), local.map(Rc::new)),
         Some((b, m)) => {
             let map = match (m, local) {
-                (Some(m), Some(l)) => Some(Rc::new(l.iter().map(|&k| m[k]).collect())),
+                (Some(m), Some(l)) => l.iter().map(|&k| m.get(k).copied()).collect::<Option<Vec<_>>>().map(Rc::new),
                 _ => None,
             };
             (b.clone(), map)
         }
     };
-    let reg = &mut it.views;
-    reg.since_sweep += 1;
-    if reg.since_sweep > 4096 && reg.since_sweep > reg.by_view.len() {
-        reg.sweep();
-    }
-    reg.by_base.entry(id(&base)).or_default().push(Rc::downgrade(v));
-    reg.by_view.insert(id(v), Entry { view: Rc::downgrade(v), base, map });
+    it.views.insert(v, base, map);
 }
 
 /// After an in-place write to `t`: its base and every other view of that base see it.
@@ -124,6 +61,9 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
             it.charge(pos, m.len())?;
             let tb = t.borrow();
             let mut bb = b.borrow_mut();
+            if tb.data.len() != m.len() || m.iter().any(|&p| p >= bb.data.len()) {
+                return uncertain();
+            }
             for (k, &p) in m.iter().enumerate() {
                 bb.data[p] = tb.data[k];
             }
@@ -143,6 +83,9 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
         it.charge(pos, map.len())?;
         let bb = base.borrow();
         let mut vb = v.borrow_mut();
+        if vb.data.len() != map.len() || map.iter().any(|&p| p >= bb.data.len()) {
+            return uncertain();
+        }
         for (k, &p) in map.iter().enumerate() {
             vb.data[k] = bb.data[p];
         }
