@@ -231,3 +231,12 @@ fn float_to_long_is_torchs_x86_conversion() {
     );
     assert!(e.contains("tensors used as indices must be long, int, byte or bool tensors"), "{e}");
 }
+
+#[test]
+fn a_skipped_class_is_reported_as_skipped_not_undefined() {
+    // An Enum class is not modelled: its name is unavailable, with both places, never a NameError.
+    let e = message(
+        "from enum import Enum\nclass Mode(Enum):\n    A = 1\n    B = 2\nW = Mode.B.value\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n",
+    );
+    assert!(e.contains("`Mode`, set by the skipped statement at line 2, column 1") && !e.contains("NameError"), "{e}");
+}

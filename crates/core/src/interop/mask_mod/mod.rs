@@ -6,9 +6,9 @@
 //!   `*args`, annotations and docstrings, closures, `lambda`, decorators, `functools.partial`,
 //!   conditional expressions, comprehensions; Python's integer semantics (64-bit, floor division and
 //!   modulo on negatives), floats, bools, tuples, lists, dicts and strings. A module-level statement
-//!   that fails on something hasseflow does not model (`torch.set_default_device`, a class, a
-//!   benchmark call) is skipped, and the names it binds become unavailable: the import fails only
-//!   if the mask uses one, naming the statement. What Python itself would raise (a `NameError`,
+//!   that fails on something hasseflow does not model (a class, a benchmark call) is skipped: the
+//!   names it binds become unavailable, and what it could have mutated is tainted ([`effects`]):
+//!   the import fails only if the mask reads one, naming both places. What Python itself would raise (a `NameError`,
 //!   `ZeroDivisionError`, a failed `assert`) stops the import, as it stops Python's.
 //! - **Tensors as torch computes them** ([`tensor`], [`tensor_ops`], [`builtins`]): bool, integer
 //!   and float tensors of any rank with torch's type promotion, broadcasting, basic and advanced
