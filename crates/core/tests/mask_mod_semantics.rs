@@ -10,7 +10,8 @@ use hasseflow_core::interop::mask_mod::MaskMod;
 /// The cases, shared with the Python test that runs them against torch.
 fn cases() -> Vec<serde_json::Value> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mask_mod_semantics.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let text = std::fs::read_to_string(path).expect("tests/data/mask_mod_semantics.json is readable");
+    serde_json::from_str(&text).expect("tests/data/mask_mod_semantics.json is JSON")
 }
 
 #[test]

@@ -59,15 +59,9 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
         Some((b, Some(m))) => {
             let (b, m) = (b.clone(), m.clone());
             it.charge(pos, m.len())?;
-            let tb = t.borrow();
-            let mut bb = b.borrow_mut();
-            if tb.data.len() != m.len() || m.iter().any(|&p| p >= bb.data.len()) {
+            if !sync(t, &b, &m, true) {
                 return uncertain();
             }
-            for (k, &p) in m.iter().enumerate() {
-                bb.data[p] = tb.data[k];
-            }
-            drop(bb);
             b
         }
     };
@@ -81,16 +75,28 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
             _ => return uncertain(),
         };
         it.charge(pos, map.len())?;
-        let bb = base.borrow();
-        let mut vb = v.borrow_mut();
-        if vb.data.len() != map.len() || map.iter().any(|&p| p >= bb.data.len()) {
+        if !sync(&v, &base, &map, false) {
             return uncertain();
-        }
-        for (k, &p) in map.iter().enumerate() {
-            vb.data[k] = bb.data[p];
         }
     }
     Ok(())
+}
+
+/// Copies through a view's map, into its base (`to_base`) or out of it; false when the map does
+/// not fit the two (never expected: a view keeps its shape).
+fn sync(view: &Shared<Tensor>, base: &Shared<Tensor>, map: &[usize], to_base: bool) -> bool {
+    let (mut v, mut b) = (view.borrow_mut(), base.borrow_mut());
+    if v.data.len() != map.len() || map.iter().any(|&p| p >= b.data.len()) {
+        return false;
+    }
+    for (k, &p) in map.iter().enumerate() {
+        if to_base {
+            b.data[p] = v.data[k];
+        } else {
+            v.data[k] = b.data[p];
+        }
+    }
+    true
 }
 
 /// Whether a tensor index is basic (a view in torch): ints, 0-d integer tensors, slices, `None`,
