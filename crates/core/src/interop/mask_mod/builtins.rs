@@ -72,7 +72,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 81] = [
+const TORCH_FNS: [&str; 82] = [
     "pow",
     "tril",
     "triu",
@@ -141,6 +141,7 @@ const TORCH_FNS: [&str; 81] = [
     "bucketize",
     "set_default_device",
     "manual_seed",
+    "set_default_dtype",
     "compile",
     "no_grad",
     "inference_mode",
@@ -211,20 +212,49 @@ pub(super) fn is_known(full: &str) -> bool {
     )
 }
 
-/// Positional and keyword arguments of a native call.
+/// Positional and keyword arguments of a native call. Every keyword read is marked: a keyword
+/// the call never read is refused by [`call_native`], never ignored.
 pub(super) struct Args {
     pub(super) pos: Vec<Value>,
     pub(super) kw: Vec<(Rc<str>, Value)>,
     pub(super) at: Pos,
     pub(super) name: Rc<str>,
+    /// Which keywords were read (bit i: `kw[i]`; keywords past 64 count as read).
+    pub(super) used: Rc<std::cell::Cell<u64>>,
 }
 
+/// Keywords that change where or how a tensor is stored, never its values.
+const INERT_KEYWORDS: [&str; 5] = ["device", "requires_grad", "pin_memory", "non_blocking", "memory_format"];
+
 impl Args {
+    pub(super) fn new(pos: Vec<Value>, kw: Vec<(Rc<str>, Value)>, at: Pos, name: Rc<str>) -> Args {
+        Args { pos, kw, at, name, used: Rc::new(std::cell::Cell::new(0)) }
+    }
+    pub(super) fn find_kw(&self, name: &str) -> Option<Value> {
+        let i = self.kw.iter().position(|(k, _)| &**k == name)?;
+        if i < 64 {
+            self.used.set(self.used.get() | (1 << i));
+        }
+        Some(self.kw[i].1.clone())
+    }
+    /// Marks every keyword as read (the call passes them on whole).
+    pub(super) fn use_all(&self) {
+        self.used.set(u64::MAX);
+    }
+    /// The first keyword the call never read, unless it is inert.
+    pub(super) fn unread(&self) -> Option<Rc<str>> {
+        let used = self.used.get();
+        self.kw
+            .iter()
+            .enumerate()
+            .find(|(i, (k, _))| *i < 64 && used & (1 << i) == 0 && !INERT_KEYWORDS.contains(&&**k))
+            .map(|(_, (k, _))| k.clone())
+    }
     pub(super) fn get(&self, i: usize, name: &str) -> Option<Value> {
-        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone()).or_else(|| self.pos.get(i).cloned())
+        self.find_kw(name).or_else(|| self.pos.get(i).cloned())
     }
     pub(super) fn kw(&self, name: &str) -> Option<Value> {
-        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone())
+        self.find_kw(name)
     }
     pub(super) fn need(&self, i: usize, name: &str) -> R<Value> {
         self.get(i, name).ok_or_else(|| Fail {
@@ -397,7 +427,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         },
         Value::Func(c) => match name {
             "__name__" | "__qualname__" => Value::Str(c.name.borrow().clone()),
-            "__doc__" => Value::None,
+            "__doc__" => super::docstring(&c.def.body),
             _ => return exc(pos, format!("a function has no attribute `{name}` (AttributeError)")),
         },
         Value::Partial(p) => match name {
@@ -475,9 +505,15 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
         return unsup(pos, unavailable_msg(u));
     }
     match o {
-        Value::Tensor(t) => {
-            let t = t.borrow().clone();
-            tensor_ops::getitem(it, &t, i, pos)
+        Value::Tensor(cell) => {
+            let t = cell.borrow().clone();
+            let basic = super::views::is_basic_index(&i);
+            let r = tensor_ops::getitem(it, &t, i.clone(), pos)?;
+            if basic {
+                let map = tensor_ops::index_positions(&t.shape, i, pos)?;
+                super::views::register(it, cell, &r, Some(map));
+            }
+            Ok(r)
         }
         Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
@@ -544,6 +580,20 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
         }
         Value::Traced(..) => exc(pos, "indexing a 0-d index tensor (IndexError)"),
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
+        Value::Class(_) => {
+            // `tuple[str, int]`, `Callable[..., bool]`, `ClassVar[int]`: a generic alias, kept inert.
+            Ok(unavailable(
+                "a subscripted type (`X[...]`), kept as an inert value: using it is not modelled".into(),
+                pos,
+            ))
+        }
+        Value::Native(n) if n.recv.is_none() => {
+            // `tuple[str, int]`, `Callable[..., bool]`, `ClassVar[int]`: a generic alias, kept inert.
+            Ok(unavailable(
+                "a subscripted type (`X[...]`), kept as an inert value: using it is not modelled".into(),
+                pos,
+            ))
+        }
         other => exc(pos, format!("a {} is not subscriptable (TypeError)", other.type_name())),
     }
 }
@@ -555,7 +605,7 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
             let mut tb = t.borrow().clone();
             tensor_ops::setitem(it, &mut tb, i, &v, pos)?;
             *t.borrow_mut() = tb;
-            Ok(())
+            super::views::written(it, t, pos)
         }
         Value::List(l) => {
             let k = to_int(&i, pos)?;
@@ -592,6 +642,19 @@ fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
     let x = tensor_arg(&a.need(0, "input")?, a)?;
     let y = a.need(1, "other")?;
     elementwise(it, kind, &[x, y], a.at)
+}
+
+/// A reduction with its `dtype=` keyword: torch casts the input to it and sums in it.
+fn reduce_typed(it: &mut Interp, kind: &str, x: Value, dim: Option<i64>, a: &Args) -> R<Value> {
+    match a.dtype()? {
+        None => reduce_all(it, kind, &x, dim, a.at),
+        Some(d) if kind == "sum" => {
+            let x = elementwise(it, Elem::Cast(d), &[x], a.at)?;
+            let r = reduce_all(it, kind, &x, dim, a.at)?;
+            elementwise(it, Elem::Cast(d), &[r], a.at)
+        }
+        Some(_) => unsup(a.at, format!("`dtype=` of {kind} is not modelled")),
+    }
 }
 
 fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
@@ -747,8 +810,19 @@ pub(super) fn call_native(
     kwargs: Vec<(Rc<str>, Value)>,
     pos: Pos,
 ) -> R<Value> {
+    let a = Args::new(args, kwargs, pos, n.name.clone());
+    let used = a.used.clone();
+    let probe = Args { pos: Vec::new(), kw: a.kw.clone(), at: pos, name: n.name.clone(), used };
+    let r = call_native_args(it, n, a)?;
+    if let Some(k) = probe.unread() {
+        return unsup(pos, format!("the keyword argument `{k}=` of `{}` is not modelled", probe.name));
+    }
+    Ok(r)
+}
+
+fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
+    let pos = a.at;
     let name: &str = &n.name;
-    let a = Args { pos: args, kw: kwargs, at: pos, name: n.name.clone() };
     if let Some(recv) = &n.recv {
         return method(it, name, recv, a);
     }
@@ -768,6 +842,7 @@ pub(super) fn call_native(
                 if !func.is_callable() {
                     return exc(pos, "the first argument of partial must be callable (TypeError)");
                 }
+                a.use_all();
                 Ok(Value::Partial(Rc::new(Partial { func, args: a.pos[1..].to_vec(), kwargs: a.kw.clone() })))
             }
             "reduce" => {
@@ -787,10 +862,14 @@ pub(super) fn call_native(
                 }
                 Ok(acc)
             }
-            "lru_cache" | "cache" | "wraps" => match a.pos.first() {
-                Some(f) if f.is_callable() && name != "functools.wraps" => Ok(f.clone()),
-                _ => Ok(identity_decorator()),
-            },
+            "lru_cache" | "cache" | "wraps" => {
+                // Caching and wrapping change no value: their keywords are inert.
+                a.use_all();
+                match a.pos.first() {
+                    Some(f) if f.is_callable() && name != "functools.wraps" => Ok(f.clone()),
+                    _ => Ok(identity_decorator()),
+                }
+            }
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
     }
@@ -799,13 +878,17 @@ pub(super) fn call_native(
     }
     if let Some(f) = name.strip_prefix("dataclasses.") {
         return match f {
-            "dataclass" => match a.pos.first() {
-                Some(Value::Class(c)) => {
-                    c.fields.set(true);
-                    Ok(Value::Class(c.clone()))
+            "dataclass" => {
+                // `frozen=`, `eq=`, `order=`...: comparisons of instances are not modelled anyway.
+                a.use_all();
+                match a.pos.first() {
+                    Some(Value::Class(c)) => {
+                        c.fields.set(true);
+                        Ok(Value::Class(c.clone()))
+                    }
+                    _ => Ok(Value::native("dataclasses.dataclass")),
                 }
-                _ => Ok(Value::native("dataclasses.dataclass")),
-            },
+            }
             "field" => match (a.kw("default"), a.kw("default_factory")) {
                 (Some(d), _) => Ok(d),
                 (None, Some(f)) => Ok(Value::Wrapped(Rc::new(("default_factory", f)))),
@@ -890,10 +973,14 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     };
     Ok(match f {
         "set_default_device" | "manual_seed" => Value::None,
-        "compile" | "no_grad" | "inference_mode" => match a.pos.first() {
-            Some(v) if v.is_callable() => v.clone(),
-            _ => identity_decorator(),
-        },
+        "compile" | "no_grad" | "inference_mode" => {
+            // Compilation and autograd modes change no value: their keywords are inert.
+            a.use_all();
+            match a.pos.first() {
+                Some(v) if v.is_callable() => v.clone(),
+                _ => identity_decorator(),
+            }
+        }
         "device" => Value::Device,
         "get_default_dtype" => Value::Dtype(DType::F32),
         "is_tensor" => Value::Bool(matches!(a.need(0, "obj")?, Value::Tensor(_) | Value::Traced(..))),
@@ -979,6 +1066,12 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         }
         "tensor" | "as_tensor" => {
             let data = a.need(0, "data")?;
+            if f == "as_tensor"
+                && let Value::Tensor(t) = &data
+                && a.dtype()?.is_none_or(|d| d == t.borrow().dtype)
+            {
+                return Ok(data);
+            }
             if let Value::Traced(..) = data {
                 return exc(pos, "torch.tensor of a traced index value (vmap refuses this too)");
             }
@@ -1029,12 +1122,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         }
         "where" => {
             if a.pos.len() == 1 && a.kw.is_empty() {
-                let nz = Args {
-                    pos: a.pos.clone(),
-                    kw: vec![("as_tuple".into(), Value::Bool(true))],
-                    at: pos,
-                    name: a.name.clone(),
-                };
+                let nz = Args::new(a.pos.clone(), vec![("as_tuple".into(), Value::Bool(true))], pos, a.name.clone());
                 return Ok(tensor_tail::torch_fn(it, "nonzero", &nz)?.unwrap_or(Value::None));
             }
             elementwise(it, Elem::Where, &[a.need(0, "condition")?, a.need(1, "input")?, a.need(2, "other")?], pos)?
@@ -1086,7 +1174,17 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "gt" | "greater" => binop_fn(it, Elem::Cmp(Cmp::Gt), &a)?,
         "ge" | "greater_equal" => binop_fn(it, Elem::Cmp(Cmp::Ge), &a)?,
         "remainder" => binop_fn(it, Elem::Bin(Bin::Rem), &a)?,
-        "pow" => binop_fn(it, Elem::Bin(Bin::Pow), &a)?,
+        "pow" => {
+            // torch.pow(self: Number, exponent: Tensor) is an overload of its own.
+            let (x, y) = (a.need(0, "input")?, a.need(1, "exponent")?);
+            if matches!(x, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+                && matches!(y, Value::Tensor(_) | Value::Traced(..))
+            {
+                elementwise(it, Elem::Bin(Bin::Pow), &[x, y], pos)?
+            } else {
+                binop_fn(it, Elem::Bin(Bin::Pow), &a)?
+            }
+        }
         "tril" | "triu" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
             if t.shape.len() != 2 {
@@ -1141,11 +1239,29 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             };
             binop_fn(it, Elem::Bin(k), &a)?
         }
-        "any" | "all" | "sum" => reduce_all(it, f, &a.need(0, "input")?, a.int(1, "dim")?, pos)?,
+        "any" | "all" | "sum" => {
+            let x = a.need(0, "input")?;
+            reduce_typed(it, f, x, a.int(1, "dim")?, &a)?
+        }
         "searchsorted" => {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)))
                 || matches!(a.kw("side"), Some(Value::Str(s)) if &*s == "right");
-            searchsorted(it, &a.need(0, "sorted_sequence")?, &a.need(1, "input")?, right, pos)?
+            let r = searchsorted(it, &a.need(0, "sorted_sequence")?, &a.need(1, "input")?, right, pos)?;
+            match a.kw("out_int32") {
+                Some(Value::Bool(true)) => elementwise(it, Elem::Cast(DType::I32), &[r], pos)?,
+                None | Some(Value::Bool(false)) => r,
+                Some(_) => return unsup(pos, "searchsorted's out_int32 that is not True or False is not modelled"),
+            }
+        }
+        "set_default_dtype" => {
+            return match a.need(0, "d")? {
+                Value::Dtype(DType::F32) => Ok(Value::None),
+                _ => limit(
+                    pos,
+                    "torch.set_default_dtype to a dtype other than torch.float32 is not modelled (it changes every \
+                     later float the module makes)",
+                ),
+            };
         }
         "bucketize" => {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)));
@@ -1296,7 +1412,19 @@ fn isinstance(v: &Value, t: &Value) -> Option<bool> {
     })
 }
 
+/// A Python builtin; those whose result does not depend on the order of what they iterate may
+/// iterate a set whose order is not modelled.
 fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
+    // With a key, ties keep the order of iteration: not order-free.
+    let order_free = matches!(b, "any" | "all" | "len")
+        || (matches!(b, "sorted" | "min" | "max") && a.kw.iter().all(|(k, _)| &**k == "reverse"));
+    it.sets.order_free += u32::from(order_free);
+    let r = py_builtin_inner(it, b, a);
+    it.sets.order_free -= u32::from(order_free);
+    r
+}
+
+fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
     let pos = a.at;
     Ok(match b {
         "print" => Value::None,
@@ -1411,12 +1539,33 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 }
                 Value::Int(f.trunc() as i64)
             }
-            Some(Value::Str(s)) => match s.trim().replace('_', "").parse::<i64>() {
-                Ok(v) => Value::Int(v),
-                Err(_) => {
-                    return exc(pos, format!("invalid literal for int(): {:?} (ValueError)", super::lex::short(&s)));
+            Some(Value::Str(s)) => {
+                let base = match a.get(1, "base") {
+                    None => 10,
+                    Some(b) => to_int(&b, pos)?,
+                };
+                match parse_int(&s, base) {
+                    Some(Some(v)) => Value::Int(v),
+                    Some(None) => {
+                        return unsup(pos, "an integer over 64 bits (hasseflow models Python integers up to 64 bits)");
+                    }
+                    None if base != 0 && !(2..=36).contains(&base) => {
+                        return exc(pos, "int() base must be >= 2 and <= 36, or 0 (ValueError)");
+                    }
+                    None => {
+                        return exc(
+                            pos,
+                            format!(
+                                "invalid literal for int() with base {base}: {:?} (ValueError)",
+                                super::lex::short(&s)
+                            ),
+                        );
+                    }
                 }
-            },
+            }
+            Some(_) if a.get(1, "base").is_some() => {
+                return exc(pos, "int() can't convert non-string with explicit base (TypeError)");
+            }
             Some(Value::Tensor(t)) if t.borrow().numel() == 1 => Value::Int(t.borrow().data[0].as_i64()),
             Some(v) => Value::Int(to_int(&v, pos)?),
         },
@@ -1438,22 +1587,19 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
         },
         "str" => Value::Str(py_str(&a.get(0, "object").unwrap_or(Value::Str("".into()))).into()),
         "list" | "tuple" | "set" | "frozenset" => {
-            let items = match a.get(0, "iterable") {
-                Some(v) => list_of(it, &v, pos)?,
-                None => Vec::new(),
+            let src = a.get(0, "iterable");
+            let is_set = matches!(b, "set" | "frozenset");
+            it.sets.order_free += u32::from(is_set);
+            let items = match &src {
+                Some(v) => list_of(it, v, pos),
+                None => Ok(Vec::new()),
             };
+            it.sets.order_free -= u32::from(is_set);
+            let items = items?;
             match b {
                 "tuple" => Value::Tuple(Rc::new(items)),
                 "list" => Value::List(shared(items)),
-                _ => {
-                    let mut out: Vec<Value> = Vec::new();
-                    for v in items {
-                        if !out.iter().any(|x| py_eq(x, &v)) {
-                            out.push(v);
-                        }
-                    }
-                    Value::List(shared(out))
-                }
+                _ => super::pyset::make(it, items, src.as_ref(), false),
             }
         }
         "dict" => {
@@ -1472,6 +1618,7 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                     }
                 }
             }
+            a.use_all();
             for (k, v) in &a.kw {
                 dict_set(&mut out, Value::Str(k.clone()), v.clone(), pos)?;
             }
@@ -1533,6 +1680,7 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             let x = a.need(0, "number")?;
             let nd = a.int(1, "ndigits")?;
             match (x, nd) {
+                (Value::Int(i), Some(d)) if d < 0 => Value::Int(round_int(i, d)),
                 (Value::Int(i), _) => Value::Int(i),
                 (Value::Bool(v), _) => Value::Int(i64::from(v)),
                 (Value::Float(f), None) => {
@@ -1543,10 +1691,16 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                     }
                     Value::Int(r as i64)
                 }
-                (Value::Float(f), Some(d)) => {
-                    let m = 10f64.powi(d as i32);
-                    Value::Float((f * m).round() / m)
-                }
+                (Value::Float(f), Some(d)) => match round_float(f, d) {
+                    Some(r) => Value::Float(r),
+                    None => {
+                        return unsup(
+                            pos,
+                            "round() of a float to digits where it lies on a decimal tie is not modelled (CPython \
+                             rounds its exact binary value)",
+                        );
+                    }
+                },
                 (v @ (Value::Tensor(_) | Value::Traced(..)), _) => elementwise(it, Elem::Un(Un::Round), &[v], pos)?,
                 (other, _) => return exc(pos, format!("round() of a {} (TypeError)", other.type_name())),
             }
@@ -1557,7 +1711,37 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             let r = super::ops::binary(it, super::ast::BinOp::Mod, x, y, pos)?;
             Value::Tuple(Rc::new(vec![q, r]))
         }
-        "pow" => super::ops::binary(it, super::ast::BinOp::Pow, a.need(0, "base")?, a.need(1, "exp")?, pos)?,
+        "pow" => match a.get(2, "mod") {
+            None | Some(Value::None) => {
+                super::ops::binary(it, super::ast::BinOp::Pow, a.need(0, "base")?, a.need(1, "exp")?, pos)?
+            }
+            Some(m) => {
+                let (Some(x), Some(e), Some(m)) = (py_int(&a.need(0, "base")?), py_int(&a.need(1, "exp")?), py_int(&m))
+                else {
+                    return exc(pos, "pow() 3rd argument not allowed unless all arguments are integers (TypeError)");
+                };
+                if m == 0 {
+                    return exc(pos, "pow() 3rd argument cannot be 0 (ValueError)");
+                }
+                if e < 0 {
+                    return unsup(
+                        pos,
+                        "pow() with a negative exponent and a modulus (a modular inverse) is not modelled",
+                    );
+                }
+                let m = i128::from(m);
+                let (mut r, mut b, mut e) = (1i128.rem_euclid(m.abs()), i128::from(x).rem_euclid(m.abs()), e);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        r = r * b % m.abs();
+                    }
+                    b = b * b % m.abs();
+                    e >>= 1;
+                }
+                // Python's result has the modulus's sign.
+                Value::Int((if m < 0 && r != 0 { r + m } else { r }) as i64)
+            }
+        },
         "any" | "all" => {
             let items = list_of(it, &a.need(0, "iterable")?, pos)?;
             let mut r = b == "all";
@@ -1608,7 +1792,64 @@ fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
     })
 }
 
+/// Tensor methods that return their receiver when nothing changes (same dtype, already there).
+const SELF_WHEN_SAME: [&str; 13] = [
+    "to",
+    "type",
+    "long",
+    "int",
+    "short",
+    "bool",
+    "float",
+    "double",
+    "byte",
+    "cpu",
+    "cuda",
+    "contiguous",
+    "requires_grad_",
+];
+
+/// A method call, with torch's aliasing: a view method's result shares its receiver's memory
+/// ([`super::views`]), and a method that changes nothing returns the receiver itself.
 fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
+    let m = name.split_once('.').map_or(name, |(_, m)| m);
+    let Value::Tensor(cell) = recv else { return method_plain(it, name, recv, a) };
+    if name.starts_with("tensor.") && SELF_WHEN_SAME.contains(&m) {
+        if m == "contiguous" && !super::views::need_contiguous(it, cell, "contiguous", a.at)? {
+            return method_plain(it, name, recv, a);
+        }
+        let dt = cell.borrow().dtype;
+        let r = method_plain(it, name, recv, a)?;
+        return Ok(match &r {
+            Value::Tensor(t) if t.borrow().dtype == dt => recv.clone(),
+            _ => r,
+        });
+    }
+    if !name.starts_with("tensor.")
+        || !matches!(m, "view" | "reshape" | "flatten" | "unsqueeze" | "squeeze" | "t" | "transpose" | "detach")
+    {
+        return method_plain(it, name, recv, a);
+    }
+    let pos = a.at;
+    let copy = Args { pos: a.pos.clone(), kw: a.kw.clone(), at: pos, name: a.name.clone(), used: a.used.clone() };
+    let src = cell.borrow().clone();
+    let r = if m == "detach" { Value::tensor(src.clone()) } else { method_plain(it, name, recv, a)? };
+    let contiguous = super::views::need_contiguous(it, cell, m, pos)?;
+    if matches!(m, "view" | "reshape" | "flatten") && !contiguous {
+        // torch decides by strides hasseflow does not keep: a write through either is refused.
+        super::views::register(it, cell, &r, None);
+        return Ok(r);
+    }
+    let map = if m == "detach" {
+        Some((0..src.numel()).collect())
+    } else {
+        super::views::positions(it, &src, |it, io| method_plain(it, name, &Value::tensor(io), copy), pos)?
+    };
+    super::views::register(it, cell, &r, map);
+    Ok(r)
+}
+
+fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
     let pos = a.at;
     let (kind, m) = name.split_once('.').unwrap_or(("", name));
     match (kind, recv) {
@@ -1687,6 +1928,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                     for (k, v) in src {
                         dict_set(&mut db, k, v, pos)?;
                     }
+                    a.use_all();
                     for (k, v) in &a.kw {
                         dict_set(&mut db, Value::Str(k.clone()), v.clone(), pos)?;
                     }
@@ -1736,15 +1978,27 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
     }
     let mut with_self = vec![recv.clone()];
     with_self.extend(a.pos.iter().cloned());
-    let a2 = Args { pos: with_self, kw: a.kw.clone(), at: pos, name: a.name.clone() };
+    let a2 = Args { pos: with_self, kw: a.kw.clone(), at: pos, name: a.name.clone(), used: a.used.clone() };
     let traced = matches!(recv, Value::Traced(..));
     let cast_to = |it: &mut Interp, d: DType| elementwise(it, Elem::Cast(d), std::slice::from_ref(recv), pos);
     Ok(match m {
         "to" | "type" => {
             let mut target = a.kw("dtype");
+            if matches!(a.kw("copy"), Some(Value::Bool(true))) {
+                return unsup(pos, "`.to(copy=True)` is not modelled");
+            }
             for v in &a.pos {
-                if let Value::Dtype(_) = v {
-                    target = Some(v.clone());
+                match v {
+                    Value::Dtype(_) => target = Some(v.clone()),
+                    Value::Tensor(o) if m == "to" => target = Some(Value::Dtype(o.borrow().dtype)),
+                    Value::Traced(_, d) if m == "to" => target = Some(Value::Dtype(*d)),
+                    Value::Str(_) | Value::Device | Value::None | Value::Bool(_) if m == "to" => {}
+                    other => {
+                        return unsup(
+                            pos,
+                            format!("`.{m}(...)` with a {} argument is not modelled", other.type_name()),
+                        );
+                    }
                 }
             }
             match target {
@@ -1794,7 +2048,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
         "clamp_max" => clamp(it, recv.clone(), None, a.get(0, "max"), pos)?,
         "where" => elementwise(it, Elem::Where, &[a.need(0, "condition")?, recv.clone(), a.need(1, "other")?], pos)?,
-        "any" | "all" | "sum" | "amax" | "amin" => reduce_all(it, m, recv, a.int(0, "dim")?, pos)?,
+        "any" | "all" | "sum" | "amax" | "amin" => reduce_typed(it, m, recv.clone(), a.int(0, "dim")?, &a)?,
         "max" | "min" => match a.get(0, "other") {
             Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
                 elementwise(it, Elem::Bin(if m == "min" { Bin::Min } else { Bin::Max }), &[recv.clone(), o], pos)?
@@ -1842,7 +2096,24 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                     let dims = dims.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?;
                     Value::tensor(reshape(&t, &dims, pos)?)
                 }
-                "flatten" => Value::tensor(reshape(&t, &[-1], pos)?),
+                "flatten" => {
+                    let r = t.shape.len().max(1);
+                    let lo = dim_of(a.int(0, "start_dim")?.unwrap_or(0), r, pos)?;
+                    let hi = dim_of(a.int(1, "end_dim")?.unwrap_or(-1), r, pos)?;
+                    if lo > hi {
+                        return exc(
+                            pos,
+                            "flatten() has invalid args: start_dim cannot come after end_dim (RuntimeError)",
+                        );
+                    }
+                    if t.shape.is_empty() {
+                        return Ok(Value::tensor(reshape(&t, &[1], pos)?));
+                    }
+                    let mut dims: Vec<i64> = t.shape[..lo].iter().map(|&d| d as i64).collect();
+                    dims.push(t.shape[lo..=hi].iter().product::<usize>() as i64);
+                    dims.extend(t.shape[hi + 1..].iter().map(|&d| d as i64));
+                    Value::tensor(reshape(&t, &dims, pos)?)
+                }
                 "unsqueeze" => {
                     let d = a.int(0, "dim")?.unwrap_or(0);
                     let d = dim_of(d, t.shape.len() + 1, pos)?;
@@ -1886,6 +2157,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                         *x = cast(v, dt);
                     }
                     drop(tb);
+                    super::views::written(it, cell, pos)?;
                     recv.clone()
                 }
                 "masked_fill" | "masked_fill_" => {
@@ -1895,8 +2167,19 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
                     let r = elementwise(it, Elem::Cast(t.dtype), &[r], pos)?;
                     if m == "masked_fill_" {
                         if let Value::Tensor(rt) = &r {
-                            *cell.borrow_mut() = rt.borrow().clone();
+                            let rb = rt.borrow().clone();
+                            if rb.shape != t.shape {
+                                return exc(
+                                    pos,
+                                    format!(
+                                        "output with shape {:?} doesn't match the broadcast shape {:?} (RuntimeError)",
+                                        t.shape, rb.shape
+                                    ),
+                                );
+                            }
+                            *cell.borrow_mut() = rb;
                         }
+                        super::views::written(it, cell, pos)?;
                         recv.clone()
                     } else {
                         r
@@ -1908,6 +2191,95 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
             }
         }
     })
+}
+
+fn py_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+/// `round(i, d)` for an int and negative `d`: to a multiple of 10^-d, ties to even.
+fn round_int(i: i64, d: i64) -> i64 {
+    if d < -18 {
+        return 0;
+    }
+    let p = 10i128.pow((-d) as u32);
+    let x = i128::from(i);
+    let (q, r) = (x.div_euclid(p), x.rem_euclid(p));
+    let q = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Less => q,
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal => q + (q & 1),
+    };
+    (q * p).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+/// `round(f, d)` as CPython gives it (the exact binary value rounded to `d` decimal digits), or
+/// `None` where the value is too close to a decimal tie for the formatted rounding to be sure.
+fn round_float(f: f64, d: i64) -> Option<f64> {
+    if !f.is_finite() || d > 300 {
+        return Some(f);
+    }
+    if d < 0 {
+        if d < -308 {
+            return Some(0.0 * f);
+        }
+        let p = 10f64.powi((-d) as i32);
+        let y = f / p;
+        if ((y - y.trunc()).abs() - 0.5).abs() < 1e-9 {
+            return None;
+        }
+        return Some(y.round() * p);
+    }
+    let y = f * 10f64.powi(d as i32);
+    if ((y - y.trunc()).abs() - 0.5).abs() < 1e-9 * y.abs().max(1.0) {
+        return None;
+    }
+    format!("{f:.*}", d as usize).parse().ok()
+}
+
+/// `int(s, base)`: CPython's syntax (sign, surrounding spaces, `_` between digits, a `0x`/`0o`/`0b`
+/// prefix matching the base or chosen by base 0).
+fn parse_int(s: &str, base: i64) -> Option<Option<i64>> {
+    let t = s.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let lower = t.to_ascii_lowercase();
+    let prefixed = |p: &str| lower.starts_with(p);
+    let (radix, digits) = match base {
+        0 if prefixed("0x") => (16, &t[2..]),
+        0 if prefixed("0o") => (8, &t[2..]),
+        0 if prefixed("0b") => (2, &t[2..]),
+        0 => {
+            // Base 0 refuses leading zeros on a nonzero decimal.
+            if t.len() > 1 && t.starts_with('0') && !t.trim_start_matches(['0', '_']).is_empty() {
+                return None;
+            }
+            (10, t)
+        }
+        16 if prefixed("0x") => (16, &t[2..]),
+        8 if prefixed("0o") => (8, &t[2..]),
+        2 if prefixed("0b") => (2, &t[2..]),
+        b if (2..=36).contains(&b) => (b as u32, t),
+        _ => return None,
+    };
+    let digits = digits.strip_prefix('_').filter(|_| digits.len() < t.len()).unwrap_or(digits);
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
+        return None;
+    }
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    if !clean.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    // Valid digits: over 64 bits is a value hasseflow does not model, not an error.
+    let v = i128::from_str_radix(clean.trim_start_matches('0'), radix)
+        .or_else(|_| if clean.trim_start_matches('0').is_empty() { Ok(0) } else { Err(()) });
+    Some(v.ok().and_then(|v| i64::try_from(if neg { -v } else { v }).ok()))
 }
 
 pub(super) fn scalar_value(dt: DType, v: Sc) -> Value {

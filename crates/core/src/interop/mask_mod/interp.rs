@@ -29,32 +29,155 @@ pub(super) struct Ctx {
     pub(super) frame: Option<Shared<Frame>>,
 }
 
-/// Python builtins hasseflow does not provide (a call is unsupported, not a `NameError`).
-const UNMODELLED_BUILTINS: [&str; 24] = [
+/// Every name of CPython's `builtins` module: one the interpreter lacks is "not modelled", never a
+/// `NameError` Python would not raise.
+const PYTHON_BUILTINS: [&str; 146] = [
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
     "isinstance",
     "issubclass",
-    "type",
-    "super",
-    "object",
-    "open",
-    "input",
     "iter",
-    "next",
-    "hash",
-    "id",
-    "vars",
-    "setattr",
-    "hasattr",
-    "delattr",
-    "exec",
-    "eval",
-    "compile",
-    "globals",
+    "len",
+    "license",
+    "list",
     "locals",
-    "format",
-    "repr",
-    "chr",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
     "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
 ];
 
 impl Interp {
@@ -66,19 +189,49 @@ impl Interp {
                 Ok(Flow::Normal) => {}
                 Ok(_) => return exc(s.pos, "`return`, `break` or `continue` outside a function or loop"),
                 Err(f) if f.kind == FailKind::Unsupported && !self.in_prelude => {
-                    let mut names = Vec::new();
-                    assigned_names(std::slice::from_ref(s), &mut names);
-                    let what = format!("line {}, column {}: {}", f.pos.line, f.pos.col, f.msg);
-                    for n in names {
-                        let u = Unavailable { what: what.clone() };
-                        ctx.globals.borrow_mut().set(n, Value::Unavailable(Rc::new(u)));
-                    }
+                    self.skip_statement(s, &f, ctx);
                     self.skipped.push((f.pos, f.msg));
                 }
                 Err(f) => return Err(f),
             }
         }
         Ok(())
+    }
+
+    /// A skipped statement: the names it binds become unavailable, the objects it could have
+    /// mutated are tainted, and the globals a function it calls could rebind become unavailable
+    /// (see [`super::effects`]).
+    fn skip_statement(&mut self, s: &Stmt, f: &Fail, ctx: &Ctx) {
+        let place = format!(
+            "the skipped statement at line {}, column {} (line {}, column {}: {})",
+            s.pos.line, s.pos.col, f.pos.line, f.pos.col, f.msg
+        );
+        let mut names = Vec::new();
+        assigned_names(std::slice::from_ref(s), &mut names);
+        let effects = super::effects::of_statement(s, &ctx.globals);
+        for n in &names {
+            let u = Unavailable { what: format!("`{n}`, set by {place}") };
+            ctx.globals.borrow_mut().set(n.clone(), Value::Unavailable(Rc::new(u)));
+        }
+        for n in effects.globals.iter().filter(|n| !names.contains(n)) {
+            let u =
+                Unavailable { what: format!("`{n}`, which a function called by {place} may rebind (`global {n}`)") };
+            ctx.globals.borrow_mut().set(n.clone(), Value::Unavailable(Rc::new(u)));
+        }
+        let mut objects = effects.objects;
+        // A view and its base share memory: tainting one taints all of them.
+        for v in objects.clone() {
+            if let Value::Tensor(t) = &v {
+                let base = self.views.base_of(t);
+                objects.push(Value::Tensor(base.clone()));
+                objects.extend(self.views.views_of(&base).into_iter().map(Value::Tensor));
+            }
+        }
+        for v in objects {
+            if let Some(id) = super::effects::identity(&v) {
+                self.tainted.push((id, v, place.clone()));
+            }
+        }
     }
 
     pub(super) fn exec_block(&mut self, body: &[Stmt], ctx: &Ctx) -> R<Flow> {
@@ -212,7 +365,7 @@ impl Interp {
                             }
                         }
                     } else {
-                        return unsup(t.pos, "`del` of an item or attribute is not supported");
+                        self.delete(t, ctx)?;
                     }
                 }
             }
@@ -223,11 +376,37 @@ impl Interp {
                 };
                 return exc(pos, format!("the text raises {what}"));
             }
-            StmtKind::Try(body, _handlers, orelse, fin) => {
-                // Only the path without an exception is modelled: a failing body is not caught.
-                match self.exec_block(body, ctx)? {
-                    Flow::Normal => {}
-                    other => return Ok(other),
+            StmtKind::Try(body, handlers, orelse, fin) => {
+                // The path without an exception is run. An import whose success only the user's
+                // environment decides, or an exception the handlers might catch, is not modelled:
+                // the statement is refused (skipped at module level), never run down one path.
+                if !handlers.is_empty()
+                    && let Some((at, m)) = super::effects::environment_import(body)
+                {
+                    return unsup(
+                        at,
+                        format!(
+                            "whether `import {m}` succeeds depends on the packages installed where the file runs, \
+                             which hasseflow does not know (the `try` at line {}, column {} takes its path by it)",
+                            pos.line, pos.col
+                        ),
+                    );
+                }
+                match self.exec_block(body, ctx) {
+                    Ok(Flow::Normal) => {}
+                    Ok(other) => return Ok(other),
+                    Err(f) if f.kind == FailKind::Exception && !handlers.is_empty() => {
+                        // Not skipped: if no clause catches it, Python's import fails here.
+                        return limit(
+                            f.pos,
+                            format!(
+                                "{}, raised in the `try` at line {}, column {}: which `except` clause handles it is \
+                                 not modelled",
+                                f.msg, pos.line, pos.col
+                            ),
+                        );
+                    }
+                    Err(f) => return Err(f),
                 }
                 match self.exec_block(orelse, ctx)? {
                     Flow::Normal => {}
@@ -420,6 +599,93 @@ impl Interp {
         })))
     }
 
+    /// `del x[i]`, `del x[a:b]`, `del d[k]`, `del obj.attr`.
+    fn delete(&mut self, t: &Expr, ctx: &Ctx) -> R<()> {
+        let pos = t.pos;
+        match &t.kind {
+            ExprKind::Subscript(obj, idx) => {
+                let o = self.eval(obj, ctx)?;
+                let i = self.eval(idx, ctx)?;
+                match (&o, &i) {
+                    (Value::List(l), Value::Slice(sl)) => {
+                        let n = l.borrow().len();
+                        let mut parts = [None, None, None];
+                        for (k, x) in sl.iter().enumerate() {
+                            parts[k] = match x {
+                                Value::None => None,
+                                other => Some(super::builtins::to_int(other, pos)?),
+                            };
+                        }
+                        if parts[2].is_some_and(|s| s != 1) {
+                            return unsup(pos, "`del` of a list slice with a step is not modelled");
+                        }
+                        let clamp = |v: Option<i64>, dflt: usize| -> usize {
+                            match v {
+                                None => dflt,
+                                Some(v) if v < 0 => (v + n as i64).max(0) as usize,
+                                Some(v) => (v as usize).min(n),
+                            }
+                        };
+                        let (a, b) = (clamp(parts[0], 0), clamp(parts[1], n));
+                        if a < b {
+                            l.borrow_mut().drain(a..b);
+                        }
+                        Ok(())
+                    }
+                    (Value::List(l), _) => {
+                        let k = super::builtins::to_int(&i, pos)?;
+                        let n = l.borrow().len() as i64;
+                        let j = if k < 0 { k + n } else { k };
+                        if j < 0 || j >= n {
+                            return exc(pos, "list assignment index out of range (IndexError)");
+                        }
+                        l.borrow_mut().remove(j as usize);
+                        Ok(())
+                    }
+                    (Value::Dict(d), _) => {
+                        let found = d.borrow().iter().position(|(k, _)| py_eq(k, &i));
+                        match found {
+                            Some(j) => {
+                                d.borrow_mut().remove(j);
+                                Ok(())
+                            }
+                            None => exc(pos, "the key to `del` is not in the dict (KeyError)"),
+                        }
+                    }
+                    (Value::Unavailable(u), _) => unsup(pos, unavailable_msg(u)),
+                    _ => unsup(pos, format!("`del` of an item of a {} is not modelled", o.type_name())),
+                }
+            }
+            ExprKind::Attr(obj, name) => match self.eval(obj, ctx)? {
+                Value::Instance(inst) => {
+                    let mut attrs = inst.attrs.borrow_mut();
+                    match attrs.iter().position(|(k, _)| k == name) {
+                        Some(j) => {
+                            attrs.remove(j);
+                            Ok(())
+                        }
+                        None => exc(pos, format!("the object has no attribute `{name}` to delete (AttributeError)")),
+                    }
+                }
+                other => unsup(pos, format!("`del` of an attribute of a {} is not modelled", other.type_name())),
+            },
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                for x in items {
+                    if let ExprKind::Name(n) = &x.kind {
+                        match &ctx.frame {
+                            Some(f) => f.borrow_mut().vars.remove(n),
+                            None => ctx.globals.borrow_mut().vars.remove(n).map(|(v, _)| v),
+                        };
+                    } else {
+                        self.delete(x, ctx)?;
+                    }
+                }
+                Ok(())
+            }
+            _ => exc(pos, "cannot delete this expression (SyntaxError)"),
+        }
+    }
+
     /// Binds a name in the current scope, honouring `global` and `nonlocal`.
     pub(super) fn bind(&mut self, name: &Rc<str>, v: Value, ctx: &Ctx) {
         let Some(frame) = &ctx.frame else {
@@ -448,6 +714,12 @@ impl Interp {
     }
 
     pub(super) fn lookup(&mut self, name: &Rc<str>, pos: Pos, ctx: &Ctx) -> R<Value> {
+        let v = self.lookup_name(name, pos, ctx)?;
+        self.check_taint(&v, pos)?;
+        Ok(v)
+    }
+
+    fn lookup_name(&mut self, name: &Rc<str>, pos: Pos, ctx: &Ctx) -> R<Value> {
         let mut cur = ctx.frame.clone();
         let mut first = true;
         while let Some(f) = cur {
@@ -479,8 +751,8 @@ impl Interp {
         if let Some(v) = super::builtins::builtin(name) {
             return Ok(v);
         }
-        if UNMODELLED_BUILTINS.contains(&&**name) {
-            return unsup(pos, format!("the builtin `{name}` is not supported"));
+        if PYTHON_BUILTINS.contains(&&**name) {
+            return unsup(pos, format!("the builtin `{name}` is not modelled"));
         }
         exc(pos, format!("name `{}` is not defined (NameError)", super::lex::short(name)))
     }
@@ -543,7 +815,9 @@ impl Interp {
                         }
                         Ok(())
                     }
-                    (Value::Func(_), "__doc__") => Ok(()),
+                    (Value::Func(_), "__doc__") => {
+                        unsup(target.pos, "assigning a function's `__doc__` is not modelled")
+                    }
                     (Value::Instance(i), _) => {
                         let mut attrs = i.attrs.borrow_mut();
                         match attrs.iter_mut().find(|(k, _)| k == name) {
@@ -605,37 +879,15 @@ impl Eval for Interp {
     }
 
     fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
-        Ok(match v {
-            Value::Tuple(t) => t.as_ref().clone(),
-            Value::List(l) => l.borrow().clone(),
-            Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
-            Value::Str(s) => {
-                if s.len() > MAX_ITEMS {
-                    return limit(pos, "a string too long to iterate");
-                }
-                s.chars().map(|c| Value::Str(c.to_string().into())).collect()
+        super::pyset::check_order(self, v, pos)?;
+        let items = self.iterate_items(v, pos)?;
+        if !self.tainted.is_empty() {
+            for x in &items {
+                self.check_taint(x, pos)?;
             }
-            Value::Range(a, b, s) => {
-                let n = range_len(*a, *b, *s);
-                if n > MAX_ITEMS as i64 {
-                    return limit(pos, format!("a range of {n} items is over the limit of {MAX_ITEMS}"));
-                }
-                self.charge(pos, n as usize)?;
-                (0..n).map(|i| Value::Int(a + i * s)).collect()
-            }
-            Value::Tensor(t) => {
-                let t = t.borrow().clone();
-                super::tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect()
-            }
-            Value::TracedVec(v) => super::vector::iterate(self, v, pos)?,
-            Value::Traced(..) => {
-                return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
-            }
-            Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-            other => return exc(pos, format!("a {} is not iterable (TypeError)", other.type_name())),
-        })
+        }
+        Ok(items)
     }
-
     /// Calls a function value.
     fn call(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
         self.step(pos)?;
@@ -686,6 +938,46 @@ impl Eval for Interp {
 }
 
 impl Interp {
+    fn iterate_items(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
+        Ok(match v {
+            Value::Tuple(t) => t.as_ref().clone(),
+            Value::List(l) => l.borrow().clone(),
+            Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+            Value::Str(s) => {
+                if s.len() > MAX_ITEMS {
+                    return limit(pos, "a string too long to iterate");
+                }
+                s.chars().map(|c| Value::Str(c.to_string().into())).collect()
+            }
+            Value::Range(a, b, s) => {
+                let n = range_len(*a, *b, *s);
+                if n > MAX_ITEMS as i64 {
+                    return limit(pos, format!("a range of {n} items is over the limit of {MAX_ITEMS}"));
+                }
+                self.charge(pos, n as usize)?;
+                (0..n).map(|i| Value::Int(a + i * s)).collect()
+            }
+            Value::Tensor(cell) => {
+                // Rows are views of the tensor, as torch iterates it.
+                let t = cell.borrow().clone();
+                let rows: Vec<Value> = super::tensor_ops::unbind(&t, pos)?.into_iter().map(Value::tensor).collect();
+                let inner: usize = t.shape[1..].iter().product();
+                for (i, r) in rows.iter().enumerate() {
+                    super::views::register(self, cell, r, Some((i * inner..(i + 1) * inner).collect()));
+                }
+                rows
+            }
+            Value::TracedVec(v) => super::vector::iterate(self, v, pos)?,
+            Value::Traced(..) => {
+                return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
+            }
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+            other => return exc(pos, format!("a {} is not iterable (TypeError)", other.type_name())),
+        })
+    }
+}
+
+impl Interp {
     pub(super) fn eval(&mut self, e: &Expr, ctx: &Ctx) -> R<Value> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -721,13 +1013,13 @@ impl Interp {
             ExprKind::List(items) => Value::List(shared(self.eval_items(items, ctx)?)),
             ExprKind::Set(items) => {
                 let vals = self.eval_items(items, ctx)?;
-                let mut out: Vec<Value> = Vec::new();
-                for v in vals {
-                    if !out.iter().any(|x| py_eq(x, &v)) {
-                        out.push(v);
-                    }
-                }
-                Value::List(shared(out))
+                let literal = |e: &Expr| match &e.kind {
+                    ExprKind::Int(_) | ExprKind::Bool(_) => true,
+                    ExprKind::Unary(UnOp::Neg | UnOp::Pos, x) => matches!(x.kind, ExprKind::Int(_)),
+                    _ => false,
+                };
+                let constant = items.len() > 2 && items.iter().all(literal);
+                super::pyset::make(self, vals, None, constant)
             }
             ExprKind::Dict(items) => {
                 let mut out: Vec<(Value, Value)> = Vec::new();
@@ -762,15 +1054,7 @@ impl Interp {
                 })?;
                 match kind {
                     CompKind::List | CompKind::Gen => Value::List(shared(out)),
-                    CompKind::Set => {
-                        let mut uniq: Vec<Value> = Vec::new();
-                        for v in out {
-                            if !uniq.iter().any(|x| py_eq(x, &v)) {
-                                uniq.push(v);
-                            }
-                        }
-                        Value::List(shared(uniq))
-                    }
+                    CompKind::Set => super::pyset::make(self, out, None, false),
                 }
             }
             ExprKind::DictComp(kv, gens) => {
@@ -961,17 +1245,36 @@ impl Interp {
             }
             (Value::Tensor(t), _) => {
                 let r = super::ops::binary(self, op, cur.clone(), rhs, pos)?;
-                if let Value::Tensor(r) = &r {
-                    let rb = r.borrow().clone();
-                    let mut tb = t.borrow_mut();
-                    if rb.shape == tb.shape {
-                        let dt = tb.dtype;
-                        tb.data = rb.data.iter().map(|&v| super::tensor::cast(v, dt)).collect();
-                        drop(tb);
-                        return Ok(cur.clone());
-                    }
+                let Value::Tensor(r) = &r else {
+                    return unsup(pos, "an in-place operator whose result is not a tensor is not modelled");
+                };
+                let rb = r.borrow().clone();
+                let (dt, shape) = {
+                    let tb = t.borrow();
+                    (tb.dtype, tb.shape.clone())
+                };
+                if rb.shape != shape {
+                    return exc(
+                        pos,
+                        format!(
+                            "output with shape {shape:?} doesn't match the broadcast shape {:?} (RuntimeError)",
+                            rb.shape
+                        ),
+                    );
                 }
-                return Ok(r);
+                let kind = |d: super::tensor::DType| u8::from(!d.is_bool()) + u8::from(d.is_float());
+                if kind(rb.dtype) > kind(dt) {
+                    return exc(
+                        pos,
+                        format!(
+                            "result type {} can't be cast to the desired output type {dt} (RuntimeError)",
+                            rb.dtype
+                        ),
+                    );
+                }
+                t.borrow_mut().data = rb.data.iter().map(|&v| super::tensor::cast(v, dt)).collect();
+                super::views::written(self, t, pos)?;
+                return Ok(cur.clone());
             }
             _ => {}
         }
@@ -1108,7 +1411,10 @@ impl Interp {
                         _ => false,
                     },
                     _ => {
-                        let items = self.iterate(b, pos)?;
+                        self.sets.order_free += 1;
+                        let items = self.iterate(b, pos);
+                        self.sets.order_free -= 1;
+                        let items = items?;
                         let mut found = false;
                         for it in items {
                             let e = self.compare(CmpOp::Eq, a, &it, pos)?;
@@ -1156,10 +1462,14 @@ impl Interp {
     }
 
     pub(super) fn getattr(&mut self, o: &Value, name: &str, pos: Pos) -> R<Value> {
-        super::builtins::getattr(self, o, name, pos)
+        let v = super::builtins::getattr(self, o, name, pos)?;
+        self.check_taint(&v, pos)?;
+        Ok(v)
     }
     pub(super) fn getitem(&mut self, o: &Value, i: Value, pos: Pos) -> R<Value> {
-        super::builtins::getitem(self, o, i, pos)
+        let v = super::builtins::getitem(self, o, i, pos)?;
+        self.check_taint(&v, pos)?;
+        Ok(v)
     }
     pub(super) fn setitem(&mut self, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
         super::builtins::setitem(self, o, i, v, pos)

@@ -396,6 +396,7 @@ fn string(lx: &mut Lexer, prefix: String) -> Result<(), MaskModError> {
     let (line, col) = (lx.line, lx.col.saturating_sub(prefix.len() as u32));
     let raw = prefix.contains('r');
     let fstr = prefix.contains('f');
+    let bytes = prefix.contains(['b', 'B']);
     let quote = lx.bump();
     let triple = lx.peek(0) == quote && lx.peek(1) == quote;
     if triple {
@@ -437,7 +438,65 @@ fn string(lx: &mut Lexer, prefix: String) -> Result<(), MaskModError> {
                 'n' => value.push('\n'),
                 't' => value.push('\t'),
                 'r' => value.push('\r'),
-                '0' => value.push('\0'),
+                'u' | 'U' | 'N' if bytes => {
+                    value.push('\\');
+                    value.push(e);
+                }
+                'a' => value.push('\u{7}'),
+                'b' => value.push('\u{8}'),
+                'f' => value.push('\u{c}'),
+                'v' => value.push('\u{b}'),
+                '0'..='7' => {
+                    // Octal: up to three digits, as Python reads them.
+                    let mut v = e.to_digit(8).unwrap_or(0);
+                    for _ in 0..2 {
+                        match lx.peek(0).to_digit(8) {
+                            Some(d) if lx.i < lx.chars.len() => {
+                                v = v * 8 + d;
+                                lx.bump();
+                            }
+                            _ => break,
+                        }
+                    }
+                    value.push(char::from_u32(v).unwrap_or('\0'));
+                }
+                'x' | 'u' | 'U' => {
+                    let digits = match e {
+                        'x' => 2,
+                        'u' => 4,
+                        _ => 8,
+                    };
+                    let mut v: u32 = 0;
+                    for _ in 0..digits {
+                        let d = if lx.i < lx.chars.len() { lx.peek(0).to_digit(16) } else { None };
+                        let Some(d) = d else {
+                            return Err(at(
+                                line as usize,
+                                col as usize,
+                                format!("truncated \\{e} escape in a string (SyntaxError)"),
+                            ));
+                        };
+                        v = v.wrapping_mul(16).wrapping_add(d);
+                        lx.bump();
+                    }
+                    match char::from_u32(v) {
+                        Some(ch) => value.push(ch),
+                        None => {
+                            return Err(at(
+                                line as usize,
+                                col as usize,
+                                "a \\U escape outside Unicode, or a lone surrogate, in a string is not modelled",
+                            ));
+                        }
+                    }
+                }
+                'N' => {
+                    return Err(at(
+                        line as usize,
+                        col as usize,
+                        "the \\N{...} escape (a character by its Unicode name) is not modelled",
+                    ));
+                }
                 '\\' | '\'' | '"' => value.push(e),
                 _ => {
                     value.push('\\');

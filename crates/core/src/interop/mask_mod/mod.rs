@@ -6,9 +6,9 @@
 //!   `*args`, annotations and docstrings, closures, `lambda`, decorators, `functools.partial`,
 //!   conditional expressions, comprehensions; Python's integer semantics (64-bit, floor division and
 //!   modulo on negatives), floats, bools, tuples, lists, dicts and strings. A module-level statement
-//!   that fails on something hasseflow does not model (`torch.set_default_device`, a class, a
-//!   benchmark call) is skipped, and the names it binds become unavailable: the import fails only
-//!   if the mask uses one, naming the statement. What Python itself would raise (a `NameError`,
+//!   that fails on something hasseflow does not model (a class, a benchmark call) is skipped: the
+//!   names it binds become unavailable, and what it could have mutated is tainted ([`effects`]):
+//!   the import fails only if the mask reads one, naming both places. What Python itself would raise (a `NameError`,
 //!   `ZeroDivisionError`, a failed `assert`) stops the import, as it stops Python's.
 //! - **Tensors as torch computes them** ([`tensor`], [`tensor_ops`], [`builtins`]): bool, integer
 //!   and float tensors of any rank with torch's type promotion, broadcasting, basic and advanced
@@ -36,11 +36,14 @@ use crate::format::MAX_N;
 mod ast;
 mod blockmask;
 mod builtins;
+mod effects;
 mod interp;
 mod lex;
 pub mod library;
+mod memory;
 mod ops;
 mod parse;
+mod pyset;
 mod rt;
 mod tensor;
 mod tensor_ops;
@@ -50,6 +53,7 @@ mod tests;
 mod trace;
 mod value;
 mod vector;
+mod views;
 
 use interp::Ctx;
 use rt::{Eval, Interp};
@@ -126,13 +130,22 @@ pub enum MaskModError {
 pub fn is_mask_mod(bytes: &[u8]) -> bool {
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    // Any line ending counts, a lone `\r` included (old Mac files).
+    let first = text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
     match first {
         None => false,
         Some(l) if l.starts_with('{') || l.starts_with('[') => false,
         Some(_) => {
             text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| matches!(w, "def" | "lambda" | "import"))
         }
+    }
+}
+
+/// A module's or function's docstring (`__doc__`): its first statement when that is a string.
+fn docstring(body: &[ast::Stmt]) -> Value {
+    match body.first().map(|s| &s.kind) {
+        Some(ast::StmtKind::Expr(ast::Expr { kind: ast::ExprKind::Str(s), .. })) => Value::Str(s.clone()),
+        _ => Value::None,
     }
 }
 
@@ -198,6 +211,7 @@ impl MaskMod {
         let mut it = Interp::new();
         let globals = shared(Globals::default());
         let ctx = Ctx { globals: globals.clone(), frame: None };
+        globals.borrow_mut().set("__doc__".into(), docstring(&body));
         it.run_module(&body, &ctx).map_err(fail_error)?;
         let (name, entry) = pick_entry(&globals.borrow())?;
         let declared_n = match globals.borrow().get("N") {

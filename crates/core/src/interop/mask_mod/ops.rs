@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::ast::{BinOp, Pos, UnOp};
-use super::rt::{Interp, MAX_ITEMS, R, exc, kernel_of, limit, py_eq, unavailable_msg, unsup};
+use super::rt::{Interp, MAX_ITEMS, R, exc, int_float_cmp, kernel_of, limit, py_eq, unavailable_msg, unsup};
 use super::tensor::{
     Bin, Class, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast, broadcast_index,
     cast, checked_numel, result_type, un_dtype,
@@ -241,6 +241,20 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         let Some(k) = kernel_of(op) else { return unsup(pos, "matrix multiplication `@` is not supported") };
         return elementwise(it, Elem::Bin(k), &[a, b], pos);
     }
+    if op == BinOp::BitOr && (is_type(&a) || is_type(&b)) {
+        // `int | None`, `X | Y`: a union of types, as annotations write them. Kept inert.
+        return Ok(Value::Unavailable(std::rc::Rc::new(super::value::Unavailable {
+            what: format!(
+                "line {}, column {}: a union of types (`X | Y`), kept as an inert value: using it is not modelled",
+                pos.line, pos.col
+            ),
+        })));
+    }
+    if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor | BinOp::Sub)
+        && (it.sets.is_set(&a) || it.sets.is_set(&b))
+    {
+        return unsup(pos, format!("the set operator `{}` is not modelled", op.symbol()));
+    }
     match (&a, &b) {
         (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
             if x.len() + y.len() > MAX_ITEMS {
@@ -294,6 +308,30 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         _ => {}
     }
     py_arith(op, &a, &b, pos)
+}
+
+/// A type as a value: a builtin type or typing construct, or a class of the text.
+fn is_type(v: &Value) -> bool {
+    match v {
+        Value::Class(_) => true,
+        Value::Native(n) => {
+            n.recv.is_none()
+                && (n.name.starts_with("typing.")
+                    || matches!(
+                        &*n.name,
+                        "builtins.int"
+                            | "builtins.float"
+                            | "builtins.str"
+                            | "builtins.bool"
+                            | "builtins.list"
+                            | "builtins.tuple"
+                            | "builtins.dict"
+                            | "builtins.set"
+                            | "builtins.frozenset"
+                    ))
+        }
+        _ => false,
+    }
 }
 
 fn as_int(v: &Value) -> Option<i64> {
@@ -497,11 +535,26 @@ pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) 
     if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
         return Ok(Value::Bool(op.test(x, y)));
     }
+    let mixed = match (a, b) {
+        (Value::Float(f), other) => as_int(other).map(|i| int_float_cmp(i, *f).map(std::cmp::Ordering::reverse)),
+        (other, Value::Float(f)) => as_int(other).map(|i| int_float_cmp(i, *f)),
+        _ => None,
+    };
+    if let Some(ord) = mixed {
+        // Python compares an int with a float exactly (NaN: only `!=` holds).
+        return Ok(Value::Bool(match ord {
+            None => op == Cmp::Ne,
+            Some(o) => op.test(o, std::cmp::Ordering::Equal),
+        }));
+    }
     if let (Some(x), Some(y)) = (as_num(a), as_num(b)) {
         return Ok(Value::Bool(op.test(x, y)));
     }
     if let (Value::Str(x), Value::Str(y)) = (a, b) {
         return Ok(Value::Bool(op.test(x, y)));
+    }
+    if it.sets.is_set(a) || it.sets.is_set(b) {
+        return unsup(pos, "comparing sets (subset, superset, equality) is not modelled");
     }
     match op {
         Cmp::Eq => Ok(Value::Bool(seq_eq(a, b))),

@@ -1196,6 +1196,9 @@ pub(super) fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
             StmtKind::Def(f, _) if !out.contains(&f.name) => {
                 out.push(f.name.clone());
             }
+            StmtKind::Class(c) if !out.contains(&c.name) => {
+                out.push(c.name.clone());
+            }
             StmtKind::Import(items) => {
                 for (_, n, _) in items {
                     if !out.contains(n) {

@@ -27,7 +27,8 @@ pub(super) enum FailKind {
     Unsupported,
     /// What Python (or torch) itself would raise.
     Exception,
-    /// A resource limit: never skipped.
+    /// A resource limit, or a point the reader cannot pass (an exception a `try` may or may not
+    /// catch): never skipped.
     Limit,
 }
 
@@ -63,6 +64,12 @@ pub(super) struct Interp {
     pub(super) preludes: HashMap<&'static str, Shared<Globals>>,
     /// Whether the prelude being run is a library (its statements are never skipped).
     pub(super) in_prelude: bool,
+    /// Objects a skipped statement could have mutated: (address, the object kept alive, why).
+    pub(super) tainted: Vec<(usize, Value, String)>,
+    /// Views and the tensors whose memory they share.
+    pub(super) views: super::memory::Registry,
+    /// Sets and whether their order is modelled.
+    pub(super) sets: super::memory::Sets,
 }
 
 impl Interp {
@@ -77,6 +84,9 @@ impl Interp {
             imports: Vec::new(),
             preludes: HashMap::new(),
             in_prelude: false,
+            tainted: Vec::new(),
+            views: super::memory::Registry::default(),
+            sets: super::memory::Sets::default(),
         }
     }
 
@@ -84,6 +94,22 @@ impl Interp {
         self.steps += 1;
         if self.steps > MAX_STEPS {
             return limit(pos, format!("the text runs over {MAX_STEPS} steps (a loop or recursion too long)"));
+        }
+        Ok(())
+    }
+    /// Refuses a read of an object a skipped statement could have changed.
+    pub(super) fn check_taint(&self, v: &Value, pos: Pos) -> R<()> {
+        if self.tainted.is_empty() {
+            return Ok(());
+        }
+        let mut ids: Vec<usize> = super::effects::identity(v).into_iter().collect();
+        if let Value::Tensor(t) = v {
+            // A view shares its base's memory: a change to either is a change to both.
+            let base = self.views.base_of(t);
+            ids.extend(super::effects::identity(&Value::Tensor(base)));
+        }
+        if let Some((_, _, why)) = self.tainted.iter().find(|t| ids.contains(&t.0)) {
+            return unsup(pos, format!("this {} may have been changed by {why}", v.type_name()));
         }
         Ok(())
     }
@@ -130,11 +156,43 @@ pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| py_eq(p, q)),
         (Value::Dtype(x), Value::Dtype(y)) => x == y,
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => {
+            int_float_cmp(*i, *f) == Some(std::cmp::Ordering::Equal)
+        }
         _ => match (num(a), num(b)) {
             (Some(x), Some(y)) => x == y,
             _ => false,
         },
     }
+}
+
+/// Python's exact comparison of an int with a float (no rounding of the int to a float); `None`
+/// when the float is NaN.
+pub(super) fn int_float_cmp(i: i64, f: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() {
+        return None;
+    }
+    if f >= TWO_63 {
+        return Some(Ordering::Less);
+    }
+    if f < -TWO_63 {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    Some(match i.cmp(&(t as i64)) {
+        Ordering::Equal => {
+            if f > t {
+                Ordering::Less
+            } else if f < t {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
+        o => o,
+    })
 }
 
 fn num(v: &Value) -> Option<f64> {

@@ -131,8 +131,10 @@ impl Sc {
     }
 }
 
-/// Casts an element from one dtype to another as torch's `.to(dtype)` does (float to integer
-/// truncates toward zero; out-of-range results are wrapped).
+/// Casts an element from one dtype to another as torch's `.to(dtype)` does on the CPU (float to
+/// integer truncates toward zero; a float out of range or NaN gives the x86 conversion's
+/// "integer indefinite": INT64_MIN for int64, INT32_MIN for the narrower widths, which convert
+/// through int32 and are then wrapped, as torch 2.x computes them).
 pub(super) fn cast(v: Sc, to: DType) -> Sc {
     match (v, to.is_float()) {
         (Sc::I(x), false) => Sc::I(to.wrap(x)),
@@ -142,7 +144,15 @@ pub(super) fn cast(v: Sc, to: DType) -> Sc {
             if to.is_bool() {
                 Sc::I(i64::from(x != 0.0))
             } else {
-                Sc::I(to.wrap(if x.is_nan() { 0 } else { x.trunc() as i64 }))
+                const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+                const TWO_31: f64 = 2_147_483_648.0;
+                let t = x.trunc();
+                if to == DType::I64 {
+                    Sc::I(if x.is_nan() || !(-TWO_63..TWO_63).contains(&t) { i64::MIN } else { t as i64 })
+                } else {
+                    let v32 = if x.is_nan() || !(-TWO_31..TWO_31).contains(&t) { i32::MIN } else { t as i32 };
+                    Sc::I(to.wrap(i64::from(v32)))
+                }
             }
         }
     }

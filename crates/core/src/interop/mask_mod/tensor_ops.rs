@@ -47,8 +47,10 @@ fn to_ix(v: &Value, pos: Pos) -> R<Ix> {
             let t = t.borrow();
             if t.dtype.is_bool() {
                 Ix::Mask(t.clone())
-            } else if t.dtype.is_float() {
+            } else if t.dtype.is_float() || (matches!(t.dtype, DType::I8 | DType::I16) && !t.shape.is_empty()) {
                 return exc(pos, "tensors used as indices must be long, int, byte or bool tensors (IndexError)");
+            } else if t.dtype == DType::U8 {
+                return unsup(pos, "indexing with a uint8 tensor (torch's deprecated byte mask) is not modelled");
             } else if t.shape.is_empty() {
                 Ix::Int(t.data[0].as_i64())
             } else {
@@ -305,6 +307,12 @@ pub(super) fn getitem(it: &mut Interp, t: &Tensor, i: Value, pos: Pos) -> R<Valu
     it.charge(pos, positions.len())?;
     let data = positions.iter().map(|&p| t.data[p]).collect();
     Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
+}
+
+/// The flat positions `t[i]` reads, for a basic index (a view's map).
+pub(super) fn index_positions(shape: &[usize], i: Value, pos: Pos) -> R<Vec<usize>> {
+    let ix = items_of(i).iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;
+    Ok(select(shape, ix, pos)?.0)
 }
 
 /// `t[i] = v`.

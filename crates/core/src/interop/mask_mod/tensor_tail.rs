@@ -713,6 +713,7 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         kw: a.kw.clone(),
         at: pos,
         name: a.name.clone(),
+        used: a.used.clone(),
     };
     tensor_method(it, f, &input, &t, &rest).map(Some)
 }

@@ -1,0 +1,140 @@
+//! Views and their bases, as torch shares memory between them: a basic index (`x[2:]`, `x[0]`,
+//! `x[None]`, `x[..., 1]`), `.view`, `.unsqueeze`, `.squeeze`, `.t`, `.detach` and a tensor's rows
+//! when iterated are views of the tensor they come from; an in-place write to either side (item
+//! assignment, `+=`, `fill_`, `zero_`, `masked_fill_`) is seen through every other.
+//!
+//! A view is its own [`Tensor`] plus, in the interpreter's registry, its base (the tensor that owns
+//! the memory, never itself a view) and its map: the flat position in the base of each of its
+//! elements. A write to a view is scattered into its base; a write to a base (or through a view)
+//! refreshes every live view of it. Where torch itself decides between a view and a copy by strides
+//! hasseflow does not keep (`reshape` of a non-contiguous view), the result is marked uncertain and
+//! a write to it or to its base is refused, never guessed.
+
+use std::rc::Rc;
+
+use super::ast::Pos;
+use super::memory::id;
+use super::rt::{Interp, R, unsup};
+use super::tensor::{DType, Sc, Tensor};
+use super::value::{Shared, Value};
+
+/// A tensor of `shape` whose elements are their own flat positions.
+pub(super) fn iota(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    Tensor::new(DType::I64, shape.to_vec(), (0..n as i64).map(Sc::I).collect())
+}
+
+/// Records `view` (a tensor just made from `src`) as a view of `src`'s memory: `local` is the flat
+/// position in `src` of each of its elements, or `None` when torch may have copied.
+pub(super) fn register(it: &mut Interp, src: &Shared<Tensor>, view: &Value, local: Option<Vec<usize>>) {
+    let Value::Tensor(v) = view else { return };
+    if Rc::ptr_eq(v, src) {
+        return;
+    }
+    let (base, map) = match it.views.entry(src) {
+        None => (src.clone(), local.map(Rc::new)),
+        Some((b, m)) => {
+            let map = match (m, local) {
+                (Some(m), Some(l)) => l.iter().map(|&k| m.get(k).copied()).collect::<Option<Vec<_>>>().map(Rc::new),
+                _ => None,
+            };
+            (b.clone(), map)
+        }
+    };
+    it.views.insert(v, base, map);
+}
+
+/// After an in-place write to `t`: its base and every other view of that base see it.
+pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
+    let uncertain = || {
+        unsup(
+            pos,
+            "an in-place write to a tensor that torch may or may not share with another (a `reshape` of a \
+             non-contiguous view) is not modelled",
+        )
+    };
+    let base = match it.views.entry(t) {
+        None => t.clone(),
+        Some((_, None)) => return uncertain(),
+        Some((b, Some(m))) => {
+            let (b, m) = (b.clone(), m.clone());
+            it.charge(pos, m.len())?;
+            if !sync(t, &b, &m, true) {
+                return uncertain();
+            }
+            b
+        }
+    };
+    let me = id(t);
+    for v in it.views.views_of(&base) {
+        if id(&v) == me {
+            continue;
+        }
+        let map = match it.views.entry(&v) {
+            Some((_, Some(m))) => m.clone(),
+            _ => return uncertain(),
+        };
+        it.charge(pos, map.len())?;
+        if !sync(&v, &base, &map, false) {
+            return uncertain();
+        }
+    }
+    Ok(())
+}
+
+/// Copies through a view's map, into its base (`to_base`) or out of it; false when the map does
+/// not fit the two (never expected: a view keeps its shape).
+fn sync(view: &Shared<Tensor>, base: &Shared<Tensor>, map: &[usize], to_base: bool) -> bool {
+    let (mut v, mut b) = (view.borrow_mut(), base.borrow_mut());
+    if v.data.len() != map.len() || map.iter().any(|&p| p >= b.data.len()) {
+        return false;
+    }
+    for (k, &p) in map.iter().enumerate() {
+        if to_base {
+            b.data[p] = v.data[k];
+        } else {
+            v.data[k] = b.data[p];
+        }
+    }
+    true
+}
+
+/// Whether a tensor index is basic (a view in torch): ints, 0-d integer tensors, slices, `None`,
+/// `...`, or a tuple of them.
+pub(super) fn is_basic_index(i: &Value) -> bool {
+    let one = |v: &Value| match v {
+        Value::Int(_) | Value::Slice(_) | Value::None | Value::Ellipsis => true,
+        Value::Tensor(t) => {
+            let t = t.borrow();
+            t.shape.is_empty() && !t.dtype.is_float() && !t.dtype.is_bool()
+        }
+        _ => false,
+    };
+    match i {
+        Value::Tuple(items) => items.iter().all(one),
+        other => one(other),
+    }
+}
+
+/// The flat positions in `src` of a shape operation's result, by running it on [`iota`].
+pub(super) fn positions(
+    it: &mut Interp,
+    src: &Tensor,
+    op: impl FnOnce(&mut Interp, Tensor) -> R<Value>,
+    pos: Pos,
+) -> R<Option<Vec<usize>>> {
+    it.charge(pos, src.numel())?;
+    Ok(match op(it, iota(&src.shape))? {
+        Value::Tensor(r) => Some(r.borrow().data.iter().map(|s| s.as_i64() as usize).collect()),
+        _ => None,
+    })
+}
+
+/// Refuses a module whose views went uncertain and were then reshaped by `view` (torch raises or
+/// shares; hasseflow cannot tell which).
+pub(super) fn need_contiguous(it: &Interp, t: &Shared<Tensor>, what: &str, pos: Pos) -> R<bool> {
+    match it.views.is_contiguous(t) {
+        Some(c) => Ok(c),
+        None => unsup(pos, format!("`{what}` of a tensor whose memory layout hasseflow does not know is not modelled")),
+    }
+}

@@ -1,0 +1,117 @@
+//! Issue 30's semantic reproducers for the mask_mod reader, in process: views that alias their
+//! base, statements the reader skips, try/except ImportError, keyword arguments, Python values as
+//! CPython has them, refusals that tell the truth. Each case of tests/data/mask_mod_semantics.json
+//! ends as torch's exact mask (its rows, which tests/python/test_mask_mod_semantics.py checks are
+//! what `create_mask` gives for the same text) or as a one-line refusal with a place and the words
+//! given.
+
+use hasseflow_core::interop::mask_mod::MaskMod;
+
+/// The cases, shared with the Python test that runs them against torch.
+fn cases() -> Vec<serde_json::Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mask_mod_semantics.json");
+    let text = std::fs::read_to_string(path).expect("tests/data/mask_mod_semantics.json is readable");
+    serde_json::from_str(&text).expect("tests/data/mask_mod_semantics.json is JSON")
+}
+
+#[test]
+fn each_reproducer_is_torchs_mask_or_a_true_refusal() {
+    let cases = cases();
+    assert!(cases.len() >= 25, "only {} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let (name, text) = (case["name"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let got = MaskMod::parse(text).and_then(|m| m.to_mask(8)).map(|b| b.to_row_strings());
+        let ok = match (&case["rows"], &got) {
+            (serde_json::Value::Array(want), Ok(rows)) => {
+                want.iter().map(|r| r.as_str().unwrap()).eq(rows.iter().map(String::as_str))
+            }
+            (serde_json::Value::Null, Err(e)) => {
+                let e = e.to_string();
+                e.contains(case["words"].as_str().unwrap()) && e.contains("line ")
+            }
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{name}: {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn message(text: &str) -> String {
+    match MaskMod::parse(text).and_then(|m| m.to_mask(4)) {
+        Ok(_) => panic!("accepted {text:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn refusals_claim_no_exception_python_would_not_raise() {
+    let e = message("X = bin(3)\ndef mask_mod(b, h, q, k):\n    return q - k <= len(X)\n");
+    assert!(e.contains("the builtin `bin` is not modelled") && !e.contains("NameError"), "{e}");
+    let e = message(
+        "import torch\nT = int | None\nA = tuple[str, int | None]\ndef mask_mod(b, h, q, k):\n    return q >= k + A\n",
+    );
+    assert!(e.contains("kept as an inert value") && !e.contains("TypeError"), "{e}");
+    let e = message("S = {1, 2} | {3}\ndef mask_mod(b, h, q, k):\n    return q - k <= len(S)\n");
+    assert!(e.contains("set operator `|` is not modelled") && !e.contains("list and list"), "{e}");
+    let e = message("W = 2**63 - 4\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n");
+    assert!(e.contains("over 64 bits") && !e.contains("Error"), "{e}");
+    let e =
+        message("S = {'a', 'b', 'c'}\nW = len([x for x in S][0])\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n");
+    assert!(e.contains("iterating a set"), "{e}");
+}
+
+#[test]
+fn python_values_are_cpythons() {
+    // Each pair: an expression and CPython 3.11's value of it (small enough to be a window).
+    let cases = [
+        ("pow(3, 200, 7)", 2),
+        ("pow(5, 3, -4)", -3),
+        ("round(1250, -2) // 100", 12),
+        ("round(1350, -2) // 100", 14),
+        ("int('ff', 16) % 7", 3),
+        ("int('0b101', 0)", 5),
+        ("int(' -1_0 ') + 12", 2),
+        ("int(2**53 + 1 > float(2**53))", 1),
+        ("int(2**53 + 1 == 2.0**53)", 0),
+        ("len('\\x41\\u00e9\\101\\0')", 4),
+        ("list({27, 14, 10, 2})[0] % 5", 2),
+        ("list({x for x in [27, 14, 10, 2]})[0] % 5", 2),
+        ("list(set([-1, 7, 3]))[1] + 2", 1),
+        ("len(__doc__)", 4),
+    ];
+    for (expr, want) in cases {
+        let want: i64 = want;
+        // Column 0 has its one key at row W + 20.
+        let text = format!("\"\"\"Doc.\"\"\"\nW = {expr}\ndef mask_mod(b, h, q, k):\n    return q - k == W + 20\n");
+        let rows = MaskMod::parse(&text).and_then(|m| m.to_mask(40)).map(|b| b.to_row_strings());
+        let rows = rows.unwrap_or_else(|e| panic!("{expr}: {e}"));
+        let got: Vec<usize> = (0..40).filter(|&r| rows[r].as_bytes()[0] == b'1').collect();
+        assert_eq!(got, [(want + 20) as usize], "{expr}: expected {want}");
+    }
+}
+
+#[test]
+fn float_to_long_is_torchs_x86_conversion() {
+    // torch.tensor([1e30, nan, -3e9]).long() is INT64_MIN, INT64_MIN, -3e9 on the CPU.
+    let text = "import torch\nT = torch.tensor([1e30, float('nan'), -3e9]).long()\n\
+                W = int((T[0] == -2**62 * 2) & (T[1] == T[0]) & (T[2] == -3000000000))\n\
+                def mask_mod(b, h, q, k):\n    return q - k <= W\n";
+    let rows = MaskMod::parse(text).and_then(|m| m.to_mask(3)).unwrap().to_row_strings();
+    assert_eq!(rows, ["111", "111", ".11"]);
+    let e = message(
+        "import torch\nI = torch.tensor([1], dtype=torch.int8)\nT = torch.arange(4)[I]\ndef mask_mod(b, h, q, k):\n    return T[0] <= q\n",
+    );
+    assert!(e.contains("tensors used as indices must be long, int, byte or bool tensors"), "{e}");
+}
+
+#[test]
+fn a_skipped_class_is_reported_as_skipped_not_undefined() {
+    // An Enum class is not modelled: its name is unavailable, with both places, never a NameError.
+    let e = message(
+        "from enum import Enum\nclass Mode(Enum):\n    A = 1\n    B = 2\nW = Mode.B.value\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n",
+    );
+    assert!(e.contains("`Mode`, set by the skipped statement at line 2, column 1") && !e.contains("NameError"), "{e}");
+}

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""A differential fuzz of the mask_mod reader against torch: generated modules, then mutated, each
+run by torch's create_mask (mask_mod_oracle.py: the file imported as a module) and by
+`hasseflow convert FILE --n N --to text`.
+
+The modules aim where a reader can be silently wrong: views that share memory with their base and
+in-place writes through either side (slices filled, `+=` on a tail, rows written while iterating,
+`.view(...)[i] = v`, `.t()`, `.detach()`, casts to the same dtype); statements the reader cannot
+run that may mutate what the mask reads later (`add_`, `copy_`, `clamp_`, `list.sort()`, a
+function writing a `global`); `try`/`except` paths (an import that may be missing, a KeyError,
+`else` and `finally`); float and NaN edge cases (division by zero, float-to-long out of range, NaN
+compares, float32 rounding, ties to even); integer widths (int8/int16/int32/uint8 wrapping, shifts);
+set and dict order; string escapes; Python number semantics (int/float compares past 2**53,
+`pow(a, b, m)`, `round(x, -n)`, `int(s, base)`, `__doc__`). Each generated module is then mutated
+at random: a statement dropped, duplicated or moved, a constant changed, or an unmodelled in-place
+call inserted after a line.
+
+The only thing a module may not do is come out different: every module the reader accepts must
+equal create_mask cell for cell ("WRONG" and "accepted-only", a mask where torch raised, fail).
+Refusals are allowed; the figures are printed.
+
+Usage: test_mask_mod_differential.py [BIN] [--count N] [--seed S] [--keep DIR]
+The suite runs a fixed sample (1,000 modules of seed 3030); HASSEFLOW_DIFF_FULL=1 runs 10,000.
+"""
+
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+
+COUNT = 10_000 if os.environ.get("HASSEFLOW_DIFF_FULL") else 1_000
+SEED = 3030
+KEEP = None
+for flag in ("--count", "--seed", "--keep"):
+    if flag in sys.argv:
+        i = sys.argv.index(flag)
+        value = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
+        if flag == "--count":
+            COUNT = int(value)
+        elif flag == "--seed":
+            SEED = int(value)
+        else:
+            KEEP = value
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch.nn.attention.flex_attention import create_mask  # noqa: E402
+
+from mask_mod_oracle import describe_diff, hasseflow_side, load_module  # noqa: E402
+from tally import Tally, exit_with  # noqa: E402
+
+# create_mask (four nested vmaps) costs about 0.3 s a call here, so it runs on every tenth module;
+# the others evaluate the same function once on broadcast index tensors, which for the generated
+# masks (elementwise operators, comparisons and table lookups only) is the same computation, and
+# every module that runs both must agree on both.
+CREATE_MASK_EVERY = 10
+
+
+def torch_side(path, n, with_create_mask):
+    """(mask, None) or (None, why torch refused)."""
+    try:
+        fn = load_module(path).mask_mod
+        q = torch.arange(n)
+        m = torch.as_tensor(fn(torch.tensor(0), torch.tensor(0), q[:, None], q[None, :]))
+        if m.dtype != torch.bool:
+            return None, f"the mask_mod returned {m.dtype}"
+        m = m.expand(n, n).numpy().copy()
+        if with_create_mask:
+            full = create_mask(fn, B=1, H=1, Q_LEN=n, KV_LEN=n, device="cpu")[0, 0].numpy()
+            if not np.array_equal(full, m):
+                raise AssertionError("the broadcast evaluation differs from create_mask: " + describe_diff(m, full))
+        return m, None
+    except AssertionError:
+        raise
+    except Exception as e:  # noqa: BLE001 - torch refusing the module is an outcome we compare
+        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+
+
+def compare(path, n, with_create_mask):
+    theirs, torch_error = torch_side(path, n, with_create_mask)
+    ours, our_error = hasseflow_side(path, n)
+    if theirs is not None and ours is not None:
+        if np.array_equal(ours, theirs):
+            return "equal", ""
+        return "WRONG", describe_diff(ours, theirs)
+    if theirs is not None:
+        return "refused", our_error
+    if ours is not None:
+        return "accepted-only", f"hasseflow gave a mask; torch raised {torch_error}"
+    return "refused-both", our_error
+
+DTYPES_INT = ["torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.uint8", "torch.long"]
+DTYPES_FLOAT = ["torch.float32", "torch.float64", "torch.float"]
+# String literals with escapes, as they appear in the module's text.
+ESCAPES = ["\\x41\\x42", "\\101", "\\t\\n", "ab\\u00e9", "\\0", "\\x7f\\x00", "\\1234", "\\N{BULLET}", "\\a\\v"]
+DISTURBANCES = [
+    "{t}.add_(1)", "{t}.mul_(2)", "{t}.sub_({c})", "{t}.clamp_(0, {c})", "{t}.copy_({t}.flip(0))",
+    "{t}[::2].add_({c})", "{t}[{c}:].mul_(0)", "{t}.index_fill_(0, torch.tensor([{c}]), 0)",
+    "{l}.sort()", "{l}.reverse()", "{l}.pop()", "{l}.insert(0, {c})", "{l}.remove({l}[0])",
+    "{t}.neg_()", "{t}.abs_()", "{t}.div_(2, rounding_mode='floor')", "{t}.fill_diagonal_(0) if {t}.dim() == 2 else None",
+]
+
+
+class Gen:
+    def __init__(self, r):
+        self.r = r
+        self.n = r.randrange(5, 12)
+        self.lines = ["import torch", "import math", f"N = {self.n}"]
+        self.tables = []  # names of 1-d integer tables of length N
+        self.lists = []  # names of Python int lists
+        self.ints = []  # names of small Python ints
+        self.k = 0
+
+    def fresh(self, base):
+        self.k += 1
+        return f"{base}{self.k}"
+
+    def c(self, lo=0, hi=None):
+        return self.r.randrange(lo, (hi if hi is not None else self.n) + 1)
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    # ---- views and in-place writes
+    def views(self):
+        r, n = self.r, self.n
+        t = self.fresh("DOC")
+        dt = r.choice(["torch.long", "torch.int32", "torch.int64"])
+        self.add(f"{t} = torch.zeros(N, dtype={dt})")
+        kind = r.randrange(12)
+        if kind == 0:
+            cuts = sorted(r.sample(range(1, n), r.randrange(1, min(4, n - 1) + 1)))
+            spans = list(zip([0] + cuts, cuts + [n]))
+            self.add(f"for i, (s, e) in enumerate({spans}):", f"    {t}[s:e].fill_(i + {self.c(0, 2)})")
+        elif kind == 1:
+            v = self.fresh("tail")
+            self.add(f"{v} = {t}[{self.c(0, n - 1)}:]", f"{v} += {self.c(1, 3)}")
+        elif kind == 2 and n % 2 == 0:
+            self.add(f"{t}.view(2, {n // 2})[{self.c(0, 1)}] = {self.c(1, 3)}")
+        elif kind == 3:
+            m = self.fresh("M")
+            self.add(f"{m} = torch.zeros(2, N, dtype={dt})", f"for j, row in enumerate({m}):",
+                     f"    row[j * {self.c(1, 3)}:] = j + 1", f"{t} += {m}[0] + {m}[1]")
+        elif kind == 4:
+            self.add(f"{t}.detach()[{self.c(0, n - 1)}] = 2", f"{t}.long()[{self.c(0, n - 1)}] = 3",
+                     f"{t}.cpu()[{self.c(0, n - 1)}] += 1")
+        elif kind == 5:
+            m = self.fresh("M")
+            self.add(f"{m} = torch.zeros(2, N, dtype={dt})", f"{m}.t()[{self.c(0, n - 1)}] = 1",
+                     f"{t}[:] = {m}[0] * 2 + {m}[1]")
+        elif kind == 6:
+            a = self.c(0, n - 2)
+            self.add(f"{t}[{self.c(0, n - 1)}:].zero_()", f"{t}[:{self.c(1, n)}].fill_({self.c(1, 3)})",
+                     f"{t}[{a}:].masked_fill_({t}[{a}:] > 0, 5)")
+        elif kind == 7:
+            v = self.fresh("v")
+            self.add(f"{v} = {t}[{self.c(0, 2)}:][{self.c(0, 2)}:]", f"{v}[0] = 4", f"{v} += 1")
+        elif kind == 8:
+            v = self.fresh("u")
+            self.add(f"{v} = {t}.unsqueeze(0)", f"{v}[0, {self.c(0, n - 1)}] = 6",
+                     f"{t}[{self.c(0, n - 1)}] -= 1")
+        elif kind == 9:
+            v = self.fresh("h")
+            w = self.fresh("W")
+            self.add(f"{v} = {t}[:{self.c(1, n)}]", f"{t}[{self.c(0, n - 1)}] = 7", f"{w} = int({v}.sum()) % 4")
+            self.ints.append(w)
+        elif kind == 10:
+            v = self.fresh("f")
+            self.add(f"{v} = {t}.float()", f"{v}[{self.c(0, n - 1)}] = 9", f"{t}.to(torch.float)[0] = 1",
+                     f"{t}.to({t}.dtype)[{self.c(0, n - 1)}] = 2")
+        else:
+            self.add(f"{t}[{self.c(0, n - 1)}] += {self.c(0, 4)}", f"x_ = {t}[{self.c(0, n - 1)}]", "x_ += 3",
+                     f"{t}[N - 1] = x_")
+        self.tables.append(t)
+
+    # ---- unmodelled in-place calls, on what the mask reads or not
+    def disturb(self):
+        r = self.r
+        if not self.tables and not self.lists:
+            return
+        t = r.choice(self.tables) if self.tables else None
+        lst = r.choice(self.lists) if self.lists else None
+        choices = [d for d in DISTURBANCES if ("{t}" in d and t) or ("{l}" in d and lst)]
+        self.add(r.choice(choices).format(t=t, l=lst, c=self.c(0, 3)))
+
+    def global_writer(self):
+        g = self.fresh("G")
+        self.add(f"{g} = {self.c(0, 3)}", "def bump():", f"    global {g}", f"    {g} = {g} + {self.c(1, 3)}",
+                 "    return torch.zeros(2).add_(1)", "bump()")
+        self.ints.append(g)
+
+    # ---- try / except
+    def try_paths(self):
+        r = self.r
+        w = self.fresh("WIN")
+        kind = r.randrange(5)
+        if kind == 0:
+            mod = r.choice(["flash_attn_missing_pkg", "math", "itertools", "not_a_real_module_x"])
+            self.add("try:", f"    import {mod}", f"    {w} = {self.c(0, 2)}", "except ImportError:",
+                     f"    {w} = {self.c(2, 4)}")
+        elif kind == 1:
+            self.add("D_ = {'a': 1, 'b': 2}", "try:", f"    {w} = D_[{r.choice(['a', 'c'])!r}] + 1",
+                     "except KeyError:", f"    {w} = {self.c(0, 3)}")
+        elif kind == 2:
+            self.add("try:", f"    {w} = {self.c(0, 3)}", "except Exception:", f"    {w} = 0", "else:",
+                     f"    {w} += 1", "finally:", f"    {w} = {w} % 4")
+        elif kind == 3:
+            self.add("try:", f"    {w} = [1, 2, 3][{self.c(0, 4)}]", "except IndexError:", f"    {w} = 0")
+        else:
+            self.add("try:", "    from torch.nn.attention.flex_attention import create_mask", f"    {w} = 2",
+                     "except ImportError:", f"    {w} = 3")
+        self.ints.append(w)
+
+    # ---- floats, NaN, widths
+    def floats(self):
+        r = self.r
+        t = self.fresh("FT")
+        kind = r.randrange(8)
+        if kind == 0:
+            self.add(f"{t} = (torch.arange(N, dtype={r.choice(DTYPES_FLOAT)}) / {r.choice(['0', '2', '3', '0.5'])})")
+            self.add(f"{t} = torch.where({t} != {t}, torch.zeros_like({t}), {t}).clamp(max=100).long()")
+        elif kind == 1:
+            self.add(f"{t} = (torch.arange(N) * {r.choice(['1e20', '1e18', '3e9', '-1e30', '2.5'])}).long() % 4")
+        elif kind == 2:
+            self.add(f"{t} = torch.tensor([float('nan')] * N)", f"{t} = ({t} == {t}).long() + ({t} != {t}).long() * 2")
+        elif kind == 3:
+            self.add(f"{t} = torch.round(torch.arange(N) * 0.5).long()")
+        elif kind == 4:
+            self.add(f"{t} = (torch.arange(N) * 0.1 * 3 * 10).long()")
+        elif kind == 5:
+            dt = r.choice(DTYPES_INT)
+            self.add(f"{t} = (torch.arange(N, dtype={dt}) * {r.choice(['100', '37', '1000', '3'])}).long() % 5")
+        elif kind == 6:
+            dt = r.choice(["torch.int8", "torch.int16", "torch.int32", "torch.uint8"])
+            self.add(f"{t} = (torch.arange(N) * {r.choice(['200', '40000', '3000000000', '7'])}).to({dt}).long() % 3")
+        else:
+            self.add(f"{t} = ((torch.arange(N) << {self.c(0, 3)}) >> 1) % 3")
+        self.tables.append(t)
+
+    # ---- Python values
+    def pyvals(self):
+        r = self.r
+        w = self.fresh("PV")
+        kind = r.randrange(12)
+        exprs = [
+            f"len(list({{{', '.join(str(r.randrange(-3, 20)) for _ in range(r.randrange(1, 7)))}}})) % 4",
+            f"list({{{', '.join(str(r.randrange(0, 40)) for _ in range(r.randrange(2, 7)))}}})[0] % 4",
+            f"sorted({{{', '.join(str(r.randrange(-5, 9)) for _ in range(r.randrange(2, 6)))}}})[-1] % 4",
+            "len('" + r.choice(ESCAPES) + "') % 4",
+            f"int(2**53 + {self.c(0, 3)} > float(2**53)) + int(2**53 + 1 == 2.0**53)",
+            f"pow({self.c(1, 9)}, {self.c(0, 40)}, {r.choice([3, 5, 7, -4])}) % 4",
+            f"round({r.randrange(-2000, 2000)}, -{self.c(1, 3)}) % 4",
+            f"int('{r.choice(['ff', '0x1f', '101', '7', 'z'])}', {r.choice([16, 0, 2, 36])}) % 4",
+            f"round({r.choice(['2.5', '0.125', '1.005', '2.675', '3.5', '-0.5'])}, {self.c(0, 2)}) * 4 // 1 % 4",
+            "(0 if __doc__ is None else len(__doc__)) % 4",
+            f"list({{'{self.c(0, 5)}': 1, 'b': 2, '{self.c(0, 5)}': 3}}.values())[0] % 4",
+            f"[x for x in {{{', '.join(str(r.randrange(0, 12)) for _ in range(r.randrange(2, 5)))}}}][-1] % 4",
+        ]
+        self.add(f"{w} = int({exprs[kind]})")
+        self.ints.append(w)
+
+    def pylist(self):
+        lst = self.fresh("L")
+        self.add(f"{lst} = {[self.r.randrange(0, self.n) for _ in range(self.r.randrange(2, 6))]}")
+        self.lists.append(lst)
+
+    # ---- the mask
+    def mask(self):
+        r = self.r
+        terms = ["(k <= q)"]
+        for t in self.tables[-2:]:
+            terms.append(r.choice([f"({t}[q] == {t}[k])", f"({t}[k] <= {t}[q])", f"({t}[q] >= {t}[k] - 1)"]))
+        for w in self.ints[-2:]:
+            terms.append(f"((q - k).abs() <= {w})")
+        for lst in self.lists[-1:]:
+            terms.append(f"(k >= {lst}[0] % N)")
+        r.shuffle(terms)
+        body = terms[0]
+        for x in terms[1:]:
+            body = f"{body} {r.choice(['&', '|'])} {x}"
+        self.add("", "def mask_mod(b, h, q, k):", f"    return {body}")
+
+    def module(self):
+        r = self.r
+        if r.random() < 0.2:
+            self.lines.insert(0, r.choice(['"""Docs."""', '"""A packed-document mask."""', "# no doc"]))
+        steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer]
+        weights = [5, 3, 4, 2, 1, 1]
+        for _ in range(r.randrange(1, 4)):
+            r.choices(steps, weights)[0]()
+        if r.random() < 0.3:
+            self.disturb()
+        self.mask()
+        return self.mutate("\n".join(self.lines) + "\n")
+
+    def mutate(self, text):
+        """A random edit of a whole statement (never inside an indented block) or a constant."""
+        r = self.r
+        if r.random() < 0.5:
+            return text
+        lines = text.split("\n")
+        top = [i for i, line in enumerate(lines) if line and not line.startswith((" ", "def ", "import", "N ="))
+               and not lines[i].endswith(":") and not (i + 1 < len(lines) and lines[i + 1].startswith(" "))]
+        if not top:
+            return text
+        i = r.choice(top)
+        kind = r.randrange(4)
+        if kind == 0:
+            del lines[i]
+        elif kind == 1:
+            lines.insert(i, lines[i])
+        elif kind == 2:
+            j = r.choice(top)
+            lines[i], lines[j] = lines[j], lines[i]
+        else:
+            lines[i] = re.sub(r"\b(\d)\b", lambda m: str((int(m.group(1)) + r.randrange(1, 4)) % 10), lines[i], count=1)
+        return "\n".join(lines)
+
+
+def main():
+    r = random.Random(SEED)
+    t = Tally()
+    figures = {}
+    tmp = KEEP or tempfile.mkdtemp(prefix="hasseflow_diff_")
+    os.makedirs(tmp, exist_ok=True)
+    try:
+        for i in range(COUNT):
+            g = Gen(random.Random(r.getrandbits(64)))
+            text = g.module()
+            path = os.path.join(tmp, f"diff_{i:05}.py")
+            with open(path, "w") as f:
+                f.write(text)
+            outcome, detail = compare(path, g.n, i % CREATE_MASK_EVERY == 0)
+            figures[outcome] = figures.get(outcome, 0) + 1
+            t.check(outcome not in ("WRONG", "accepted-only"), f"{path}: {outcome}: {detail}")
+            if not KEEP and outcome not in ("WRONG", "accepted-only"):
+                os.remove(path)
+    finally:
+        if not KEEP and t.failed == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+    accepted = figures.get("equal", 0) + figures.get("WRONG", 0) + figures.get("accepted-only", 0)
+    print(f"{COUNT} modules (seed {SEED}): accepted {accepted}, equal {figures.get('equal', 0)}, "
+          f"refused {figures.get('refused', 0)} (torch ran), refused by both {figures.get('refused-both', 0)}, "
+          f"WRONG {figures.get('WRONG', 0)}, accepted where torch raised {figures.get('accepted-only', 0)}")
+    return t
+
+
+if __name__ == "__main__":
+    exit_with(main())
