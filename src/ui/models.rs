@@ -156,9 +156,13 @@ pub fn models_view(p: &ModelsProps) -> Html {
                 if let Some(o) = &current {
                     <LayerPlot outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                     <HasseOfLimit outcome={o.clone()} />
-                    <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                 }
             </aside>
+            // Under the report, as wide as the report and the right column together: a 1M-token
+            // model's lookbacks and cell counts do not fit the right column (issue 31).
+            if let Some(o) = &current {
+                <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
+            }
         </div>
     }
 }

@@ -11,6 +11,13 @@ use crate::reach::ReachReport;
 pub use crate::reach::{MAX_AUTO_LAYERS, reach_auto};
 use crate::{Analysis, FirstReach, LayerStack, StackMode};
 
+/// `part` of `whole` as a percentage with two decimals, rounded down: a share short of the whole
+/// never reads "100.00%" (the app's and the CLI's coverage of a layer). `whole = 0` reads as 1.
+pub fn percent(part: u64, whole: u64) -> String {
+    let hundredths = u128::from(part) * 10_000 / u128::from(whole.max(1));
+    format!("{}.{:02}%", hundredths / 100, hundredths % 100)
+}
+
 /// The dense report. Fields: n, entries, density, depth, dense, limit (row strings, left out
 /// with `with_limit = false`), classes, hasse_edges, height, width, growth, labels (when the file
 /// has them), first_reach (on request).
@@ -82,6 +89,20 @@ pub fn structured_json(report: &ReachReport, mask_mod: Option<(&MaskModReport, u
 mod tests {
     use super::*;
     use crate::BitMatrix;
+
+    #[test]
+    fn percent_never_rounds_up() {
+        assert_eq!(percent(99_999, 100_000), "99.99%");
+        assert_eq!(percent(u64::MAX - 1, u64::MAX), "99.99%");
+        assert_eq!(percent(7, 7), "100.00%");
+        assert_eq!(percent(1, 3), "33.33%");
+        assert_eq!(percent(2, 3), "66.66%");
+        assert_eq!(percent(0, 0), "0.00%");
+        // Against the float formatting it replaces, where that rounds down anyway.
+        for (part, whole) in [(1u64, 8u64), (5, 16), (123, 1000), (1, 1)] {
+            assert_eq!(percent(part, whole), format!("{:.2}%", 100.0 * part as f64 / whole as f64));
+        }
+    }
 
     #[test]
     fn the_report_leaves_the_limit_out_on_request() {
