@@ -123,7 +123,7 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
             l.layer,
             l.label,
             l.cells,
-            percent(l.cells, r.limit_cells),
+            percent(l.cells, r.limit_cells, 2),
             format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max),
             if l.leaks { "yes" } else { "no" }
         ));

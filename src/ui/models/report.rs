@@ -165,9 +165,9 @@ pub fn layer_plot(p: &LayerProps) -> Html {
         .iter()
         .map(|l| {
             format!(
-                "layer {}: coverage {:.1}%, median lookback {:.1}%",
+                "layer {}: coverage {}, median lookback {:.1}%",
                 l.layer,
-                100.0 * l.cells as f64 / limit,
+                percent(l.cells, r.limit_cells, 1),
                 100.0 * l.lookback.median as f64 / n
             )
         })
@@ -205,7 +205,7 @@ pub fn layer_plot(p: &LayerProps) -> Html {
                 <span class="swatch-item"><svg width="22" height="10" aria-hidden="true"><rect class="band" width="22" height="10" /></svg>{"min–max lookback / n (band)"}</span>
             </div>
             <p class="hint">{ format!("Layer {layer}: coverage {}, lookback {:.2}% / {:.2}% / {:.2}% of n (min / median / max). Click the plot to pick a layer.",
-                percent(cur.cells, r.limit_cells), 100.0 * cur.lookback.min as f64 / n, 100.0 * cur.lookback.median as f64 / n, 100.0 * cur.lookback.max as f64 / n) }</p>
+                percent(cur.cells, r.limit_cells, 2), 100.0 * cur.lookback.min as f64 / n, 100.0 * cur.lookback.median as f64 / n, 100.0 * cur.lookback.max as f64 / n) }</p>
         </section>
     }
 }
@@ -227,7 +227,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
                                 data-lookback={format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max)}>
                                 <td>{ l.layer }</td><td class="type">{ kind_swatch(kind_class(&p.legend, l.layer), 8) }{ l.label.clone() }</td>
                                 <td class="num">{ grouped(l.cells) }</td>
-                                <td class="num">{ percent(l.cells, r.limit_cells) }</td>
+                                <td class="num">{ percent(l.cells, r.limit_cells, 2) }</td>
                                 <td class="num">{ format!("{} / {} / {}", grouped(l.lookback.min), grouped(l.lookback.median), grouped(l.lookback.max)) }</td>
                                 <td>{ if l.leaks { format!("yes ({})", grouped(l.leaking_queries)) } else { "no".into() } }</td>
                             </tr>
