@@ -11,14 +11,21 @@ fn read(rel: &str) -> String {
 
 #[test]
 fn core_has_no_ui_web_gpu_or_io_dependencies() {
-    // The core and its compute kernels (hasseflow-engine, re-exported by the core).
-    for krate in ["core", "engine"] {
+    // The core, its compute kernels (hasseflow-engine) and its mask_mod interpreter, all
+    // re-exported by the core.
+    for krate in ["core", "engine", "mask_mod"] {
         let manifest = read(&format!("crates/{krate}/Cargo.toml"));
         let deps = manifest.split("[dependencies]").nth(1).expect("a [dependencies] table");
         let deps = deps.split("\n[").next().unwrap_or(deps);
         no_banned_dependency(krate, deps);
         // The engine depends on nothing of the workspace: the core builds on it, not the other way.
         assert!(krate != "engine" || !deps.contains("hasseflow-"), "hasseflow-engine depends on no workspace crate");
+        // The interpreter builds on the engine alone, so the core (and the app) can take it or not.
+        let workspace: Vec<&str> = deps.lines().filter(|l| l.starts_with("hasseflow-")).collect();
+        assert!(
+            krate != "mask_mod" || workspace == ["hasseflow-engine.workspace = true"],
+            "hasseflow-mask-mod depends on the engine alone: {workspace:?}"
+        );
     }
 }
 
@@ -48,7 +55,8 @@ fn no_banned_dependency(krate: &str, deps: &str) {
 #[test]
 fn core_source_does_no_io_and_reads_no_clock() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut stack = vec![root.join("crates/core/src"), root.join("crates/engine/src")];
+    let mut stack =
+        vec![root.join("crates/core/src"), root.join("crates/engine/src"), root.join("crates/mask_mod/src")];
     let mut files = 0;
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).expect("core src readable") {
@@ -413,9 +421,10 @@ fn root() -> &'static Path {
 }
 
 /// Each crate's module tree, by its root file.
-const CRATE_ROOTS: [&str; 8] = [
+const CRATE_ROOTS: [&str; 9] = [
     "crates/core/src/lib.rs",
     "crates/engine/src/lib.rs",
+    "crates/mask_mod/src/mod.rs",
     "crates/render/src/lib.rs",
     "crates/gpu/src/lib.rs",
     "crates/cli/src/main.rs",

@@ -30,13 +30,38 @@ use picker::ModelPicker;
 pub use picker::read_config;
 use report::{HasseOfLimit, LayerPlot, LayerTable, Verdict};
 
-/// Delay before a run starts, so a burst of zoom steps starts one run, not many.
+/// Delay before a run starts within a burst, so a burst of zoom steps starts one run, not many.
 const DEBOUNCE_MS: u32 = 150;
 
+thread_local! {
+    /// Runs started and not yet returned (a cancelled one returns at its next yield).
+    static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts a run in [`IN_FLIGHT`] while it lives.
+struct InFlight;
+
+impl InFlight {
+    /// Counts a run; whether another was still in flight.
+    fn start() -> (InFlight, bool) {
+        (InFlight, IN_FLIGHT.with(|c| c.replace(c.get() + 1)) > 0)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
 /// Runs `req` in slices and reports back through `d` (progress, then the result or the failure),
-/// unless `cancel` is set first.
+/// unless `cancel` is set first. A run asked for while another is still in flight (a burst of
+/// zoom steps, or a pick during a long run) waits [`DEBOUNCE_MS`] first; one asked for when the
+/// view is idle (a gallery pick) starts at the next turn of the event loop: the debounce alone was
+/// the whole 150 ms a switch may take (issue 31).
 pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
-    if !job::debounce(DEBOUNCE_MS, &cancel).await {
+    let (_in_flight, burst) = InFlight::start();
+    if !job::debounce(if burst { DEBOUNCE_MS } else { 0 }, &cancel).await {
         return;
     }
     let key = req.key;
@@ -156,9 +181,13 @@ pub fn models_view(p: &ModelsProps) -> Html {
                 if let Some(o) = &current {
                     <LayerPlot outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                     <HasseOfLimit outcome={o.clone()} />
-                    <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
                 }
             </aside>
+            // Under the report, as wide as the report and the right column together: a 1M-token
+            // model's lookbacks and cell counts do not fit the right column (issue 31).
+            if let Some(o) = &current {
+                <LayerTable outcome={o.clone()} layer={m.layer} legend={legend.clone()} on_models={p.on_models.clone()} />
+            }
         </div>
     }
 }

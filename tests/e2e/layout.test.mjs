@@ -61,6 +61,18 @@ async function assertFitted(page, svg, label) {
   assert.deepEqual(out.outside, [], `${label}: classes drawn outside the diagram`);
 }
 
+/** The Models view's per-layer table is whole: no column cut at its right edge (it scrolls only
+ * down), and its panel ends inside the viewport's width. */
+async function assertTableWhole(page, label) {
+  const t = await page.locator('#model-layers-table').evaluate((table) => {
+    const scroll = table.closest('.table-scroll');
+    const panel = table.closest('section').getBoundingClientRect();
+    return { table: table.scrollWidth, visible: scroll.clientWidth, right: panel.right, page: document.documentElement.clientWidth };
+  });
+  assert.ok(t.table <= t.visible, `${label}: the per-layer table is ${t.table} px wide in ${t.visible} px`);
+  assert.ok(t.right <= t.page + 0.5, `${label}: the per-layer panel ends at ${t.right} px of ${t.page}`);
+}
+
 async function setTheme(page, theme) {
   if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== theme) await page.click('#theme');
   await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
@@ -111,7 +123,19 @@ for (const [width, height] of SIZES) {
         timeout: 120000,
       });
       for (const s of ['#model-gallery', '#model-verdict', '#model-heat', '#model-layer', '#model-plot']) await assertVisible(page, s, `models ${tag}`);
+      // The designer's message stays in the designer (issue 31 saw "derived butterfly n=4: ..."
+      // on the Models view).
+      assert.equal(await page.locator('#message').count(), 0, `models ${tag}: the designer's message is gone`);
+      await assertTableWhole(page, `models ${tag}`);
       await shot(page, `layout-models-${tag}`);
+      // The widest figures: Mistral 7B at 1,048,576 (seven-digit lookbacks, every layer short).
+      await page.selectOption('#model-gallery', 'mistral-7b-v0.1');
+      await page.fill('#model-n', '1048576');
+      await page.locator('#model-n').dispatchEvent('change');
+      await page.waitForFunction(() => document.querySelector('#model-verdict')?.dataset.n === '1048576'
+        && document.querySelector('#models-view')?.dataset.state === 'done', null, { timeout: 180000 });
+      await assertTableWhole(page, `models mistral 1M ${tag}`);
+      await shot(page, `layout-models-mistral-1m-${tag}`);
       await page.close();
     });
   }

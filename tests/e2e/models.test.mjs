@@ -69,6 +69,9 @@ test('Mistral 7B at 131072: 31 positions short at layer 32, every layer as the C
   // The table's |R(l)| per layer equals the CLI's growth.
   const cells = await page.$$eval('#model-layers-table tbody tr', (rows) => rows.map((r) => Number(r.dataset.cells)));
   assert.deepEqual(cells, expected.growth.slice(1));
+  // Layer 32 is 496 cells short of the limit: its coverage is rounded down, never "100.00%".
+  const last = await page.locator('#model-layers-table tbody tr').last().locator('td').nth(3).innerText();
+  assert.equal(last, '99.99%');
   // The slider picks a layer; the counts beside the map follow.
   await page.locator('#model-layer').fill('3');
   await page.waitForFunction(() => document.querySelector('#model-counts')?.dataset.layer === '3');
@@ -269,6 +272,40 @@ async function settled(page, name, n) {
   }, [name, String(n)], { timeout: 60000 });
 }
 
+/** Selects `name` in the gallery (as a user's pick: one change event) and returns the
+ * milliseconds from the selection to the frame that paints its report: the DOM shows the view
+ * done with `name` at `n` (or the failure), then the next animation frame, which runs just
+ * before that paint. */
+async function switchTimed(page, name, n) {
+  return page.evaluate(([name, n]) => new Promise((resolve, reject) => {
+    const view = document.querySelector('#models-view');
+    const select = document.querySelector('#model-gallery');
+    const shows = () => {
+      const state = document.querySelector('#models-view')?.dataset.state;
+      const v = document.querySelector('#model-verdict')?.dataset;
+      return state === 'failed' || (state === 'done' && v?.model === name && v?.n === n);
+    };
+    if (select.value === name && shows()) {
+      // Already shown (the first entry may be the view's default): nothing to switch.
+      const start = performance.now();
+      requestAnimationFrame(() => resolve(performance.now() - start));
+      return;
+    }
+    let timer;
+    const observer = new MutationObserver(() => {
+      if (!shows()) return;
+      observer.disconnect();
+      clearTimeout(timer);
+      requestAnimationFrame(() => resolve(performance.now() - start));
+    });
+    observer.observe(view.parentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+    timer = setTimeout(() => { observer.disconnect(); reject(new Error(`${name} at ${n}: no report after 60 s`)); }, 60000);
+    const start = performance.now();
+    select.value = name;
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+  }), [name, String(n)]);
+}
+
 /** What the view shows of its run: the verdict's figures, the table, the legend, the strip, the notes. */
 const shown = (page) => page.evaluate(() => {
   const q = (s) => document.querySelector(s);
@@ -355,12 +392,12 @@ test('every gallery model runs in the app at 4096 positions (encoder-decoders 20
   const start = Date.now();
   let appMs = 0;
   const offScreen = [];
+  const switches = [];
   let shotEncoderDecoder = false;
   for (const { name, expected } of runs) {
     const entry = { name };
     if (expected.encoder && (await page.locator('#model-n').inputValue()) !== '1024') await setContext(page, 1024);
-    await page.selectOption('#model-gallery', entry.name);
-    await settled(page, entry.name, expected.n);
+    switches.push([entry.name, await switchTimed(page, entry.name, expected.n)]);
     const got = await shown(page);
     assertSameAsCli(got, expected, entry.name);
     appMs += Number(got.verdict.ms);
@@ -382,6 +419,17 @@ test('every gallery model runs in the app at 4096 positions (encoder-decoders 20
   assert.deepEqual(offScreen, [], 'the legend below the 1440x900 screen');
   measurements[`gallery (${gallery.length} models) @ 4096 positions: whole loop`] = Date.now() - start;
   measurements[`gallery (${gallery.length} models) @ 4096 positions: reach runs in the browser`] = Math.round(appMs);
+  // Each switch, from the selection to its report on screen (issue 31: within 150 ms, the
+  // debounce included, in the release bundle; a dev build's UI code is unoptimised, so there the
+  // figures are recorded only).
+  const ms = switches.map(([, t]) => t).sort((a, b) => a - b);
+  measurements[`gallery @ 4096 positions: per switch, selection to report on screen (median)`] = Math.round(ms[ms.length >> 1]);
+  measurements[`gallery @ 4096 positions: per switch, selection to report on screen (slowest)`] = Math.round(ms[ms.length - 1]);
+  measurements[`gallery @ 4096 positions: per switch (ms)`] = Object.fromEntries(switches.map(([n, t]) => [n, Math.round(t)]));
+  if (process.env.HASSEFLOW_DIST) {
+    const slow = switches.filter(([, t]) => t > 150).map(([n, t]) => `${n}: ${Math.round(t)} ms`);
+    assert.deepEqual(slow, [], 'gallery switches over 150 ms from the selection to the report on screen');
+  }
   assert.deepEqual(page.errors, []);
   await page.close();
 });

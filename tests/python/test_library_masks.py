@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the mask_mod importer's library preludes against the libraries they stand for.
 
-crates/core/src/interop/mask_mod/library/ holds Python written in the importer's subset that
+crates/mask_mod/src/library/ holds Python written in the importer's subset that
 reimplements `attn_gym.masks` (attention-gym), `transformers.masking_utils` and the mask helpers of
 `torch.nn.attention.flex_attention`. Here each prelude is exec'd as ordinary Python with real torch
 and every function in it is compared with the real library function:
@@ -33,7 +33,7 @@ import transformers.masking_utils as hf
 from tally import Tally, exit_with
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIBRARY = os.path.join(HERE, "..", "..", "crates", "core", "src", "interop", "mask_mod", "library")
+LIBRARY = os.path.join(HERE, "..", "..", "crates", "mask_mod", "src", "library")
 TALLY = Tally()
 check = TALLY.check
 SIZES = [1, 2, 3, 5, 8, 13, 16, 31, 64, 100]

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use hasseflow_core::model::{self, GalleryEntry, MAX_CONFIG_BYTES, ModelRun};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use hasseflow_core::reach::{ReachError, human_bytes};
+use hasseflow_core::report::percent;
 use serde_json::json;
 
 use crate::{print_out, read_limited};
@@ -116,14 +117,13 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         "\n{:>5}  {:<26} {:>16} {:>9}  {:>26}  {}\n",
         "layer", "type", "|R(l)|", "of limit", "lookback min/median/max", "leaks"
     ));
-    let limit = r.limit_cells.max(1) as f64;
     for l in &r.layers {
         out.push_str(&format!(
-            "{:>5}  {:<26} {:>16} {:>8.2}%  {:>26}  {}\n",
+            "{:>5}  {:<26} {:>16} {:>9}  {:>26}  {}\n",
             l.layer,
             l.label,
             l.cells,
-            100.0 * l.cells as f64 / limit,
+            percent(l.cells, r.limit_cells, 2),
             format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max),
             if l.leaks { "yes" } else { "no" }
         ));

@@ -11,6 +11,19 @@ use crate::reach::ReachReport;
 pub use crate::reach::{MAX_AUTO_LAYERS, reach_auto, reach_auto_while};
 use crate::{Analysis, FirstReach, LayerStack, StackMode};
 
+/// `part` of `whole` as a percentage with `decimals` decimals (at most 8), rounded down: a share
+/// short of the whole never reads "100.00%" (the app's and the CLI's coverage of a layer).
+/// `whole = 0` reads as 1.
+pub fn percent(part: u64, whole: u64, decimals: u32) -> String {
+    let decimals = decimals.min(8);
+    let unit = 10u128.pow(decimals);
+    let scaled = u128::from(part) * 100 * unit / u128::from(whole.max(1));
+    if decimals == 0 {
+        return format!("{scaled}%");
+    }
+    format!("{}.{:0width$}%", scaled / unit, scaled % unit, width = decimals as usize)
+}
+
 /// The dense report. Fields: n, entries, density, depth, dense, limit (row strings, left out
 /// with `with_limit = false`), classes, hasse_edges, height, width, growth, labels (when the file
 /// has them), first_reach (on request).
@@ -82,6 +95,28 @@ pub fn structured_json(report: &ReachReport, mask_mod: Option<(&MaskModReport, u
 mod tests {
     use super::*;
     use crate::BitMatrix;
+
+    #[test]
+    fn percent_never_rounds_up() {
+        assert_eq!(percent(99_999, 100_000, 2), "99.99%");
+        assert_eq!(percent(u64::MAX - 1, u64::MAX, 2), "99.99%");
+        assert_eq!(percent(7, 7, 2), "100.00%");
+        assert_eq!(percent(1, 3, 2), "33.33%");
+        assert_eq!(percent(2, 3, 2), "66.66%");
+        assert_eq!(percent(0, 0, 2), "0.00%");
+        // Mistral 7B at 131072: 496 cells short of 8,590,000,128.
+        assert_eq!(percent(8_590_000_128 - 496, 8_590_000_128, 4), "99.9999%");
+        assert_eq!(format!("{:.4}%", 100.0 * (8_590_000_128.0 - 496.0) / 8_590_000_128.0), "100.0000%");
+        assert_eq!(percent(1999, 2000, 1), "99.9%");
+        assert_eq!(percent(1999, 2000, 0), "99%");
+        assert_eq!(percent(3, 8, 8), "37.50000000%");
+        assert_eq!(percent(2, 7, 1), "28.5%", "floor, where the float formatting gives 28.6%");
+        // Against the float formatting it replaces, where that rounds down anyway.
+        for (part, whole, d) in [(1u64, 8u64, 2u32), (5, 16, 2), (123, 1000, 2), (1, 1, 2), (1, 3, 4), (1, 4, 1)] {
+            let float = format!("{:.*}%", d as usize, 100.0 * part as f64 / whole as f64);
+            assert_eq!(percent(part, whole, d), float);
+        }
+    }
 
     #[test]
     fn the_report_leaves_the_limit_out_on_request() {

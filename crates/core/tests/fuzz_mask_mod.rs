@@ -61,7 +61,7 @@ fn seeds() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interop/mask_mod/library");
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mask_mod/src/library");
     for f in ["attn_gym_masks.py", "masking_utils.py", "flex_attention.py"] {
         if let Ok(t) = std::fs::read_to_string(lib.join(f)) {
             out.push(t);

@@ -352,8 +352,13 @@ impl AppState {
         }
     }
 
-    /// Shows `view`; the designer, opened for the first time, derives the autosaved family.
+    /// Shows `view`; the designer, opened for the first time, derives the autosaved family. A
+    /// message belongs to the view it was shown in: switching to another view drops it (an action
+    /// that itself moves to another view, like opening a derived mask, keeps its own).
     pub(super) fn set_view(&mut self, view: View) {
+        if view != self.view {
+            self.message = None;
+        }
         self.view = view;
         if view == View::Designer
             && self.designer.design.is_none()

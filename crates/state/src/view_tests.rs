@@ -59,3 +59,30 @@ fn every_action_is_counted_so_the_shell_can_tell_a_changed_state() {
     s.apply(Action::Edit(EditAction::Undo));
     assert_eq!(s.actions, 2);
 }
+
+#[test]
+fn a_message_stays_in_its_own_view() {
+    let mut s = state(BitMatrix::zeros(2));
+    s.apply(Action::View(ViewAction::SetView(View::Designer)));
+    let spec = FamilySpec::Builtin(hasseflow_core::derive::BuiltinFamily::Butterfly(
+        hasseflow_core::derive::ButterflyOptions::new(4),
+    ));
+    s.apply(Action::Designer(DesignerAction::Derive(spec)));
+    let text = s.message.as_ref().map(|m| m.text.clone()).unwrap_or_default();
+    assert!(text.starts_with("derived butterfly n=4: 16 nodes -> 10"), "{text}");
+    // The same view again: the message stays.
+    s.apply(Action::View(ViewAction::SetView(View::Designer)));
+    assert!(s.message.is_some());
+    // The Models view (the case) and the editor never show the designer's message.
+    s.apply(Action::View(ViewAction::SetView(View::Models)));
+    assert_eq!(s.message, None);
+    s.apply(Action::View(ViewAction::Notify(Level::Error, "copy failed".into())));
+    s.apply(Action::View(ViewAction::SetView(View::Editor)));
+    assert_eq!(s.message, None);
+    // An action that moves to another view itself keeps the message it wrote there.
+    s.apply(Action::View(ViewAction::SetView(View::Designer)));
+    s.apply(Action::Designer(DesignerAction::OpenDerived));
+    assert_eq!(s.view, View::Editor);
+    let text = s.message.as_ref().map(|m| m.text.clone()).unwrap_or_default();
+    assert!(text.contains("derived mask of butterfly n=4"), "{text}");
+}

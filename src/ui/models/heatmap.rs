@@ -6,6 +6,7 @@
 use std::rc::Rc;
 
 use hasseflow_render::heat_colour as shade;
+use hasseflow_core::report::percent;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
@@ -151,8 +152,8 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
             </div>
             <p class="counts" id="model-counts" data-layer={layer.to_string()} data-cells={l.cells.to_string()}>
                 <strong>{ format!("|R({layer})| = {}", grouped(l.cells)) }</strong>
-                { format!(" cells, {:.4}% of the limit ({}) · {} · lookback min {} / median {} / max {}",
-                    100.0 * l.cells as f64 / limit as f64, grouped(report.limit_cells), l.label,
+                { format!(" cells, {} of the limit ({}) · {} · lookback min {} / median {} / max {}",
+                    percent(l.cells, limit, 4), grouped(report.limit_cells), l.label,
                     grouped(l.lookback.min), grouped(l.lookback.median), grouped(l.lookback.max)) }
             </p>
             <div class="heat-wrap">

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use hasseflow_core::report::percent;
 use hasseflow_render::{HasseInput, LayoutOptions, layout};
 use yew::prelude::*;
 
@@ -164,9 +165,9 @@ pub fn layer_plot(p: &LayerProps) -> Html {
         .iter()
         .map(|l| {
             format!(
-                "layer {}: coverage {:.1}%, median lookback {:.1}%",
+                "layer {}: coverage {}, median lookback {:.1}%",
                 l.layer,
-                100.0 * l.cells as f64 / limit,
+                percent(l.cells, r.limit_cells, 1),
                 100.0 * l.lookback.median as f64 / n
             )
         })
@@ -203,8 +204,8 @@ pub fn layer_plot(p: &LayerProps) -> Html {
                 <span class="swatch-item"><svg width="22" height="10" aria-hidden="true"><line class="median" x1="1" y1="5" x2="21" y2="5" /></svg>{"median lookback / n (dashed)"}</span>
                 <span class="swatch-item"><svg width="22" height="10" aria-hidden="true"><rect class="band" width="22" height="10" /></svg>{"min–max lookback / n (band)"}</span>
             </div>
-            <p class="hint">{ format!("Layer {layer}: coverage {:.2}%, lookback {:.2}% / {:.2}% / {:.2}% of n (min / median / max). Click the plot to pick a layer.",
-                100.0 * cur.cells as f64 / limit, 100.0 * cur.lookback.min as f64 / n, 100.0 * cur.lookback.median as f64 / n, 100.0 * cur.lookback.max as f64 / n) }</p>
+            <p class="hint">{ format!("Layer {layer}: coverage {}, lookback {:.2}% / {:.2}% / {:.2}% of n (min / median / max). Click the plot to pick a layer.",
+                percent(cur.cells, r.limit_cells, 2), 100.0 * cur.lookback.min as f64 / n, 100.0 * cur.lookback.median as f64 / n, 100.0 * cur.lookback.max as f64 / n) }</p>
         </section>
     }
 }
@@ -213,12 +214,11 @@ pub fn layer_plot(p: &LayerProps) -> Html {
 #[function_component(LayerTable)]
 pub fn layer_table(p: &LayerProps) -> Html {
     let r = &p.outcome.run.report;
-    let limit = r.limit_cells.max(1) as f64;
     html! {
         <section class="panel model-layers" aria-label="Per-layer figures">
             <div class="table-scroll" tabindex="0" role="region" aria-label="Per-layer table (scrolls)">
                 <table id="model-layers-table" aria-label="Per layer: type, reached cells, coverage, lookback (click a row to show it)">
-                    <thead><tr><th>{"l"}</th><th>{"type"}</th><th>{"|R(l)|"}</th><th>{"coverage"}</th><th title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
+                    <thead><tr><th>{"l"}</th><th>{"type"}</th><th class="num">{"|R(l)|"}</th><th class="num">{"coverage"}</th><th class="num" title="lookback: min / median / max over queries">{"lookback"}</th><th>{"leaks"}</th></tr></thead>
                     <tbody>
                     { for r.layers.iter().map(|l| {
                         let go = on_click(&p.on_models, ModelsAction::SetLayer(l.layer));
@@ -227,7 +227,7 @@ pub fn layer_table(p: &LayerProps) -> Html {
                                 data-lookback={format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max)}>
                                 <td>{ l.layer }</td><td class="type">{ kind_swatch(kind_class(&p.legend, l.layer), 8) }{ l.label.clone() }</td>
                                 <td class="num">{ grouped(l.cells) }</td>
-                                <td class="num">{ format!("{:.2}%", 100.0 * l.cells as f64 / limit) }</td>
+                                <td class="num">{ percent(l.cells, r.limit_cells, 2) }</td>
                                 <td class="num">{ format!("{} / {} / {}", grouped(l.lookback.min), grouped(l.lookback.median), grouped(l.lookback.max)) }</td>
                                 <td>{ if l.leaks { format!("yes ({})", grouped(l.leaking_queries)) } else { "no".into() } }</td>
                             </tr>

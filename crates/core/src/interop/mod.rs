@@ -19,7 +19,8 @@ pub mod blocks;
 pub mod dot;
 pub mod flex;
 pub mod kernels;
-pub mod mask_mod;
+/// The `mask_mod` interpreter, a crate of its own (`crates/mask_mod`, ARCHITECTURE.md).
+pub use hasseflow_mask_mod as mask_mod;
 pub mod npy;
 
 use crate::analysis::Analysis;
@@ -34,6 +35,9 @@ pub use kernels::{
 };
 pub use mask_mod::{MaskMod, MaskModError, MaskModReport, is_mask_mod};
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
+
+// The interpreter evaluates densely up to the engine's limit, which is the mask files' limit.
+const _: () = assert!(crate::format::MAX_N == crate::reach::DENSE_MAX);
 
 /// One export format, for callers that offer a menu (the web app) or a flag (the CLI).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

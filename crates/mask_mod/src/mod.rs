@@ -30,8 +30,15 @@
 
 use std::fmt;
 
+// The engine's modules at this crate's root, where the interpreter's files name them (it was the
+// core's `interop::mask_mod` until it became a crate of its own, ARCHITECTURE.md). Its dense limit
+// is the engine's, which the core's `format::MAX_N` equals (checked in `hasseflow_core::interop`).
+use hasseflow_engine::{bits, reach};
+#[cfg(test)]
+use hasseflow_engine::{pattern, rng};
+
 use crate::bits::BitMatrix;
-use crate::format::MAX_N;
+use crate::reach::DENSE_MAX as MAX_N;
 
 mod ast;
 mod blockmask;
@@ -192,7 +199,7 @@ impl MaskMod {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::interop::mask_mod::MaskMod;
+    /// use hasseflow_mask_mod::MaskMod;
     /// let m = MaskMod::parse("W = 3\ndef sliding(b, h, q, kv):\n    return (kv <= q) & (q - kv < W)\n").unwrap();
     /// assert_eq!(m.to_mask(4).unwrap().to_row_strings(), ["1...", "11..", "111.", ".111"]);
     /// let lookup = "import torch\ndoc = torch.repeat_interleave(torch.arange(2), torch.tensor([2, 2]))\n\
@@ -311,7 +318,7 @@ impl MaskMod {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::interop::mask_mod::MaskMod;
+    /// use hasseflow_mask_mod::MaskMod;
     /// let m = MaskMod::parse("def f(b, h, q, kv):\n    return (kv <= q) & (q - kv < 1000)\n").unwrap();
     /// let rows = m.interval_rows(1 << 20, 0, 0).unwrap();
     /// assert_eq!(rows.row_u64(5000), [[4001, 5000]]);
@@ -339,7 +346,7 @@ impl MaskMod {
     ///
     /// # Examples
     /// ```
-    /// use hasseflow_core::interop::mask_mod::MaskMod;
+    /// use hasseflow_mask_mod::MaskMod;
     /// let m = MaskMod::parse("def f(b, h, q, kv):\n    return (kv <= q) & (q - kv < 4)\n").unwrap();
     /// let r = m.reach(100_000, 0, 0, Some(3)).unwrap();
     /// assert_eq!((r.depth, r.full_at), (3, None));
