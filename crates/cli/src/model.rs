@@ -116,14 +116,13 @@ fn to_text(run: &ModelRun, reach_ms: f64) -> String {
         "\n{:>5}  {:<26} {:>16} {:>9}  {:>26}  {}\n",
         "layer", "type", "|R(l)|", "of limit", "lookback min/median/max", "leaks"
     ));
-    let limit = r.limit_cells.max(1) as f64;
     for l in &r.layers {
         out.push_str(&format!(
-            "{:>5}  {:<26} {:>16} {:>8.2}%  {:>26}  {}\n",
+            "{:>5}  {:<26} {:>16} {:>8}%  {:>26}  {}\n",
             l.layer,
             l.label,
             l.cells,
-            100.0 * l.cells as f64 / limit,
+            model::percent_down(l.cells, r.limit_cells, 2),
             format!("{}/{}/{}", l.lookback.min, l.lookback.median, l.lookback.max),
             if l.leaks { "yes" } else { "no" }
         ));

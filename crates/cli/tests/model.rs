@@ -247,3 +247,21 @@ fn the_largest_context_within_the_limit_runs() {
     let err = refusal(&["model", "mistral-7b-v0.1", "--context", &more, "--max-memory", "0.01"]);
     assert!(err.contains(&format!("a context of at most {fits} fits")), "{err}");
 }
+
+/// Coverage is rounded down: Mistral's last layer at 131072 misses 496 of about 8.6e9 cells, so it
+/// reads 99.99%, never 100.00% (it did, rounded to nearest), while a full layer reads 100.00%.
+#[test]
+fn coverage_never_rounds_a_short_layer_up_to_100() {
+    let text = ok(&["model", "mistral-7b-v0.1", "--context", "131072"]);
+    let row = |l: &str| {
+        text.lines()
+            .find(|line| line.split_whitespace().next() == Some(l))
+            .unwrap_or_else(|| panic!("no row for layer {l} in:\n{text}"))
+            .to_string()
+    };
+    assert!(row("32").contains(" 99.99%"), "{}", row("32"));
+    assert!(!text.contains("100.00%"), "a short layer printed as full:\n{text}");
+    let full = ok(&["model", "mistral-7b-v0.1", "--context", "8192"]);
+    let last = full.lines().rev().find(|line| line.split_whitespace().next() == Some("32")).expect("row 32");
+    assert!(last.contains("100.00%"), "{last}");
+}

@@ -227,6 +227,27 @@ pub fn pattern_summary(layers: &[LayerKind]) -> String {
     out
 }
 
+/// `part / whole` as a percentage with `decimals` digits, rounded down, so a layer still short of
+/// its limit never reads "100.00%" (99.9996% prints as "99.99%"), e.g. coverage `|R(l)| / |limit|`.
+/// Exact (integer arithmetic, no float rounding); a `whole` of 0 reads as 100%, as nothing is
+/// missing. The CLI's and the app's coverage columns both print through it.
+///
+/// # Examples
+/// ```
+/// use hasseflow_core::model::percent_down;
+/// assert_eq!(percent_down(999_999, 1_000_000, 2), "99.99");
+/// assert_eq!(percent_down(1_000_000, 1_000_000, 2), "100.00");
+/// assert_eq!(percent_down(1, 3, 1), "33.3");
+/// assert_eq!(percent_down(2, 3, 0), "66");
+/// ```
+pub fn percent_down(part: u64, whole: u64, decimals: u32) -> String {
+    let decimals = decimals.min(12);
+    let scale = 10u128.pow(decimals);
+    let units = if whole == 0 { 100 * scale } else { (part as u128 * 100 * scale / whole as u128).min(100 * scale) };
+    let (int, frac) = (units / scale, units % scale);
+    if decimals == 0 { int.to_string() } else { format!("{int}.{frac:0width$}", width = decimals as usize) }
+}
+
 /// `a, 3 x b, c`: consecutive equal kinds as runs.
 fn runs(layers: &[LayerKind]) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -258,5 +279,25 @@ mod tests {
         );
         assert_eq!(pattern_summary(&[s, s, f]), "2 x sliding_attention(4), full_attention");
         assert_eq!(pattern_summary(&[]), "no layers");
+    }
+
+    #[test]
+    fn percentages_round_down_and_reach_100_only_when_full() {
+        let mut rng = crate::rng::SplitMix64::new(31);
+        for i in 0..20_000u64 {
+            // Wholes up to 2^60 (a 2^30-position run), parts near the whole half of the time.
+            let whole = 1 + rng.next_u64() % (1u64 << (1 + i % 60));
+            let part = if i % 2 == 0 { whole - rng.next_u64() % whole.min(5) } else { rng.next_u64() % (whole + 1) };
+            let text = percent_down(part, whole, 2);
+            assert_eq!(text == "100.00", part == whole, "{part} / {whole} printed {text}");
+            // text <= exact ratio < text + 0.01, checked in exact integers.
+            let (int, frac) = text.split_once('.').expect("two decimals");
+            assert_eq!(frac.len(), 2);
+            let units: u128 = int.parse::<u128>().unwrap() * 100 + frac.parse::<u128>().unwrap();
+            let exact = part as u128 * 10_000;
+            assert!(units * whole as u128 <= exact && exact < (units + 1) * whole as u128, "{part} / {whole}: {text}");
+        }
+        assert_eq!(percent_down(0, 0, 2), "100.00");
+        assert_eq!(percent_down(5, 7, 0), "71");
     }
 }
