@@ -216,7 +216,7 @@ fn a_context_over_the_memory_limit_is_refused_at_once() {
         "{err}"
     );
     let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "4294967294", "--max-memory", "8"]);
-    assert!(err.contains("more than the 8.0 GiB limit; a context of at most 399335558 fits"), "{err}");
+    assert!(err.contains("more than the 8.0 GiB limit; a context of at most 399335557 fits"), "{err}");
     let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "150000000", "--max-memory", "1", "--json"]);
     assert!(err.contains("context 150000000:") && err.contains("more than the 1.0 GiB limit"), "{err}");
     for bad in ["0", "-1", "nan", "inf"] {

@@ -61,7 +61,7 @@ fn random_mask(rng: &mut crate::rng::SplitMix64, case: usize) -> BitMatrix {
     let p = (1.0 + rng.below(4) as f64) / n as f64;
     match case % 5 {
         0 => BitMatrix::from_fn(n, |q, k| k <= q && q - k < w),
-        1 => BitMatrix::from_fn(n, |q, k| k / b <= q / b && (q / b - k / b) % 2 == 0),
+        1 => BitMatrix::from_fn(n, |q, k| k / b <= q / b && (q / b - k / b).is_multiple_of(2)),
         2 => {
             // A few random intervals per row, some rows empty.
             let mut m = BitMatrix::zeros(n);
@@ -76,7 +76,7 @@ fn random_mask(rng: &mut crate::rng::SplitMix64, case: usize) -> BitMatrix {
             }
             m
         }
-        3 => BitMatrix::from_fn(n, |q, k| q == k || (q + n - k) % n == w || k % (b + 1) == 0 && k < q),
+        3 => BitMatrix::from_fn(n, |q, k| q == k || (q + n - k) % n == w || k.is_multiple_of(b + 1) && k < q),
         _ => {
             let mut m = BitMatrix::zeros(n);
             for q in 0..n {
