@@ -92,8 +92,9 @@ pub(crate) fn layer_sweep(
         } else {
             break;
         }
-        // A row that gained nothing this layer gains nothing later (a cell first reached at
-        // L + 1 has its path's second node reached at L), so it leaves, like a row at its target.
+        // A row that gained nothing this layer gains nothing later: if (q, k) is first reached
+        // at L + 1, a shortest path k → v → … → q makes (q, v) first reached at L. So it leaves,
+        // like a row at its target.
         active.retain(|&q| span[q].0 < span[q].1 && targets.is_none_or(|t| count[q] < t[q]));
     }
     (last_growth, added)
