@@ -3,15 +3,17 @@
 //! and a packed-document mask from a 131072-token lookup tensor on the structured engine against
 //! the closed form of the same documents. Asserts that each pair agrees.
 
-use std::time::Instant;
+use std::time::Duration;
+
+use crate::clock;
 
 use hasseflow_core::interop::mask_mod::MaskMod;
 use hasseflow_core::pattern::{LayerKind, Overlays};
 use hasseflow_core::reach::{ReachOptions, ReachStack, RuleLayer, StructuredLayer};
 use hasseflow_core::rng::SplitMix64;
 
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
+fn ms(t: Duration) -> f64 {
+    (clock() - t).as_secs_f64() * 1e3
 }
 
 fn documents(n: u64, count: usize, seed: u64) -> Vec<u64> {
@@ -59,13 +61,13 @@ pub(crate) fn run() {
     println!("mask_mod evaluation, dense n = {n}: interval analysis vs cell by cell (same traced graph)");
     println!("{:<34} {:>10} {:>12} {:>14} {:>9}", "mask", "parse ms", "rows ms", "cellwise ms", "speed-up");
     for (name, text) in &cases {
-        let t = Instant::now();
+        let t = clock();
         let m = MaskMod::parse(text).expect("the benchmark texts parse");
         let parse = ms(t);
-        let t = Instant::now();
+        let t = clock();
         let fast = m.to_mask_at(n, 0, 0).expect("rows");
         let rows = ms(t);
-        let t = Instant::now();
+        let t = clock();
         let slow = m.to_mask_cellwise_at(n, 0, 0).expect("cells");
         let cells = ms(t);
         assert_eq!(fast, slow, "{name}: the two evaluations differ");
@@ -74,19 +76,19 @@ pub(crate) fn run() {
     let n: u64 = 131_072;
     let lengths = documents(n, 40, 5);
     let text = doc_text(&lengths);
-    let t = Instant::now();
+    let t = clock();
     let m = MaskMod::parse(&text).expect("parse");
     let parse = ms(t);
-    let t = Instant::now();
+    let t = clock();
     let rows = m.interval_rows(n, 0, 0).expect("rows");
     let rows_ms = ms(t);
-    let t = Instant::now();
+    let t = clock();
     let got = ReachStack::new(n, vec![StructuredLayer::Intervals(rows); 4], Vec::new())
         .and_then(|s| s.run(&ReachOptions::default()))
         .expect("reach");
     let reach_ms = ms(t);
     let overlays = Overlays { docs: lengths.clone(), ..Overlays::default() };
-    let t = Instant::now();
+    let t = clock();
     let layer = StructuredLayer::Rule(RuleLayer::new(LayerKind::Full, true, overlays));
     let want =
         ReachStack::new(n, vec![layer; 4], Vec::new()).and_then(|s| s.run(&ReachOptions::default())).expect("closed");

@@ -216,7 +216,7 @@ fn a_context_over_the_memory_limit_is_refused_at_once() {
         "{err}"
     );
     let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "4294967294", "--max-memory", "8"]);
-    assert!(err.contains("more than the 8.0 GiB limit; a context of at most 399335558 fits"), "{err}");
+    assert!(err.contains("more than the 8.0 GiB limit; a context of at most 399335557 fits"), "{err}");
     let err = refusal(&["model", "llama-4-scout-17b-16e", "--context", "150000000", "--max-memory", "1", "--json"]);
     assert!(err.contains("context 150000000:") && err.contains("more than the 1.0 GiB limit"), "{err}");
     for bad in ["0", "-1", "nan", "inf"] {
@@ -246,4 +246,22 @@ fn the_largest_context_within_the_limit_runs() {
     let more = (fits + 1).to_string();
     let err = refusal(&["model", "mistral-7b-v0.1", "--context", &more, "--max-memory", "0.01"]);
     assert!(err.contains(&format!("a context of at most {fits} fits")), "{err}");
+}
+
+/// Coverage is rounded down: Mistral's last layer at 131072 misses 496 of about 8.6e9 cells, so it
+/// reads 99.99%, never 100.00% (it did, rounded to nearest), while a full layer reads 100.00%.
+#[test]
+fn coverage_never_rounds_a_short_layer_up_to_100() {
+    let text = ok(&["model", "mistral-7b-v0.1", "--context", "131072"]);
+    let row = |l: &str| {
+        text.lines()
+            .find(|line| line.split_whitespace().next() == Some(l))
+            .unwrap_or_else(|| panic!("no row for layer {l} in:\n{text}"))
+            .to_string()
+    };
+    assert!(row("32").contains(" 99.99%"), "{}", row("32"));
+    assert!(!text.contains("100.00%"), "a short layer printed as full:\n{text}");
+    let full = ok(&["model", "mistral-7b-v0.1", "--context", "8192"]);
+    let last = full.lines().rev().find(|line| line.split_whitespace().next() == Some("32")).expect("row 32");
+    assert!(last.contains("100.00%"), "{last}");
 }

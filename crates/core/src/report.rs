@@ -97,6 +97,25 @@ mod tests {
     use crate::BitMatrix;
 
     #[test]
+    fn percentages_round_down_and_reach_100_only_when_full() {
+        let mut rng = crate::rng::SplitMix64::new(31);
+        for i in 0..20_000u64 {
+            // Wholes up to 2^60 (a 2^30-position run), parts near the whole half of the time.
+            let whole = 1 + rng.next_u64() % (1u64 << (1 + i % 60));
+            let part = if i % 2 == 0 { whole - rng.next_u64() % whole.min(5) } else { rng.next_u64() % (whole + 1) };
+            let text = percent(part, whole, 2);
+            assert_eq!(text == "100.00%", part == whole, "{part} / {whole} printed {text}");
+            // text <= exact ratio < text + 0.01, checked in exact integers.
+            let (int, frac) = text.trim_end_matches('%').split_once('.').expect("two decimals");
+            assert_eq!(frac.len(), 2);
+            let units: u128 = int.parse::<u128>().unwrap() * 100 + frac.parse::<u128>().unwrap();
+            let exact = part as u128 * 10_000;
+            assert!(units * whole as u128 <= exact && exact < (units + 1) * whole as u128, "{part} / {whole}: {text}");
+        }
+        assert_eq!(percent(5, 7, 0), "71%");
+    }
+
+    #[test]
     fn percent_never_rounds_up() {
         assert_eq!(percent(99_999, 100_000, 2), "99.99%");
         assert_eq!(percent(u64::MAX - 1, u64::MAX, 2), "99.99%");

@@ -306,6 +306,38 @@ fn rule_and_interval_stacks_match_the_dense_engine() {
     }
 }
 
+/// Model-shaped stacks, as `ReachStack::from_model` builds them: every layer with the same
+/// documents (or none, while the leak check keeps them, as for a model that ignores packing),
+/// no other overlays, kinds from a small pool so that a full or chunked layer often follows
+/// itself (the run skips the repeat: `Ā·Ā = Ā`) and rows reach their limit rows early (the run
+/// stops moving and scanning them).
+#[test]
+fn model_shaped_stacks_with_repeats_and_saturated_rows_match_the_dense_engine() {
+    let mut rng = SplitMix64::new(0x3131);
+    for case in 0..120 {
+        let n = 1 + rng.below(if case % 4 == 3 { 400 } else { 80 });
+        let docs = random_docs(&mut rng, n);
+        let applied = if rng.below(4) == 0 { Vec::new() } else { docs.clone() };
+        let overlays = Overlays { docs: applied, ..Overlays::default() };
+        let causal = rng.below(3) > 0;
+        let pool = [
+            LayerKind::Chunked { size: 1 + rng.below(n / 2 + 2) as u64 },
+            LayerKind::Full,
+            LayerKind::Sliding { window: 1 + rng.below(n / 3 + 2) as u64 },
+            LayerKind::Linear,
+        ];
+        let mut layers = Vec::new();
+        while layers.len() < 2 + rng.below(12) {
+            let kind = pool[rng.below(pool.len())];
+            for _ in 0..1 + rng.below(3) {
+                layers.push(StructuredLayer::Rule(RuleLayer::new(kind, causal, overlays.clone())));
+            }
+        }
+        let stack = ReachStack::new(n as u64, layers, docs).expect("valid stack");
+        check_stack(&stack, &format!("model-shaped case {case} n={n}"));
+    }
+}
+
 #[test]
 fn large_random_stacks_match_the_dense_engine() {
     let mut rng = SplitMix64::new(77);

@@ -81,14 +81,9 @@ impl Analysis {
                 (growth.len() - 1, growth)
             } else {
                 let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
-                let mut growth = vec![n];
-                let depth = layer_sweep(adj, Some(&targets), |layer, _, _, _, new| {
-                    if growth.len() <= layer {
-                        growth.push(*growth.last().unwrap_or(&0));
-                    }
-                    growth[layer] += new.count_ones() as usize;
-                });
-                (depth, growth)
+                // The sweep counts each layer's new cells itself: no per-word callback.
+                let (depth, added) = layer_sweep(adj, Some(&targets), |_, _, _, _, _| {});
+                (depth, sweep::running_sums(&added))
             }
         })
     }

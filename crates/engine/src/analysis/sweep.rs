@@ -5,14 +5,16 @@ use crate::bits::{Ones, WORD_BITS, or_into, words_for};
 
 /// Semi-naive layer sweep from `R(0) = I`: `R(L+1)[q] = R(L)[q] ∪ ⋃_{j ∈ Ā[q]} Δ(L)[j]` with
 /// `Δ(L) = R(L) \ R(L-1)`. Calls `on_new(layer, q, word_index, reach_word_before, new_bits)` for
-/// every non-zero word of new cells and returns the last layer that added a cell (`L*`).
+/// every non-zero word of new cells and returns the last layer that added a cell (`L*`) and the
+/// number of cells each layer added (`growth[0] = n`, then one entry per layer to `L*`).
 ///
-/// `targets[q]`, when given, is `|R[q]|` of the limit: a row that reached it leaves the sweep.
+/// `targets[q]`, when given, is `|R[q]|` of the limit: a row that reached it leaves the sweep, as
+/// does a row that gained no cell in a layer.
 pub(crate) fn layer_sweep(
     adj: &BitMatrix,
     targets: Option<&[usize]>,
     mut on_new: impl FnMut(usize, usize, usize, u64, u64),
-) -> usize {
+) -> (usize, Vec<usize>) {
     let n = adj.n();
     let words = words_for(n);
     let mut reach = BitMatrix::identity(n);
@@ -35,9 +37,11 @@ pub(crate) fn layer_sweep(
         .collect();
     let mut layer = 0;
     let mut last_growth = 0;
+    let mut added = vec![n];
     while !active.is_empty() {
         layer += 1;
         let mut grew = false;
+        let mut layer_added = 0;
         for &q in &active {
             let (mut lo, mut hi) = (usize::MAX, 0usize);
             let (alo, ahi) = adj_span[q];
@@ -60,7 +64,9 @@ pub(crate) fn layer_sweep(
                         on_new(layer, q, w, rrow[w], fresh);
                         rrow[w] |= fresh;
                         nrow[w] = fresh;
-                        count[q] += fresh.count_ones() as usize;
+                        let c = fresh.count_ones() as usize;
+                        count[q] += c;
+                        layer_added += c;
                         nlo = nlo.min(w);
                         nhi = w + 1;
                     }
@@ -82,12 +88,16 @@ pub(crate) fn layer_sweep(
         std::mem::swap(&mut span, &mut next_span);
         if grew {
             last_growth = layer;
+            added.push(layer_added);
         } else {
             break;
         }
-        active.retain(|&q| targets.is_none_or(|t| count[q] < t[q]));
+        // A row that gained nothing this layer gains nothing later: if (q, k) is first reached
+        // at L + 1, a shortest path k → v → … → q makes (q, v) first reached at L. So it leaves,
+        // like a row at its target.
+        active.retain(|&q| span[q].0 < span[q].1 && targets.is_none_or(|t| count[q] < t[q]));
     }
-    last_growth
+    (last_growth, added)
 }
 
 /// First-reach layers `D[q][k]`: the shortest path length from `k` to `q` in `Ā`
@@ -96,17 +106,92 @@ pub(crate) fn layer_sweep(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FirstReach {
     n: usize,
-    layers: Vec<u16>,
+    layers: Cells,
     depth: usize,
 }
 
-/// Marker for unreachable cells in [`FirstReach`] storage.
-pub(super) const NEVER: u16 = u16::MAX;
+/// `D + 1` per cell, row-major; 0 = unreachable (so the matrix starts as zeroed memory). One byte
+/// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Cells {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+impl Cells {
+    fn zeros(len: usize) -> Cells {
+        Cells::Narrow(vec![0; len])
+    }
+
+    /// Cells `range` first reached at `layer`.
+    #[inline]
+    fn fill(&mut self, range: std::ops::Range<usize>, layer: usize) {
+        let v = layer + 1;
+        if let Cells::Narrow(c) = self {
+            if v <= u8::MAX as usize {
+                c[range].fill(v as u8);
+                return;
+            }
+            *self = Cells::Wide(c.iter().map(|&x| x as u16).collect());
+        }
+        if let Cells::Wide(c) = self {
+            c[range].fill(v as u16);
+        }
+    }
+
+    /// Cells `base + i` for the set bits `i` of `bits`, first reached at `layer`.
+    #[inline]
+    fn set_bits(&mut self, base: usize, bits: u64, layer: usize) {
+        let v = layer + 1;
+        if matches!(self, Cells::Narrow(_)) && v > u8::MAX as usize {
+            self.fill(0..0, layer);
+        }
+        let mut bits = bits;
+        match self {
+            Cells::Narrow(c) => {
+                let row = &mut c[base..];
+                while bits != 0 {
+                    row[bits.trailing_zeros() as usize] = v as u8;
+                    bits &= bits - 1;
+                }
+            }
+            Cells::Wide(c) => {
+                let row = &mut c[base..];
+                while bits != 0 {
+                    row[bits.trailing_zeros() as usize] = v as u16;
+                    bits &= bits - 1;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Cells::Narrow(c) => c[i] as usize,
+            Cells::Wide(c) => c[i] as usize,
+        }
+    }
+
+    /// How many cells hold each value `0..values`.
+    fn histogram(&self, values: usize) -> Vec<usize> {
+        let mut h = vec![0usize; values];
+        match self {
+            Cells::Narrow(c) => c.iter().for_each(|&d| h[d as usize] += 1),
+            Cells::Wide(c) => c.iter().for_each(|&d| h[d as usize] += 1),
+        }
+        h
+    }
+}
 
 impl FirstReach {
-    /// Computes the first-reach matrix of `mask` by the semi-naive layer sweep.
+    /// Computes the first-reach matrix of `mask`: when its rows (with the diagonal) are at most
+    /// [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine,
+    /// layer by layer, filling each row's newly reached intervals (`O(L* · n · intervals + |R|)`);
+    /// otherwise, or once the reach rows fragment into many intervals, by the semi-naive bit
+    /// sweep ([`FirstReach::by_sweep`]).
     ///
-    /// Complexity: `O(L* · ones(M) + Σ spans + |R|)`; memory `2n²` bytes plus three bit matrices.
+    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows or three bit matrices.
     ///
     /// # Examples
     /// ```
@@ -116,19 +201,45 @@ impl FirstReach {
     /// assert_eq!(d.get(3, 0), Some(3));
     /// assert_eq!(d.get(0, 3), None);
     /// assert_eq!(d.depth(), 3);
+    /// assert_eq!(d, FirstReach::by_sweep(&window));
     /// ```
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(mask: &BitMatrix) -> FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
-        let mut layers = vec![NEVER; n * n];
-        for q in 0..n {
-            layers[q * n + q] = 0;
+        let mut layers = Self::diagonal(n);
+        let structured = crate::reach::repeated_first_reach(
+            &adj,
+            crate::reach::DEFAULT_MAX_ROW_INTERVALS,
+            crate::reach::STRUCTURED_SPANS_PER_ROW * n,
+            |layer, q, lo, hi| layers.fill(q * n + lo as usize..q * n + hi as usize + 1, layer),
+        );
+        match structured {
+            Some(depth) => FirstReach { n, layers, depth },
+            // The cells filled so far hold their exact layers; the sweep writes them again.
+            None => Self::sweep_into(&adj, layers),
         }
-        let depth = layer_sweep(&adj, None, |layer, q, w, _, new| {
-            for bit in Ones::new(&[new]) {
-                layers[q * n + w * WORD_BITS + bit] = layer as u16;
-            }
-        });
+    }
+
+    /// The first-reach matrix by the semi-naive layer sweep alone: `O(L* · ones(M) + Σ spans +
+    /// |R|)` word operations. The reference [`FirstReach::new`] is tested against.
+    pub fn by_sweep(mask: &BitMatrix) -> FirstReach {
+        Self::sweep_into(&mask.with_diagonal(), Self::diagonal(mask.n()))
+    }
+
+    /// The matrix with only the diagonal reached (at layer 0).
+    fn diagonal(n: usize) -> Cells {
+        let mut layers = Cells::zeros(n * n);
+        for q in 0..n {
+            layers.fill(q * n + q..q * n + q + 1, 0);
+        }
+        layers
+    }
+
+    fn sweep_into(adj: &BitMatrix, mut layers: Cells) -> FirstReach {
+        let n = adj.n();
+        let (depth, _) =
+            layer_sweep(adj, None, |layer, q, w, _, new| layers.set_bits(q * n + w * WORD_BITS, new, layer));
         FirstReach { n, layers, depth }
     }
 
@@ -139,10 +250,7 @@ impl FirstReach {
 
     /// `D[q][k]`, or `None` when `q` never sees `k`.
     pub fn get(&self, q: usize, k: usize) -> Option<usize> {
-        match self.layers[q * self.n + k] {
-            NEVER => None,
-            d => Some(d as usize),
-        }
+        self.layers.get(q * self.n + k).checked_sub(1)
     }
 
     /// `L* = max finite D`.
@@ -153,17 +261,7 @@ impl FirstReach {
     /// `|R(L)|` for `L = 0..=L*`, counted from the matrix (the same curve as
     /// [`Analysis::growth`]).
     pub fn growth(&self) -> Vec<usize> {
-        let mut per_layer = vec![0usize; self.depth + 1];
-        for &d in self.layers.iter().filter(|&&d| d != NEVER) {
-            per_layer[d as usize] += 1;
-        }
-        per_layer
-            .iter()
-            .scan(0, |acc, &c| {
-                *acc += c;
-                Some(*acc)
-            })
-            .collect()
+        running_sums(&self.layers.histogram(self.depth + 2)[1..])
     }
 
     /// `R(L)` as a bit matrix.
@@ -175,6 +273,17 @@ impl FirstReach {
     pub fn row(&self, q: usize) -> impl Iterator<Item = Option<usize>> + '_ {
         (0..self.n).map(move |k| self.get(q, k))
     }
+}
+
+/// `|R(L)|` from the cells each layer adds: the running sums of `added`.
+pub(super) fn running_sums(added: &[usize]) -> Vec<usize> {
+    added
+        .iter()
+        .scan(0, |acc, &c| {
+            *acc += c;
+            Some(*acc)
+        })
+        .collect()
 }
 
 /// `R(L)` for one layer count, by `L` boolean products (`Ā^L`). A reference, not a fast path:

@@ -50,3 +50,81 @@ fn empty_matrix() {
     assert!(a.classes().is_empty());
     assert_eq!(a.width(), 0);
 }
+
+/// Random masks of every shape the catalog has: windows and blocks (single-interval rows),
+/// unions of a few random intervals, strided and random sparse rows (fragmented reach, where the
+/// structured path hands over to the sweep), in both directions.
+fn random_mask(rng: &mut crate::rng::SplitMix64, case: usize) -> BitMatrix {
+    let n = 1 + rng.below(if case % 5 == 4 { 300 } else { 90 });
+    let w = 1 + rng.below(n.min(12));
+    let b = 1 + rng.below(n.min(16));
+    let p = (1.0 + rng.below(4) as f64) / n as f64;
+    match case % 5 {
+        0 => BitMatrix::from_fn(n, |q, k| k <= q && q - k < w),
+        1 => BitMatrix::from_fn(n, |q, k| k / b <= q / b && (q / b - k / b).is_multiple_of(2)),
+        2 => {
+            // A few random intervals per row, some rows empty.
+            let mut m = BitMatrix::zeros(n);
+            for q in 0..n {
+                for _ in 0..rng.below(4) {
+                    let a = rng.below(n);
+                    let e = (a + rng.below(w + 1)).min(n - 1);
+                    for k in a..=e {
+                        m.set(q, k, true);
+                    }
+                }
+            }
+            m
+        }
+        3 => BitMatrix::from_fn(n, |q, k| q == k || (q + n - k) % n == w || k.is_multiple_of(b + 1) && k < q),
+        _ => {
+            let mut m = BitMatrix::zeros(n);
+            for q in 0..n {
+                for k in 0..n {
+                    if rng.next_f64() < p {
+                        m.set(q, k, true);
+                    }
+                }
+            }
+            m
+        }
+    }
+}
+
+/// The structured first-reach (intervals per row and per layer) against the dense bit sweep, and
+/// both against `Ā^L` at every layer.
+#[test]
+fn structured_first_reach_matches_the_sweep_on_random_masks() {
+    let mut rng = crate::rng::SplitMix64::new(31);
+    for case in 0..400 {
+        let m = random_mask(&mut rng, case);
+        let fast = FirstReach::new(&m);
+        let slow = FirstReach::by_sweep(&m);
+        assert_eq!(fast, slow, "case {case}: n = {}", m.n());
+        let a = Analysis::new(&m);
+        assert_eq!((fast.depth(), fast.growth()), (a.depth(), a.growth().to_vec()), "case {case}");
+        if case % 8 == 0 && m.n() <= 90 {
+            for layer in 0..=fast.depth() + 1 {
+                assert_eq!(fast.reach_at(layer), reach_after(&m, layer), "case {case}, layer {layer}");
+            }
+        }
+    }
+}
+
+/// Layers past 254 (the matrix widens from one byte per cell to two): a window of 2 (single
+/// intervals, the structured path) and a strided cycle (its reach rows fragment: the sweep).
+#[test]
+fn first_reach_past_255_layers() {
+    let n = 400;
+    let window = BitMatrix::from_fn(n, |q, k| k <= q && q - k < 2);
+    let d = FirstReach::new(&window);
+    assert_eq!((d.depth(), d.get(n - 1, 0), d.get(0, 1)), (n - 1, Some(n - 1), None));
+    assert_eq!(d, FirstReach::by_sweep(&window));
+    // q reads q - 7 (mod n): one cycle through every position (7 and 400 are coprime).
+    let strided = BitMatrix::from_fn(n, |q, k| k == (q + n - 7) % n);
+    let d = FirstReach::new(&strided);
+    assert_eq!(d.depth(), n - 1);
+    assert_eq!(d.get(7 * 300 % n, 0), Some(300));
+    assert_eq!(d, FirstReach::by_sweep(&strided));
+    assert_eq!(d.growth(), Analysis::new(&strided).growth());
+}

@@ -9,7 +9,8 @@
 //!   every row one interval with non-decreasing ends: the limit and the current `R(l)` are two
 //!   `u32` pairs per position (16 B), the layer steps in place, and the lookback median may keep
 //!   one `u32` per position plus its runs (at most `n / 16 + 17` runs of 12 B, twice that while
-//!   they move to a larger allocation): about 21.5 B per position. The limit phase (the union and one closure step, 16 B) and the
+//!   they move to a larger allocation; the runs of the rows frozen at their limit, at most
+//!   `n / 1024 + 16`, fit in that second half): about 21.5 B per position. The limit phase (the union and one closure step, 16 B) and the
 //!   structure phase (the limit, then 8 B of classes or components) stay below that.
 //! - **image spans** keep every row one interval, but the layer no longer steps in place: the
 //!   step writes into a third pair of rows (8 B per position more), and every layer keeps its
@@ -53,7 +54,10 @@ pub fn model_run_bytes(layers: usize, n: u64, overlays: &Overlays, queries: usiz
     let docs = cap(overlays.docs.len().max(1) as u128);
     let globals = cap(overlays.globals.len() as u128);
     let simple = overlays.sinks == 0 && overlays.prefix == 0 && overlays.globals.is_empty();
-    // The lookbacks: one u32 per position, and the runs before they turn plain.
+    // The lookbacks: one u32 per position, and the runs before they turn plain (twice while
+    // they move; the values and the runs at once are 4n + 12 (n / 16 + 17) at most, so the
+    // other half also holds the runs of the rows frozen at their limit, `engine::stats::Frozen`:
+    // at most n / 1024 + 16 of 12 B).
     let lookbacks = 4 * n + 2 * 12 * (n / 16 + 17);
     // Most intervals in one row.
     let per_row = n / 2 + 1;
@@ -66,7 +70,8 @@ pub fn model_run_bytes(layers: usize, n: u64, overlays: &Overlays, queries: usiz
         let tree = 2 * n.next_power_of_two() * 2 * word + 2 * 8 * 2 * spans;
         (3 * csr + 8 * n + tree + lookbacks, per_row)
     };
-    let documents = (layers + 6) * docs * 8 + layers * globals * 12 + (layers + 6) * images * 16;
+    // Per layer and a few more copies, and the frozen prefix per document (4 B).
+    let documents = (layers + 6) * docs * 8 + docs * 4 + layers * globals * 12 + (layers + 6) * images * 16;
     let reports = layers * (PER_LAYER_BYTES + 8 + queries * (40 + 16 * row_intervals));
     let total = FIXED_BYTES + rows + documents + reports;
     total.min(u64::MAX as u128) as u64

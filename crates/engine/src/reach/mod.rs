@@ -70,7 +70,8 @@ use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Overlays, Packing};
 use crate::stack::{Layer, LayerStack};
 
 pub use auto::{MAX_AUTO_LAYERS, reach_auto, reach_auto_while};
-pub use engine::{ReachJob, repeated_growth};
+pub(crate) use engine::repeated_first_reach;
+pub use engine::{ReachJob, STRUCTURED_SPANS_PER_ROW, repeated_growth};
 pub use memory::{check_model_run, human_bytes, largest_context_within, model_run_bytes};
 pub use rows::{IntervalRows, Span};
 pub use structure::compress_order;

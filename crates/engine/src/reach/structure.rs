@@ -126,15 +126,22 @@ fn compress(
     others: impl Iterator<Item = (usize, usize)>,
     cap: usize,
 ) -> CompressedHasse {
-    let mut node_of = vec![0u32; m];
+    // Which node each class is in: needed only for the covering edges between classes that are
+    // not neighbours (the dense path); otherwise the edges are read at the nodes' boundaries.
+    let mut others = others.peekable();
+    let mut node_of = if others.peek().is_some() { vec![0u32; m] } else { Vec::new() };
+    let mut node_first: Vec<u32> = Vec::new();
     let mut nodes = Vec::new();
     let mut count = 0u64;
     let mut i = 0;
     while i < m {
         let id = count;
         count += 1;
+        node_first.push(i as u32);
         let Some(p) = single(i) else {
-            node_of[i] = id as u32;
+            if let Some(slot) = node_of.get_mut(i) {
+                *slot = id as u32;
+            }
             if (id as usize) < cap {
                 let r = runs(i);
                 let label = r.iter().map(|&[a, b]| run_label(a, b)).collect::<Vec<_>>().join(",");
@@ -161,6 +168,7 @@ fn compress(
         for c in node_of.iter_mut().take(j + 1).skip(i) {
             *c = id as u32;
         }
+        // Classes i..=j are one node: only the last one's link can leave it.
         if (id as usize) < cap {
             let top = p + (j - i) as u64;
             let (first, last) = if dir == Some(Dir::Down) { (top, p) } else { (p, top) };
@@ -178,8 +186,12 @@ fn compress(
     }
     let mut edges = Vec::new();
     let mut edge_count = 0u64;
+    let node_of_class = |c: usize| match node_of.get(c) {
+        Some(&id) => id as u64,
+        None => (node_first.partition_point(|&f| f as usize <= c) - 1) as u64,
+    };
     let mut push = |lower: usize, upper: usize| {
-        let (a, b) = (node_of[lower] as u64, node_of[upper] as u64);
+        let (a, b) = (node_of_class(lower), node_of_class(upper));
         if a == b {
             return;
         }
@@ -188,7 +200,9 @@ fn compress(
             edges.push(HasseEdge { lower: a, upper: b, lower_position: rep(lower), upper_position: rep(upper) });
         }
     };
-    for c in 0..m.saturating_sub(1) {
+    // Neighbouring classes in different nodes: the last class of each node and the next.
+    for &f in node_first.iter().skip(1) {
+        let c = f as usize - 1;
         match link(c) {
             Some(Dir::Up) => push(c, c + 1),
             Some(Dir::Down) => push(c + 1, c),
@@ -211,6 +225,14 @@ fn components(limit: &Rows) -> u64 {
     let n = limit.n();
     if n == 0 {
         return 0;
+    }
+    if let Rows::Single { lo, hi, mono: true } = limit {
+        // Every row is one interval containing its query, so only neighbours are ever joined
+        // directly: `i` and `i + 1` are when some row's interval holds both, and with
+        // non-decreasing ends the rows that could are `i` (the largest `hi` at or before `i`)
+        // and `i + 1` (the smallest `lo` after `i`). One pass, nothing allocated.
+        let joined = (0..n - 1).filter(|&i| hi[i] as usize > i || lo[i + 1] as usize <= i).count();
+        return (n - joined) as u64;
     }
     // link[i]: positions i and i+1 lie in one interval of some row (so both join its query).
     let mut diff = vec![0i32; n + 1];

@@ -61,7 +61,10 @@ pub struct ReachJob<'a> {
     cells: u64,
     growth: Vec<u64>,
     full_at: Option<usize>,
-    saturated: Option<Stats>,
+    /// The statistics of `R(l-1)` (`prev`, or the limit once reached).
+    last: Option<Stats>,
+    /// The rows of `prev` that equal their limit rows, per document.
+    frozen: Frozen,
     layers: Vec<LayerReport>,
     done: usize,
     short: u64,
@@ -95,7 +98,8 @@ impl<'a> ReachJob<'a> {
             cells: n as u64,
             growth: vec![n as u64],
             full_at: None,
-            saturated: None,
+            last: None,
+            frozen: Frozen::new(stack.documents.len(), n),
             done: 0,
             short: 0,
         })
@@ -171,18 +175,31 @@ impl<'a> ReachJob<'a> {
     /// Computes the next layer.
     pub(super) fn layer(&mut self) -> Result<(), ReachError> {
         let i = self.layers.len();
-        let (st, rows): (&Stats, &Rows) = if self.cells == self.limit_cells {
+        let repeat = i > 0
+            && match (self.adjs[i].adj(), self.adjs[i - 1].adj()) {
+                (Adj::Rule(ctx), Adj::Rule(before)) => idempotent(ctx) && ctx == before,
+                _ => false,
+            };
+        let (st, rows): (Stats, &Rows) = if self.cells == self.limit_cells {
             // R(l-1) = limit, so every later layer is the limit too.
-            if self.saturated.is_none() {
-                self.saturated = Some(stats(&self.limit, &self.limit, &self.stack.documents, &mut self.lbs));
-            }
-            (self.saturated.as_ref().unwrap_or_else(|| unreachable!()), &self.limit)
+            let st = match self.last {
+                Some(st) => st,
+                None => stats(&self.limit, &self.limit, &self.stack.documents, &mut self.lbs),
+            };
+            (st, &self.limit)
+        } else if let (true, Some(st)) = (repeat, self.last) {
+            // The same full or chunked layer again: `Ā·Ā = Ā`, so R(l) = R(l-1).
+            (st, &self.prev)
         } else {
             // A rule layer without overlays over non-decreasing rows (every model run's layers)
-            // steps in place; anything else into the previous step's allocations.
+            // steps in place, leaving alone the rows already at their limit; anything else into
+            // the previous step's allocations.
             let in_place = match (self.adjs[i].adj(), &mut self.prev) {
                 (Adj::Rule(ctx), Rows::Single { lo, hi, mono }) if ctx.simple() && *mono => {
-                    *mono = rule_mono_in_place(ctx, lo, hi);
+                    // The frozen prefixes are per leak-check document: used when the layer's
+                    // documents are those.
+                    let frozen: &[u32] = if *ctx.docs == *self.stack.documents { &self.frozen.len } else { &[] };
+                    *mono = rule_mono_in_place_from(ctx, lo, hi, frozen);
                     true
                 }
                 _ => false,
@@ -193,10 +210,11 @@ impl<'a> ReachJob<'a> {
                     self.spare = Some((lo, hi));
                 }
             }
-            let st = stats(&self.prev, &self.limit, &self.stack.documents, &mut self.lbs);
-            self.saturated = Some(st);
-            (self.saturated.as_ref().unwrap_or_else(|| unreachable!()), &self.prev)
+            let st =
+                stats_frozen(&self.prev, &self.limit, &self.stack.documents, &mut self.lbs, Some(&mut self.frozen));
+            (st, &self.prev)
         };
+        self.last = Some(st);
         let cells = st.cells;
         self.short = st.short;
         self.growth.push(cells);
@@ -217,9 +235,6 @@ impl<'a> ReachJob<'a> {
         });
         self.cells = cells;
         self.done += 1;
-        if cells != self.limit_cells {
-            self.saturated = None;
-        }
         Ok(())
     }
 }

@@ -387,10 +387,22 @@ fn step_rule_mono(ctx: &RuleCtx, lo: &[u32], hi: &[u32], spare: (Vec<u32>, Vec<u
 /// `[lo[a], hi[b]]`. `a <= q` and `b >= q`, so `lo` only ever copies from below and `hi` from
 /// above: shifted copies (`copy_within`, which moves like `memmove`) and fills of values read
 /// first. One document at a time, with the kind's arithmetic out of the row loop (a causal
-/// layer's `b = q` leaves `hi` as it is). Returns whether the new rows are non-decreasing.
+/// layer's `b = q` leaves `hi` as it is). Returns whether the new rows are non-decreasing (always).
 pub(super) fn rule_mono_in_place(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) -> bool {
-    for &(ds, de) in ctx.docs.iter() {
+    rule_mono_in_place_from(ctx, lo, hi, &[])
+}
+
+/// [`rule_mono_in_place`], leaving alone the first `frozen[d]` rows of each of the layer's
+/// documents (all of them when `frozen` is empty): rows that already equal their limit rows, which
+/// no layer changes again (`R(l-1) ⊆ R(l) ⊆ limit`), so a run stops moving them once they do.
+pub(super) fn rule_mono_in_place_from(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32], frozen: &[u32]) -> bool {
+    for (d, &(ds, de)) in ctx.docs.iter().enumerate() {
         let (s, e) = (ds as usize, de as usize + 1);
+        // Rows s..a are frozen; only a..e may change.
+        let a = (s + frozen.get(d).map_or(0, |&f| f as usize)).min(e);
+        if a == e {
+            continue;
+        }
         let (first, last) = (lo[s], hi[e - 1]);
         match ctx.kind {
             LayerKind::Sliding { window } | LayerKind::Conv { width: window } => {
@@ -398,38 +410,56 @@ pub(super) fn rule_mono_in_place(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) 
                 // queries, then a shifted copy. (Clamped to the document first, so no sum
                 // overflows a 32-bit usize.)
                 let back = (window.min(u32::MAX as u64) as usize).saturating_sub(1).min(e - s);
-                lo.copy_within(s..e - back, s + back);
-                lo[s..s + back].fill(first);
+                if a < s + back {
+                    lo.copy_within(s..e - back, s + back);
+                    lo[a..s + back].fill(first);
+                } else {
+                    lo.copy_within(a - back..e - back, a);
+                }
                 if !ctx.causal {
                     // b = min(q + w - 1, de): a shifted copy, then the document's last row.
-                    hi.copy_within(s + back..e, s);
-                    hi[e - back..e].fill(last);
+                    if a + back < e {
+                        hi.copy_within(a + back..e, a);
+                    }
+                    hi[(e - back).max(a)..e].fill(last);
                 }
             }
             LayerKind::Pointwise => {}
             LayerKind::Full | LayerKind::Linear | LayerKind::Indexed => {
-                lo[s..e].fill(first);
+                lo[a..e].fill(first);
                 if !ctx.causal {
-                    hi[s..e].fill(last);
+                    hi[a..e].fill(last);
                 }
             }
             LayerKind::Chunked { size } => {
                 // Chunks count from the document's start (positions restart per document).
                 let c = (size.min(u32::MAX as u64) as usize).max(1);
-                let mut cs = s;
+                let mut cs = s + (a - s) / c * c;
                 while cs < e {
                     let ce = cs + c.min(e - cs);
                     let (first, last) = (lo[cs], hi[ce - 1]);
-                    lo[cs..ce].fill(first);
+                    lo[cs.max(a)..ce].fill(first);
                     if !ctx.causal {
-                        hi[cs..ce].fill(last);
+                        hi[cs.max(a)..ce].fill(last);
                     }
                     cs = ce;
                 }
             }
         }
     }
-    is_mono(lo, hi)
+    // Every row reads a key range whose ends never go down (within a document, and from one
+    // document to the next), over non-decreasing rows: the result is non-decreasing, without a
+    // pass over the rows to check it.
+    debug_assert!(is_mono(lo, hi));
+    true
+}
+
+/// Whether the layer's relation is a preorder (reflexive and transitive), so that `Ā·Ā = Ā`: the
+/// same layer twice in a row reaches nothing new the second time (full and chunked attention
+/// within documents, without overlays).
+pub(super) fn idempotent(ctx: &RuleCtx) -> bool {
+    ctx.simple()
+        && matches!(ctx.kind, LayerKind::Full | LayerKind::Linear | LayerKind::Indexed | LayerKind::Chunked { .. })
 }
 
 /// Segment tree over keys; node `v` holds the merged rows of its key range.
@@ -562,5 +592,5 @@ mod tests;
 
 pub use job::ReachJob;
 pub(crate) use job::run;
-pub use limit::repeated_growth;
-pub(crate) use limit::{all_rows, limit};
+pub use limit::{STRUCTURED_SPANS_PER_ROW, repeated_growth};
+pub(crate) use limit::{all_rows, limit, repeated_first_reach};

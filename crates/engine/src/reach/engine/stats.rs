@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[derive(Clone, Copy)]
 pub(super) struct Stats {
     pub(super) cells: u64,
     pub(super) lookback: Lookback,
@@ -56,16 +57,37 @@ impl Lookbacks {
             }
             self.runs.push(self.cur);
             self.cur = (v, 1, 0);
-            if self.runs.len() > self.limit {
-                self.plain = true;
-                self.values.reserve_exact(self.n.saturating_sub(self.values.len()));
-                for &(s, l, st) in &self.runs {
-                    self.values.extend((0..l).map(|i| s + st * i));
-                }
-                // Released, not kept: the plain values replace them for this layer.
-                self.runs = Vec::new();
-            }
+            self.spill_if_many();
         }
+    }
+
+    /// Turns the runs into plain values once they are more than `limit`.
+    fn spill_if_many(&mut self) {
+        if self.runs.len() > self.limit {
+            self.plain = true;
+            self.values.reserve_exact(self.n.saturating_sub(self.values.len()));
+            for &(s, l, st) in &self.runs {
+                self.values.extend((0..l).map(|i| s + st * i));
+            }
+            // Released, not kept: the plain values replace them for this layer.
+            self.runs = Vec::new();
+        }
+    }
+
+    /// Adds a whole run `(start, length, step)` of values (in any order with the others: the
+    /// median counts them as a multiset).
+    pub(super) fn push_run(&mut self, run: (u32, u32, u32)) {
+        let (s, l, st) = run;
+        if self.plain {
+            self.values.extend((0..l).map(|i| s + st * i));
+            return;
+        }
+        if self.runs.len() == self.runs.capacity() {
+            let len = self.runs.len();
+            self.runs.reserve_exact((2 * len).clamp(4, self.limit + 1).max(len + 1) - len);
+        }
+        self.runs.push(run);
+        self.spill_if_many();
     }
 
     /// The lower median (rank `⌊(len-1)/2⌋`), with every value in `min..=max`.
@@ -112,31 +134,117 @@ impl Lookbacks {
     }
 }
 
+/// The rows that equal their limit rows, as a prefix per document: they stay so in every later
+/// layer (`R(l-1) ⊆ R(l) ⊆ limit`), so their share of a layer's statistics is kept here once and
+/// they are never scanned (nor, by [`super::rule_mono_in_place_from`], moved) again.
+pub(super) struct Frozen {
+    /// Per document (the leak check's), the number of frozen rows from its start.
+    pub(super) len: Vec<u32>,
+    cells: u64,
+    leaking: u64,
+    lmin: u32,
+    lmax: u32,
+    /// The frozen rows' lookbacks as `(start, length, step)` runs.
+    runs: Vec<(u32, u32, u32)>,
+    /// Most runs kept; past it no more rows freeze (they are scanned instead).
+    cap: usize,
+}
+
+impl Frozen {
+    pub(super) fn new(docs: usize, n: usize) -> Frozen {
+        Frozen {
+            len: vec![0; docs],
+            cells: 0,
+            leaking: 0,
+            lmin: u32::MAX,
+            lmax: 0,
+            runs: Vec::new(),
+            cap: frozen_runs_cap(n as u64) as usize,
+        }
+    }
+
+    /// Adds a frozen row's lookback; false (and nothing added) when the runs are full.
+    #[inline]
+    fn push(&mut self, v: u32) -> bool {
+        if let Some(r) = self.runs.last_mut() {
+            if r.1 == 1 && (v == r.0 || v == r.0 + 1) {
+                *r = (r.0, 2, v - r.0);
+                return true;
+            }
+            if v as u64 == r.0 as u64 + r.2 as u64 * r.1 as u64 {
+                r.1 += 1;
+                return true;
+            }
+        }
+        if self.runs.len() >= self.cap {
+            return false;
+        }
+        self.runs.push((v, 1, 0));
+        true
+    }
+}
+
+/// Most lookback runs [`Frozen`] keeps for a run over `n` positions (`n / 1024 + 16`, 12 B each:
+/// one per document is what a packed run needs).
+pub(crate) fn frozen_runs_cap(n: u64) -> u64 {
+    n / 1024 + 16
+}
+
 pub(super) fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], lbs: &mut Lookbacks) -> Stats {
+    stats_frozen(rows, limit, docs, lbs, None)
+}
+
+/// [`stats`], with the rows frozen so far counted from `frozen` and the rows that newly equal
+/// their limit rows at the start of a document's unfrozen part added to it.
+pub(super) fn stats_frozen(
+    rows: &Rows,
+    limit: &Rows,
+    docs: &[(u32, u32)],
+    lbs: &mut Lookbacks,
+    mut frozen: Option<&mut Frozen>,
+) -> Stats {
     lbs.reset();
     let (mut cells, mut leaking, mut short) = (0u64, 0u64, 0u64);
     let (mut lmin, mut lmax) = (u32::MAX, 0u32);
     match (rows, limit) {
         (Rows::Single { lo, hi, .. }, Rows::Single { lo: llo, hi: lhi, .. }) => {
-            for &(ds, de) in docs {
-                let (ds_, de_) = (ds as usize, de as usize + 1);
-                let (lo, hi, llo, lhi) = (&lo[ds_..de_], &hi[ds_..de_], &llo[ds_..de_], &lhi[ds_..de_]);
-                // Counts first, in a loop without branches (it vectorises)...
-                for (q, (((&l, &h), &ll), &lh)) in (ds..).zip(lo.iter().zip(hi).zip(llo).zip(lhi)) {
+            for (d, &(ds, de)) in docs.iter().enumerate() {
+                let mut start = ds as usize;
+                let end = de as usize + 1;
+                if let Some(f) = frozen.as_deref_mut() {
+                    // Rows already frozen, then the rows that newly equal their limit rows.
+                    start += f.len[d] as usize;
+                    while start < end {
+                        let (l, h) = (lo[start], hi[start]);
+                        if h - l != lhi[start] - llo[start] {
+                            break;
+                        }
+                        let q = start as u32;
+                        let lb = (q - l).max(h - q);
+                        if !f.push(lb) {
+                            break;
+                        }
+                        f.cells += (h - l) as u64 + 1;
+                        f.lmin = f.lmin.min(lb);
+                        f.lmax = f.lmax.max(lb);
+                        f.leaking += (l < ds || h > de) as u64;
+                        start += 1;
+                    }
+                    f.len[d] = (start - ds as usize) as u32;
+                }
+                let (lo, hi, llo, lhi) = (&lo[start..end], &hi[start..end], &llo[start..end], &lhi[start..end]);
+                // One pass: the counts, and the lookbacks' runs: most rows extend the current
+                // arithmetic run, on a local copy (in registers); the others go through `push`.
+                let mut cur = lbs.cur;
+                let next = |c: (u32, u32, u32)| c.0 as u64 + c.2 as u64 * c.1 as u64;
+                let mut expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
+                for (q, (((&l, &h), &ll), &lh)) in (start as u32..).zip(lo.iter().zip(hi).zip(llo).zip(lhi)) {
                     cells += (h - l) as u64 + 1;
                     let lb = (q - l).max(h - q);
                     lmin = lmin.min(lb);
                     lmax = lmax.max(lb);
                     leaking += (l < ds || h > de) as u64;
                     short += (h - l != lh - ll) as u64;
-                }
-                // ...then the lookbacks' runs: most rows extend the current arithmetic run, on a
-                // local copy (in registers); the others go through `push`.
-                let mut cur = lbs.cur;
-                let next = |c: (u32, u32, u32)| c.0 as u64 + c.2 as u64 * c.1 as u64;
-                let mut expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
-                for (q, (&l, &h)) in (ds..).zip(lo.iter().zip(hi)) {
-                    let lb = (q - l).max(h - q);
                     if lb as u64 == expect {
                         cur.1 += 1;
                         expect += cur.2 as u64;
@@ -148,6 +256,15 @@ pub(super) fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], lbs: &mut Lo
                     }
                 }
                 lbs.cur = cur;
+            }
+            if let Some(f) = frozen {
+                cells += f.cells;
+                leaking += f.leaking;
+                lmin = lmin.min(f.lmin);
+                lmax = lmax.max(f.lmax);
+                for &run in &f.runs {
+                    lbs.push_run(run);
+                }
             }
         }
         _ => {
