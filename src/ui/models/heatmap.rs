@@ -5,8 +5,8 @@
 
 use std::rc::Rc;
 
-use hasseflow_render::heat_colour as shade;
 use hasseflow_core::report::percent;
+use hasseflow_render::heat_colour as shade;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
