@@ -265,17 +265,28 @@ def stack_file(layers):
     return json.dumps(doc).encode()
 
 
+MAX_INPUT_BYTES = 96 * 1024 * 1024
+
+
+def read_file(path, limit, what="input"):
+    """The bytes of a regular file of at most `limit` bytes; a directory, a device or a pipe
+    (`/dev/zero`), or a larger file, is a one-line HasseflowError (it is never read unbounded)."""
+    if not os.path.isfile(path):
+        kind = "a directory" if os.path.isdir(path) else "not a regular file"
+        raise HasseflowError(f"{path}: {kind}; give a {what} file")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise HasseflowError(f"{path}: {what} is over {limit} bytes, the limit")
+    return data
+
+
 def read_source(x):
     """A path or text: the bytes the CLI would read."""
     if isinstance(x, (bytes, bytearray)):
         return bytes(x)
     if isinstance(x, os.PathLike) or (isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.exists(x)):
-        path = os.fspath(x)
-        size = os.path.getsize(path)
-        if size > 96 * 1024 * 1024:
-            raise HasseflowError(f"{path}: input is {size} bytes; the limit is {96 * 1024 * 1024} bytes")
-        with open(path, "rb") as f:
-            return f.read()
+        return read_file(os.fspath(x), MAX_INPUT_BYTES)
     if isinstance(x, str):
         if "\n" not in x and not x.lstrip().startswith("{"):
             raise HasseflowError(f"{x}: no such file")

@@ -9,8 +9,8 @@ use super::ast::{
 };
 use super::parse::assigned_names;
 use super::rt::{
-    Eval, Fail, FailKind, Interp, MAX_CALLS, MAX_DEPTH, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len,
-    unavailable_msg, unsup,
+    Eval, Fail, FailKind, Interp, MAX_CALLS, MAX_CLASS_DEPTH, MAX_CLASS_WALK, MAX_DEPTH, MAX_ITEMS, PyDict, R,
+    dict_set, distinct, exc, limit, range_len, unavailable_msg, unsup,
 };
 use super::tensor::Cmp;
 use super::value::{ClassObj, Closure, Frame, Globals, Instance, Shared, Unavailable, Value, shared};
@@ -56,6 +56,26 @@ const UNMODELLED_BUILTINS: [&str; 24] = [
     "chr",
     "ord",
 ];
+
+/// Refuses a class whose chain of bases is over [`MAX_CLASS_DEPTH`] deep, or whose bases take
+/// over [`MAX_CLASS_WALK`] visits to walk (attribute lookups walk them recursively).
+fn check_bases(bases: &[Rc<ClassObj>], name: &str, pos: Pos) -> R<()> {
+    fn walk(c: &ClassObj, depth: usize, seen: &mut usize) -> bool {
+        *seen += 1;
+        depth <= MAX_CLASS_DEPTH && *seen <= MAX_CLASS_WALK && c.bases.iter().all(|b| walk(b, depth + 1, seen))
+    }
+    let mut seen = 0;
+    if bases.iter().all(|b| walk(b, 1, &mut seen)) {
+        return Ok(());
+    }
+    unsup(
+        pos,
+        format!(
+            "the class `{name}` has a hierarchy of bases over {MAX_CLASS_DEPTH} deep or {MAX_CLASS_WALK} classes: \
+             not modelled"
+        ),
+    )
+}
 
 impl Interp {
     /// Runs a module's statements. Outside preludes, a statement that fails on something
@@ -276,6 +296,7 @@ impl Interp {
                 }
             }
         }
+        check_bases(&bases, &def.name, def.bases.first().map_or(Pos::default(), |b| b.pos))?;
         let mut locals = Vec::new();
         assigned_names(&def.body, &mut locals);
         let ns = shared(Frame {
@@ -444,7 +465,10 @@ impl Interp {
                 cur = f.borrow().parent.clone();
             }
         }
-        frame.borrow_mut().vars.insert(name.clone(), v);
+        let old = frame.borrow_mut().vars.insert(name.clone(), v);
+        if let Some(old) = old {
+            super::value::dismantle(vec![old]);
+        }
     }
 
     pub(super) fn lookup(&mut self, name: &Rc<str>, pos: Pos, ctx: &Ctx) -> R<Value> {
@@ -606,13 +630,23 @@ impl Eval for Interp {
 
     fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
         Ok(match v {
-            Value::Tuple(t) => t.as_ref().clone(),
-            Value::List(l) => l.borrow().clone(),
-            Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+            Value::Tuple(t) => {
+                self.alloc_items(pos, t.len())?;
+                t.as_ref().clone()
+            }
+            Value::List(l) => {
+                self.alloc_items(pos, l.borrow().len())?;
+                l.borrow().clone()
+            }
+            Value::Dict(d) => {
+                self.alloc_items(pos, d.borrow().len())?;
+                d.borrow().iter().map(|(k, _)| k.clone()).collect()
+            }
             Value::Str(s) => {
                 if s.len() > MAX_ITEMS {
                     return limit(pos, "a string too long to iterate");
                 }
+                self.alloc_items(pos, 2 * s.len())?;
                 s.chars().map(|c| Value::Str(c.to_string().into())).collect()
             }
             Value::Range(a, b, s) => {
@@ -621,6 +655,7 @@ impl Eval for Interp {
                     return limit(pos, format!("a range of {n} items is over the limit of {MAX_ITEMS}"));
                 }
                 self.charge(pos, n as usize)?;
+                self.alloc_items(pos, n as usize)?;
                 (0..n).map(|i| Value::Int(a + i * s)).collect()
             }
             Value::Tensor(t) => {
@@ -720,16 +755,10 @@ impl Interp {
             ExprKind::List(items) => Value::List(shared(self.eval_items(items, ctx)?)),
             ExprKind::Set(items) => {
                 let vals = self.eval_items(items, ctx)?;
-                let mut out: Vec<Value> = Vec::new();
-                for v in vals {
-                    if !out.iter().any(|x| py_eq(x, &v)) {
-                        out.push(v);
-                    }
-                }
-                Value::List(shared(out))
+                Value::List(shared(distinct(vals, pos)?))
             }
             ExprKind::Dict(items) => {
-                let mut out: Vec<(Value, Value)> = Vec::new();
+                let mut out = PyDict::default();
                 for (k, v) in items {
                     match k {
                         Some(k) => {
@@ -753,6 +782,7 @@ impl Interp {
                 let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let v = me.eval(elt, c)?;
+                    me.alloc_items(pos, 1)?;
                     out.push(v);
                     if out.len() > MAX_ITEMS {
                         return limit(pos, "a comprehension over the item limit");
@@ -761,23 +791,16 @@ impl Interp {
                 })?;
                 match kind {
                     CompKind::List | CompKind::Gen => Value::List(shared(out)),
-                    CompKind::Set => {
-                        let mut uniq: Vec<Value> = Vec::new();
-                        for v in out {
-                            if !uniq.iter().any(|x| py_eq(x, &v)) {
-                                uniq.push(v);
-                            }
-                        }
-                        Value::List(shared(uniq))
-                    }
+                    CompKind::Set => Value::List(shared(distinct(out, pos)?)),
                 }
             }
             ExprKind::DictComp(kv, gens) => {
-                let mut out: Vec<(Value, Value)> = Vec::new();
+                let mut out = PyDict::default();
                 let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let k = me.eval(&kv.0, c)?;
                     let v = me.eval(&kv.1, c)?;
+                    me.alloc_items(pos, 2)?;
                     dict_set(&mut out, k, v, pos)
                 })?;
                 Value::Dict(shared(out))
@@ -905,6 +928,9 @@ impl Interp {
                 return limit(x.pos, format!("a display of over {MAX_ITEMS} items"));
             }
         }
+        if let Some(x) = items.first() {
+            self.alloc_items(x.pos, out.len())?;
+        }
         Ok(out)
     }
 
@@ -955,6 +981,10 @@ impl Interp {
         match (&cur, op) {
             (Value::List(l), BinOp::Add) => {
                 let items = self.iterate(&rhs, pos)?;
+                if l.borrow().len() + items.len() > MAX_ITEMS {
+                    return limit(pos, "a list over the item limit");
+                }
+                self.alloc_items(pos, items.len())?;
                 l.borrow_mut().extend(items);
                 return Ok(cur.clone());
             }
@@ -985,7 +1015,7 @@ impl Interp {
         let mut vars: HashMap<Rc<str>, Value> = HashMap::new();
         let mut args = args.into_iter();
         let mut extra: Vec<Value> = Vec::new();
-        let mut kw_rest: Vec<(Value, Value)> = Vec::new();
+        let mut kw_rest = PyDict::default();
         for p in def.params.iter() {
             match p.kind {
                 ParamKind::Normal => {
@@ -1017,7 +1047,9 @@ impl Interp {
                     }
                     vars.insert(p.name.clone(), v);
                 }
-                None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => kw_rest.push((Value::Str(k), v)),
+                None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => {
+                    dict_set(&mut kw_rest, Value::Str(k), v, pos)?;
+                }
                 None => {
                     return exc(pos, format!("{}() got an unexpected keyword argument `{k}` (TypeError)", def.name));
                 }
@@ -1098,7 +1130,7 @@ impl Interp {
                         Value::Str(x) => s.contains(&**x),
                         _ => return exc(pos, "`in <string>` needs a string"),
                     },
-                    Value::Dict(d) => d.borrow().iter().any(|(k, _)| py_eq(k, a)),
+                    Value::Dict(d) => d.borrow().contains(a, pos)?,
                     Value::Range(x, y, s) => match a {
                         Value::Int(v) => {
                             let n = range_len(*x, *y, *s);

@@ -348,6 +348,11 @@ impl MaskMod {
                 MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
             }
             trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
+            trace::RowError::OverBudget => MaskModError::Text(format!(
+                "the mask_mod's evaluation is over its time budget ({} node evaluations, about 10 s): \
+                 the mask is too costly to evaluate at this size",
+                trace::MAX_EVAL_WORK
+            )),
         }
     }
 
