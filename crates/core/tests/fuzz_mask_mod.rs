@@ -72,14 +72,20 @@ fn seeds() -> Vec<String> {
         }
     }
     out.push("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n".into());
-    // The hostile cases (issue 30), their sizes cut to a hundredth so that a mutant of one is
-    // quick, and their long repetitions to 3,000 characters (mutations grow them again).
+    // The hostile cases (issue 30), each number of 4 digits or more cut to its first two (so that
+    // a mutant of one is quick: at full size they run to the budgets, which take seconds), and
+    // their long repetitions to 3,000 characters (mutations grow them again).
     for case in hostile::cases() {
-        let mut text: String = case.text.chars().take(3000).collect();
-        for big in ["1000000", "100000", "300000", "250000", "200000", "131072", "30000", "10000"] {
-            text = text.replace(big, &big[..big.len() - 2]);
+        let text: String = case.text.chars().take(3000).collect();
+        let mut cut = String::with_capacity(text.len());
+        let mut run = 0;
+        for c in text.replace("10 ** 6", "10 ** 4").chars() {
+            run = if c.is_ascii_digit() { run + 1 } else { 0 };
+            if run <= 2 || !c.is_ascii_digit() {
+                cut.push(c);
+            }
         }
-        out.push(text);
+        out.push(cut);
     }
     out.sort();
     assert!(out.len() >= 60, "the corpus is missing: {} seeds", out.len());

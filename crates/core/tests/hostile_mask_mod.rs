@@ -1,5 +1,6 @@
 //! The second round of hostile mask_mod texts (issue 30): each ends as torch's exact result or as a
-//! true one-line refusal, within 2 s (release; 20 s in a debug build), on a small stack (1 MiB in
+//! true one-line refusal, within 10 s (release; 60 s in a debug build: the 20,000,000-step budget
+//! of the interpreter takes seconds on a loaded machine), on a small stack (1 MiB in
 //! release, as the app's wasm has; 8 MiB in a debug build, whose frames are several times larger),
 //! never as a panic, an allocation abort or a stack overflow. `hostile_cases` is shared with the
 //! fuzz target, which mutates these texts too.
@@ -17,7 +18,7 @@ fn stack_bytes() -> usize {
 }
 
 fn budget() -> Duration {
-    Duration::from_secs(if cfg!(debug_assertions) { 20 } else { 2 })
+    Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 })
 }
 
 /// Parses and evaluates on a thread with a small stack; the outcome as text.

@@ -222,7 +222,7 @@ pub const MAX_TASK_POSITIONS: usize = crate::format::MAX_N;
 
 /// Most bytes the masks of one family's tasks may take together (a derivation holds them all,
 /// then copies and merges them: its peak is a few times this).
-pub const MAX_FAMILY_MASK_BYTES: usize = 256 << 20;
+pub const MAX_FAMILY_MASK_BYTES: usize = 64 << 20;
 
 /// One training task `(inputs, labels, mask)` of a [`Family`].
 #[derive(Clone, Debug, PartialEq, Eq)]

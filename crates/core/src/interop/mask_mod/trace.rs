@@ -539,7 +539,7 @@ pub(super) enum RowError {
 
 /// Most node evaluations (one node over one key range, or at one cell) one [`RowEval`] may do: the
 /// time budget of evaluating a mask, about 10 s on one core.
-pub(super) const MAX_EVAL_WORK: u64 = 4_000_000_000;
+pub(super) const MAX_EVAL_WORK: u64 = 1_000_000_000;
 
 /// A traced mask fixed at one `(b, h)`, ready to evaluate rows.
 pub(super) struct RowEval<'a> {
@@ -626,6 +626,11 @@ impl<'a> RowEval<'a> {
             fixed_nodes,
             work: 0,
         })
+    }
+
+    /// Work done so far.
+    pub(super) fn work(&self) -> u64 {
+        self.work
     }
 
     /// Charges `units` of work against [`MAX_EVAL_WORK`].
