@@ -519,9 +519,14 @@ fn seq_eq(it: &mut Interp, a: &Value, b: &Value, depth: usize, pos: Pos) -> R<bo
             _ => false,
         }
     }
-    let (x, y): (Vec<Value>, Vec<Value>) = match (a, b) {
-        (Value::List(x), Value::List(y)) => (x.borrow().clone(), y.borrow().clone()),
-        (Value::Tuple(x), Value::Tuple(y)) => (x.to_vec(), y.to_vec()),
+    // Comparing mutates nothing, so the items are read in place (no copy per level).
+    let (xl, yl);
+    let (x, y): (&[Value], &[Value]) = match (a, b) {
+        (Value::List(x), Value::List(y)) => {
+            (xl, yl) = (x.borrow(), y.borrow());
+            (&xl[..], &yl[..])
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => (x, y),
         _ => return Ok(py_eq(a, b)),
     };
     if x.len() != y.len() {
