@@ -1,5 +1,5 @@
 //! The second round of hostile mask_mod texts (issue 30): each ends as torch's exact result or as a
-//! true one-line refusal within 10 s (the interpreter's 20,000,000-step budget takes a few seconds
+//! true one-line refusal within 10 s (the interpreter's 8,000,000-step budget takes a second or two
 //! on a loaded machine), on a 1 MiB stack (the app's wasm stack; Python's threads have 8 MiB),
 //! never as a panic, an allocation abort or a stack overflow. The cases (tests/support/hostile.rs)
 //! are seeds of the fuzz target too.

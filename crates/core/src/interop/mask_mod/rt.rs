@@ -11,7 +11,7 @@ use super::trace::Graph;
 use super::value::{Globals, Shared, Unavailable, Value};
 
 /// Most statements and expressions one import may evaluate.
-pub(super) const MAX_STEPS: u64 = 20_000_000;
+pub(super) const MAX_STEPS: u64 = 8_000_000;
 /// Most tensor elements one import may compute, summed over all operations.
 pub(super) const MAX_WORK: u64 = 400_000_000;
 /// Deepest nesting of calls and expressions while running.
