@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from tally import Tally
+
 MASK = "def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"
 
 # (name, text, what the HasseflowError says, or None where the mask is read)
@@ -54,16 +56,7 @@ except hasseflow.HasseflowError as e:
 """
 
 
-class T:
-    passed = failed = 0
-
-    @classmethod
-    def check(cls, ok, what):
-        if ok:
-            cls.passed += 1
-        else:
-            cls.failed += 1
-            print(f"FAIL: {what}")
+T = Tally()
 
 
 def child(text, timeout=120):
@@ -105,8 +98,7 @@ def main():
             T.check(False, "model('/dev/zero') was accepted")
         except hasseflow.HasseflowError as e:
             T.check("not a regular file" in str(e), f"model('/dev/zero'): {e}")
-    print(f"{T.passed} passed, {T.failed} failed")
-    sys.exit(1 if T.failed else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":
