@@ -66,6 +66,7 @@ python_check tests/python/test_models_live.py
 step "the Python package (python/hasseflow) against the CLI and torch; measure on real bugs; the example notebook run by nbclient"
 python_check tests/python/test_package.py target/debug/hasseflow
 python_check tests/python/test_api.py
+python_check tests/python/test_hostile.py
 python_check tests/python/test_measure.py
 python_check tests/python/test_images_live.py target/debug/hasseflow
 python_check tests/python/test_notebook.py

@@ -199,14 +199,13 @@ def _config_of(source):
     if isinstance(source, dict):
         _check_layer_count(source)
         return json.dumps(source, default=_inputs.json_default), None, "config"
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and os.path.isfile(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and os.path.exists(source)
+                                           and not os.path.isdir(source)):
         path = os.fspath(source)
         if os.path.isdir(path):
             path = os.path.join(path, "config.json")
-        if os.path.getsize(path) > 4 * 1024 * 1024:
-            raise HasseflowError(f"{path}: a config.json over 4 MiB is not a config")
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(), None, os.path.basename(path)
+        data = _inputs.read_file(path, 4 * 1024 * 1024, "config.json")
+        return data.decode("utf-8", errors="replace"), None, os.path.basename(path)
     if isinstance(source, str) and os.path.isdir(source):
         return _config_of(os.path.join(source, "config.json"))
     if isinstance(source, str):

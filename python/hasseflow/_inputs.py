@@ -397,23 +397,31 @@ def stack_file(layers):
     return json.dumps(doc).encode()
 
 
+MAX_INPUT_BYTES = 96 * 1024 * 1024
+
+
+def read_file(path, limit, what="input"):
+    """The bytes of a regular file of at most `limit` bytes; a directory, a device or a pipe
+    (`/dev/zero`), or a larger file, is a one-line HasseflowError (it is never read unbounded)."""
+    if not os.path.isfile(path):
+        kind = "is a directory" if os.path.isdir(path) else "is not a regular file"
+        raise HasseflowError(f"{path}: {kind}; give a {what} file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise HasseflowError(f"{path}: cannot be read ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise HasseflowError(f"{path}: {what} is over {limit} bytes, the limit")
+    return data
+
+
 def read_source(x):
     """A path or text: the bytes the CLI would read."""
     if isinstance(x, (bytes, bytearray)):
         return bytes(x)
     if isinstance(x, os.PathLike) or (isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.exists(x)):
-        path = os.fspath(x)
-        cap = 96 * 1024 * 1024
-        if os.path.isdir(path):
-            raise HasseflowError(f"{path}: is a directory; give a mask file")
-        try:
-            with open(path, "rb") as f:
-                data = f.read(cap + 1)  # a device such as /dev/zero has no size: read at most the limit
-        except OSError as e:
-            raise HasseflowError(f"{path}: cannot be read ({e.strerror or e})") from None
-        if len(data) > cap:
-            raise HasseflowError(f"{path}: input is over {cap} bytes, the limit")
-        return data
+        return read_file(os.fspath(x), MAX_INPUT_BYTES)
     if isinstance(x, str):
         if "\n" not in x and not x.lstrip().startswith("{"):
             raise HasseflowError(f"{x}: no such file")

@@ -278,6 +278,13 @@ fn derive_bad_family_fails_with_one_line() {
         (vec!["derive", "block", "--n", "6", "--param", "block"], "", "'block' is not KEY=VALUE"),
         (vec!["derive", "mae", "--n", "6", "--span", "2", "--stride", "x"], "", "'stride' = 'x'"),
         (vec!["derive", "-", "--n", "6"], "{}", "a family file takes no family parameters"),
+        // Sizes that overflow a usize are refused, not wrapped.
+        (
+            vec!["derive", "block", "--n", "6", "--block", "2", "--prompt", "18446744073709551615"],
+            "",
+            "over 2^64 positions; the limit is 8192",
+        ),
+        (vec!["derive", "butterfly", "--n", "9223372036854775807"], "", "positions; the limit is 8192"),
     ] {
         let out = hasseflow(&args, stdin);
         assert!(!out.status.success(), "{args:?} should fail");

@@ -1,5 +1,6 @@
 //! Fuzzes the mask_mod reader in process: texts mutated from the corpus (tests/data/mask_mods),
-//! the library preludes and hostile shapes, each parsed and evaluated. None may panic, and none
+//! the library preludes, the hostile cases of issue 30 (tests/support/hostile.rs) and hostile
+//! shapes, each parsed and evaluated. None may panic, and none
 //! may take over 2 s. `HASSEFLOW_FUZZ_CASES` sets the count (default 3,000 in the suite; the
 //! 100,000-case run is recorded in docs/BENCHMARKS.md).
 
@@ -7,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use hasseflow_core::interop::mask_mod::MaskMod;
 use hasseflow_core::rng::SplitMix64;
+
+#[path = "support/hostile.rs"]
+mod hostile;
 
 const TOKENS: [&str; 40] = [
     "(",
@@ -68,6 +72,21 @@ fn seeds() -> Vec<String> {
         }
     }
     out.push("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n".into());
+    // The hostile cases (issue 30), each number of 4 digits or more cut to its first two (so that
+    // a mutant of one is quick: at full size they run to the budgets, which take seconds), and
+    // their long repetitions to 3,000 characters (mutations grow them again).
+    for case in hostile::cases() {
+        let text: String = case.text.chars().take(3000).collect();
+        let mut cut = String::with_capacity(text.len());
+        let mut run = 0;
+        for c in text.replace("10 ** 6", "10 ** 4").chars() {
+            run = if c.is_ascii_digit() { run + 1 } else { 0 };
+            if run <= 2 || !c.is_ascii_digit() {
+                cut.push(c);
+            }
+        }
+        out.push(cut);
+    }
     out.sort();
     assert!(out.len() >= 60, "the corpus is missing: {} seeds", out.len());
     out

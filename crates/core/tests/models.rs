@@ -132,6 +132,28 @@ fn refusals_name_the_field() {
     let e = refusal(r#"{"model_type": "bloomish", "num_hidden_layers": 2}"#, "model_type");
     assert!(e.to_string().contains("\"bloomish\""), "{e}");
     refusal(r#"{"num_hidden_layers": 2}"#, "model_type");
+    // Transformers' `JambaConfig` refuses an offset that is not below its period (checked with the
+    // test venv's transformers: "attention layer offset (4) must be smaller than attention layer
+    // period (4)"); a valid one is read.
+    let e = refusal(
+        r#"{"model_type": "jamba", "num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 4}"#,
+        "attn_layer_offset",
+    );
+    assert!(
+        e.to_string().contains("attention layer offset (4) must be smaller than attention layer period (4)"),
+        "{e}"
+    );
+    refusal(
+        r#"{"model_type": "jamba", "num_hidden_layers": 8, "expert_layer_period": 2, "expert_layer_offset": 2}"#,
+        "expert_layer_offset",
+    );
+    assert!(
+        model::parse_config(
+            r#"{"model_type": "jamba", "num_hidden_layers": 8, "attn_layer_period": 4, "attn_layer_offset": 3}"#,
+            "t"
+        )
+        .is_ok()
+    );
     refusal(r#"{"model_type": "x", "layer_types": ["full_attention", "nope"]}"#, "layer_types[1]");
     refusal(r#"{"model_type": "x", "layer_types": ["full_attention", "hybrid_sliding"]}"#, "layer_types[1]");
     refusal(r#"{"model_type": "x", "layer_types": ["full_attention", 3]}"#, "layer_types[1]");

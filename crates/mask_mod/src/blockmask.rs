@@ -58,6 +58,7 @@ pub(super) fn block_counts(it: &mut Interp, a: &Args) -> R<Value> {
             exc(p, format!("{what} (at q_idx = {q}, kv_idx = {k}, while create_block_mask evaluated the mask_mod)"))
         }
         RowError::TooManyIntervals { .. } => limit(pos, "create_block_mask: a row too irregular"),
+        RowError::OverBudget => limit(pos, "create_block_mask: the mask_mod's evaluation ran over its time budget"),
     };
     let mut out = Vec::new();
     for b in 0..nb {

@@ -6,13 +6,13 @@ use std::rc::Rc;
 use super::ast::Pos;
 use super::ops::{Elem, elementwise, push};
 use super::rt::{
-    Eval, Fail, FailKind, Interp, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len, unavailable_msg, unsup,
+    Eval, Fail, FailKind, Interp, MAX_ITEMS, PyDict, R, dict_set, exc, limit, py_eq, range_len, unavailable_msg, unsup,
 };
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
 use super::tensor_tail;
 use super::trace::{Op, Table};
-use super::value::{Native, Partial, Unavailable, Value, shared};
+use super::value::{Native, Partial, Shared, Unavailable, Value, shared};
 
 const PY_BUILTINS: [&str; 37] = [
     "staticmethod",
@@ -506,14 +506,32 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
     }
     match o {
         Value::Tensor(cell) => {
-            let t = cell.borrow().clone();
+            // Read in place (no copy of the whole tensor per index: a per-position loop stays
+            // linear); the index may read the same tensor, which only borrows it too.
             let basic = super::views::is_basic_index(&i);
-            let r = tensor_ops::getitem(it, &t, i.clone(), pos)?;
+            let r = tensor_ops::getitem(it, &cell.borrow(), i.clone(), pos)?;
             if basic {
-                let map = tensor_ops::index_positions(&t.shape, i, pos)?;
+                let shape = cell.borrow().shape.clone();
+                let map = tensor_ops::index_positions(&shape, i, pos)?;
                 super::views::register(it, cell, &r, Some(map));
             }
             Ok(r)
+        }
+        Value::List(_) | Value::Tuple(_) if matches!(i, Value::Int(_) | Value::Bool(_)) => {
+            let k = to_int(&i, pos)?;
+            let item = |items: &[Value]| {
+                let n = items.len() as i64;
+                let j = if k < 0 { k + n } else { k };
+                (0..n).contains(&j).then(|| items[j as usize].clone()).ok_or(n)
+            };
+            let found = match o {
+                Value::List(l) => item(&l.borrow()),
+                Value::Tuple(t) => item(t),
+                _ => Err(0),
+            };
+            found.or_else(|n| {
+                exc(pos, format!("index {k} out of range for a {} of {n} items (IndexError)", o.type_name()))
+            })
         }
         Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
@@ -575,7 +593,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             }
         }
         Value::Dict(d) => {
-            let found = d.borrow().iter().find(|(k, _)| py_eq(k, &i)).map(|(_, v)| v.clone());
+            let found = d.borrow().get(&i, pos)?;
             found.map_or_else(|| exc(pos, format!("key {} not found (KeyError)", py_str(&i))), Ok)
         }
         Value::Traced(..) => exc(pos, "indexing a 0-d index tensor (IndexError)"),
@@ -602,9 +620,16 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
 pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
     match o {
         Value::Tensor(t) => {
-            let mut tb = t.borrow().clone();
-            tensor_ops::setitem(it, &mut tb, i, &v, pos)?;
-            *t.borrow_mut() = tb;
+            // In place, unless the index or the value may read the tensor itself (then on a copy,
+            // so that no borrow overlaps): a per-position loop stays linear.
+            if mentions(&i, t, 3) || mentions(&v, t, 3) {
+                let mut tb = t.borrow().clone();
+                it.alloc(pos, tb.bytes())?;
+                tensor_ops::setitem(it, &mut tb, i, &v, pos)?;
+                *t.borrow_mut() = tb;
+            } else {
+                tensor_ops::setitem(it, &mut t.borrow_mut(), i, &v, pos)?;
+            }
             super::views::written(it, t, pos)
         }
         Value::List(l) => {
@@ -620,6 +645,18 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
         Value::Dict(d) => dict_set(&mut d.borrow_mut(), i, v, pos),
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
         other => exc(pos, format!("a {} does not support item assignment (TypeError)", other.type_name())),
+    }
+}
+
+/// Whether `v` is, or may hold within `depth` levels of lists and tuples, the tensor `t`
+/// (deeper containers count as holding it).
+fn mentions(v: &Value, t: &Shared<Tensor>, depth: usize) -> bool {
+    let within = |items: &[Value]| depth == 0 || items.iter().any(|x| mentions(x, t, depth - 1));
+    match v {
+        Value::Tensor(u) => Rc::ptr_eq(u, t),
+        Value::Tuple(items) => within(items),
+        Value::List(l) => within(&l.borrow()),
+        _ => false,
     }
 }
 
@@ -843,7 +880,22 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
                     return exc(pos, "the first argument of partial must be callable (TypeError)");
                 }
                 a.use_all();
-                Ok(Value::Partial(Rc::new(Partial { func, args: a.pos[1..].to_vec(), kwargs: a.kw.clone() })))
+                // A partial of a partial is flattened into one, as CPython's `partial` does (so a
+                // chain of them neither nests calls nor recursion).
+                let (func, mut args, mut kwargs) = match &func {
+                    Value::Partial(p) => (p.func.clone(), p.args.clone(), p.kwargs.clone()),
+                    _ => (func, Vec::new(), Vec::new()),
+                };
+                args.extend(a.pos[1..].iter().cloned());
+                for (k, v) in &a.kw {
+                    kwargs.retain(|(x, _)| x != k);
+                    kwargs.push((k.clone(), v.clone()));
+                }
+                if args.len() + kwargs.len() > MAX_ITEMS {
+                    return limit(pos, "a partial over the item limit");
+                }
+                it.alloc(pos, (args.len() + kwargs.len()) * std::mem::size_of::<Value>())?;
+                Ok(Value::Partial(Rc::new(Partial { func, args, kwargs })))
             }
             "reduce" => {
                 let f = a.need(0, "function")?;
@@ -1599,11 +1651,11 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             match b {
                 "tuple" => Value::Tuple(Rc::new(items)),
                 "list" => Value::List(shared(items)),
-                _ => super::pyset::make(it, items, src.as_ref(), false),
+                _ => super::pyset::make(it, items, src.as_ref(), false, pos)?,
             }
         }
         "dict" => {
-            let mut out = Vec::new();
+            let mut out = PyDict::default();
             if let Some(src) = a.pos.first() {
                 match src {
                     Value::Dict(d) => out = d.borrow().clone(),
@@ -1859,6 +1911,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     if l.borrow().len() >= MAX_ITEMS {
                         return limit(pos, "a list over the item limit");
                     }
+                    it.alloc_items(pos, 1)?;
                     l.borrow_mut().push(a.need(0, "object")?);
                     Value::None
                 }
@@ -1867,6 +1920,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     if l.borrow().len() + items.len() > MAX_ITEMS {
                         return limit(pos, "a list over the item limit");
                     }
+                    it.alloc_items(pos, items.len())?;
                     l.borrow_mut().extend(items);
                     Value::None
                 }
@@ -1874,6 +1928,10 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     let i = to_int(&a.need(0, "index")?, pos)?;
                     let v = a.need(1, "object")?;
                     let n = l.borrow().len() as i64;
+                    if n as usize >= MAX_ITEMS {
+                        return limit(pos, "a list over the item limit");
+                    }
+                    it.alloc_items(pos, 1)?;
                     let j = if i < 0 { (i + n).max(0) } else { i.min(n) };
                     l.borrow_mut().insert(j as usize, v);
                     Value::None
@@ -1911,7 +1969,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             return Ok(match m {
                 "get" => {
                     let k = a.need(0, "key")?;
-                    let found = d.borrow().iter().find(|(x, _)| py_eq(x, &k)).map(|(_, v)| v.clone());
+                    let found = d.borrow().get(&k, pos)?;
                     found.unwrap_or_else(|| a.get(1, "default").unwrap_or(Value::None))
                 }
                 "keys" => Value::List(shared(d.borrow().iter().map(|(k, _)| k.clone()).collect())),
@@ -1921,7 +1979,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 )),
                 "update" => {
                     let src = match a.pos.first() {
-                        Some(Value::Dict(s)) => s.borrow().clone(),
+                        Some(Value::Dict(s)) => s.borrow().to_vec(),
                         _ => Vec::new(),
                     };
                     let mut db = d.borrow_mut();
@@ -1936,7 +1994,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 }
                 "setdefault" => {
                     let k = a.need(0, "key")?;
-                    let found = d.borrow().iter().find(|(x, _)| py_eq(x, &k)).map(|(_, v)| v.clone());
+                    let found = d.borrow().get(&k, pos)?;
                     match found {
                         Some(v) => v,
                         None => {
@@ -1960,7 +2018,13 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 }
                 "join" => {
                     let items = list_of(it, &a.need(0, "iterable")?, pos)?;
-                    Value::Str(items.iter().map(py_str).collect::<Vec<_>>().join(s).into())
+                    let parts: Vec<String> = items.iter().map(py_str).collect();
+                    let len = parts.iter().map(String::len).sum::<usize>() + s.len() * parts.len();
+                    if len > MAX_ITEMS {
+                        return limit(pos, "a string over the size limit");
+                    }
+                    it.alloc(pos, len)?;
+                    Value::Str(parts.join(s).into())
                 }
                 _ => return unsup(pos, format!("the str method `{m}` is not supported")),
             });
@@ -2119,6 +2183,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     let d = dim_of(d, t.shape.len() + 1, pos)?;
                     let mut s = t.shape.clone();
                     s.insert(d, 1);
+                    checked_numel(&s).or_else(|m| unsup(pos, m))?;
                     Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
                 }
                 "squeeze" => {

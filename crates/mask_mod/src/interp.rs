@@ -9,8 +9,8 @@ use super::ast::{
 };
 use super::parse::assigned_names;
 use super::rt::{
-    Eval, Fail, FailKind, Interp, MAX_CALLS, MAX_DEPTH, MAX_ITEMS, R, dict_set, exc, limit, py_eq, range_len,
-    unavailable_msg, unsup,
+    Eval, Fail, FailKind, Interp, MAX_CALLS, MAX_CLASS_DEPTH, MAX_CLASS_WALK, MAX_DEPTH, MAX_ITEMS, PyDict, R,
+    dict_set, exc, limit, range_len, unavailable_msg, unsup,
 };
 use super::tensor::Cmp;
 use super::value::{ClassObj, Closure, Frame, Globals, Instance, Shared, Unavailable, Value, shared};
@@ -179,6 +179,26 @@ const PYTHON_BUILTINS: [&str; 146] = [
     "vars",
     "zip",
 ];
+
+/// Refuses a class whose chain of bases is over [`MAX_CLASS_DEPTH`] deep, or whose bases take
+/// over [`MAX_CLASS_WALK`] visits to walk (attribute lookups walk them recursively).
+fn check_bases(bases: &[Rc<ClassObj>], name: &str, pos: Pos) -> R<()> {
+    fn walk(c: &ClassObj, depth: usize, seen: &mut usize) -> bool {
+        *seen += 1;
+        depth <= MAX_CLASS_DEPTH && *seen <= MAX_CLASS_WALK && c.bases.iter().all(|b| walk(b, depth + 1, seen))
+    }
+    let mut seen = 0;
+    if bases.iter().all(|b| walk(b, 1, &mut seen)) {
+        return Ok(());
+    }
+    unsup(
+        pos,
+        format!(
+            "the class `{name}` has a hierarchy of bases over {MAX_CLASS_DEPTH} deep or {MAX_CLASS_WALK} classes: \
+             not modelled"
+        ),
+    )
+}
 
 impl Interp {
     /// Runs a module's statements. Outside preludes, a statement that fails on something
@@ -455,6 +475,7 @@ impl Interp {
                 }
             }
         }
+        check_bases(&bases, &def.name, def.bases.first().map_or(Pos::default(), |b| b.pos))?;
         let mut locals = Vec::new();
         assigned_names(&def.body, &mut locals);
         let ns = shared(Frame {
@@ -643,13 +664,10 @@ impl Interp {
                         Ok(())
                     }
                     (Value::Dict(d), _) => {
-                        let found = d.borrow().iter().position(|(k, _)| py_eq(k, &i));
-                        match found {
-                            Some(j) => {
-                                d.borrow_mut().remove(j);
-                                Ok(())
-                            }
-                            None => exc(pos, "the key to `del` is not in the dict (KeyError)"),
+                        if d.borrow_mut().remove(&i, pos)? {
+                            Ok(())
+                        } else {
+                            exc(pos, "the key to `del` is not in the dict (KeyError)")
                         }
                     }
                     (Value::Unavailable(u), _) => unsup(pos, unavailable_msg(u)),
@@ -710,7 +728,10 @@ impl Interp {
                 cur = f.borrow().parent.clone();
             }
         }
-        frame.borrow_mut().vars.insert(name.clone(), v);
+        let old = frame.borrow_mut().vars.insert(name.clone(), v);
+        if let Some(old) = old {
+            super::value::dismantle(vec![old]);
+        }
     }
 
     pub(super) fn lookup(&mut self, name: &Rc<str>, pos: Pos, ctx: &Ctx) -> R<Value> {
@@ -881,6 +902,8 @@ impl Eval for Interp {
     fn iterate(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
         super::pyset::check_order(self, v, pos)?;
         let items = self.iterate_items(v, pos)?;
+        // The items are charged as values made (a string's characters at twice their bytes).
+        self.alloc_items(pos, if matches!(v, Value::Str(_)) { 2 * items.len() } else { items.len() })?;
         if !self.tainted.is_empty() {
             for x in &items {
                 self.check_taint(x, pos)?;
@@ -1019,10 +1042,10 @@ impl Interp {
                     _ => false,
                 };
                 let constant = items.len() > 2 && items.iter().all(literal);
-                super::pyset::make(self, vals, None, constant)
+                super::pyset::make(self, vals, None, constant, pos)?
             }
             ExprKind::Dict(items) => {
-                let mut out: Vec<(Value, Value)> = Vec::new();
+                let mut out = PyDict::default();
                 for (k, v) in items {
                     match k {
                         Some(k) => {
@@ -1046,6 +1069,7 @@ impl Interp {
                 let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let v = me.eval(elt, c)?;
+                    me.alloc_items(pos, 1)?;
                     out.push(v);
                     if out.len() > MAX_ITEMS {
                         return limit(pos, "a comprehension over the item limit");
@@ -1054,15 +1078,16 @@ impl Interp {
                 })?;
                 match kind {
                     CompKind::List | CompKind::Gen => Value::List(shared(out)),
-                    CompKind::Set => super::pyset::make(self, out, None, false),
+                    CompKind::Set => super::pyset::make(self, out, None, false, pos)?,
                 }
             }
             ExprKind::DictComp(kv, gens) => {
-                let mut out: Vec<(Value, Value)> = Vec::new();
+                let mut out = PyDict::default();
                 let scope = self.comp_scope(ctx);
                 self.comprehension(gens, 0, &scope, &mut |me, c| {
                     let k = me.eval(&kv.0, c)?;
                     let v = me.eval(&kv.1, c)?;
+                    me.alloc_items(pos, 2)?;
                     dict_set(&mut out, k, v, pos)
                 })?;
                 Value::Dict(shared(out))
@@ -1190,6 +1215,9 @@ impl Interp {
                 return limit(x.pos, format!("a display of over {MAX_ITEMS} items"));
             }
         }
+        if let Some(x) = items.first() {
+            self.alloc_items(x.pos, out.len())?;
+        }
         Ok(out)
     }
 
@@ -1240,6 +1268,10 @@ impl Interp {
         match (&cur, op) {
             (Value::List(l), BinOp::Add) => {
                 let items = self.iterate(&rhs, pos)?;
+                if l.borrow().len() + items.len() > MAX_ITEMS {
+                    return limit(pos, "a list over the item limit");
+                }
+                self.alloc_items(pos, items.len())?;
                 l.borrow_mut().extend(items);
                 return Ok(cur.clone());
             }
@@ -1289,7 +1321,7 @@ impl Interp {
         let mut vars: HashMap<Rc<str>, Value> = HashMap::new();
         let mut args = args.into_iter();
         let mut extra: Vec<Value> = Vec::new();
-        let mut kw_rest: Vec<(Value, Value)> = Vec::new();
+        let mut kw_rest = PyDict::default();
         for p in def.params.iter() {
             match p.kind {
                 ParamKind::Normal => {
@@ -1321,7 +1353,9 @@ impl Interp {
                     }
                     vars.insert(p.name.clone(), v);
                 }
-                None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => kw_rest.push((Value::Str(k), v)),
+                None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => {
+                    dict_set(&mut kw_rest, Value::Str(k), v, pos)?;
+                }
                 None => {
                     return exc(pos, format!("{}() got an unexpected keyword argument `{k}` (TypeError)", def.name));
                 }
@@ -1402,7 +1436,7 @@ impl Interp {
                         Value::Str(x) => s.contains(&**x),
                         _ => return exc(pos, "`in <string>` needs a string"),
                     },
-                    Value::Dict(d) => d.borrow().iter().any(|(k, _)| py_eq(k, a)),
+                    Value::Dict(d) => d.borrow().contains(a, pos)?,
                     Value::Range(x, y, s) => match a {
                         Value::Int(v) => {
                             let n = range_len(*x, *y, *s);

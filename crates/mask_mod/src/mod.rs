@@ -306,6 +306,18 @@ impl MaskMod {
         for q in 0..n {
             ev.row(q, n, cap, &mut row).map_err(cell)?;
             each(q, &row);
+            // Once a hundredth of the time budget is spent, the rows so far project the rest:
+            // over twice the budget is refused now rather than at the budget.
+            let (work, done) = (ev.work(), q + 1);
+            if work > trace::MAX_EVAL_WORK / 100
+                && u128::from(work) * u128::from(n) > 2 * u128::from(trace::MAX_EVAL_WORK) * u128::from(done)
+            {
+                return Err(MaskModError::Text(format!(
+                    "the mask_mod's evaluation would run over its time budget ({} node evaluations, about 10 s): \
+                     its first {done} of {n} rows took {work}",
+                    trace::MAX_EVAL_WORK
+                )));
+            }
         }
         Ok(())
     }
@@ -372,6 +384,11 @@ impl MaskMod {
                 MaskModError::Cell { line: p.line as usize, col: p.col as usize, q, k, what: what.into() }
             }
             trace::RowError::TooManyIntervals { q } => MaskModError::TooIrregular { q, cap, dense: MAX_N },
+            trace::RowError::OverBudget => MaskModError::Text(format!(
+                "the mask_mod's evaluation ran over its time budget ({} node evaluations, about 10 s): \
+                 the mask is too costly to evaluate at this size",
+                trace::MAX_EVAL_WORK
+            )),
         }
     }
 

@@ -4,7 +4,9 @@
 use std::rc::Rc;
 
 use super::ast::{BinOp, Pos, UnOp};
-use super::rt::{Interp, MAX_ITEMS, R, exc, int_float_cmp, kernel_of, limit, py_eq, unavailable_msg, unsup};
+use super::rt::{
+    Interp, MAX_ITEMS, MAX_VALUE_DEPTH, R, exc, int_float_cmp, kernel_of, limit, py_eq, unavailable_msg, unsup,
+};
 use super::tensor::{
     Bin, Class, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast, broadcast_index,
     cast, checked_numel, result_type, un_dtype,
@@ -260,9 +262,11 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
             if x.len() + y.len() > MAX_ITEMS {
                 return limit(pos, "a string over the size limit");
             }
+            it.alloc(pos, x.len() + y.len())?;
             return Ok(Value::Str(format!("{x}{y}").into()));
         }
         (Value::List(x), Value::List(y)) if op == BinOp::Add => {
+            it.alloc_items(pos, x.borrow().len() + y.borrow().len())?;
             let mut v = x.borrow().clone();
             v.extend(y.borrow().iter().cloned());
             if v.len() > MAX_ITEMS {
@@ -271,6 +275,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
             return Ok(Value::List(super::value::shared(v)));
         }
         (Value::Tuple(x), Value::Tuple(y)) if op == BinOp::Add => {
+            it.alloc_items(pos, x.len() + y.len())?;
             let mut v = x.as_ref().clone();
             v.extend(y.iter().cloned());
             if v.len() > MAX_ITEMS {
@@ -297,7 +302,8 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
             if len.saturating_mul(k) > MAX_ITEMS {
                 return limit(pos, format!("a sequence of {len} items repeated {k} times is over the item limit"));
             }
-            it.charge(pos, len * k)?;
+            let slot = if matches!(seq, Value::Str(_)) { 1 } else { std::mem::size_of::<Value>() };
+            it.alloc(pos, len * k * slot)?;
             return Ok(match seq {
                 Value::List(l) => Value::List(super::value::shared((0..k).flat_map(|_| l.borrow().clone()).collect())),
                 Value::Tuple(t) => Value::Tuple(Rc::new((0..k).flat_map(|_| t.iter().cloned()).collect())),
@@ -385,7 +391,8 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
                     return exc(pos, "integer division or modulo by zero (ZeroDivisionError)");
                 }
                 if x == i64::MIN && y == -1 {
-                    return overflow(pos);
+                    // Python's `-2**63 // -1` is 2**63; its `%` is 0.
+                    return if op == BinOp::Mod { Ok(Value::Int(0)) } else { overflow(pos) };
                 }
                 let r =
                     apply_bin(if op == BinOp::Mod { Bin::Rem } else { Bin::FloorDiv }, DType::I64, Sc::I(x), Sc::I(y));
@@ -557,19 +564,44 @@ pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) 
         return unsup(pos, "comparing sets (subset, superset, equality) is not modelled");
     }
     match op {
-        Cmp::Eq => Ok(Value::Bool(seq_eq(a, b))),
-        Cmp::Ne => Ok(Value::Bool(!seq_eq(a, b))),
+        Cmp::Eq => Ok(Value::Bool(seq_eq(it, a, b, 0, pos)?)),
+        Cmp::Ne => Ok(Value::Bool(!seq_eq(it, a, b, 0, pos)?)),
         _ => exc(pos, format!("`{op:?}` is not supported between {} and {} (TypeError)", a.type_name(), b.type_name())),
     }
 }
 
-fn seq_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::List(x), Value::List(y)) => {
-            let (x, y) = (x.borrow(), y.borrow());
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q))
+/// `a == b` for lists and tuples, as CPython compares them: items that are the same object are
+/// equal without a look inside (so a list that holds itself equals itself), each item compared
+/// is a step, and nesting over Python's recursion limit raises as Python's does.
+fn seq_eq(it: &mut Interp, a: &Value, b: &Value, depth: usize, pos: Pos) -> R<bool> {
+    fn same(p: &Value, q: &Value) -> bool {
+        match (p, q) {
+            (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+            (Value::Tuple(x), Value::Tuple(y)) => Rc::ptr_eq(x, y),
+            _ => false,
         }
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| seq_eq(p, q)),
-        _ => py_eq(a, b),
     }
+    // Comparing mutates nothing, so the items are read in place (no copy per level).
+    let (xl, yl);
+    let (x, y): (&[Value], &[Value]) = match (a, b) {
+        (Value::List(x), Value::List(y)) => {
+            (xl, yl) = (x.borrow(), y.borrow());
+            (&xl[..], &yl[..])
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => (x, y),
+        _ => return Ok(py_eq(a, b)),
+    };
+    if x.len() != y.len() {
+        return Ok(false);
+    }
+    if depth >= MAX_VALUE_DEPTH {
+        return exc(pos, "maximum recursion depth exceeded in comparison (RecursionError)");
+    }
+    for (p, q) in x.iter().zip(y.iter()) {
+        it.step(pos)?;
+        if !same(p, q) && !seq_eq(it, p, q, depth + 1, pos)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

@@ -12,6 +12,8 @@ use super::{MaskModError, at};
 
 /// Deepest expression nesting (brackets, unary operators, lambdas, conditional expressions).
 pub(super) const MAX_NESTING: usize = 200;
+/// Most parameters of one function.
+pub(super) const MAX_PARAMS: usize = 10_000;
 
 pub(super) struct Parser {
     toks: Vec<Token>,
@@ -405,6 +407,9 @@ impl Parser {
     /// Parameters up to `close` (`)` for `def`, `:` for `lambda`, which has no annotations).
     fn params(&mut self, close: &str) -> R<Vec<Param>> {
         let mut params: Vec<Param> = Vec::new();
+        // Names seen and whether a default was, so that checking each parameter is O(1).
+        let mut seen: std::collections::HashSet<Rc<str>> = std::collections::HashSet::new();
+        let mut had_default = false;
         let mut kw_only = false;
         let lambda = close == ":";
         loop {
@@ -433,17 +438,22 @@ impl Parser {
                 self.test()?;
             }
             let default = if self.eat_op("=") { Some(self.test()?) } else { None };
-            if default.is_none()
-                && kind == ParamKind::Normal
-                && params.iter().any(|q| q.default.is_some() && q.kind == ParamKind::Normal)
-            {
+            if default.is_none() && kind == ParamKind::Normal && had_default {
                 return Err(at(
                     p.line as usize,
                     p.col as usize,
                     "parameter without a default follows parameter with a default",
                 ));
             }
-            if params.iter().any(|q| q.name == name) {
+            had_default |= default.is_some() && kind == ParamKind::Normal;
+            if params.len() >= MAX_PARAMS {
+                return Err(at(
+                    p.line as usize,
+                    p.col as usize,
+                    format!("a function of over {MAX_PARAMS} parameters is not modelled"),
+                ));
+            }
+            if !seen.insert(name.clone()) {
                 return Err(at(
                     p.line as usize,
                     p.col as usize,
@@ -858,22 +868,36 @@ impl Parser {
             return Err(self.err_here("`await` is not supported"));
         }
         let mut e = self.atom()?;
-        loop {
+        // Each call, subscript or attribute nests the tree one level (evaluating and dropping it
+        // recurse), so a chain counts towards the nesting limit.
+        let depth = self.depth;
+        let r = loop {
             let pos = self.pos();
-            if self.eat_op(".") {
-                let n = self.name()?;
-                e = Expr { kind: ExprKind::Attr(Box::new(e), n), pos };
-            } else if self.eat_op("(") {
-                let args = self.call_args()?;
-                e = Expr { kind: ExprKind::Call(Box::new(e), args), pos };
-            } else if self.eat_op("[") {
-                let idx = self.subscript()?;
-                self.expect_op("]")?;
-                e = Expr { kind: ExprKind::Subscript(Box::new(e), Box::new(idx)), pos };
-            } else {
-                return Ok(e);
+            let more = self.is_op(".") || self.is_op("(") || self.is_op("[");
+            if more && let Err(err) = self.enter() {
+                break Err(err);
             }
-        }
+            if self.eat_op(".") {
+                match self.name() {
+                    Ok(n) => e = Expr { kind: ExprKind::Attr(Box::new(e), n), pos },
+                    Err(err) => break Err(err),
+                }
+            } else if self.eat_op("(") {
+                match self.call_args() {
+                    Ok(args) => e = Expr { kind: ExprKind::Call(Box::new(e), args), pos },
+                    Err(err) => break Err(err),
+                }
+            } else if self.eat_op("[") {
+                match self.subscript().and_then(|idx| self.expect_op("]").map(|_| idx)) {
+                    Ok(idx) => e = Expr { kind: ExprKind::Subscript(Box::new(e), Box::new(idx)), pos },
+                    Err(err) => break Err(err),
+                }
+            } else {
+                break Ok(e);
+            }
+        };
+        self.depth = depth;
+        r
     }
 
     fn call_args(&mut self) -> R<Vec<Arg>> {
@@ -940,7 +964,13 @@ impl Parser {
 
     fn comp_for(&mut self) -> R<Vec<Comp>> {
         let mut gens = Vec::new();
+        // Each `for` clause nests the evaluation one level.
+        let depth = self.depth;
         while self.eat_kw("for") {
+            if let Err(e) = self.enter() {
+                self.depth = depth;
+                return Err(e);
+            }
             let target = self.target_list()?;
             if !self.eat_kw("in") {
                 return Err(self.err_here("expected `in`"));
@@ -952,6 +982,7 @@ impl Parser {
             }
             gens.push(Comp { target, iter, conds });
         }
+        self.depth = depth;
         Ok(gens)
     }
 
@@ -1148,52 +1179,50 @@ fn check_target(e: &Expr) -> R<()> {
     }
 }
 
-/// Names an assignment target binds.
-pub(super) fn bound_names(e: &Expr, out: &mut Vec<Rc<str>>) {
+/// Names an assignment target binds (repeats included; see [`dedup_names`]).
+fn bound_names_all(e: &Expr, out: &mut Vec<Rc<str>>) {
     match &e.kind {
-        ExprKind::Name(n) if !out.contains(n) => {
+        ExprKind::Name(n) => {
             out.push(n.clone());
         }
-        ExprKind::Tuple(v) | ExprKind::List(v) => v.iter().for_each(|x| bound_names(x, out)),
-        ExprKind::Starred(inner) => bound_names(inner, out),
+        ExprKind::Tuple(v) | ExprKind::List(v) => v.iter().for_each(|x| bound_names_all(x, out)),
+        ExprKind::Starred(inner) => bound_names_all(inner, out),
         _ => {}
     }
 }
 
-/// Names a statement list binds at its own scope (not inside nested functions).
-pub(super) fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
+/// Names a statement list binds at its own scope, repeats included.
+fn collect_assigned(body: &[Stmt], out: &mut Vec<Rc<str>>) {
     for s in body {
         match &s.kind {
-            StmtKind::Assign(targets, _) => targets.iter().for_each(|t| bound_names(t, out)),
-            StmtKind::AugAssign(t, _, _) | StmtKind::AnnAssign(t, _) => bound_names(t, out),
+            StmtKind::Assign(targets, _) => targets.iter().for_each(|t| bound_names_all(t, out)),
+            StmtKind::AugAssign(t, _, _) | StmtKind::AnnAssign(t, _) => bound_names_all(t, out),
             StmtKind::For(t, _, b, e) => {
-                bound_names(t, out);
-                assigned_names(b, out);
-                assigned_names(e, out);
+                bound_names_all(t, out);
+                collect_assigned(b, out);
+                collect_assigned(e, out);
             }
             StmtKind::While(_, b, e) => {
-                assigned_names(b, out);
-                assigned_names(e, out);
+                collect_assigned(b, out);
+                collect_assigned(e, out);
             }
             StmtKind::If(arms, e) => {
-                arms.iter().for_each(|(_, b)| assigned_names(b, out));
-                assigned_names(e, out);
+                arms.iter().for_each(|(_, b)| collect_assigned(b, out));
+                collect_assigned(e, out);
             }
             StmtKind::Try(b, hs, e, f) => {
-                assigned_names(b, out);
-                hs.iter().for_each(|h| assigned_names(h, out));
-                assigned_names(e, out);
-                assigned_names(f, out);
+                collect_assigned(b, out);
+                hs.iter().for_each(|h| collect_assigned(h, out));
+                collect_assigned(e, out);
+                collect_assigned(f, out);
             }
             StmtKind::With(_, names, b) => {
                 for n in names {
-                    if !out.contains(n) {
-                        out.push(n.clone());
-                    }
+                    out.push(n.clone());
                 }
-                assigned_names(b, out);
+                collect_assigned(b, out);
             }
-            StmtKind::Def(f, _) if !out.contains(&f.name) => {
+            StmtKind::Def(f, _) => {
                 out.push(f.name.clone());
             }
             StmtKind::Class(c) if !out.contains(&c.name) => {
@@ -1201,29 +1230,42 @@ pub(super) fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
             }
             StmtKind::Import(items) => {
                 for (_, n, _) in items {
-                    if !out.contains(n) {
-                        out.push(n.clone());
-                    }
+                    out.push(n.clone());
                 }
             }
             StmtKind::ImportFrom(_, items) => {
                 for (_, n) in items {
-                    if !out.contains(n) {
-                        out.push(n.clone());
-                    }
+                    out.push(n.clone());
                 }
             }
             StmtKind::Unsupported(_, names) => {
                 for n in names {
-                    if !out.contains(n) {
-                        out.push(n.clone());
-                    }
+                    out.push(n.clone());
                 }
             }
-            StmtKind::Del(ts) => ts.iter().for_each(|t| bound_names(t, out)),
+            StmtKind::Del(ts) => ts.iter().for_each(|t| bound_names_all(t, out)),
             _ => {}
         }
     }
+}
+
+/// Names a statement list binds at its own scope (not inside nested functions), added to `out`
+/// once each, in order.
+pub(super) fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
+    collect_assigned(body, out);
+    dedup_names(out);
+}
+
+/// Names an assignment target binds, added to `out` once each.
+pub(super) fn bound_names(e: &Expr, out: &mut Vec<Rc<str>>) {
+    bound_names_all(e, out);
+    dedup_names(out);
+}
+
+/// Keeps the first of each name, in order, in linear time.
+fn dedup_names(out: &mut Vec<Rc<str>>) {
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|n| seen.insert(n.clone()));
 }
 
 fn collect_decl(body: &[Stmt], globals: &mut Vec<Rc<str>>, nonlocals: &mut Vec<Rc<str>>) {

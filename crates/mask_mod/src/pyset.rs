@@ -6,14 +6,14 @@
 //! randomisation or on more of CPython than is modelled here, so it is not given (`None`).
 
 use super::ast::Pos;
-use super::rt::{Interp, R, py_eq, unsup};
+use super::rt::{Interp, R, distinct, unsup};
 use super::value::{Value, shared};
 
 /// A set of `items` (its list, in CPython's order where that is modelled). `from` is the iterable
 /// it was made from; `constant` marks a display of three or more literals, which CPython 3.11
 /// compiles to a frozenset constant (built twice: from the literals, then from its own order, by
 /// the compiler's constant merging) merged into a new set.
-pub(super) fn make(it: &mut Interp, items: Vec<Value>, from: Option<&Value>, constant: bool) -> Value {
+pub(super) fn make(it: &mut Interp, items: Vec<Value>, from: Option<&Value>, constant: bool, pos: Pos) -> R<Value> {
     // `set(a_set)` copies a table CPython may size differently from adding one by one.
     let from_set = from.is_some_and(|f| it.sets.find(f).is_some());
     let order = if from_set {
@@ -24,18 +24,14 @@ pub(super) fn make(it: &mut Interp, items: Vec<Value>, from: Option<&Value>, con
         ordered(&items)
     };
     let known = order.is_some();
-    let list = order.unwrap_or_else(|| {
-        let mut out: Vec<Value> = Vec::new();
-        for v in items {
-            if !out.iter().any(|x| py_eq(x, &v)) {
-                out.push(v);
-            }
-        }
-        out
-    });
+    // Distinct by hash (linear), as CPython's set is.
+    let list = match order {
+        Some(list) => list,
+        None => distinct(items, pos)?,
+    };
     let cell = shared(list);
     it.sets.push(&cell, known);
-    Value::List(cell)
+    Ok(Value::List(cell))
 }
 
 /// Refuses iterating a set whose order is not modelled, unless the consumer ignores order.

@@ -11,7 +11,7 @@ use super::trace::Graph;
 use super::value::{Globals, Shared, Unavailable, Value};
 
 /// Most statements and expressions one import may evaluate.
-pub(super) const MAX_STEPS: u64 = 20_000_000;
+pub(super) const MAX_STEPS: u64 = 8_000_000;
 /// Most tensor elements one import may compute, summed over all operations.
 pub(super) const MAX_WORK: u64 = 400_000_000;
 /// Deepest nesting of calls and expressions while running.
@@ -20,6 +20,17 @@ pub(super) const MAX_DEPTH: usize = 600;
 pub(super) const MAX_CALLS: usize = 100;
 /// Most items in one list, tuple, dict or string.
 pub(super) const MAX_ITEMS: usize = 1 << 22;
+/// Most bytes one import may allocate for values (lists, tuples, dicts, strings, tensors), summed
+/// over the import: so also a bound on the memory live at any time. A tensor element counts as
+/// the 16 B it is stored in, whatever its dtype; a list item as a [`Value`] (32 B).
+pub(super) const MAX_BYTES: u64 = 1 << 30;
+/// Deepest nesting of values that comparing, hashing or converting them walks (Python's own
+/// recursion limit is 1000).
+pub(super) const MAX_VALUE_DEPTH: usize = 1000;
+/// Deepest chain of base classes.
+pub(super) const MAX_CLASS_DEPTH: usize = 200;
+/// Most classes one walk of a class's bases visits (a lattice of diamonds repeats them).
+pub(super) const MAX_CLASS_WALK: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum FailKind {
@@ -55,6 +66,8 @@ pub(super) struct Interp {
     pub(super) graph: Graph,
     pub(super) steps: u64,
     pub(super) work: u64,
+    /// Bytes allocated for values so far (see [`MAX_BYTES`]).
+    pub(super) bytes: u64,
     pub(super) depth: usize,
     pub(super) calls: usize,
     /// Module-level statements skipped, with why.
@@ -78,6 +91,7 @@ impl Interp {
             graph: Graph::new(),
             steps: 0,
             work: 0,
+            bytes: 0,
             depth: 0,
             calls: 0,
             skipped: Vec::new(),
@@ -113,12 +127,28 @@ impl Interp {
         }
         Ok(())
     }
+    /// Charges tensor elements computed: each is also stored (16 B, see [`MAX_BYTES`]).
     pub(super) fn charge(&mut self, pos: Pos, elements: usize) -> R<()> {
-        self.work += elements as u64;
+        self.work = self.work.saturating_add(elements as u64);
         if self.work > MAX_WORK {
             return limit(pos, format!("the text computes over {MAX_WORK} tensor elements"));
         }
+        self.alloc(pos, elements.saturating_mul(std::mem::size_of::<super::tensor::Sc>()))
+    }
+    /// Charges bytes about to be allocated for a value, before allocating them.
+    pub(super) fn alloc(&mut self, pos: Pos, bytes: usize) -> R<()> {
+        self.bytes = self.bytes.saturating_add(bytes as u64);
+        if self.bytes > MAX_BYTES {
+            return limit(
+                pos,
+                format!("the text allocates over {MAX_BYTES} bytes of values (hasseflow's memory budget of 1 GiB)"),
+            );
+        }
         Ok(())
+    }
+    /// Charges `items` new list, tuple or dict slots.
+    pub(super) fn alloc_items(&mut self, pos: Pos, items: usize) -> R<()> {
+        self.alloc(pos, items.saturating_mul(std::mem::size_of::<Value>()))
     }
 }
 
@@ -149,12 +179,21 @@ pub(super) fn range_len(a: i64, b: i64, s: i64) -> i64 {
     }
 }
 
-/// Python `==` for hashable-ish values (dict keys, `in`).
+/// Python `==` for hashable-ish values (dict keys, `in`); tuples nested over
+/// [`MAX_VALUE_DEPTH`] compare unequal (hashing refuses them first, see [`key_of`]).
 pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
+    py_eq_at(a, b, 0)
+}
+
+fn py_eq_at(a: &Value, b: &Value, depth: usize) -> bool {
     match (a, b) {
         (Value::None, Value::None) => true,
         (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| py_eq(p, q)),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            depth < MAX_VALUE_DEPTH
+                && x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|(p, q)| py_eq_at(p, q, depth + 1))
+        }
         (Value::Dtype(x), Value::Dtype(y)) => x == y,
         (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => {
             int_float_cmp(*i, *f) == Some(std::cmp::Ordering::Equal)
@@ -204,22 +243,136 @@ fn num(v: &Value) -> Option<f64> {
     }
 }
 
-pub(super) fn dict_set(d: &mut Vec<(Value, Value)>, k: Value, v: Value, pos: Pos) -> R<()> {
-    match &k {
-        Value::List(_) | Value::Dict(_) => return exc(pos, format!("unhashable type: {} (TypeError)", k.type_name())),
-        Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        Value::Traced(..) | Value::Tensor(_) => return unsup(pos, "tensors as dict keys are not supported"),
-        _ => {}
+/// A hashable value's identity under Python's `==` (as [`py_eq`] has it): `1`, `1.0` and
+/// `True` are one key. Values [`py_eq`] never finds equal (functions, objects) have none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Key {
+    None,
+    Int(i64),
+    Float(u64),
+    Str(Rc<str>),
+    Tuple(Vec<Key>),
+    Dtype(&'static str),
+}
+
+/// The key of `k`, refusing unhashable values and tuples nested over [`MAX_VALUE_DEPTH`].
+pub(super) fn key_of(k: &Value, pos: Pos) -> R<Option<Key>> {
+    fn walk(k: &Value, depth: usize, pos: Pos) -> R<Option<Key>> {
+        Ok(Some(match k {
+            Value::List(_) | Value::Dict(_) => {
+                return exc(pos, format!("unhashable type: {} (TypeError)", k.type_name()));
+            }
+            Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+            Value::Traced(..) | Value::Tensor(_) => return unsup(pos, "tensors as dict keys are not supported"),
+            Value::None => Key::None,
+            Value::Bool(b) => Key::Int(i64::from(*b)),
+            Value::Int(i) => Key::Int(*i),
+            Value::Float(f) if f.is_nan() => return Ok(None),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Key::Int(*f as i64),
+            Value::Float(f) => Key::Float(f.to_bits()),
+            Value::Str(s) => Key::Str(s.clone()),
+            Value::Dtype(d) => Key::Dtype(d.name()),
+            Value::Tuple(items) => {
+                if depth >= MAX_VALUE_DEPTH {
+                    return unsup(
+                        pos,
+                        format!("a tuple nested over {MAX_VALUE_DEPTH} levels as a key is not modelled"),
+                    );
+                }
+                let mut out = Vec::with_capacity(items.len());
+                for x in items.iter() {
+                    match walk(x, depth + 1, pos)? {
+                        Some(key) => out.push(key),
+                        None => return Ok(None),
+                    }
+                }
+                Key::Tuple(out)
+            }
+            _ => return Ok(None),
+        }))
     }
-    if let Some(slot) = d.iter_mut().find(|(x, _)| py_eq(x, &k)) {
-        slot.1 = v;
-    } else {
-        if d.len() >= MAX_ITEMS {
-            return limit(pos, "a dict over the item limit");
+    walk(k, 0, pos)
+}
+
+/// A Python dict: items in insertion order, found by hashing their keys.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PyDict {
+    items: Vec<(Value, Value)>,
+    index: HashMap<Key, usize>,
+}
+
+impl std::ops::Deref for PyDict {
+    type Target = Vec<(Value, Value)>;
+    fn deref(&self) -> &Vec<(Value, Value)> {
+        &self.items
+    }
+}
+
+impl PyDict {
+    /// The value at `k`, if present.
+    pub(super) fn get(&self, k: &Value, pos: Pos) -> R<Option<Value>> {
+        Ok(key_of(k, pos)?.and_then(|key| self.index.get(&key)).map(|&i| self.items[i].1.clone()))
+    }
+    /// Every key and value, leaving the dict empty.
+    pub(super) fn take_all(&mut self) -> Vec<Value> {
+        self.index.clear();
+        self.items.drain(..).flat_map(|(k, v)| [k, v]).collect()
+    }
+    /// Whether `k` is present.
+    pub(super) fn contains(&self, k: &Value, pos: Pos) -> R<bool> {
+        Ok(key_of(k, pos)?.is_some_and(|key| self.index.contains_key(&key)))
+    }
+    /// Removes `k` (`del d[k]`); whether it was present.
+    pub(super) fn remove(&mut self, k: &Value, pos: Pos) -> R<bool> {
+        let Some(i) = key_of(k, pos)?.and_then(|key| self.index.remove(&key)) else {
+            return Ok(false);
+        };
+        self.items.remove(i);
+        for j in self.index.values_mut() {
+            if *j > i {
+                *j -= 1;
+            }
         }
-        d.push((k, v));
+        Ok(true)
     }
+}
+
+/// `d[k] = v`.
+pub(super) fn dict_set(d: &mut PyDict, k: Value, v: Value, pos: Pos) -> R<()> {
+    let key = key_of(&k, pos)?;
+    if let Some(&i) = key.as_ref().and_then(|key| d.index.get(key)) {
+        d.items[i].1 = v;
+        return Ok(());
+    }
+    if d.items.len() >= MAX_ITEMS {
+        return limit(pos, "a dict over the item limit");
+    }
+    if let Some(key) = key {
+        d.index.insert(key, d.items.len());
+    }
+    d.items.push((k, v));
     Ok(())
+}
+
+/// The distinct values of `items`, first occurrences in order (a set's items).
+pub(super) fn distinct(items: Vec<Value>, pos: Pos) -> R<Vec<Value>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(items.len());
+    for v in items {
+        if matches!(v, Value::Tensor(_) | Value::Traced(..)) {
+            out.push(v);
+            continue;
+        }
+        match key_of(&v, pos)? {
+            Some(key) => {
+                if seen.insert(key) {
+                    out.push(v);
+                }
+            }
+            None => out.push(v),
+        }
+    }
+    Ok(out)
 }
 
 /// Which tensor kernel an AST operator is.

@@ -5,6 +5,8 @@ use std::fmt;
 
 /// Most elements one tensor may hold.
 pub(super) const MAX_ELEMENTS: usize = 1 << 24;
+/// Most dimensions of a tensor (torch.tensor of nested lists takes at most 128).
+pub(super) const MAX_RANK: usize = 128;
 
 /// The dtypes the interpreter models exactly. Integers are stored as `i64` and wrapped to their
 /// width after each operation, as torch's kernels do; floats are stored as `f64` and rounded to
@@ -275,9 +277,10 @@ pub(super) fn bin_dtype(op: Bin, dt: DType) -> Result<DType, String> {
     }
 }
 
-fn floor_div_i(a: i64, b: i64) -> i64 {
+/// Floor division of int64s as torch computes it: `INT64_MIN // -1` wraps to `INT64_MIN`.
+pub(super) fn floor_div_i(a: i64, b: i64) -> i64 {
     let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
 }
 
 fn rem_i(a: i64, b: i64) -> i64 {
@@ -460,6 +463,13 @@ impl Tensor {
     pub(super) fn scalar(dtype: DType, v: Sc) -> Tensor {
         Tensor { dtype, shape: Vec::new(), data: vec![cast(v, dtype)] }
     }
+    /// The bytes the tensor holds: each element is stored as one [`Sc`] (16 B) whatever its
+    /// dtype, plus the shape and the header.
+    pub(super) fn bytes(&self) -> usize {
+        self.data.capacity() * std::mem::size_of::<Sc>()
+            + self.shape.capacity() * std::mem::size_of::<usize>()
+            + std::mem::size_of::<Tensor>()
+    }
     pub(super) fn numel(&self) -> usize {
         self.data.len()
     }
@@ -474,6 +484,9 @@ impl Tensor {
 
 /// The number of elements of a shape, if within [`MAX_ELEMENTS`].
 pub(super) fn checked_numel(shape: &[usize]) -> Result<usize, String> {
+    if shape.len() > MAX_RANK {
+        return Err(format!("a tensor of {} dimensions: over {MAX_RANK} dimensions is not modelled", shape.len()));
+    }
     let mut n: usize = 1;
     for &d in shape {
         n = n

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::ast::Pos;
 use super::ops::push;
 use super::rt::{Interp, R, exc, limit, unavailable_msg, unsup};
-use super::tensor::{DType, MAX_ELEMENTS, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
+use super::tensor::{DType, MAX_ELEMENTS, MAX_RANK, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
 use super::trace::{Op, Table};
 use super::value::Value;
 
@@ -435,7 +435,15 @@ pub(super) fn unbind(t: &Tensor, pos: Pos) -> R<Vec<Tensor>> {
 /// `t.reshape(shape)` with one `-1` allowed.
 pub(super) fn reshape(t: &Tensor, dims: &[i64], pos: Pos) -> R<Tensor> {
     let n = t.numel();
-    let known: i64 = dims.iter().filter(|&&d| d != -1).product();
+    if dims.len() > MAX_RANK {
+        return unsup(
+            pos,
+            format!("a tensor of {} dimensions: over {MAX_RANK} dimensions is not modelled", dims.len()),
+        );
+    }
+    let Some(known) = dims.iter().filter(|&&d| d != -1).try_fold(1i64, |acc, &d| acc.checked_mul(d)) else {
+        return exc(pos, format!("shape {dims:?} is invalid for input of size {n} (RuntimeError)"));
+    };
     let free = dims.iter().filter(|&&d| d == -1).count();
     if free > 1 || dims.iter().any(|&d| d < -1) {
         return exc(pos, "invalid shape for reshape (RuntimeError)");
@@ -444,7 +452,7 @@ pub(super) fn reshape(t: &Tensor, dims: &[i64], pos: Pos) -> R<Tensor> {
         .iter()
         .map(|&d| if d == -1 { if known == 0 { 0 } else { n / known as usize } } else { d as usize })
         .collect();
-    if shape.iter().product::<usize>() != n {
+    if shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) != Some(n) {
         return exc(pos, format!("shape {dims:?} is invalid for input of size {n} (RuntimeError)"));
     }
     Ok(Tensor::new(t.dtype, shape, t.data.clone()))
@@ -553,6 +561,9 @@ pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor
                     shape.push(items.len());
                 } else if shape.get(depth) != Some(&items.len()) {
                     return exc(pos, "torch.tensor of ragged nested sequences (ValueError)");
+                }
+                if depth >= MAX_RANK {
+                    return exc(pos, "too many dimensions 'list' (ValueError)");
                 }
                 if data.len() + items.len() > MAX_ELEMENTS {
                     return limit(pos, "a tensor literal over the element limit");

@@ -14,7 +14,7 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, cast};
+use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, cast, floor_div_i};
 
 /// Most operations one traced mask may record.
 pub(super) const MAX_NODES: usize = 200_000;
@@ -271,14 +271,15 @@ fn abs_bin(op: Bin, dt: DType, out: DType, a: Abs, b: Abs) -> Av {
                     let c = [al * bl, al * bh, ah * bl, ah * bh];
                     fits(dt, *c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
                 }
-                Bin::FloorDiv if bl == bh && bl != 0 => {
+                // `INT64_MIN // -1` wraps, so the quotients of a range holding it are not a range.
+                Bin::FloorDiv if bl == bh && bl != 0 && !(bl == -1 && al == i64::MIN as i128) => {
                     let d = bl as i64;
-                    let (x, y) = (floor_div(al as i64, d), floor_div(ah as i64, d));
+                    let (x, y) = (floor_div_i(al as i64, d), floor_div_i(ah as i64, d));
                     Abs::I(x.min(y), x.max(y))
                 }
                 Bin::Rem if bl == bh && bl > 0 => {
                     let d = bl as i64;
-                    if floor_div(al as i64, d) == floor_div(ah as i64, d) {
+                    if floor_div_i(al as i64, d) == floor_div_i(ah as i64, d) {
                         Abs::I((al as i64).rem_euclid(d), (ah as i64).rem_euclid(d))
                     } else {
                         Abs::I(0, d - 1)
@@ -339,11 +340,6 @@ fn abs_bin(op: Bin, dt: DType, out: DType, a: Abs, b: Abs) -> Av {
         _ => Abs::Top,
     };
     Av { v, err }
-}
-
-fn floor_div(a: i64, b: i64) -> i64 {
-    let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
 }
 
 fn single(a: Abs) -> Option<Sc> {
@@ -537,7 +533,13 @@ pub(super) enum RowError {
     Cell { q: u64, k: u64, node: usize, what: &'static str },
     /// The row has more than the allowed number of intervals.
     TooManyIntervals { q: u64 },
+    /// The evaluation ran over [`MAX_EVAL_WORK`].
+    OverBudget,
 }
+
+/// Most node evaluations (one node over one key range, or at one cell) one [`RowEval`] may do: the
+/// time budget of evaluating a mask, about 10 s on one core.
+pub(super) const MAX_EVAL_WORK: u64 = 1_000_000_000;
 
 /// A traced mask fixed at one `(b, h)`, ready to evaluate rows.
 pub(super) struct RowEval<'a> {
@@ -551,6 +553,14 @@ pub(super) struct RowEval<'a> {
     cols: Vec<[Sc; LEAF]>,
     b: i64,
     h: i64,
+    /// The nodes the root reads, in order, that depend on `kv` (evaluated per key range or cell)...
+    kv_nodes: Vec<usize>,
+    /// ...and those that depend on `q` but not `kv` (evaluated once per row).
+    q_nodes: Vec<usize>,
+    /// The nodes the root reads that depend on neither (fixed for this `(b, h)`).
+    fixed_nodes: Vec<usize>,
+    /// Work done so far, against [`MAX_EVAL_WORK`].
+    work: u64,
 }
 
 const Q: u8 = 4;
@@ -574,6 +584,33 @@ impl<'a> RowEval<'a> {
             }
         }
         let n = g.nodes.len();
+        // Only the nodes the root reads are evaluated (a text may record many it never uses).
+        let mut used = vec![false; n];
+        used[root] = true;
+        for i in (0..=root).rev() {
+            if !used[i] {
+                continue;
+            }
+            let mut mark = |j: usize| used[j] = true;
+            match &g.nodes[i].op {
+                Op::Arg(_) | Op::Const(_) => {}
+                Op::Cast(a) | Op::Un(_, a) | Op::Search(_, _, a) => mark(*a),
+                Op::Bin(_, a, b) | Op::Cmp(_, a, b) => {
+                    mark(*a);
+                    mark(*b);
+                }
+                Op::Where(c, a, b) => {
+                    mark(*c);
+                    mark(*a);
+                    mark(*b);
+                }
+                Op::Gather(_, idx) => idx.iter().for_each(|&j| mark(j)),
+            }
+        }
+        let pick = |f: &dyn Fn(u8) -> bool| (0..n).filter(|&i| used[i] && f(deps[i])).collect::<Vec<_>>();
+        let kv_nodes = pick(&|d| d & KV != 0);
+        let q_nodes = pick(&|d| d & KV == 0 && d & Q != 0);
+        let fixed_nodes = pick(&|d| d & (Q | KV) == 0);
         Ok(RowEval {
             g,
             root,
@@ -584,7 +621,25 @@ impl<'a> RowEval<'a> {
             cols: vec![[Sc::I(0); LEAF]; n],
             b,
             h,
+            kv_nodes,
+            q_nodes,
+            fixed_nodes,
+            work: 0,
         })
+    }
+
+    /// Work done so far.
+    pub(super) fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// Charges `units` of work against [`MAX_EVAL_WORK`].
+    fn spend(&mut self, units: usize) -> Result<(), RowError> {
+        self.work += units as u64;
+        if self.work > MAX_EVAL_WORK {
+            return Err(RowError::OverBudget);
+        }
+        Ok(())
     }
 
     /// The intervals `[lo, hi]` of keys set in row `q` of an `n`-key mask, in order, at most `cap`.
@@ -599,18 +654,23 @@ impl<'a> RowEval<'a> {
 
     /// The values of the nodes that depend on `q` but not on `kv`, for row `q`.
     fn prepare_row(&mut self, q: u64) -> Result<(), RowError> {
+        self.spend(self.q_nodes.len() + 1)?;
         let args = [self.b, self.h, q as i64, 0];
-        for (i, node) in self.g.nodes.iter().enumerate() {
+        for &i in &self.fixed_nodes {
             if let Some(v) = self.fixed[i] {
                 self.row[i] = v;
-            } else if self.deps[i] & KV == 0 {
-                self.row[i] = eval_node(node, &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell {
-                    q,
-                    k: 0,
-                    node: i,
-                    what,
-                })?;
+                self.abs[i] = Av { v: of(v), err: false };
             }
+        }
+        for &i in &self.q_nodes {
+            let v = eval_node(&self.g.nodes[i], &self.row, args, &self.g.nodes).map_err(|what| RowError::Cell {
+                q,
+                k: 0,
+                node: i,
+                what,
+            })?;
+            self.row[i] = v;
+            self.abs[i] = Av { v: of(v), err: false };
         }
         Ok(())
     }
@@ -647,6 +707,7 @@ impl<'a> RowEval<'a> {
         if hi - lo < LEAF as u64 {
             return self.leaf(q, lo, hi, cap, out);
         }
+        self.spend(self.kv_nodes.len() + 1)?;
         match self.abstract_root(lo, hi) {
             Some(true) => Self::push(out, lo, hi, cap, q),
             Some(false) => Ok(()),
@@ -661,11 +722,10 @@ impl<'a> RowEval<'a> {
     /// The root's value over keys `lo..=hi`, when the same for all and no cell can raise.
     fn abstract_root(&mut self, lo: u64, hi: u64) -> Option<bool> {
         let g = &self.g.nodes;
-        for i in 0..g.len() {
-            if self.deps[i] & KV == 0 {
-                self.abs[i] = Av { v: of(self.row[i]), err: false };
-                continue;
-            }
+        if self.deps[self.root] & KV == 0 {
+            return Some(self.row[self.root].truthy());
+        }
+        for &i in &self.kv_nodes {
             let node = &g[i];
             let a = |j: usize| self.abs[j];
             let av = match &node.op {
@@ -726,11 +786,9 @@ impl<'a> RowEval<'a> {
 
     fn leaf(&mut self, q: u64, lo: u64, hi: u64, cap: usize, out: &mut Vec<[u64; 2]>) -> Result<(), RowError> {
         let len = (hi - lo + 1) as usize;
+        self.spend(self.kv_nodes.len() * len + 1)?;
         let g = &self.g.nodes;
-        for i in 0..g.len() {
-            if self.deps[i] & KV == 0 {
-                continue;
-            }
+        for &i in &self.kv_nodes {
             for c in 0..len {
                 let k = lo + c as u64;
                 let col = |j: usize| if self.deps[j] & KV == 0 { self.row[j] } else { self.cols[j][c] };

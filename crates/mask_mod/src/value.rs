@@ -114,7 +114,7 @@ pub(super) enum Value {
     Str(Rc<str>),
     Tuple(Rc<Vec<Value>>),
     List(Shared<Vec<Value>>),
-    Dict(Shared<Vec<(Value, Value)>>),
+    Dict(Shared<super::rt::PyDict>),
     Range(i64, i64, i64),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
@@ -171,6 +171,47 @@ impl Value {
     }
 }
 
+/// Drops values without recursing into them: a list nested 100,000 deep (`t = [t]` in a loop)
+/// would overflow the stack if dropped as Rust drops it. The contents of each container no one
+/// else holds are moved onto a work list first, so each drop is shallow.
+pub(super) fn dismantle(mut stack: Vec<Value>) {
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::List(l) if Rc::strong_count(&l) == 1 => {
+                if let Ok(mut items) = l.try_borrow_mut() {
+                    stack.append(&mut items);
+                }
+            }
+            Value::Tuple(t) => {
+                if let Ok(items) = Rc::try_unwrap(t) {
+                    stack.extend(items);
+                }
+            }
+            Value::Dict(d) if Rc::strong_count(&d) == 1 => {
+                if let Ok(mut d) = d.try_borrow_mut() {
+                    stack.extend(d.take_all());
+                }
+            }
+            Value::Partial(p) => {
+                if let Ok(p) = Rc::try_unwrap(p) {
+                    stack.push(p.func);
+                    stack.extend(p.args);
+                    stack.extend(p.kwargs.into_iter().map(|(_, v)| v));
+                }
+            }
+            Value::Wrapped(w) => {
+                if let Ok((_, v)) = Rc::try_unwrap(w) {
+                    stack.push(v);
+                }
+            }
+            Value::Instance(i) if Rc::strong_count(&i) == 1 => {
+                stack.extend(i.attrs.borrow_mut().drain(..).map(|(_, v)| v));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A function call's local variables, with the enclosing function's frame for closures.
 #[derive(Debug, Default)]
 pub(super) struct Frame {
@@ -180,6 +221,18 @@ pub(super) struct Frame {
     pub(super) global_names: Vec<Rc<str>>,
     pub(super) nonlocal_names: Vec<Rc<str>>,
     pub(super) parent: Option<Shared<Frame>>,
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        dismantle(self.vars.drain().map(|(_, v)| v).collect());
+    }
+}
+
+impl Drop for Globals {
+    fn drop(&mut self) {
+        dismantle(self.vars.drain().map(|(_, (v, _))| v).collect());
+    }
 }
 
 /// A module's globals, remembering the order of assignment (the last mask function wins).
@@ -195,6 +248,8 @@ impl Globals {
     }
     pub(super) fn set(&mut self, name: Rc<str>, v: Value) {
         self.clock += 1;
-        self.vars.insert(name, (v, self.clock));
+        if let Some((old, _)) = self.vars.insert(name, (v, self.clock)) {
+            dismantle(vec![old]);
+        }
     }
 }

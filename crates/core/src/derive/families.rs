@@ -22,7 +22,9 @@ fn param(family: &str, what: impl Into<String>) -> FamilyError {
 
 fn check_size(family: &str, positions: usize) -> Result<(), FamilyError> {
     if positions > super::MAX_TASK_POSITIONS {
-        return Err(param(family, format!("{positions} positions; the limit is {}", super::MAX_TASK_POSITIONS)));
+        // The count saturates: `usize::MAX` stands for any count that overflowed.
+        let count = if positions == usize::MAX { "over 2^64".to_string() } else { positions.to_string() };
+        return Err(param(family, format!("{count} positions; the limit is {}", super::MAX_TASK_POSITIONS)));
     }
     Ok(())
 }
@@ -243,7 +245,7 @@ pub fn block_generation(o: BlockOptions) -> Result<Family, FamilyError> {
     if o.n == 0 || o.block == 0 {
         return Err(param(name, "n and the block size must be at least 1"));
     }
-    check_size(name, 2 * o.n + o.prompt)?;
+    check_size(name, o.n.saturating_mul(2).saturating_add(o.prompt))?;
     let s = o.block;
     let blocks = o.n.div_ceil(s);
     let blk = |t: usize| t / s;
@@ -369,7 +371,7 @@ pub fn butterfly(o: ButterflyOptions) -> Result<Family, FamilyError> {
     if o.aggregate == Aggregate::Neighbours(0) {
         return Err(param(name, "the aggregation radius must be at least 1 (or use mask tokens)"));
     }
-    check_size(name, 3 * o.n)?;
+    check_size(name, o.n.saturating_mul(3))?;
     let n = o.n;
     let mut f = Family::new(format!("butterfly n={n}"));
     let w: Vec<InputId> = (0..n).map(|t| f.token("w", t)).collect();
@@ -458,7 +460,7 @@ pub fn masked_autoencoding(o: MaeOptions) -> Result<Family, FamilyError> {
     }
     let stride = if o.stride == 0 { o.span } else { o.stride };
     let starts: Vec<usize> = (0..=o.n - o.span).step_by(stride).collect();
-    check_size(name, starts.len() * o.n)?;
+    check_size(name, starts.len().saturating_mul(o.n))?;
     let mut f = Family::new(format!("mae n={} span={}", o.n, o.span));
     let w: Vec<InputId> = (0..o.n).map(|t| f.token("w", t)).collect();
     let m: Vec<InputId> = (0..o.n).map(|t| f.intern(Input::Mask(t))).collect();

@@ -43,4 +43,7 @@ pub use figures::{DeriveReport, Leak, multiset_text};
 pub use file::{FAMILY_FORMAT_TAG, FAMILY_FORMAT_VERSION, parse_family};
 pub use keys::{ISO_BUDGET, TaskDiagram};
 pub use merge::{Derivation, MergedNode, derive};
-pub use task::{Family, FamilyError, Input, InputId, MAX_TASK_POSITIONS, Task, Token, parse_input, parse_token};
+pub use task::{
+    Family, FamilyError, Input, InputId, MAX_FAMILY_MASK_BYTES, MAX_TASK_POSITIONS, Task, Token, parse_input,
+    parse_token,
+};

@@ -220,6 +220,10 @@ pub enum FamilyError {
 /// Largest number of positions in one task and in a derived mask.
 pub const MAX_TASK_POSITIONS: usize = crate::format::MAX_N;
 
+/// Most bytes the masks of one family's tasks may take together (a derivation holds them all,
+/// then copies and merges them: its peak is a few times this).
+pub const MAX_FAMILY_MASK_BYTES: usize = 64 << 20;
+
 /// One training task `(inputs, labels, mask)` of a [`Family`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Task {
@@ -248,6 +252,8 @@ pub struct Family {
     inputs: Vec<Input>,
     index: HashMap<Input, InputId>,
     tasks: Vec<Task>,
+    /// Bytes of the task masks so far (against [`MAX_FAMILY_MASK_BYTES`]).
+    mask_bytes: usize,
 }
 
 impl Family {
@@ -310,6 +316,14 @@ impl Family {
         if n > MAX_TASK_POSITIONS {
             return Err(bad(format!("{n} positions; the limit is {MAX_TASK_POSITIONS}")));
         }
+        let bytes = |n: usize| n * n.div_ceil(64) * 8;
+        let total = self.mask_bytes + bytes(n);
+        if total > MAX_FAMILY_MASK_BYTES {
+            return Err(bad(format!(
+                "the task masks take {total} bytes together, over the limit of {MAX_FAMILY_MASK_BYTES} \
+                 (fewer or smaller tasks)"
+            )));
+        }
         for (what, len) in [("inputs", task.inputs.len()), ("labels", task.labels.len()), ("groups", task.groups.len())]
         {
             if len != n {
@@ -329,6 +343,7 @@ impl Family {
                 }
             }
         }
+        self.mask_bytes = total;
         self.tasks.push(task);
         Ok(())
     }

@@ -889,6 +889,25 @@ fn legacy_types(
         "jamba" | "zamba" => {
             let period = f.positive_or("attn_layer_period", if mt == "jamba" { 8 } else { 6 })?;
             let offset = f.int("attn_layer_offset")?.unwrap_or(4);
+            // `JambaConfig.validate_architecture`: each offset below its period.
+            if mt == "jamba" {
+                let expert_period = f.positive_or("expert_layer_period", 2)?;
+                let expert_offset = f.int("expert_layer_offset")?.unwrap_or(1);
+                for (key, what, offset, period) in [
+                    ("attn_layer_offset", "attention", offset, period),
+                    ("expert_layer_offset", "expert", expert_offset, expert_period),
+                ] {
+                    if offset >= period as i64 {
+                        return Err(ModelError::Missing {
+                            field: f.name(key),
+                            reason: format!(
+                                "{what} layer offset ({offset}) must be smaller than {what} layer period ({period}), \
+                                 as Transformers' JambaConfig refuses it"
+                            ),
+                        });
+                    }
+                }
+            }
             let attention = if mt == "zamba" { "hybrid" } else { "full_attention" };
             let n = count()?;
             Ok((0..n)
