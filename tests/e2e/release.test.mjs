@@ -1,6 +1,6 @@
 // The release bundle (scripts/release.sh; scripts/test.sh builds it into dist-release/ and runs
 // this file, with most of the suite, against it through HASSEFLOW_DIST): its wasm is at most
-// 624,000 bytes after `gzip -9` (GNU gzip, the measure of every row in docs/BENCHMARKS.md). Issue
+// 690,000 bytes after `gzip -9` (GNU gzip, the measure of every row in docs/BENCHMARKS.md). Issue
 // 12 brought the app to 447 KB against a 450 KB target; the mask_mod interpreter of issue 19 (a
 // Python interpreter with torch's tensor semantics, run in the browser) added 131 KB, and reading
 // every Transformers text model type (issue 20: the type table, the derivations and their messages,
@@ -13,7 +13,11 @@
 // engine, the CLI and the Models view; packing as each model type handles it; 67 more model
 // types with text towers and their derivations) grew it to 623,426 bytes: the gate moved to
 // 624,000 bytes with that figure, until issue 31 moves the model type table and the mask_mod
-// interpreter out of the first download. It is the build release.sh
+// interpreter out of the first download. Issue 30's reader work (vector values per position,
+// BlockMask objects, the torch tail, views that alias their base, the taint of skipped statements,
+// CPython's set order, hashed dicts and the byte, depth and time budgets) grew it to 689,539
+// bytes; the lazily loaded interpreter of issue 31, not yet built, is what takes it out of the
+// first download, so the gate moved to 690,000 bytes with that figure. It is the build release.sh
 // makes, with no panic messages or source locations compiled in. That the app works from it is
 // what the other test files check when run against the same folder.
 import { test } from 'node:test';
@@ -23,8 +27,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { DIST, HASHED_WASM } from './support.mjs';
 
-/** The gate for the gzipped wasm, in bytes (issue 12's 447 KB, the mask_mod interpreter's 131 KB, issue 20's 29 KB, issue 22's restructuring, issue 29's 8.8 KB). */
-const MAX_GZIPPED = 624_000;
+/** The gate for the gzipped wasm, in bytes (issue 12's 447 KB, the mask_mod interpreter's 131 KB, issue 20's 29 KB, issue 22's restructuring, issue 29's 8.8 KB, issue 30's 66 KB). */
+const MAX_GZIPPED = 690_000;
 
 function wasmPath() {
   const files = readdirSync(DIST).filter((f) => HASHED_WASM.test(f));
