@@ -4,7 +4,7 @@
 //! rows are evaluated by the interval evaluator at each `(b, h)`; so every mask the reader takes
 //! (vector values included) gives its block tables.
 
-use super::builtins::{Args, to_int};
+use super::args::{Args, to_int};
 use super::rt::{Eval, Interp, R, exc, limit};
 use super::tensor::{DType, Sc, Tensor};
 use super::trace::{Op, RowError, RowEval};

@@ -40,6 +40,7 @@ use hasseflow_engine::{pattern, rng};
 use crate::bits::BitMatrix;
 use crate::reach::DENSE_MAX as MAX_N;
 
+mod args;
 mod ast;
 mod blockmask;
 mod builtins;

@@ -124,6 +124,15 @@ fn operand_dtype(kind: Elem, i: usize, dt: DType, own: DType) -> DType {
     }
 }
 
+/// What the per-position vectors (`vector`, above the kernels) do when a kernel meets one: the
+/// kernels call up through this trait, implemented for [`Interp`] in `vector`.
+pub(super) trait VectorHooks {
+    /// An elementwise operation with a vector among its operands.
+    fn elementwise_vec(&mut self, kind: Elem, vals: &[Value], pos: Pos) -> R<Value>;
+    /// A lookup in `t` that leaves dimensions: a vector per position.
+    fn vector_lookup(&mut self, t: &Tensor, idx: Vec<usize>, pos: Pos) -> R<Value>;
+}
+
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
     let any_traced = vals.iter().any(|v| matches!(v, Value::Traced(..)));
@@ -131,7 +140,7 @@ pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos)
         matches!(v, Value::TracedVec(_))
             || (any_traced && matches!(v, Value::Tensor(t) if !t.borrow().shape.is_empty()))
     }) {
-        return super::vector::elementwise_vec(it, kind, vals, pos);
+        return it.elementwise_vec(kind, vals, pos);
     }
     let opds: Vec<Opd> = vals.iter().map(|v| opd(v, pos)).collect::<R<_>>()?;
     let (dt, out) = match dtypes(kind, &opds) {

@@ -8,7 +8,8 @@ use std::rc::Rc;
 use super::ast::{BinOp, Pos};
 use super::tensor::Bin;
 use super::trace::Graph;
-use super::value::{Globals, Shared, Unavailable, Value};
+pub(super) use super::value::PyDict;
+use super::value::{Globals, Key, Shared, Unavailable, Value};
 
 /// Most statements and expressions one import may evaluate.
 pub(super) const MAX_STEPS: u64 = 8_000_000;
@@ -243,18 +244,6 @@ fn num(v: &Value) -> Option<f64> {
     }
 }
 
-/// A hashable value's identity under Python's `==` (as [`py_eq`] has it): `1`, `1.0` and
-/// `True` are one key. Values [`py_eq`] never finds equal (functions, objects) have none.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Key {
-    None,
-    Int(i64),
-    Float(u64),
-    Str(Rc<str>),
-    Tuple(Vec<Key>),
-    Dtype(&'static str),
-}
-
 /// The key of `k`, refusing unhashable values and tuples nested over [`MAX_VALUE_DEPTH`].
 pub(super) fn key_of(k: &Value, pos: Pos) -> R<Option<Key>> {
     fn walk(k: &Value, depth: usize, pos: Pos) -> R<Option<Key>> {
@@ -292,20 +281,6 @@ pub(super) fn key_of(k: &Value, pos: Pos) -> R<Option<Key>> {
         }))
     }
     walk(k, 0, pos)
-}
-
-/// A Python dict: items in insertion order, found by hashing their keys.
-#[derive(Clone, Debug, Default)]
-pub(super) struct PyDict {
-    items: Vec<(Value, Value)>,
-    index: HashMap<Key, usize>,
-}
-
-impl std::ops::Deref for PyDict {
-    type Target = Vec<(Value, Value)>;
-    fn deref(&self) -> &Vec<(Value, Value)> {
-        &self.items
-    }
 }
 
 impl PyDict {

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::ops::push;
+use super::ops::{VectorHooks, push};
 use super::rt::{Interp, R, exc, limit, unavailable_msg, unsup};
 use super::tensor::{DType, MAX_ELEMENTS, MAX_RANK, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
 use super::trace::{Op, Table};
@@ -378,7 +378,7 @@ fn traced_lookup(it: &mut Interp, t: &Tensor, items: &[Value], pos: Pos) -> R<Va
                 _ => unreachable!("checked above"),
             });
         }
-        return super::vector::lookup(it, t, idx, pos);
+        return it.vector_lookup(t, idx, pos);
     }
     if items.len() != t.shape.len() {
         return unsup(

@@ -8,8 +8,8 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use super::args::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::ast::Pos;
-use super::builtins::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::rt::{Interp, R, exc, limit, unsup};
 use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel};
 use super::tensor_ops::{dim_of, scalar_of, setitem};

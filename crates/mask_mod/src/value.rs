@@ -114,7 +114,7 @@ pub(super) enum Value {
     Str(Rc<str>),
     Tuple(Rc<Vec<Value>>),
     List(Shared<Vec<Value>>),
-    Dict(Shared<super::rt::PyDict>),
+    Dict(Shared<PyDict>),
     Range(i64, i64, i64),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
@@ -125,8 +125,8 @@ pub(super) enum Value {
     Tensor(Shared<Tensor>),
     /// A per-position value of the traced mask: a node and its dtype.
     Traced(usize, DType),
-    /// A per-position value with trailing dimensions ([`super::vector`]).
-    TracedVec(Rc<super::vector::TVec>),
+    /// A per-position value with trailing dimensions (built by `vector`).
+    TracedVec(Rc<TVec>),
     Dtype(DType),
     Device,
     Unavailable(Rc<Unavailable>),
@@ -252,4 +252,41 @@ impl Globals {
             dismantle(vec![old]);
         }
     }
+}
+
+/// A hashable value's identity under Python's `==` (as `py_eq` (`rt`) has it): `1`, `1.0` and
+/// `True` are one key. Values `py_eq` (`rt`) never finds equal (functions, objects) have none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Key {
+    None,
+    Int(i64),
+    Float(u64),
+    Str(Rc<str>),
+    Tuple(Vec<Key>),
+    Dtype(&'static str),
+}
+
+/// A Python dict: items in insertion order, found by hashing their keys.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PyDict {
+    pub(super) items: Vec<(Value, Value)>,
+    pub(super) index: HashMap<Key, usize>,
+}
+
+impl std::ops::Deref for PyDict {
+    type Target = Vec<(Value, Value)>;
+    fn deref(&self) -> &Vec<(Value, Value)> {
+        &self.items
+    }
+}
+
+/// A per-position vector: `nodes` in row-major order of `shape` (never empty shape).
+#[derive(Debug)]
+pub(super) struct TVec {
+    pub(super) shape: Vec<usize>,
+    pub(super) nodes: Vec<usize>,
+    pub(super) dtype: DType,
+    /// When the vector is exactly `table[idx..., :, :, ...]`: the table and the traced indices of
+    /// its leading dimensions (a further traced index extends the lookup).
+    pub(super) origin: Option<(Rc<Tensor>, Vec<usize>)>,
 }

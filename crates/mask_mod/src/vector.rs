@@ -11,27 +11,16 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::ops::{Elem, elementwise, push};
+use super::ops::{Elem, VectorHooks, elementwise, push};
 use super::rt::Interp;
 use super::rt::{R, exc, limit, unsup};
 use super::tensor::{Bin, Class, DType, Sc, Tensor, broadcast, broadcast_index, cast, result_type};
 use super::tensor_ops::{self, to_ix_pub};
 use super::trace::{Op, Table};
-use super::value::Value;
+use super::value::{TVec, Value};
 
 /// Most elements of one vector value (each is a node of the graph).
 pub(super) const MAX_VECTOR: usize = 4096;
-
-/// A per-position vector: `nodes` in row-major order of `shape` (never empty shape).
-#[derive(Debug)]
-pub(super) struct TVec {
-    pub(super) shape: Vec<usize>,
-    pub(super) nodes: Vec<usize>,
-    pub(super) dtype: DType,
-    /// When the vector is exactly `table[idx..., :, :, ...]`: the table and the traced indices of
-    /// its leading dimensions (a further traced index extends the lookup).
-    pub(super) origin: Option<(Rc<Tensor>, Vec<usize>)>,
-}
 
 fn wrap(shape: Vec<usize>, nodes: Vec<usize>, dtype: DType, origin: Option<(Rc<Tensor>, Vec<usize>)>) -> Value {
     if shape.is_empty() {
@@ -279,4 +268,13 @@ pub(super) fn method(it: &mut Interp, m: &str, v: &TVec, dim: Option<i64>, pos: 
         }
         _ => None,
     })
+}
+
+impl VectorHooks for Interp {
+    fn elementwise_vec(&mut self, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
+        elementwise_vec(self, kind, vals, pos)
+    }
+    fn vector_lookup(&mut self, t: &Tensor, idx: Vec<usize>, pos: Pos) -> R<Value> {
+        lookup(self, t, idx, pos)
+    }
 }
