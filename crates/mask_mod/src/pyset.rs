@@ -178,24 +178,16 @@ fn merged(frozen: &[Value]) -> Option<Vec<Value>> {
 /// is not an int or bool (its order is not modelled). A bool stays a bool, equal to its int.
 pub(super) fn ordered(items: &[Value]) -> Option<Vec<Value>> {
     let mut t = Table { slots: vec![None; MINSIZE], fill: 0 };
-    let mut first: Vec<(i64, Value)> = Vec::new();
+    let mut first: std::collections::HashMap<i64, Value> = std::collections::HashMap::new();
     for v in items {
         let k = match v {
             Value::Int(i) => *i,
             Value::Bool(b) => i64::from(*b),
             _ => return None,
         };
-        if !first.iter().any(|(x, _)| *x == k) {
-            first.push((k, v.clone()));
-        }
+        first.entry(k).or_insert_with(|| v.clone());
         t.add(k);
     }
     // The first-added value of each key is the one the set keeps (`{1, True}` is `{1}`).
-    Some(
-        t.slots
-            .iter()
-            .flatten()
-            .filter_map(|(_, k)| first.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone()))
-            .collect(),
-    )
+    Some(t.slots.iter().flatten().filter_map(|(_, k)| first.get(k).cloned()).collect())
 }
