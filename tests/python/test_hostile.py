@@ -31,7 +31,7 @@ CASES = [
      "too many dimensions"),
     ("a 100,000-class inheritance chain",
      "class A:\n    w = 1\nfor i in range(100000):\n    class A(A):\n        pass\n"
-     "def mask_mod(b, h, q, kv):\n    return (q >= kv) & (A.w == 1)\n", None),
+     "def mask_mod(b, h, q, kv):\n    return (q >= kv) & (A.w == 1)\n", "hierarchy of bases over 200 deep"),
     ("a 30,000 partial chain",
      "from functools import partial\ndef causal(b, h, q, kv):\n    return q >= kv\nf = causal\n"
      "for i in range(30000):\n    f = partial(f)\nmask_mod = f\n", None),
