@@ -40,19 +40,12 @@ pub async fn pause(ms: u32) {
     gloo_timers::future::TimeoutFuture::new(ms).await;
 }
 
-/// Lets the browser handle what is pending (input, timers, a frame if one is due) and resumes:
-/// a message on a fresh `MessageChannel`, not `setTimeout(0)`, which browsers clamp to 4 ms once
-/// such calls nest five deep, so every slice of a long run paid 4 ms (Mistral 7B at 1M: 32
-/// layers, ~13 slices). Falls back to `setTimeout(0)` where a channel cannot be made.
+/// Lets the browser handle what is pending (input, timers, a frame if one is due) and resumes, by
+/// `setTimeout(0)`. A `MessageChannel` message avoids the 4 ms clamp of nested timeouts, but its
+/// tasks can starve the page's frames: Llama 4 Scout at 1M in the release bundle never painted its
+/// report (e2e), so the clamped timeout stays until the yields are scheduled with frames.
 pub async fn yield_now() {
-    let Ok(channel) = web_sys::MessageChannel::new() else { return pause(0).await };
-    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
-    if channel.port2().post_message(&wasm_bindgen::JsValue::UNDEFINED).is_err() {
-        return pause(0).await;
-    }
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    // `channel` (and so its ports) lives until the message arrived.
-    drop(channel);
+    pause(0).await;
 }
 
 /// Waits `ms` milliseconds, so a burst of edits starts one run, not many; whether the run is still
