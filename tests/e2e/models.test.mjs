@@ -168,6 +168,21 @@ test('Llama 4 Scout at 1,048,576 completes while the page stays responsive', asy
   assert.equal(mistral.clickedWhile, 'running', 'the click was handled during the run');
   assert.equal((await verdict(page)).text.includes(cli('mistral-7b-v0.1', 1048575).verdict), true);
 
+  // What is typed while a run is in flight stays typed when the run's report renders (yew sets an
+  // input's value on every render: the context field put back the old figure, and the change that
+  // followed ran the old context again).
+  await setContext(page, 1048576);
+  await page.waitForFunction(() => Number(document.querySelector('#models-progress')?.dataset.done) >= 1);
+  const typedWhile = await page.evaluate(() => {
+    const input = document.querySelector('#model-n');
+    input.value = '131072';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    return document.querySelector('#models-view').dataset.state;
+  });
+  assert.equal(typedWhile, 'running', 'typed while the run was in flight');
+  await finishedAt(page, 1048576);
+  assert.equal(await page.locator('#model-n').inputValue(), '131072', 'the typed context survives the report');
+
   // Gemma 3 27B at 131072, for the timing table.
   await run(page, 'gemma-3-27b-it', 131072);
   measurements['gemma-3-27b-it @ 131072'] = Number((await verdict(page)).ms);

@@ -78,6 +78,17 @@ pub fn model_picker(p: &PickerProps) -> Html {
     // One action for the four fields: each change sends all of them as typed.
     // An encoder-decoder has no documents or images: its changes clear them (the reducer does too).
     let texts = [n_text.clone(), docs_text.clone(), enc_text.clone(), images_text.clone()];
+    // What is typed is kept as it is typed: a render before the change event (a run finishing
+    // while the user types) sets each field's value from its text, and would otherwise put back
+    // the old figure (yew refreshes an input's value from the DOM on every render).
+    let on_typing = |field: usize| {
+        let text = texts[field].clone();
+        Callback::from(move |e: InputEvent| {
+            let t: web_sys::HtmlInputElement = e.target_unchecked_into();
+            text.set(t.value());
+        })
+    };
+    let (type_n, type_docs, type_enc, type_images) = (on_typing(0), on_typing(1), on_typing(2), on_typing(3));
     let has_encoder = p.choice.spec.encoder.is_some();
     let apply = {
         let d = d.clone();
@@ -178,26 +189,26 @@ pub fn model_picker(p: &PickerProps) -> Html {
         </section>
         <section class="panel model-context" aria-label="Context">
             <label class="field" for="model-n">{ if encoder { "Context length n (the decoder's)" } else { "Context length n" } }</label>
-            <input id="model-n" type="text" inputmode="numeric" value={(*n_text).clone()} onchange={on_n}
+            <input id="model-n" type="text" inputmode="numeric" value={(*n_text).clone()} oninput={type_n} onchange={on_n}
                 aria-describedby="model-n-hint" />
             <p class="hint" id="model-n-hint">{ format!("up to {MAX_MODEL_N} in the browser") }</p>
             if encoder {
                 <label class="field" for="model-encoder">{"Encoder length (optional)"}</label>
                 <input id="model-encoder" type="text" inputmode="numeric" placeholder={format!("default: n = {}", p.n)}
-                    value={(*enc_text).clone()} onchange={on_enc} aria-describedby="model-encoder-hint" />
+                    value={(*enc_text).clone()} oninput={type_enc} onchange={on_enc} aria-describedby="model-encoder-hint" />
                 <p class="hint" id="model-encoder-hint">{"The encoder's positions come first (default: n of them), then the decoder's n. No packed documents here."}</p>
             } else {
                 <div class="field-pair">
                     <div>
                         <label class="field" for="model-docs">{"Documents"}</label>
                         <input id="model-docs" type="text" placeholder="e.g. 65536,65536" value={(*docs_text).clone()}
-                            onchange={on_docs} aria-describedby="model-docs-hint" />
+                            oninput={type_docs} onchange={on_docs} aria-describedby="model-docs-hint" />
                         <p class="hint" id="model-docs-hint">{"lengths summing to n"}</p>
                     </div>
                     <div>
                         <label class="field" for="model-images">{"Image spans"}</label>
                         <input id="model-images" type="text" placeholder="e.g. 3:256" value={(*images_text).clone()}
-                            onchange={on_images} aria-describedby="model-images-hint" />
+                            oninput={type_images} onchange={on_images} aria-describedby="model-images-hint" />
                         <p class="hint" id="model-images-hint">{"START:LEN, read both ways"}</p>
                     </div>
                 </div>
