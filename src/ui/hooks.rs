@@ -13,7 +13,7 @@ use yew::prelude::*;
 
 use super::palette::Theme;
 use super::store::Reduced;
-use super::{flow, io, job, models};
+use super::{flow, io, job, lazy, models};
 use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, Tool, ViewAction};
 
 /// The Hasse layout of one revision and how long it took.
@@ -129,6 +129,22 @@ pub fn use_models_runner(state: &AppState, dispatch: &Callback<Action>) {
     let request = state.model_request();
     let d = dispatch.clone();
     job::use_job(request.as_ref().map(|r| r.key), move |cancel| request.map(|req| models::run(req, cancel, d)));
+}
+
+/// A `mask_mod` import waiting for the lazily loaded reader (`EditorState::reading`): asked once
+/// per pending read, answered with `ImportAction::Answered` (a stale answer is dropped by the
+/// store).
+#[hook]
+pub fn use_lazy_reader(state: &AppState, dispatch: &Callback<Action>) {
+    let d = dispatch.clone();
+    use_effect_with(state.editor.reading.clone(), move |reading| {
+        if let Some(r) = reading.clone() {
+            wasm_bindgen_futures::spawn_local(async move {
+                let answer = lazy::answer(r.request.to_json()).await;
+                d.emit(Action::Import(ImportAction::Answered { id: r.id, answer }));
+            });
+        }
+    });
 }
 
 /// The colour theme: the system's preference at first, then the user's; set on the document

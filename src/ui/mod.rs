@@ -17,6 +17,7 @@ mod hooks;
 mod intro;
 mod io;
 mod job;
+mod lazy;
 mod models;
 mod order;
 mod palette;
@@ -33,7 +34,7 @@ use designer::DesignerView;
 use editor::EditorView;
 use header::{Header, StatusLine};
 use hooks::{
-    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation,
+    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation, use_lazy_reader,
     use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
@@ -57,6 +58,7 @@ pub fn app() -> Html {
     use_layer_animation(state.editor.playing, &dispatch);
     use_message_timeout(&state, &dispatch);
     use_flow_runner(&state, &dispatch);
+    use_lazy_reader(&state, &dispatch);
     use_models_runner(&state, &dispatch);
     let laid = use_hasse_layout(&state);
 

@@ -1,7 +1,8 @@
 // The paste box runs real mask code: a factory-style mask_mod with a module-level lookup tensor
 // imports; a refused text is shown in place (the line, a caret under the column, why) with its
 // place selected in the text, and changes nothing; b and h pick the batch and head a per-head
-// mask is read at. Screenshots of a refusal at 1440x900 in both themes go to target/e2e-artifacts/.
+// mask is read at; the reader is a second wasm module, fetched on first use only (a failed fetch
+// is one line and changes nothing; the next paste fetches it again). Screenshots of a refusal at 1440x900 in both themes go to target/e2e-artifacts/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -161,6 +162,45 @@ test('b and h pick the head a per-head mask is read at, and the message says it 
   await pasteImport(page, text, 8, { h: 4 });
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('Nothing was changed'));
   assert.equal(await stat(page, 'entries'), String(8 + 7 + 6 + 5));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the mask_mod reader is fetched on first use, once; a failed fetch is one line, changes nothing, and the next paste loads it', async () => {
+  const page = await openFresh(app.context, app.server.base);
+  const lazy = [];
+  page.on('request', (r) => {
+    const name = path.basename(new URL(r.url()).pathname);
+    if (name.startsWith('hasseflow-lazy-')) lazy.push(name);
+  });
+  await loadPreset(page, 'causal', 6);
+  assert.deepEqual(lazy, [], 'the page and the editor fetch no reader');
+  // The module's wasm is held, then refused: the loading state shows, then the failure.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/hasseflow-lazy-[0-9a-f]+_bg\.wasm$/, async (route) => {
+    await held;
+    await route.abort();
+  });
+  await pasteImport(page, DOCUMENTS, 8);
+  await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('loading the mask_mod reader'));
+  release();
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('the mask_mod reader did not load'));
+  // The message's text, without its close button.
+  const failed = (await page.locator('#message').innerText()).replace(/\s*×$/, '');
+  assert.match(failed, /Nothing was changed/);
+  assert.equal(failed.includes('\n'), false, failed);
+  assert.equal(await stat(page, 'n'), '6');
+  await page.unroute(/hasseflow-lazy-[0-9a-f]+_bg\.wasm$/);
+  // The next paste loads it and imports; a third fetches nothing more.
+  await pasteImport(page, DOCUMENTS, 8);
+  await waitStat(page, 'n', 8);
+  assert.match(await page.locator('#message').innerText(), /imported mask_mod `\w+` from the pasted text at n = 8/);
+  const fetched = lazy.length;
+  assert.ok(lazy.some((f) => /_bg\.wasm$/.test(f)) && lazy.some((f) => /\.js$/.test(f)), lazy.join(', '));
+  await pasteImport(page, 'def m(b, h, q, k):\n    return k == q\n', 5);
+  await waitStat(page, 'n', 5);
+  assert.equal(lazy.length, fetched, `fetched again: ${lazy.join(', ')}`);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

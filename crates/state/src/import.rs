@@ -48,6 +48,15 @@ pub enum ImportAction {
         /// The head index `h` a `mask_mod` is evaluated at.
         head: u64,
     },
+    /// The lazily loaded reader's answer to [`super::EditorState::reading`] number `id`
+    /// (`core::interop::wire`'s JSON), or why the reader could not be loaded. A stale answer (not
+    /// the pending read's) is dropped.
+    Answered {
+        /// The pending read it answers.
+        id: u64,
+        /// The answer, or the loading failure.
+        answer: Result<String, String>,
+    },
     /// Load a share link's fragment (without `#`).
     LoadShared(String),
     /// Restore the autosaved JSON (no undo step; a broken save is reported and ignored).
@@ -76,13 +85,33 @@ impl AppState {
             // A file: FlashMask files and mask_mods with `N = ...` record their size, a FlashAttention
             // window or a mask_mod without one takes the editor's. Pasted text: the size typed beside it.
             ImportAction::ImportFile { name, bytes } => {
-                self.import(&name, &bytes, interop::SizeHint::Fallback(self.n()), (0, 0));
+                let size = interop::SizeHint::Fallback(self.n());
+                if !self.read_later(&name, &bytes, size, (0, 0), false) {
+                    self.import(&name, &bytes, size, (0, 0));
+                }
             }
             ImportAction::ImportText { name, text, n, batch, head } => {
                 self.editor.paste_refusal = None;
-                let refused = self.import(&name, text.as_bytes(), interop::SizeHint::Given(n), (batch, head));
-                if let Some(interop::ImportError::MaskMod(interop::MaskModError::At { line, col, what })) = refused {
-                    self.editor.paste_refusal = Some(Rc::new(PasteRefusal::new(&text, line, col, what, self.actions)));
+                let size = interop::SizeHint::Given(n);
+                if !self.read_later(&name, text.as_bytes(), size, (batch, head), true) {
+                    let refused = self.import(&name, text.as_bytes(), size, (batch, head));
+                    self.paste_refused(&text, refused);
+                }
+            }
+            ImportAction::Answered { id, answer } => {
+                let Some(read) = self.editor.reading.take_if(|r| r.id == id) else { return };
+                let r = &read.request;
+                match answer {
+                    Err(e) => self.error(format!(
+                        "could not import {}: the mask_mod reader did not load ({e}). Nothing was changed.",
+                        read.name
+                    )),
+                    Ok(answer) => {
+                        let refused = self.imported(&read.name, interop::wire::read_answer(&answer), (r.batch, r.head));
+                        if read.pasted {
+                            self.paste_refused(&r.text, refused);
+                        }
+                    }
                 }
             }
             ImportAction::LoadShared(fragment)
@@ -198,6 +227,37 @@ impl AppState {
         true
     }
 
+    /// Keeps a pasted text's refusal at a place for the paste box.
+    fn paste_refused(&mut self, text: &str, refused: Option<interop::ImportError>) {
+        if let Some(interop::ImportError::MaskMod(interop::MaskModError::At { line, col, what })) = refused {
+            self.editor.paste_refusal = Some(Rc::new(PasteRefusal::new(text, line, col, what, self.actions)));
+        }
+    }
+
+    /// Without the reader linked in, a `mask_mod` waits in [`super::EditorState::reading`] for the
+    /// lazily loaded one (a newer import replaces an unanswered one): whether it does.
+    fn read_later(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        size: interop::SizeHint,
+        (batch, head): (u64, u64),
+        pasted: bool,
+    ) -> bool {
+        // Any newer import replaces an unanswered one.
+        self.editor.reading = None;
+        if self.reader_linked || !interop::is_mask_mod(bytes) {
+            return false;
+        }
+        let Ok(text) = std::str::from_utf8(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)) else {
+            return false;
+        };
+        let request = Rc::new(interop::wire::Request::new(text, size, batch, head));
+        self.editor.reading = Some(Rc::new(PendingRead { id: self.actions, name: name.to_string(), request, pasted }));
+        self.info(format!("reading {name}: loading the mask_mod reader…"));
+        true
+    }
+
     /// Reads any input the core's importer knows (a `mask_mod` at `(b, h)`); a refused one changes
     /// nothing and is returned. A successful one clears the paste box's refusal.
     fn import(
@@ -207,7 +267,18 @@ impl AppState {
         size: interop::SizeHint,
         (batch, head): (u64, u64),
     ) -> Option<interop::ImportError> {
-        match interop::import_mask_at(bytes, size, batch, head) {
+        self.imported(name, interop::import_mask_at(bytes, size, batch, head), (batch, head))
+    }
+
+    /// Applies an import's result: a refused one changes nothing and is returned; a successful one
+    /// opens the mask and clears the paste box's refusal.
+    fn imported(
+        &mut self,
+        name: &str,
+        result: Result<(MaskFile, interop::Source), interop::ImportError>,
+        (batch, head): (u64, u64),
+    ) -> Option<interop::ImportError> {
+        match result {
             Err(e) => {
                 match &e {
                     interop::ImportError::Format(f) => {
@@ -241,6 +312,19 @@ impl AppState {
             }
         }
     }
+}
+
+/// A `mask_mod` import waiting for the reader the app loads on first use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingRead {
+    /// Tells this read's answer from a stale one.
+    pub id: u64,
+    /// What it was, for messages.
+    pub name: String,
+    /// What the reader is asked.
+    pub request: Rc<interop::wire::Request>,
+    /// Pasted (a refusal at a place goes to the paste box), not a file.
+    pub pasted: bool,
 }
 
 /// What the message adds about an imported `mask_mod`: the indices it reads (the mask shown is

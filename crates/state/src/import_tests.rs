@@ -360,3 +360,72 @@ fn a_model_link_opens_the_models_view_at_its_context_and_layer() {
         assert_eq!(s.models, before);
     }
 }
+
+/// The web app's first download has no `mask_mod` reader: a pasted or dropped `mask_mod` waits for
+/// the lazily loaded one, and its answer (through `core::interop::wire`) does exactly what the
+/// linked-in reader does: the same mask and message, the same refusal at its place, nothing
+/// changed when the reader fails to load or the answer is stale or damaged.
+#[test]
+fn a_mask_mod_waits_for_the_lazy_reader_and_its_answer_does_what_the_linked_reader_does() {
+    let answer = |s: &AppState| {
+        let r = s.editor.reading.clone().expect("a pending read");
+        (r.id, interop::wire::answer(&r.request.to_json()))
+    };
+    let good = "W = 2\ndef m(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx < W) | (h == 1)\n";
+    let bad = "def mask_mod(b, h, q, k):\n    return MASK[q, k]\n";
+    for (text, at) in [(good, (0, 1)), (good, (0, 0)), (bad, (0, 0))] {
+        // The linked reader, as the CLI's core and the tests have it.
+        let mut linked = state(BitMatrix::zeros(3));
+        linked.apply(paste(text, 5, at));
+        // The lazy route.
+        let mut lazy = state(BitMatrix::zeros(3));
+        lazy.reader_linked = false;
+        lazy.apply(paste(text, 5, at));
+        assert_eq!((lazy.n(), lazy.editor.revision), (3, 0), "nothing changes before the answer");
+        assert!(lazy.message.as_ref().unwrap().text.contains("loading the mask_mod reader"));
+        let (id, a) = answer(&lazy);
+        lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a) }));
+        assert_eq!(lazy.editor.reading, None);
+        assert_eq!((rows(&lazy), lazy.editor.revision), (rows(&linked), linked.editor.revision), "{text}");
+        assert_eq!(
+            lazy.message.as_ref().map(|m| (m.level, &m.text)),
+            linked.message.as_ref().map(|m| (m.level, &m.text))
+        );
+        let place = |s: &AppState| s.editor.paste_refusal.as_ref().map(|r| (r.line, r.col, r.source.clone()));
+        assert_eq!(place(&lazy), place(&linked));
+    }
+    // A dropped file takes the editor's size, as the linked reader does.
+    let mut lazy = state(BitMatrix::zeros(4));
+    lazy.reader_linked = false;
+    lazy.apply(Action::Import(ImportAction::ImportFile {
+        name: "m.py".into(),
+        bytes: b"m = lambda b, h, q, k: k <= q".to_vec(),
+    }));
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a) }));
+    assert_eq!(rows(&lazy), ["1...", "11..", "111.", "1111"]);
+    // The reader fails to load, or its answer is damaged: a one-line error, nothing changed.
+    let before = rows(&lazy);
+    lazy.apply(paste(good, 5, (0, 0)));
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Import(ImportAction::Answered { id, answer: Err("HTTP 404".into()) }));
+    let m = lazy.message.clone().unwrap();
+    assert_eq!(m.level, Level::Error);
+    assert!(m.text.contains("did not load (HTTP 404)") && m.text.contains("Nothing was changed"), "{}", m.text);
+    assert_eq!(rows(&lazy), before);
+    // Stale: once answered (or failed), the same id is dropped; so is an answer to a read that a
+    // newer import replaced.
+    lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a.clone()) }));
+    assert_eq!(rows(&lazy), before);
+    lazy.apply(paste(good, 5, (0, 0)));
+    let (old, a) = answer(&lazy);
+    lazy.apply(paste("1.\n11", 5, (0, 0)));
+    assert_eq!(lazy.editor.reading, None);
+    lazy.apply(Action::Import(ImportAction::Answered { id: old, answer: Ok(a) }));
+    assert_eq!(rows(&lazy), ["1.", "11"]);
+    lazy.apply(paste(good, 5, (0, 0)));
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a[..a.len() / 2].to_string()) }));
+    assert!(lazy.message.as_ref().unwrap().text.contains("the mask_mod reader's answer"));
+    assert_eq!(rows(&lazy), ["1.", "11"]);
+}

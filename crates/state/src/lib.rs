@@ -48,7 +48,7 @@ pub use grid_picture::{
     BlockOverlay, CANVAS_PX, ClassOverlay, GridCells, GridFrame, GridInput, GridView, HoverOverlay, RULER, Rect,
     RulerLabel, Segment, Shade, Strokes,
 };
-pub use import::{ImportAction, PasteRefusal, REFUSAL_WIDTH};
+pub use import::{ImportAction, PasteRefusal, PendingRead, REFUSAL_WIDTH};
 pub use job::KeyedRun;
 pub use layer_kinds::{
     KindEntry, LayerLegend, LayerRole, clipped, describe, gallery_options, kind_family, pattern_line,
@@ -114,6 +114,9 @@ pub struct EditorState {
     /// Where the latest pasted text was refused (its line and column), for the paste box; cleared
     /// by a successful import and replaced by the next paste.
     pub paste_refusal: Option<Rc<PasteRefusal>>,
+    /// A `mask_mod` import waiting for the lazily loaded reader (the app's shell runs it and
+    /// answers with [`ImportAction::Answered`]); `None` when the reader is linked in.
+    pub reading: Option<Rc<PendingRead>>,
     /// The hovered cell `(q, k)`.
     pub hover_cell: Option<(usize, usize)>,
     /// The hovered class in the order view.
@@ -150,6 +153,10 @@ pub struct AppState {
     /// Actions applied so far: the state is unchanged while this is (the shell's page components
     /// compare it instead of the whole state).
     pub actions: u64,
+    /// Whether the `mask_mod` reader is linked in (`interop::READER_LINKED`): the CLI's and the
+    /// tests' core. Without it (the web app's first download) a `mask_mod` import waits in
+    /// [`EditorState::reading`] for the lazily loaded reader.
+    pub reader_linked: bool,
     clock: fn() -> f64,
 }
 
@@ -205,6 +212,7 @@ impl AppState {
                 layer: 1,
                 playing: false,
                 paste_refusal: None,
+                reading: None,
                 hover_cell: None,
                 hover_class: None,
                 order_view: OrderView::Hasse,
@@ -220,6 +228,7 @@ impl AppState {
             view: View::Editor,
             side: SideView::Order,
             actions: 0,
+            reader_linked: hasseflow_core::interop::READER_LINKED,
             clock,
         }
     }

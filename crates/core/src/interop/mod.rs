@@ -9,6 +9,8 @@
 //! - [`npy`]: NumPy `.npy` boolean arrays, read and written.
 //! - [`dot`]: the Hasse diagram as Graphviz DOT.
 //! - [`mask_mod`]: FlexAttention `mask_mod` Python read back into a mask (a strict subset).
+//! - [`wire`]: the `mask_mod` reader's request and answer as JSON, for the web app's lazily
+//!   loaded reader.
 //! - [`kernels`]: FlashAttention `(causal, window_size)` and FlashMask column intervals, when the
 //!   mask is representable, with the reason when it is not.
 //!
@@ -22,6 +24,7 @@ pub mod kernels;
 /// The `mask_mod` interpreter, a crate of its own (`crates/mask_mod`, ARCHITECTURE.md).
 pub use hasseflow_mask_mod as mask_mod;
 pub mod npy;
+pub mod wire;
 
 use crate::analysis::Analysis;
 use crate::format::MaskFile;
@@ -33,8 +36,14 @@ pub use kernels::{
     FlashMaskColumns, FlashWindow, KernelImportError, NotRepresentable, flash_json, flash_window, flashmask_columns,
     flashmask_json, is_kernel_json, parse_kernel_json,
 };
-pub use mask_mod::{MaskMod, MaskModError, MaskModReport, is_mask_mod};
+#[cfg(feature = "interpreter")]
+pub use mask_mod::MaskMod;
+pub use mask_mod::{MaskModError, MaskModReport, is_mask_mod};
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
+
+/// Whether this build links the `mask_mod` interpreter (the `interpreter` feature). Without it a
+/// `mask_mod` goes through [`wire`] to the reader the web app loads on first use.
+pub const READER_LINKED: bool = cfg!(feature = "interpreter");
 
 // The interpreter evaluates densely up to the engine's limit, which is the mask files' limit.
 const _: () = assert!(crate::format::MAX_N == crate::reach::DENSE_MAX);
@@ -247,6 +256,14 @@ pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Re
         };
         return Ok((MaskFile::new(mask), Source::Kernel { sized }));
     }
+    #[cfg(not(feature = "interpreter"))]
+    if is_mask_mod(bytes) {
+        // The web app's first download: its mask_mod texts go to the lazily loaded reader
+        // (`wire`), never here.
+        let _ = (batch, head);
+        return Err(MaskModError::Text("this build reads no mask_mod (its reader loads on first use)".into()).into());
+    }
+    #[cfg(feature = "interpreter")]
     if is_mask_mod(bytes) {
         let text = std::str::from_utf8(bytes).map_err(|e| MaskModError::Text(e.to_string()))?;
         let m = MaskMod::parse(text)?;
