@@ -89,7 +89,7 @@ step "end-to-end tests (headless Chromium)"
 e2e_check e2e.test.mjs paste.test.mjs flow.test.mjs models.test.mjs layout.test.mjs a11y.test.mjs assets.test.mjs intro.test.mjs serve.test.mjs readme.test.mjs
 step "release bundle (scripts/release.sh into dist-release/) and the end-to-end tests against it"
 ./scripts/release.sh --dist dist-release
-HASSEFLOW_DIST=dist-release e2e_check release.test.mjs assets.test.mjs e2e.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs
+HASSEFLOW_DIST=dist-release e2e_check release.test.mjs assets.test.mjs e2e.test.mjs paste.test.mjs flow.test.mjs models.test.mjs a11y.test.mjs
 step "the Python package's pictures, links and the bundled app it serves (hasseflow.app() on dist-release/)"
 HASSEFLOW_APP_DIR=dist-release python_check tests/python/test_pictures.py
 echo "screenshots and timings: target/e2e-artifacts/"

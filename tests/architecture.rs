@@ -348,6 +348,11 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     }
     let html = read("index.html");
     assert!(html.contains(r#"href="crates/web/Cargo.toml" data-bin="hasseflow-app""#), "trunk builds hasseflow-web");
+    assert!(
+        html.contains(r#"href="crates/lazy/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
+        "trunk builds the lazily loaded hasseflow-lazy, as the app, with the release profile"
+    );
+    assert!(read("Trunk.toml").contains(r#"command_arguments = ["scripts/hash_lazy.sh"]"#), "the lazy module is hashed");
     // A kernel inlined into a size-optimised caller is compiled as size-optimised code (Mistral
     // at 1M ran ~35% slower), so their entry points are never inlined.
     for (file, signature) in KERNEL_ENTRY_POINTS {
@@ -360,6 +365,30 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
             "{file}: `{signature}` is #[inline(never)] (a kernel entry point)"
         );
     }
+}
+
+/// The first download links no mask_mod interpreter: the packages the app's wasm is built from
+/// take the core without its `interpreter` feature (in their dependencies; the state's tests may
+/// have it), and the workspace's dependency on the core turns its defaults off.
+#[test]
+fn the_app_links_no_mask_mod_interpreter() {
+    assert!(
+        read("Cargo.toml").contains(r#"hasseflow-core = { path = "crates/core", default-features = false }"#),
+        "the workspace's and the app's dependency on the core leave its defaults (the interpreter) out"
+    );
+    for manifest in ["Cargo.toml", "crates/web/Cargo.toml", "crates/state/Cargo.toml", "crates/render/Cargo.toml", "crates/gpu/Cargo.toml"] {
+        let text = read(manifest);
+        let deps = text.split("[dev-dependencies]").next().unwrap_or(&text);
+        let deps = deps.split("[workspace]").next().unwrap_or(deps);
+        for line in deps.lines().filter(|l| l.trim_start().starts_with("hasseflow-core")) {
+            assert!(
+                line.contains("default-features = false") || line.contains("workspace = true"),
+                "{manifest}: `{line}` takes the core's defaults (the interpreter) into the app"
+            );
+            assert!(!line.contains("interpreter"), "{manifest}: `{line}` links the interpreter into the app");
+        }
+    }
+    assert!(read("crates/lazy/Cargo.toml").contains(r#"features = ["interpreter"]"#), "the lazy module has it");
 }
 
 #[test]

@@ -265,16 +265,31 @@ pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Re
     }
     #[cfg(feature = "interpreter")]
     if is_mask_mod(bytes) {
-        let text = std::str::from_utf8(bytes).map_err(|e| MaskModError::Text(e.to_string()))?;
-        let m = MaskMod::parse(text)?;
-        let n = match size {
-            SizeHint::Given(n) => Some(n),
-            SizeHint::None => m.declared_n(),
-            SizeHint::Fallback(n) => m.declared_n().or(Some(n)),
-        };
-        let mask = m.to_mask_at(m.size(n)?, batch, head)?;
-        let n = mask.n();
-        return Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n, report: m.report() }));
+        return import_mask_mod(bytes, size, batch, head).map_err(ImportError::from);
     }
     Ok((crate::format::parse_mask_file(bytes)?, Source::MaskFile))
+}
+
+/// The `mask_mod` branch of [`import_mask_at`]: `bytes` run as Python and evaluated at the size
+/// `size` gives (or the text's `N`), at `(batch, head)`.
+///
+/// # Errors
+/// [`MaskModError`] naming the refused construct and its place, or the size.
+#[cfg(feature = "interpreter")]
+pub fn import_mask_mod(
+    bytes: &[u8],
+    size: SizeHint,
+    batch: u64,
+    head: u64,
+) -> Result<(MaskFile, Source), MaskModError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| MaskModError::Text(e.to_string()))?;
+    let m = MaskMod::parse(text)?;
+    let n = match size {
+        SizeHint::Given(n) => Some(n),
+        SizeHint::None => m.declared_n(),
+        SizeHint::Fallback(n) => m.declared_n().or(Some(n)),
+    };
+    let mask = m.to_mask_at(m.size(n)?, batch, head)?;
+    let n = mask.n();
+    Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n, report: m.report() }))
 }

@@ -100,13 +100,13 @@ pub fn answer(request: &str) -> String {
         Ok(r) if !super::is_mask_mod(r.text.as_bytes()) => {
             Answer::Refused(MaskModError::Text("the text is not a mask_mod".into()))
         }
-        Ok(r) => match super::import_mask_at(r.text.as_bytes(), r.size(), r.batch, r.head) {
+        // The mask_mod branch alone: this module reads no other format.
+        Ok(r) => match super::import_mask_mod(r.text.as_bytes(), r.size(), r.batch, r.head) {
             Ok((file, Source::MaskMod { report, .. })) => {
                 Answer::Mask { mask: write_json(&file, Encoding::Packed), report }
             }
             Ok(_) => Answer::Refused(MaskModError::Text("the text is not a mask_mod".into())),
-            Err(ImportError::MaskMod(e)) => Answer::Refused(e),
-            Err(e) => Answer::Refused(MaskModError::Text(e.to_string())),
+            Err(e) => Answer::Refused(e),
         },
     };
     serde_json::to_string(&answer).unwrap_or_default()
