@@ -352,7 +352,10 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
         html.contains(r#"href="crates/lazy/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
         "trunk builds the lazily loaded hasseflow-lazy, as the app, with the release profile"
     );
-    assert!(read("Trunk.toml").contains(r#"command_arguments = ["scripts/hash_lazy.sh"]"#), "the lazy module is hashed");
+    assert!(
+        read("Trunk.toml").contains(r#"command_arguments = ["scripts/hash_lazy.sh"]"#),
+        "the lazy module is hashed"
+    );
     // A kernel inlined into a size-optimised caller is compiled as size-optimised code (Mistral
     // at 1M ran ~35% slower), so their entry points are never inlined.
     for (file, signature) in KERNEL_ENTRY_POINTS {
@@ -376,7 +379,13 @@ fn the_app_links_no_mask_mod_interpreter() {
         read("Cargo.toml").contains(r#"hasseflow-core = { path = "crates/core", default-features = false }"#),
         "the workspace's and the app's dependency on the core leave its defaults (the interpreter) out"
     );
-    for manifest in ["Cargo.toml", "crates/web/Cargo.toml", "crates/state/Cargo.toml", "crates/render/Cargo.toml", "crates/gpu/Cargo.toml"] {
+    for manifest in [
+        "Cargo.toml",
+        "crates/web/Cargo.toml",
+        "crates/state/Cargo.toml",
+        "crates/render/Cargo.toml",
+        "crates/gpu/Cargo.toml",
+    ] {
         let text = read(manifest);
         let deps = text.split("[dev-dependencies]").next().unwrap_or(&text);
         let deps = deps.split("[workspace]").next().unwrap_or(deps);
