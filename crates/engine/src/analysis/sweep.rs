@@ -110,6 +110,23 @@ pub struct FirstReach {
     depth: usize,
 }
 
+/// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                t[b] |= 0xFF << (8 * i);
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// `D + 1` per cell, row-major; 0 = unreachable (so the matrix starts as zeroed memory). One byte
 /// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +182,27 @@ impl Cells {
         }
     }
 
+    /// Like [`Cells::set_bits`], 8 cells per step: each byte of `bits` spreads to a mask of 8
+    /// cells, OR-ed in with the layer (a cell is written once, or again with the same layer).
+    #[inline]
+    fn set_word(&mut self, base: usize, bits: u64, layer: usize) {
+        let v = layer + 1;
+        match self {
+            Cells::Narrow(c) if v <= u8::MAX as usize && base + WORD_BITS <= c.len() => {
+                let fill = (v as u64) * 0x0101_0101_0101_0101;
+                let row: &mut [u8; WORD_BITS] = (&mut c[base..base + WORD_BITS]).try_into().expect("64 cells");
+                for (i, chunk) in row.chunks_exact_mut(8).enumerate() {
+                    let byte = (bits >> (8 * i)) as u8;
+                    if byte != 0 {
+                        let chunk: &mut [u8; 8] = chunk.try_into().expect("8 cells");
+                        *chunk = (u64::from_le_bytes(*chunk) | (SPREAD[byte as usize] & fill)).to_le_bytes();
+                    }
+                }
+            }
+            _ => self.set_bits(base, bits, layer),
+        }
+    }
+
     #[inline]
     fn get(&self, i: usize) -> usize {
         match self {
@@ -207,6 +245,9 @@ impl FirstReach {
     pub fn new(mask: &BitMatrix) -> FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
+        if super::frontier::is_sparse(&adj) && super::frontier::is_scattered(&adj) {
+            return Self::frontier_into(&adj, Self::diagonal(n));
+        }
         let mut layers = Self::diagonal(n);
         let structured = crate::reach::repeated_first_reach(
             &adj,
@@ -216,9 +257,41 @@ impl FirstReach {
         );
         match structured {
             Some(depth) => FirstReach { n, layers, depth },
-            // The cells filled so far hold their exact layers; the sweep writes them again.
+            // The cells filled so far hold their exact layers; the sweep or BFS writes them again
+            // (with the same values).
+            None if super::frontier::is_sparse(&adj) => Self::frontier_into(&adj, layers),
             None => Self::sweep_into(&adj, layers),
         }
+    }
+
+    /// The first-reach matrix by the frontier BFS alone (512 keys at a time); what
+    /// [`FirstReach::new`] runs on sparse masks.
+    pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
+        Self::frontier_into(&mask.with_diagonal(), Self::diagonal(mask.n()))
+    }
+
+    /// The frontier BFS in one `direction`, stopping rows at `limit` when given; with the cells
+    /// each layer added.
+    #[cfg(test)]
+    pub(super) fn by_frontier_with(
+        adj: &BitMatrix,
+        limit: Option<&BitMatrix>,
+        direction: super::frontier::Direction,
+    ) -> (FirstReach, Vec<usize>) {
+        let n = adj.n();
+        let mut layers = Self::diagonal(n);
+        let (depth, added) = super::frontier::frontier_layers_by(adj, limit, direction, |layer, q, batch, new| {
+            layers.set_word(q * n + batch * WORD_BITS, new, layer)
+        });
+        (FirstReach { n, layers, depth }, added)
+    }
+
+    fn frontier_into(adj: &BitMatrix, mut layers: Cells) -> FirstReach {
+        let n = adj.n();
+        let (depth, _) = super::frontier::frontier_layers(adj, None, |layer, q, batch, new| {
+            layers.set_word(q * n + batch * WORD_BITS, new, layer)
+        });
+        FirstReach { n, layers, depth }
     }
 
     /// The first-reach matrix by the semi-naive layer sweep alone: `O(L* · ones(M) + Σ spans +
