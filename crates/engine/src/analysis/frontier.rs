@@ -16,8 +16,14 @@ use crate::bits::{BitMatrix, WORD_BITS};
 pub(crate) const SPARSE_KEYS_PER_ROW: usize = 32;
 
 /// Whether `adj` (with its diagonal) is sparse enough for the frontier BFS.
+/// Stops counting once past the bound: a dense mask pays for a few rows, not the matrix.
 pub(crate) fn is_sparse(adj: &BitMatrix) -> bool {
-    adj.count_ones() <= (SPARSE_KEYS_PER_ROW + 1) * adj.n()
+    let bound = (SPARSE_KEYS_PER_ROW + 1) * adj.n();
+    let mut ones = 0;
+    (0..adj.n()).all(|q| {
+        ones += adj.row_count(q);
+        ones <= bound
+    })
 }
 
 /// Whether the rows of a sparse `adj` are scattered (more than 4 intervals per row on average):
@@ -79,13 +85,19 @@ fn csr(adj: &BitMatrix) -> (Csr, Csr) {
 }
 
 /// Words of keys per position in one batch: `64 · BATCH_WORDS` keys are searched at once.
-const BATCH_WORDS: usize = 8;
+pub(crate) const BATCH_WORDS: usize = 8;
 
 type Block = [u64; BATCH_WORDS];
 
 /// The frontier pushes while its out-edges are under `1 / PULL_RATIO` of the in-edges of the
 /// rows still short; past that, rows pull.
 const PULL_RATIO: usize = 8;
+
+/// Set bits in a block, summed as a whole (vectorised: baseline x86-64 has no `popcnt`).
+#[inline]
+fn count(b: &Block) -> usize {
+    b.iter().map(|w| w.count_ones() as usize).sum()
+}
 
 #[inline]
 fn is_zero(b: &Block) -> bool {
@@ -111,7 +123,7 @@ pub(crate) fn frontier_layers(
     limit: Option<&BitMatrix>,
     on_new: impl FnMut(usize, usize, usize, u64),
 ) -> (usize, Vec<usize>) {
-    frontier_layers_by(adj, limit, Direction::Cheaper, on_new)
+    frontier_layers_by(adj, limit, Direction::Cheaper, on_new, |_| {})
 }
 
 /// How each layer moves the frontier: the cheaper direction (what [`frontier_layers`] does), or
@@ -119,15 +131,20 @@ pub(crate) fn frontier_layers(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Direction {
     Cheaper,
+    #[cfg(test)]
     Push,
+    #[cfg(test)]
     Pull,
 }
 
+/// [`frontier_layers`] moving the frontier by `direction`, calling `on_batch_done(first_word)`
+/// after each batch of [`BATCH_WORDS`] words of keys (from `first_word`).
 pub(crate) fn frontier_layers_by(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
     direction: Direction,
     mut on_new: impl FnMut(usize, usize, usize, u64),
+    mut on_batch_done: impl FnMut(usize),
 ) -> (usize, Vec<usize>) {
     const ZERO: Block = [0; BATCH_WORDS];
     let n = adj.n();
@@ -181,7 +198,9 @@ pub(crate) fn frontier_layers_by(
                 // Pull scans rows once, writes each row once and stops a row's scan early:
                 // it wins well before the frontier's out-edges reach the rows' in-edges.
                 Direction::Cheaper => push_cost * PULL_RATIO < active_edges,
+                #[cfg(test)]
                 Direction::Push => true,
+                #[cfg(test)]
                 Direction::Pull => false,
             };
             if push {
@@ -208,9 +227,9 @@ pub(crate) fn frontier_layers_by(
                         any |= fresh;
                     }
                     if any != 0 {
+                        cells += count(&next[q]);
                         for (w, &fresh) in next[q][..words].iter().enumerate() {
                             if fresh != 0 {
-                                cells += fresh.count_ones() as usize;
                                 on_new(layer, q, word0 + w, fresh);
                             }
                         }
@@ -245,33 +264,33 @@ pub(crate) fn frontier_layers_by(
                     if short == 0 {
                         continue;
                     }
+                    // Branch-free: the loads of a row's keys overlap (a check per key to stop
+                    // early made each wait for the last, and rarely stopped: a row short of a
+                    // key after layer 3 or so usually stays short of it this layer too).
                     let mut got = ZERO;
                     for &j in reads.of(q) {
-                        let f = &front[j as usize];
-                        let mut left = 0;
-                        for w in 0..BATCH_WORDS {
-                            got[w] |= f[w] & missing[w];
-                            left |= missing[w] & !got[w];
-                        }
-                        if left == 0 {
-                            break;
+                        for (g, w) in got.iter_mut().zip(&front[j as usize]) {
+                            *g |= w;
                         }
                     }
-                    let mut left = 0;
+                    for (g, m) in got.iter_mut().zip(&missing) {
+                        *g &= m;
+                    }
+                    let mut left = short;
                     if !is_zero(&got) {
-                        for w in 0..words {
-                            let fresh = got[w];
+                        cells += count(&got);
+                        left = 0;
+                        for w in 0..BATCH_WORDS {
+                            visited[q][w] |= got[w];
+                            left |= missing[w] & !got[w];
+                        }
+                        for (w, &fresh) in got[..words].iter().enumerate() {
                             if fresh != 0 {
-                                visited[q][w] |= fresh;
-                                cells += fresh.count_ones() as usize;
                                 on_new(layer, q, word0 + w, fresh);
                             }
-                            left |= missing[w] & !fresh;
                         }
                         next[q] = got;
                         next_list.push(q as u32);
-                    } else {
-                        left = short;
                     }
                     if left != 0 {
                         active[kept] = q as u32;
@@ -295,6 +314,7 @@ pub(crate) fn frontier_layers_by(
                 added[layer] += cells;
             }
         }
+        on_batch_done(word0);
     }
     (depth, added)
 }

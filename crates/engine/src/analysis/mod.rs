@@ -62,7 +62,8 @@ impl Deref for Analysis {
 
 impl Analysis {
     /// Analyses `mask`: its [`Order`] now, `L*` and the growth curve on first use
-    /// ([`Analysis::depth`], [`Analysis::growth`]): free for dense masks, else a layer sweep of
+    /// ([`Analysis::depth`], [`Analysis::growth`]): free for dense masks, the structured engine
+    /// for rows of few intervals, a frontier BFS for sparse rows (module docs), else a layer sweep of
     /// `O(L* · ones(M) + Σ spans)` word operations, where a span is the word range of a row's new
     /// cells in one layer (about `w/64 + 2` words for a window `w`).
     pub fn new(mask: &BitMatrix) -> Analysis {

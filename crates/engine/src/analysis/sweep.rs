@@ -203,6 +203,17 @@ impl Cells {
         }
     }
 
+    /// ORs `values` (layers + 1, 0 = none) into the cells from `start`, and zeroes `values`.
+    fn or_slice(&mut self, start: usize, values: &mut [u8]) {
+        match self {
+            Cells::Narrow(c) => c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, v)| *c |= v),
+            Cells::Wide(c) => {
+                c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, &v)| *c |= v as u16)
+            }
+        }
+        values.fill(0);
+    }
+
     #[inline]
     fn get(&self, i: usize) -> usize {
         match self {
@@ -226,10 +237,13 @@ impl FirstReach {
     /// Computes the first-reach matrix of `mask`: when its rows (with the diagonal) are at most
     /// [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine,
     /// layer by layer, filling each row's newly reached intervals (`O(L* · n · intervals + |R|)`);
-    /// otherwise, or once the reach rows fragment into many intervals, by the semi-naive bit
-    /// sweep ([`FirstReach::by_sweep`]).
+    /// otherwise, or once the reach rows fragment into many intervals, by a frontier BFS of 512
+    /// keys at a time when the mask has at most 32 keys per row on average (first, without the
+    /// structured attempt, when those keys are scattered: random masks), else by the semi-naive
+    /// bit sweep ([`FirstReach::by_sweep`]).
     ///
-    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows or three bit matrices.
+    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows, three bit matrices
+    /// (the sweep) or `n` rows of 512 bytes and `3n` blocks of 64 bytes (the BFS).
     ///
     /// # Examples
     /// ```
@@ -266,6 +280,7 @@ impl FirstReach {
 
     /// The first-reach matrix by the frontier BFS alone (512 keys at a time); what
     /// [`FirstReach::new`] runs on sparse masks.
+    #[cfg(test)]
     pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
         Self::frontier_into(&mask.with_diagonal(), Self::diagonal(mask.n()))
     }
@@ -278,20 +293,49 @@ impl FirstReach {
         limit: Option<&BitMatrix>,
         direction: super::frontier::Direction,
     ) -> (FirstReach, Vec<usize>) {
-        let n = adj.n();
-        let mut layers = Self::diagonal(n);
-        let (depth, added) = super::frontier::frontier_layers_by(adj, limit, direction, |layer, q, batch, new| {
-            layers.set_word(q * n + batch * WORD_BITS, new, layer)
-        });
-        (FirstReach { n, layers, depth }, added)
+        Self::frontier_with(adj, Self::diagonal(adj.n()), limit, direction)
     }
 
-    fn frontier_into(adj: &BitMatrix, mut layers: Cells) -> FirstReach {
+    fn frontier_into(adj: &BitMatrix, layers: Cells) -> FirstReach {
+        Self::frontier_with(adj, layers, None, super::frontier::Direction::Cheaper).0
+    }
+
+    /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
+    /// `n` rows of 512 cells, copied into the matrix when the batch is done, so that the matrix
+    /// is written in row segments of 512 cells, not one word of 64 cells per row and layer (each
+    /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
+    fn frontier_with(
+        adj: &BitMatrix,
+        layers: Cells,
+        limit: Option<&BitMatrix>,
+        direction: super::frontier::Direction,
+    ) -> (FirstReach, Vec<usize>) {
+        const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
         let n = adj.n();
-        let (depth, _) = super::frontier::frontier_layers(adj, None, |layer, q, batch, new| {
-            layers.set_word(q * n + batch * WORD_BITS, new, layer)
-        });
-        FirstReach { n, layers, depth }
+        let cells = std::cell::RefCell::new((layers, Cells::zeros(n * BATCH)));
+        let (depth, added) = super::frontier::frontier_layers_by(
+            adj,
+            limit,
+            direction,
+            |layer, q, word, new| {
+                let (layers, buffer) = &mut *cells.borrow_mut();
+                if layer < u8::MAX as usize {
+                    buffer.set_word(q * BATCH + word % super::frontier::BATCH_WORDS * WORD_BITS, new, layer);
+                } else {
+                    layers.set_bits(q * n + word * WORD_BITS, new, layer);
+                }
+            },
+            |first_word| {
+                let (layers, buffer) = &mut *cells.borrow_mut();
+                let Cells::Narrow(buffer) = buffer else { unreachable!("the buffer holds layers below 255") };
+                let start = first_word * WORD_BITS;
+                let width = BATCH.min(n - start);
+                for q in 0..n {
+                    layers.or_slice(q * n + start, &mut buffer[q * BATCH..q * BATCH + width]);
+                }
+            },
+        );
+        (FirstReach { n, layers: cells.into_inner().0, depth }, added)
     }
 
     /// The first-reach matrix by the semi-naive layer sweep alone: `O(L* · ones(M) + Σ spans +
