@@ -117,7 +117,7 @@ fn is_zero(b: &Block) -> bool {
 /// the positions still short (a row's scan stops once it has every missing key), each edge
 /// [`BATCH_WORDS`] words; at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count
 /// but in cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once
-/// the frontier is thin or the rows are full. Memory: `O(n · 192 B + edges)`.
+/// the frontier is thin or the rows are full. Memory: `O(n · 256 B + edges)`.
 pub(crate) fn frontier_layers(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,

@@ -191,12 +191,11 @@ impl Cells {
             Cells::Narrow(c) if v <= u8::MAX as usize && base + WORD_BITS <= c.len() => {
                 let fill = (v as u64) * 0x0101_0101_0101_0101;
                 let row: &mut [u8; WORD_BITS] = (&mut c[base..base + WORD_BITS]).try_into().expect("64 cells");
+                // Branch-free: in the middle layers most bytes of a word have new cells.
                 for (i, chunk) in row.chunks_exact_mut(8).enumerate() {
-                    let byte = (bits >> (8 * i)) as u8;
-                    if byte != 0 {
-                        let chunk: &mut [u8; 8] = chunk.try_into().expect("8 cells");
-                        *chunk = (u64::from_le_bytes(*chunk) | (SPREAD[byte as usize] & fill)).to_le_bytes();
-                    }
+                    let chunk: &mut [u8; 8] = chunk.try_into().expect("8 cells");
+                    let spread = SPREAD[(bits >> (8 * i)) as u8 as usize];
+                    *chunk = (u64::from_le_bytes(*chunk) | (spread & fill)).to_le_bytes();
                 }
             }
             _ => self.set_bits(base, bits, layer),
@@ -243,7 +242,7 @@ impl FirstReach {
     /// bit sweep ([`FirstReach::by_sweep`]).
     ///
     /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows, three bit matrices
-    /// (the sweep) or `n` rows of 512 bytes and `3n` blocks of 64 bytes (the BFS).
+    /// (the sweep) or `n` rows of 512 bytes and `4n` blocks of 64 bytes (the BFS).
     ///
     /// # Examples
     /// ```
