@@ -3,12 +3,13 @@
 //! the layer sweep pays `n/64` words per key and layer however few cells are new.
 //!
 //! 512 sources (keys `k`) at a time, eight `u64` per position: bit `s` of `visited[q]` is
-//! whether `q` sees key `base + s` yet. Each layer moves the frontier (the bits first set in the previous
-//! layer) along the reads edges, by the cheaper of two directions (Beamer's direction-optimising
-//! BFS): *push* from the frontier's positions to the positions that read them, or *pull* into the
-//! positions still short of their limit from the positions they read, stopping a row's scan once
-//! every missing bit is found. The layer at which a bit is first set is its BFS depth, i.e. the
-//! first-reach layer `D[q][k]`, so one pass gives growth, `L*` and, when asked, every cell's layer.
+//! whether `q` sees key `base + s` yet. Each layer moves the frontier (the bits first set in the
+//! previous layer) along the reads edges in one of two directions (Beamer's direction-optimising
+//! BFS): *push* from the frontier's positions to the positions that read them while the frontier
+//! is thin, else *pull* into the positions still short of their limit from the positions they
+//! read. A position leaves a batch once it sees every key of its limit whose search still runs.
+//! The layer at which a bit is first set is its BFS depth, i.e. the first-reach layer `D[q][k]`,
+//! so one pass gives growth, `L*` and, when asked, every cell's layer.
 
 use crate::bits::{BitMatrix, WORD_BITS};
 
@@ -114,10 +115,10 @@ fn is_zero(b: &Block) -> bool {
 /// running). `adj` must contain the diagonal.
 ///
 /// Complexity: per batch and layer, the smaller of the frontier's out-edges and the in-edges of
-/// the positions still short (a row's scan stops once it has every missing key), each edge
-/// [`BATCH_WORDS`] words; at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count
-/// but in cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once
-/// the frontier is thin or the rows are full. Memory: `O(n · 256 B + edges)`.
+/// the positions still short (times `PULL_RATIO` for pushing), each edge `BATCH_WORDS` words;
+/// at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count but in
+/// cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once the
+/// frontier is thin or the rows are full. Memory: `O(n · 256 B + edges)`.
 pub(crate) fn frontier_layers(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
@@ -138,7 +139,7 @@ pub(crate) enum Direction {
 }
 
 /// [`frontier_layers`] moving the frontier by `direction`, calling `on_batch_done(first_word)`
-/// after each batch of [`BATCH_WORDS`] words of keys (from `first_word`).
+/// after each batch of `BATCH_WORDS` words of keys (from `first_word`).
 pub(crate) fn frontier_layers_by(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
