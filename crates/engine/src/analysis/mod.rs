@@ -6,7 +6,11 @@
 //! The order: [`crate::order`] (steps 1-4).
 //! 5. `L*` and the growth curve: when every row of `Ā` is at most
 //!    [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine
-//!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); otherwise by a semi-naive ("delta") layer sweep: a row only ORs the cells that
+//!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); when rows are at most
+//!    32 scattered keys on average (random, sparse BigBird-like masks), by a bit-parallel frontier
+//!    BFS of 512 keys at a time (`frontier.rs`: push or pull, whichever touches fewer edges, a
+//!    position leaving a batch once it holds its limit); otherwise by a semi-naive ("delta")
+//!    layer sweep: a row only ORs the cells that
 //!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
 //!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
 
@@ -16,6 +20,7 @@ use std::ops::Deref;
 use crate::bits::BitMatrix;
 use crate::order::Order;
 
+mod frontier;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -57,7 +62,8 @@ impl Deref for Analysis {
 
 impl Analysis {
     /// Analyses `mask`: its [`Order`] now, `L*` and the growth curve on first use
-    /// ([`Analysis::depth`], [`Analysis::growth`]): free for dense masks, else a layer sweep of
+    /// ([`Analysis::depth`], [`Analysis::growth`]): free for dense masks, the structured engine
+    /// for rows of few intervals, a frontier BFS for sparse rows (module docs), else a layer sweep of
     /// `O(L* · ones(M) + Σ spans)` word operations, where a span is the word range of a row's new
     /// cells in one layer (about `w/64 + 2` words for a window `w`).
     pub fn new(mask: &BitMatrix) -> Analysis {
@@ -74,16 +80,28 @@ impl Analysis {
                 (0, vec![n])
             } else if self.order.is_dense() {
                 (1, vec![n, closure.count_ones()])
-            } else if let Some(growth) =
-                crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
-            {
-                // Rows of few intervals: the structured engine, O(L* · n · intervals).
-                (growth.len() - 1, growth)
             } else {
-                let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
-                // The sweep counts each layer's new cells itself: no per-word callback.
-                let (depth, added) = layer_sweep(adj, Some(&targets), |_, _, _, _, _| {});
-                (depth, sweep::running_sums(&added))
+                let sparse = frontier::is_sparse(adj);
+                // Scattered sparse rows fragment the structured engine's rows at once: not tried.
+                let structured = if sparse && frontier::is_scattered(adj) {
+                    None
+                } else {
+                    crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
+                };
+                if let Some(growth) = structured {
+                    // Rows of few intervals: the structured engine, O(L* · n · intervals).
+                    (growth.len() - 1, growth)
+                } else if sparse {
+                    // Few keys per row: the frontier BFS, 512 keys at a time, a position leaving a
+                    // batch once it holds its limit.
+                    let (depth, added) = frontier::frontier_layers(adj, Some(closure), |_, _, _, _| {});
+                    (depth, sweep::running_sums(&added))
+                } else {
+                    let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
+                    // The sweep counts each layer's new cells itself: no per-word callback.
+                    let (depth, added) = layer_sweep(adj, Some(&targets), |_, _, _, _, _| {});
+                    (depth, sweep::running_sums(&added))
+                }
             }
         })
     }

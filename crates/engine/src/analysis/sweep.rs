@@ -110,6 +110,23 @@ pub struct FirstReach {
     depth: usize,
 }
 
+/// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                t[b] |= 0xFF << (8 * i);
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// `D + 1` per cell, row-major; 0 = unreachable (so the matrix starts as zeroed memory). One byte
 /// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +182,37 @@ impl Cells {
         }
     }
 
+    /// Like [`Cells::set_bits`], 8 cells per step: each byte of `bits` spreads to a mask of 8
+    /// cells, OR-ed in with the layer (a cell is written once, or again with the same layer).
+    #[inline]
+    fn set_word(&mut self, base: usize, bits: u64, layer: usize) {
+        let v = layer + 1;
+        match self {
+            Cells::Narrow(c) if v <= u8::MAX as usize && base + WORD_BITS <= c.len() => {
+                let fill = (v as u64) * 0x0101_0101_0101_0101;
+                let row: &mut [u8; WORD_BITS] = (&mut c[base..base + WORD_BITS]).try_into().expect("64 cells");
+                // Branch-free: in the middle layers most bytes of a word have new cells.
+                for (i, chunk) in row.chunks_exact_mut(8).enumerate() {
+                    let chunk: &mut [u8; 8] = chunk.try_into().expect("8 cells");
+                    let spread = SPREAD[(bits >> (8 * i)) as u8 as usize];
+                    *chunk = (u64::from_le_bytes(*chunk) | (spread & fill)).to_le_bytes();
+                }
+            }
+            _ => self.set_bits(base, bits, layer),
+        }
+    }
+
+    /// ORs `values` (layers + 1, 0 = none) into the cells from `start`, and zeroes `values`.
+    fn or_slice(&mut self, start: usize, values: &mut [u8]) {
+        match self {
+            Cells::Narrow(c) => c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, v)| *c |= v),
+            Cells::Wide(c) => {
+                c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, &v)| *c |= v as u16)
+            }
+        }
+        values.fill(0);
+    }
+
     #[inline]
     fn get(&self, i: usize) -> usize {
         match self {
@@ -188,10 +236,13 @@ impl FirstReach {
     /// Computes the first-reach matrix of `mask`: when its rows (with the diagonal) are at most
     /// [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine,
     /// layer by layer, filling each row's newly reached intervals (`O(L* · n · intervals + |R|)`);
-    /// otherwise, or once the reach rows fragment into many intervals, by the semi-naive bit
-    /// sweep ([`FirstReach::by_sweep`]).
+    /// otherwise, or once the reach rows fragment into many intervals, by a frontier BFS of 512
+    /// keys at a time when the mask has at most 32 keys per row on average (first, without the
+    /// structured attempt, when those keys are scattered: random masks), else by the semi-naive
+    /// bit sweep ([`FirstReach::by_sweep`]).
     ///
-    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows or three bit matrices.
+    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows, three bit matrices
+    /// (the sweep) or `n` rows of 512 bytes and `4n` blocks of 64 bytes (the BFS).
     ///
     /// # Examples
     /// ```
@@ -207,6 +258,9 @@ impl FirstReach {
     pub fn new(mask: &BitMatrix) -> FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
+        if super::frontier::is_sparse(&adj) && super::frontier::is_scattered(&adj) {
+            return Self::frontier_into(&adj, Self::diagonal(n));
+        }
         let mut layers = Self::diagonal(n);
         let structured = crate::reach::repeated_first_reach(
             &adj,
@@ -216,9 +270,71 @@ impl FirstReach {
         );
         match structured {
             Some(depth) => FirstReach { n, layers, depth },
-            // The cells filled so far hold their exact layers; the sweep writes them again.
+            // The cells filled so far hold their exact layers; the sweep or BFS writes them again
+            // (with the same values).
+            None if super::frontier::is_sparse(&adj) => Self::frontier_into(&adj, layers),
             None => Self::sweep_into(&adj, layers),
         }
+    }
+
+    /// The first-reach matrix by the frontier BFS alone (512 keys at a time); what
+    /// [`FirstReach::new`] runs on sparse masks.
+    #[cfg(test)]
+    pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
+        Self::frontier_into(&mask.with_diagonal(), Self::diagonal(mask.n()))
+    }
+
+    /// The frontier BFS in one `direction`, stopping rows at `limit` when given; with the cells
+    /// each layer added.
+    #[cfg(test)]
+    pub(super) fn by_frontier_with(
+        adj: &BitMatrix,
+        limit: Option<&BitMatrix>,
+        direction: super::frontier::Direction,
+    ) -> (FirstReach, Vec<usize>) {
+        Self::frontier_with(adj, Self::diagonal(adj.n()), limit, direction)
+    }
+
+    fn frontier_into(adj: &BitMatrix, layers: Cells) -> FirstReach {
+        Self::frontier_with(adj, layers, None, super::frontier::Direction::Cheaper).0
+    }
+
+    /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
+    /// `n` rows of 512 cells, copied into the matrix when the batch is done, so that the matrix
+    /// is written in row segments of 512 cells, not one word of 64 cells per row and layer (each
+    /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
+    fn frontier_with(
+        adj: &BitMatrix,
+        layers: Cells,
+        limit: Option<&BitMatrix>,
+        direction: super::frontier::Direction,
+    ) -> (FirstReach, Vec<usize>) {
+        const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
+        let n = adj.n();
+        let cells = std::cell::RefCell::new((layers, Cells::zeros(n * BATCH)));
+        let (depth, added) = super::frontier::frontier_layers_by(
+            adj,
+            limit,
+            direction,
+            |layer, q, word, new| {
+                let (layers, buffer) = &mut *cells.borrow_mut();
+                if layer < u8::MAX as usize {
+                    buffer.set_word(q * BATCH + word % super::frontier::BATCH_WORDS * WORD_BITS, new, layer);
+                } else {
+                    layers.set_bits(q * n + word * WORD_BITS, new, layer);
+                }
+            },
+            |first_word| {
+                let (layers, buffer) = &mut *cells.borrow_mut();
+                let Cells::Narrow(buffer) = buffer else { unreachable!("the buffer holds layers below 255") };
+                let start = first_word * WORD_BITS;
+                let width = BATCH.min(n - start);
+                for q in 0..n {
+                    layers.or_slice(q * n + start, &mut buffer[q * BATCH..q * BATCH + width]);
+                }
+            },
+        );
+        (FirstReach { n, layers: cells.into_inner().0, depth }, added)
     }
 
     /// The first-reach matrix by the semi-naive layer sweep alone: `O(L* · ones(M) + Σ spans +

@@ -128,3 +128,78 @@ fn first_reach_past_255_layers() {
     assert_eq!(d, FirstReach::by_sweep(&strided));
     assert_eq!(d.growth(), Analysis::new(&strided).growth());
 }
+
+/// Random sparse masks for the frontier BFS: `d` random keys per row on average (some rows
+/// empty, some positions isolated), either over the whole mask (one big class) or inside
+/// blocks with a few links from earlier blocks to later ones (several classes and a chain of
+/// them), sometimes plus a short window; sizes around the 64-key words and the 512-key batches.
+fn random_sparse_mask(rng: &mut crate::rng::SplitMix64, case: usize) -> BitMatrix {
+    let n = match case % 10 {
+        0 | 4 => 1 + rng.below(70),
+        1 | 5 => 60 + rng.below(80),
+        // Past one batch of 512 keys.
+        9 => 500 + rng.below(700),
+        _ => 1 + rng.below(260),
+    };
+    let d = 0.5 + rng.below(12) as f64 / 2.0;
+    let p = (d / n as f64).min(1.0);
+    let blocks = 1 + rng.below(4);
+    let block = n.div_ceil(blocks);
+    let isolated = rng.below(3) == 0;
+    let window = if rng.below(4) == 0 { 1 + rng.below(3) } else { 0 };
+    let mut m = BitMatrix::zeros(n);
+    for q in 0..n {
+        if isolated && q % 7 == 3 {
+            continue;
+        }
+        for k in 0..n {
+            if isolated && k % 7 == 3 {
+                continue;
+            }
+            let same = q / block == k / block;
+            let link = k / block < q / block && rng.next_f64() < 0.3 / n as f64;
+            if (same && rng.next_f64() < p * blocks as f64) || link || (k < q && q - k <= window) {
+                m.set(q, k, true);
+            }
+        }
+    }
+    m
+}
+
+/// The frontier BFS (first-reach matrix, `L*`, growth, with and without the limit to stop rows)
+/// against the layer sweep, and the order it is used with: its limit is `R(L*)` and its classes
+/// are the positions that see each other.
+#[test]
+fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
+    let mut rng = crate::rng::SplitMix64::new(4096);
+    let mut multi_class = 0;
+    for case in 0..300 {
+        let m = random_sparse_mask(&mut rng, case);
+        let n = m.n();
+        let slow = FirstReach::by_sweep(&m);
+        assert_eq!(FirstReach::by_frontier(&m), slow, "case {case}: n = {n}");
+        assert_eq!(FirstReach::new(&m), slow, "case {case}: n = {n}");
+        let a = Analysis::new(&m);
+        let adj = m.with_diagonal();
+        let growth = slow.growth();
+        for direction in [frontier::Direction::Cheaper, frontier::Direction::Push, frontier::Direction::Pull] {
+            for limit in [None, Some(a.closure())] {
+                let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction);
+                let depth = fast.depth();
+                let why = format!("case {case}: {direction:?}, limit {}", limit.is_some());
+                assert_eq!((depth, sweep::running_sums(&added)), (slow.depth(), growth.clone()), "{why}");
+                assert_eq!(fast, slow, "{why}");
+            }
+        }
+        assert_eq!((a.depth(), a.growth()), (slow.depth(), &growth[..]), "case {case}: analysis");
+        assert_eq!(a.closure(), &slow.reach_at(slow.depth()), "case {case}: limit");
+        for q in 0..n {
+            for k in 0..n {
+                let mutual = slow.get(q, k).is_some() && slow.get(k, q).is_some();
+                assert_eq!(a.class_of()[q] == a.class_of()[k], mutual, "case {case}: classes of {q}, {k}");
+            }
+        }
+        multi_class += usize::from(a.classes().len() > 1 && a.classes().iter().any(|c| c.len() > 1));
+    }
+    assert!(multi_class > 50, "the corpus has several non-trivial classes in {multi_class} masks");
+}

@@ -1,0 +1,321 @@
+//! Bit-parallel frontier BFS over a sparse adjacency: `L*`, the growth curve and the first-reach
+//! layers of masks with few, scattered keys per row (random and BigBird-like sparse masks), where
+//! the layer sweep pays `n/64` words per key and layer however few cells are new.
+//!
+//! 512 sources (keys `k`) at a time, eight `u64` per position: bit `s` of `visited[q]` is
+//! whether `q` sees key `base + s` yet. Each layer moves the frontier (the bits first set in the
+//! previous layer) along the reads edges in one of two directions (Beamer's direction-optimising
+//! BFS): *push* from the frontier's positions to the positions that read them while the frontier
+//! is thin, else *pull* into the positions still short of their limit from the positions they
+//! read. A position leaves a batch once it sees every key of its limit whose search still runs.
+//! The layer at which a bit is first set is its BFS depth, i.e. the first-reach layer `D[q][k]`,
+//! so one pass gives growth, `L*` and, when asked, every cell's layer.
+
+use crate::bits::{BitMatrix, WORD_BITS};
+
+/// Keys per row (diagonal excluded), on average, up to which the frontier BFS is used.
+pub(crate) const SPARSE_KEYS_PER_ROW: usize = 32;
+
+/// Whether `adj` (with its diagonal) is sparse enough for the frontier BFS.
+/// Stops counting once past the bound: a dense mask pays for a few rows, not the matrix.
+pub(crate) fn is_sparse(adj: &BitMatrix) -> bool {
+    let bound = (SPARSE_KEYS_PER_ROW + 1) * adj.n();
+    let mut ones = 0;
+    (0..adj.n()).all(|q| {
+        ones += adj.row_count(q);
+        ones <= bound
+    })
+}
+
+/// Whether the rows of a sparse `adj` are scattered (more than 4 intervals per row on average):
+/// the structured engine would fragment at once, so it is not tried first.
+pub(crate) fn is_scattered(adj: &BitMatrix) -> bool {
+    let n = adj.n();
+    let mut starts = 0usize;
+    for q in 0..n {
+        let mut carry = 0u64;
+        for &w in adj.row(q) {
+            starts += (w & !((w << 1) | carry)).count_ones() as usize;
+            carry = w >> (WORD_BITS - 1);
+        }
+    }
+    starts > 4 * n
+}
+
+/// Compressed rows of both directions, diagonal dropped: `reads[q]` are the keys `q` reads,
+/// `readers[k]` the positions that read `k`.
+struct Csr {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Csr {
+    #[inline]
+    fn of(&self, v: usize) -> &[u32] {
+        &self.list[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
+fn csr(adj: &BitMatrix) -> (Csr, Csr) {
+    let n = adj.n();
+    let mut reads = Csr { start: Vec::with_capacity(n + 1), list: Vec::new() };
+    let mut count = vec![0u32; n + 1];
+    reads.start.push(0);
+    for q in 0..n {
+        for k in adj.row_ones(q) {
+            if k != q {
+                reads.list.push(k as u32);
+                count[k + 1] += 1;
+            }
+        }
+        reads.start.push(reads.list.len() as u32);
+    }
+    for k in 0..n {
+        count[k + 1] += count[k];
+    }
+    let mut readers = Csr { start: count.clone(), list: vec![0; reads.list.len()] };
+    for q in 0..n {
+        for &k in reads.of(q) {
+            let at = &mut count[k as usize];
+            readers.list[*at as usize] = q as u32;
+            *at += 1;
+        }
+    }
+    readers.start.truncate(n + 1);
+    (reads, readers)
+}
+
+/// Words of keys per position in one batch: `64 · BATCH_WORDS` keys are searched at once.
+pub(crate) const BATCH_WORDS: usize = 8;
+
+type Block = [u64; BATCH_WORDS];
+
+/// The frontier pushes while its out-edges are under `1 / PULL_RATIO` of the in-edges of the
+/// rows still short; past that, rows pull.
+const PULL_RATIO: usize = 8;
+
+/// Set bits in a block, summed as a whole (vectorised: baseline x86-64 has no `popcnt`).
+#[inline]
+fn count(b: &Block) -> usize {
+    b.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+#[inline]
+fn is_zero(b: &Block) -> bool {
+    b.iter().fold(0, |acc, &w| acc | w) == 0
+}
+
+/// The layer sweep's answer by frontier BFS: calls `on_new(layer, q, word, bits)` for each
+/// position `q` and word of keys `64·word..` with the bits of keys first reached at `layer`
+/// (bit `s` = key `64·word + s`; each cell once, the diagonal never), and returns `L*` and the
+/// cells each layer added (`added[0] = n`), as [`super::layer_sweep`] does.
+///
+/// `limit`, when given, is the closure of `adj`: a position leaves a batch once it sees every key
+/// of the batch it will ever see (without it, once it sees every key whose search is still
+/// running). `adj` must contain the diagonal.
+///
+/// Complexity: per batch and layer, the smaller of the frontier's out-edges and the in-edges of
+/// the positions still short (times `PULL_RATIO` for pushing), each edge `BATCH_WORDS` words;
+/// at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count but in
+/// cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once the
+/// frontier is thin or the rows are full. Memory: `O(n · 256 B + edges)`.
+pub(crate) fn frontier_layers(
+    adj: &BitMatrix,
+    limit: Option<&BitMatrix>,
+    on_new: impl FnMut(usize, usize, usize, u64),
+) -> (usize, Vec<usize>) {
+    frontier_layers_by(adj, limit, Direction::Cheaper, on_new, |_| {})
+}
+
+/// How each layer moves the frontier: the cheaper direction (what [`frontier_layers`] does), or
+/// always one (the tests run both against the sweep).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Cheaper,
+    #[cfg(test)]
+    Push,
+    #[cfg(test)]
+    Pull,
+}
+
+/// [`frontier_layers`] moving the frontier by `direction`, calling `on_batch_done(first_word)`
+/// after each batch of `BATCH_WORDS` words of keys (from `first_word`).
+pub(crate) fn frontier_layers_by(
+    adj: &BitMatrix,
+    limit: Option<&BitMatrix>,
+    direction: Direction,
+    mut on_new: impl FnMut(usize, usize, usize, u64),
+    mut on_batch_done: impl FnMut(usize),
+) -> (usize, Vec<usize>) {
+    const ZERO: Block = [0; BATCH_WORDS];
+    let n = adj.n();
+    let (reads, readers) = csr(adj);
+    let mut added = vec![n];
+    let mut depth = 0;
+    let mut visited = vec![ZERO; n];
+    let mut front = vec![ZERO; n];
+    let mut next = vec![ZERO; n];
+    // What each position can still gain in this batch: its limit's keys, or all.
+    let mut target = vec![ZERO; n];
+    let (mut front_list, mut next_list): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    // Positions short of their target in this batch; built on the first pull.
+    let mut active: Vec<u32> = Vec::new();
+    let batch_keys = WORD_BITS * BATCH_WORDS;
+    for batch in 0..n.div_ceil(batch_keys) {
+        let base = batch * batch_keys;
+        let word0 = batch * BATCH_WORDS;
+        let words = BATCH_WORDS.min(n.div_ceil(WORD_BITS) - word0);
+        visited.fill(ZERO);
+        match limit {
+            Some(l) => {
+                for (q, t) in target.iter_mut().enumerate() {
+                    *t = ZERO;
+                    t[..words].copy_from_slice(&l.row(q)[word0..word0 + words]);
+                }
+            }
+            None => {
+                let mut all = ZERO;
+                for k in base..n.min(base + batch_keys) {
+                    all[(k - base) / WORD_BITS] |= 1 << (k % WORD_BITS);
+                }
+                target.fill(all);
+            }
+        }
+        front_list.clear();
+        for k in base..n.min(base + batch_keys) {
+            let (w, bit) = ((k - base) / WORD_BITS, 1u64 << (k % WORD_BITS));
+            visited[k][w] = bit;
+            front[k][w] = bit;
+            front_list.push(k as u32);
+        }
+        let mut active_built = false;
+        let mut active_edges = reads.list.len();
+        let mut layer = 0;
+        while !front_list.is_empty() {
+            layer += 1;
+            let mut cells = 0usize;
+            let push_cost: usize = front_list.iter().map(|&j| readers.of(j as usize).len()).sum();
+            let push = match direction {
+                // Pull scans rows once, writes each row once and stops a row's scan early:
+                // it wins well before the frontier's out-edges reach the rows' in-edges.
+                Direction::Cheaper => push_cost * PULL_RATIO < active_edges,
+                #[cfg(test)]
+                Direction::Push => true,
+                #[cfg(test)]
+                Direction::Pull => false,
+            };
+            if push {
+                for &j in &front_list {
+                    let f = front[j as usize];
+                    for &q in readers.of(j as usize) {
+                        let slot = &mut next[q as usize];
+                        if is_zero(slot) {
+                            next_list.push(q);
+                        }
+                        for (s, w) in slot.iter_mut().zip(&f) {
+                            *s |= w;
+                        }
+                    }
+                }
+                let mut kept = 0;
+                for i in 0..next_list.len() {
+                    let q = next_list[i] as usize;
+                    let mut any = 0;
+                    for w in 0..BATCH_WORDS {
+                        let fresh = next[q][w] & !visited[q][w];
+                        next[q][w] = fresh;
+                        visited[q][w] |= fresh;
+                        any |= fresh;
+                    }
+                    if any != 0 {
+                        cells += count(&next[q]);
+                        for (w, &fresh) in next[q][..words].iter().enumerate() {
+                            if fresh != 0 {
+                                on_new(layer, q, word0 + w, fresh);
+                            }
+                        }
+                        next_list[kept] = q as u32;
+                        kept += 1;
+                    }
+                }
+                next_list.truncate(kept);
+            } else {
+                // Keys whose search still runs: a position can gain no other.
+                let mut alive = ZERO;
+                for &j in &front_list {
+                    for (a, w) in alive.iter_mut().zip(&front[j as usize]) {
+                        *a |= w;
+                    }
+                }
+                if !active_built {
+                    active.clear();
+                    active.extend((0..n).map(|q| q as u32));
+                    active_built = true;
+                }
+                active_edges = 0;
+                let mut kept = 0;
+                for i in 0..active.len() {
+                    let q = active[i] as usize;
+                    let mut missing = ZERO;
+                    let mut short = 0;
+                    for w in 0..BATCH_WORDS {
+                        missing[w] = target[q][w] & alive[w] & !visited[q][w];
+                        short |= missing[w];
+                    }
+                    if short == 0 {
+                        continue;
+                    }
+                    // Branch-free: the loads of a row's keys overlap (a check per key to stop
+                    // early made each wait for the last, and rarely stopped: a row short of a
+                    // key after layer 3 or so usually stays short of it this layer too).
+                    let mut got = ZERO;
+                    for &j in reads.of(q) {
+                        for (g, w) in got.iter_mut().zip(&front[j as usize]) {
+                            *g |= w;
+                        }
+                    }
+                    for (g, m) in got.iter_mut().zip(&missing) {
+                        *g &= m;
+                    }
+                    let mut left = short;
+                    if !is_zero(&got) {
+                        cells += count(&got);
+                        left = 0;
+                        for w in 0..BATCH_WORDS {
+                            visited[q][w] |= got[w];
+                            left |= missing[w] & !got[w];
+                        }
+                        for (w, &fresh) in got[..words].iter().enumerate() {
+                            if fresh != 0 {
+                                on_new(layer, q, word0 + w, fresh);
+                            }
+                        }
+                        next[q] = got;
+                        next_list.push(q as u32);
+                    }
+                    if left != 0 {
+                        active[kept] = q as u32;
+                        kept += 1;
+                        active_edges += reads.of(q).len();
+                    }
+                }
+                active.truncate(kept);
+            }
+            for &j in &front_list {
+                front[j as usize] = ZERO;
+            }
+            std::mem::swap(&mut front, &mut next);
+            std::mem::swap(&mut front_list, &mut next_list);
+            next_list.clear();
+            if cells > 0 {
+                depth = depth.max(layer);
+                if added.len() <= layer {
+                    added.resize(layer + 1, 0);
+                }
+                added[layer] += cells;
+            }
+        }
+        on_batch_done(word0);
+    }
+    (depth, added)
+}
