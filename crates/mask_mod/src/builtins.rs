@@ -178,6 +178,11 @@ const MODULES: [&str; 15] = [
     "torch._dynamo",
 ];
 
+/// Whether a dotted module path is one the reader models (or a library it has a prelude for).
+pub(super) fn is_known_module(path: &str) -> bool {
+    MODULES.contains(&path) || super::library::prelude_for(path).is_some()
+}
+
 /// Whether a dotted name is a function this module implements.
 pub(super) fn is_known(full: &str) -> bool {
     if let Some(f) = full.strip_prefix("torch.")
@@ -328,6 +333,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         Value::Native(n) if name == "__name__" => Value::Str(n.name.rsplit('.').next().unwrap_or("").into()),
         Value::Class(c) => match name {
             "__name__" | "__qualname__" => Value::Str(c.name.clone()),
+            "__members__" if c.is_enum() => super::enums::members_dict(it, c, pos)?,
             _ => match c.lookup(name) {
                 Some(Value::Wrapped(w)) => match w.0 {
                     "classmethod" => Value::Partial(Rc::new(Partial {
@@ -341,6 +347,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                     _ => w.1.clone(),
                 },
                 Some(v) => v,
+                None if c.is_enum() => {
+                    return unsup(pos, format!("the attribute `{name}` of the enum `{}` is not modelled", c.name));
+                }
                 None => return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name)),
             },
         },
@@ -368,6 +377,12 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                     _ => w.1.clone(),
                 },
                 Some(v) => v,
+                None if i.class.is_enum() => {
+                    return unsup(
+                        pos,
+                        format!("the attribute `{name}` of a member of the enum `{}` is not modelled", i.class.name),
+                    );
+                }
                 None => {
                     return exc(pos, format!("`{}` object has no attribute `{name}` (AttributeError)", i.class.name));
                 }
@@ -425,7 +440,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             })
         }
         Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
-        Value::Class(c) if c.is_enum() => super::enums::by_name(c, &i, pos),
+        Value::Class(c) if c.is_enum() => super::enums::by_name(it, c, &i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let items: Vec<Value> = match o {
                 Value::List(l) => l.borrow().clone(),
@@ -745,9 +760,34 @@ pub(super) fn call_native(
     Ok(r)
 }
 
-fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
+fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
+    // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
+    // `isinstance`/`type` keep the member itself).
+    let numeric = match &n.recv {
+        Some(r) => matches!(r, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_)),
+        None => {
+            name.starts_with("torch.")
+                || name.starts_with("math.")
+                || matches!(
+                    name,
+                    "builtins.abs"
+                        | "builtins.int"
+                        | "builtins.float"
+                        | "builtins.round"
+                        | "builtins.divmod"
+                        | "builtins.pow"
+                        | "builtins.range"
+                        | "builtins.bool"
+                        | "builtins.slice"
+                )
+        }
+    };
+    if numeric {
+        a.pos = std::mem::take(&mut a.pos).into_iter().map(Value::plain).collect();
+        a.kw = std::mem::take(&mut a.kw).into_iter().map(|(k, v)| (k, v.plain())).collect();
+    }
     if let Some(recv) = &n.recv {
         return method(it, name, recv, a);
     }
@@ -1386,7 +1426,11 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             if let Value::Unavailable(u) = &v {
                 return unsup(pos, unavailable_msg(u));
             }
-            match super::types::isinstance(it, &v, &t, 0) {
+            let mut visited = 0;
+            let r = super::types::isinstance(it, &v, &t, 0, &mut visited);
+            // A visit costs about four tensor elements' time.
+            it.charge_work(pos, visited.saturating_mul(4), "types isinstance compared")?;
+            match r {
                 Some(r) => Value::Bool(r),
                 None => {
                     return unsup(
@@ -1607,6 +1651,10 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                         Value::Int(i) => keyed.push((*i as f64, v)),
                         Value::Float(f) => keyed.push((*f, v)),
                         Value::Bool(x) => keyed.push((f64::from(u8::from(*x)), v)),
+                        Value::Instance(_) => match v.clone().plain() {
+                            Value::Int(x) => keyed.push((x as f64, v)),
+                            _ => err = Some(v.type_name()),
+                        },
                         _ => err = Some(v.type_name()),
                     }
                 }

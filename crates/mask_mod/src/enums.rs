@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::rt::{Interp, R, exc, key_of, py_eq, unsup};
+use super::rt::{Interp, PyDict, R, dict_set, exc, key_of, py_eq, unsup};
 use super::value::{ClassObj, Instance, Key, Value};
 
 /// Turns the plain attributes of an enum class body into its members, in definition order; an
@@ -108,7 +108,7 @@ pub(super) fn by_value(it: &mut Interp, class: &Rc<ClassObj>, args: &[Value], po
         return unsup(pos, format!("looking up the enum `{}` by a {} is not modelled", class.name, v.type_name()));
     }
     let members = class.members.borrow().clone();
-    it.charge(pos, members.len())?;
+    it.charge_work(pos, members.len(), "enum members looked up")?;
     for m in members {
         if let Value::Instance(i) = &m
             && i.enum_value().is_some_and(|x| py_eq(&x, v))
@@ -120,10 +120,11 @@ pub(super) fn by_value(it: &mut Interp, class: &Rc<ClassObj>, args: &[Value], po
 }
 
 /// `Cls['NAME']`: the member (or alias) of that name.
-pub(super) fn by_name(class: &Rc<ClassObj>, key: &Value, pos: Pos) -> R<Value> {
+pub(super) fn by_name(it: &mut Interp, class: &Rc<ClassObj>, key: &Value, pos: Pos) -> R<Value> {
     let Value::Str(name) = key else {
         return unsup(pos, format!("indexing the enum `{}` by a {} is not modelled", class.name, key.type_name()));
     };
+    it.charge_work(pos, class.attrs.borrow().len(), "enum members looked up")?;
     let found = class.attrs.borrow().iter().find(|(k, v)| k == name && v.is_member()).map(|(_, v)| v.clone());
     found.map_or_else(|| exc(pos, format!("'{name}' (KeyError)")), Ok)
 }
@@ -141,4 +142,15 @@ pub(super) fn to_str(i: &Instance) -> Option<String> {
         };
     }
     Some(format!("{}.{name}", i.class.name))
+}
+
+/// `Cls.__members__`: every name, aliases included, with its member, in definition order.
+pub(super) fn members_dict(it: &mut Interp, class: &Rc<ClassObj>, pos: Pos) -> R<Value> {
+    let attrs = class.attrs.borrow().clone();
+    let mut d = PyDict::default();
+    for (k, v) in attrs.into_iter().filter(|(_, v)| v.is_member()) {
+        it.alloc_items(pos, 2)?;
+        dict_set(&mut d, Value::Str(k), v, pos)?;
+    }
+    Ok(Value::Dict(super::value::shared(d)))
 }

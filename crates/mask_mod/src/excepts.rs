@@ -70,7 +70,10 @@ impl Interp {
         ctx: &Ctx,
         pos: Pos,
     ) -> R<Flow> {
-        let outcome = match self.exec_block(body, ctx) {
+        self.in_try += u32::from(!handlers.is_empty());
+        let ran = self.exec_block(body, ctx);
+        self.in_try -= u32::from(!handlers.is_empty());
+        let outcome = match ran {
             Ok(Flow::Normal) => self.exec_block(orelse, ctx),
             Ok(flow) => Ok(flow),
             Err(f) if f.kind == FailKind::Exception && !handlers.is_empty() => self.handle(f, handlers, ctx, pos),
@@ -92,6 +95,9 @@ impl Interp {
 
     /// The first `except` clause that matches `f` runs; with none, `f` goes on.
     fn handle(&mut self, f: Fail, handlers: &[Handler], ctx: &Ctx, pos: Pos) -> R<Flow> {
+        // Raising and matching cost several steps: a loop that raises is bounded in time too.
+        self.steps += 8;
+        self.step(pos)?;
         let raised = raised_type(&f);
         let unknown = |what: &str| -> R<Flow> {
             // Not skipped: if no clause catches it, Python's import fails here.
@@ -113,7 +119,9 @@ impl Interp {
                 Some(t) => {
                     let tv = self.eval(t, ctx)?;
                     let mut types = Vec::new();
-                    if handler_types(&tv, 0, &mut types).is_none() {
+                    let known = handler_types(&tv, 0, &mut types);
+                    self.charge_work(t.pos, types.len(), "exception types matched")?;
+                    if known.is_none() {
                         if let Value::Unavailable(u) = &tv {
                             return unsup(t.pos, unavailable_msg(u));
                         }
@@ -174,6 +182,7 @@ impl Interp {
                 }
             });
         };
+        self.steps += 8;
         let v = self.eval(e, ctx)?;
         let (class, args, name): (Value, Option<Value>, Rc<str>) = match &v {
             Value::Native(n) if n.recv.is_none() && exception_parent(&n.name).is_some() => {
@@ -198,8 +207,10 @@ impl Interp {
                 ));
             }
         };
+        // The message is kept short: a loop may raise a long one many times.
         let detail = match args {
             Some(Value::Tuple(a)) => match a.first() {
+                Some(Value::Str(s)) if s.len() > 200 => format!(": {}...", s.chars().take(200).collect::<String>()),
                 Some(Value::Str(s)) => format!(": {s}"),
                 _ => String::new(),
             },

@@ -349,6 +349,14 @@ impl Interp {
             }
             StmtKind::Import(items) => {
                 for (path, name, aliased) in items {
+                    if self.in_try > 0 && path.contains('.') && !super::builtins::is_known_module(path) {
+                        return unsup(
+                            pos,
+                            format!(
+                                "whether `import {path}` succeeds in a `try` is not modelled (a module hasseflow does not know)"
+                            ),
+                        );
+                    }
                     self.imports.push(path.to_string());
                     let v = if *aliased {
                         self.module_value(path)
@@ -368,6 +376,19 @@ impl Interp {
                 }
                 for (name, alias) in names {
                     let v = self.import_name(module, name, pos)?;
+                    if self.in_try > 0
+                        && let Value::Unavailable(u) = &v
+                    {
+                        // Python's import raises `ImportError` where the name does not exist, which
+                        // an `except` may catch: the path cannot be told.
+                        return unsup(
+                            pos,
+                            format!(
+                                "whether `from {module} import {name}` succeeds in a `try` is not modelled ({})",
+                                unavailable_msg(u)
+                            ),
+                        );
+                    }
                     self.bind(alias, v, ctx);
                 }
             }
@@ -995,7 +1016,11 @@ impl Eval for Interp {
 impl Interp {
     fn iterate_items(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
         Ok(match v {
-            Value::Class(c) if c.is_enum() => c.members.borrow().clone(),
+            Value::Class(c) if c.is_enum() => {
+                let members = c.members.borrow().clone();
+                self.charge_work(pos, members.len(), "enum members iterated")?;
+                members
+            }
             Value::Tuple(t) => t.as_ref().clone(),
             Value::List(l) => l.borrow().clone(),
             Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),

@@ -91,6 +91,9 @@ pub(super) struct Interp {
     pub(super) handling: Vec<Fail>,
     /// Whether the text ran `from __future__ import annotations` (annotations are not evaluated).
     pub(super) future_annotations: bool,
+    /// How many `try` bodies with `except` clauses are running: an import there whose success
+    /// the reader cannot tell decides which path runs.
+    pub(super) in_try: u32,
 }
 
 impl Interp {
@@ -111,6 +114,7 @@ impl Interp {
             sets: super::memory::Sets::default(),
             handling: Vec::new(),
             future_annotations: false,
+            in_try: 0,
         }
     }
 
@@ -144,6 +148,15 @@ impl Interp {
             return limit(pos, format!("the text computes over {MAX_WORK} tensor elements"));
         }
         self.alloc(pos, elements.saturating_mul(std::mem::size_of::<super::tensor::Sc>()))
+    }
+    /// Charges work that is not tensor elements (items of a tuple `isinstance` walks, members
+    /// an enum lookup compares) against the same budget, so a loop of them is bounded too.
+    pub(super) fn charge_work(&mut self, pos: Pos, units: usize, what: &str) -> R<()> {
+        self.work = self.work.saturating_add(units as u64);
+        if self.work > MAX_WORK {
+            return limit(pos, format!("the text does over {MAX_WORK} units of work ({what})"));
+        }
+        Ok(())
     }
     /// Charges bytes about to be allocated for a value, before allocating them.
     pub(super) fn alloc(&mut self, pos: Pos, bytes: usize) -> R<()> {

@@ -116,7 +116,8 @@ pub(super) fn type_of(it: &Interp, v: &Value, pos: Pos) -> R<Value> {
 }
 
 /// `isinstance(v, t)`; `None` where `t` is not a type this reader models.
-pub(super) fn isinstance(it: &Interp, v: &Value, t: &Value, depth: usize) -> Option<bool> {
+pub(super) fn isinstance(it: &Interp, v: &Value, t: &Value, depth: usize, visited: &mut usize) -> Option<bool> {
+    *visited += 1;
     Some(match t {
         Value::Tuple(ts) => {
             if depth >= MAX_VALUE_DEPTH {
@@ -124,7 +125,7 @@ pub(super) fn isinstance(it: &Interp, v: &Value, t: &Value, depth: usize) -> Opt
             }
             let mut any = false;
             for x in ts.iter() {
-                any |= isinstance(it, v, x, depth + 1)?;
+                any |= isinstance(it, v, x, depth + 1, visited)?;
             }
             any
         }

@@ -281,6 +281,26 @@ pub fn cases() -> Vec<Case> {
             "",
         ),
         refused(
+            "isinstance_with_a_huge_tuple_in_a_loop",
+            format!("T = (str,) * 1000000 + (int,)\nn = 0\nfor i in range(100000):\n    n += isinstance(3, T)\n{MASK}"),
+            "units of work",
+        ),
+        refused(
+            "enum_of_10000_members_looked_up_in_a_loop",
+            format!(
+                "from enum import Enum\nclass Big(Enum):\n{}n = 0\nfor i in range(1000000):\n    n += Big['M9999'].value + (Big.M1 in Big)\n{MASK}",
+                (0..10_000).map(|i| format!("    M{i} = {i}\n")).collect::<String>()
+            ),
+            "over",
+        ),
+        refused(
+            "long_exception_messages_raised_in_a_loop",
+            format!(
+                "S = 'x' * 1000000\nn = 0\nwhile True:\n    try:\n        raise ValueError(S)\n    except ValueError:\n        n += 1\n{MASK}"
+            ),
+            "steps",
+        ),
+        refused(
             "raise_caught_in_a_long_loop",
             format!(
                 "n = 0\nwhile True:\n    try:\n        raise ValueError('again')\n    except ValueError:\n        n += 1\n{MASK}"
