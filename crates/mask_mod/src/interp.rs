@@ -376,7 +376,11 @@ impl Interp {
                 }
                 for (name, alias) in names {
                     let v = self.import_name(module, name, pos)?;
+                    // FlexAttention's own entry points exist wherever a mask_mod runs.
+                    let exists = module.starts_with("torch.nn.attention")
+                        && matches!(&**name, "create_block_mask" | "create_mask" | "flex_attention" | "BlockMask");
                     if self.in_try > 0
+                        && !exists
                         && let Value::Unavailable(u) = &v
                     {
                         // Python's import raises `ImportError` where the name does not exist, which

@@ -334,6 +334,7 @@ fn is_type(v: &Value) -> bool {
         Value::Native(n) => {
             n.recv.is_none()
                 && (n.name.starts_with("typing.")
+                    || super::types::exception_parent(&n.name).is_some()
                     || matches!(
                         &*n.name,
                         "builtins.int"
@@ -345,6 +346,14 @@ fn is_type(v: &Value) -> bool {
                             | "builtins.dict"
                             | "builtins.set"
                             | "builtins.frozenset"
+                            | "builtins.type"
+                            | "builtins.NoneType"
+                            | "builtins.range"
+                            | "builtins.slice"
+                            | "torch.Tensor"
+                            | "torch.dtype"
+                            | "enum.Enum"
+                            | "enum.IntEnum"
                     ))
         }
         _ => false,
