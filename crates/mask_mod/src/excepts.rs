@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::ast::{Expr, Handler, Pos, Stmt};
 use super::interp::{Ctx, Flow};
 use super::rt::{Fail, FailKind, Interp, R, limit, unavailable_msg, unsup};
-use super::types::{ExcClass, catches, exception_parent, handler_types};
+use super::types::{ExcClass, catches, exception_parent, handler_types, not_exception_class};
 use super::value::{ClassObj, Instance, Unavailable, Value};
 
 /// The type of what a failure raised, if the reader knows it: a `raise` of the text, or one of
@@ -124,6 +124,16 @@ impl Interp {
                     if known.is_none() {
                         if let Value::Unavailable(u) = &tv {
                             return unsup(t.pos, unavailable_msg(u));
+                        }
+                        if not_exception_class(&tv, true) {
+                            return Err(Fail {
+                                kind: FailKind::Exception,
+                                msg:
+                                    "catching classes that do not inherit from BaseException is not allowed (TypeError)"
+                                        .into(),
+                                pos: t.pos,
+                                exc_type: Some(Value::native("builtins.TypeError")),
+                            });
                         }
                         return unknown(&format!(
                             "the clause at line {}, column {} names a {} that is not an exception class hasseflow \

@@ -167,11 +167,11 @@ pub(super) enum ExcClass {
     Class(Rc<ClassObj>),
 }
 
-/// The exception types an `except` clause names (a class or a tuple of them); `None` when one
-/// of them is not an exception class this reader knows.
+/// The exception types an `except` clause names (a class or a tuple of them: CPython takes no
+/// nested tuple there); `None` when one of them is not an exception class this reader knows.
 pub(super) fn handler_types(t: &Value, depth: usize, out: &mut Vec<ExcClass>) -> Option<()> {
     match t {
-        Value::Tuple(ts) if depth < MAX_VALUE_DEPTH => {
+        Value::Tuple(ts) if depth == 0 => {
             for x in ts.iter() {
                 handler_types(x, depth + 1, out)?;
             }
@@ -187,6 +187,31 @@ pub(super) fn handler_types(t: &Value, depth: usize, out: &mut Vec<ExcClass>) ->
         _ => return None,
     }
     Some(())
+}
+
+/// Whether `t`, named by an `except` clause, is certainly no exception class (nor a tuple of
+/// them): CPython raises `TypeError` there.
+pub(super) fn not_exception_class(t: &Value, top: bool) -> bool {
+    let mut probe = Vec::new();
+    match t {
+        Value::Tuple(ts) if top => {
+            ts.iter().any(|x| not_exception_class(x, false))
+                && ts.iter().all(|x| not_exception_class(x, false) || handler_types(x, 1, &mut probe).is_some())
+        }
+        Value::Tuple(_)
+        | Value::None
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Str(_)
+        | Value::List(_)
+        | Value::Dict(_)
+        | Value::Range(..)
+        | Value::Instance(_) => true,
+        Value::Class(c) => c.native.as_deref().and_then(exception_parent).is_none(),
+        Value::Native(n) => n.recv.is_none() && n.name.starts_with("builtins.") && exception_parent(&n.name).is_none(),
+        _ => false,
+    }
 }
 
 /// Whether a raised exception (a builtin's name, or the text's class) is caught by `h`.

@@ -271,6 +271,14 @@ pub fn cases() -> Vec<Case> {
             format!("t = int\nfor i in range(100000):\n    t = (t,)\nX = isinstance(3, t)\n{}", mask_using("X")),
             "not modelled",
         ),
+        refused(
+            "except_with_a_deeply_nested_tuple",
+            format!(
+                "t = KeyError\nfor i in range(100000):\n    t = (t,)\ntry:\n    X = {{}}[1]\nexcept t:\n    X = 1\n{}",
+                mask_using("X == 1")
+            ),
+            "catching classes that do not inherit from BaseException is not allowed",
+        ),
         refused("try_nested_deeper_than_the_parser_goes", format!("{}X = 1\n{MASK}", nested_try(400)), ""),
         refused(
             "try_in_runaway_recursion",
