@@ -8,7 +8,8 @@ in-place writes through either side (slices filled, `+=` on a tail, rows written
 `.view(...)[i] = v`, `.t()`, `.detach()`, casts to the same dtype); statements the reader cannot
 run that may mutate what the mask reads later (`add_`, `copy_`, `clamp_`, `list.sort()`, a
 function writing a `global`); `try`/`except` paths (an import that may be missing, a KeyError,
-`else` and `finally`); float and NaN edge cases (division by zero, float-to-long out of range, NaN
+`else` and `finally`, clauses matched by type: tuples, bases, the text's exception classes, a bare
+`raise`); enums and type checks; float and NaN edge cases (division by zero, float-to-long out of range, NaN
 compares, float32 rounding, ties to even); integer widths (int8/int16/int32/uint8 wrapping, shifts);
 set and dict order; string escapes; Python number semantics (int/float compares past 2**53,
 `pow(a, b, m)`, `round(x, -n)`, `int(s, base)`, `__doc__`). Each generated module is then mutated
@@ -196,7 +197,7 @@ class Gen:
     def try_paths(self):
         r = self.r
         w = self.fresh("WIN")
-        kind = r.randrange(5)
+        kind = r.randrange(9)
         if kind == 0:
             mod = r.choice(["flash_attn_missing_pkg", "math", "itertools", "not_a_real_module_x"])
             self.add("try:", f"    import {mod}", f"    {w} = {self.c(0, 2)}", "except ImportError:",
@@ -209,9 +210,43 @@ class Gen:
                      f"    {w} += 1", "finally:", f"    {w} = {w} % 4")
         elif kind == 3:
             self.add("try:", f"    {w} = [1, 2, 3][{self.c(0, 4)}]", "except IndexError:", f"    {w} = 0")
-        else:
+        elif kind == 4:
             self.add("try:", "    from torch.nn.attention.flex_attention import create_mask", f"    {w} = 2",
                      "except ImportError:", f"    {w} = 3")
+        elif kind == 5:
+            handler = r.choice(["(KeyError, IndexError) as e_", "LookupError", "(TypeError, ValueError)", ""])
+            self.add("try:", f"    {w} = [{self.c(0, 3)}, {self.c(0, 3)}][{self.c(0, 3)}]", f"except {handler}:",
+                     f"    {w} = {self.c(0, 3)}", "else:", f"    {w} += 1")
+        elif kind == 6:
+            e, f = self.fresh("Err"), self.fresh("check")
+            caught = r.choice(["ValueError", e, "Exception", "LookupError", f"(KeyError, {e})"])
+            self.add(f"class {e}(ValueError):", "    pass", f"def {f}(x):", f"    if x > {self.c(0, 3)}:",
+                     f"        raise {e}('too wide')", "    return x", "try:", f"    {w} = {f}({self.c(0, 4)})",
+                     f"except {caught}:", f"    {w} = {self.c(0, 3)}")
+        elif kind == 7:
+            self.add("try:", "    try:", f"        {w} = {self.c(1, 3)} // {self.c(0, 1)}",
+                     f"    except {r.choice(['ZeroDivisionError', 'KeyError'])}:", "        raise",
+                     f"except {r.choice(['ArithmeticError', 'ZeroDivisionError', 'Exception'])}:",
+                     f"    {w} = {self.c(0, 3)}")
+        else:
+            lst = self.fresh("LOG")
+            self.add(f"{lst} = []", "try:", f"    {w} = int({r.choice(['3', 'x', '0x1', '12'])!r})",
+                     "except ValueError:", f"    {w} = {self.c(0, 3)}", "finally:", f"    {lst}.append(1)",
+                     f"{w} = {w} % 4 + len({lst})")
+        self.ints.append(w)
+
+    # ---- enums and type checks
+    def enums(self):
+        r = self.r
+        k, w = self.fresh("Kind"), self.fresh("EW")
+        base = r.choice(["Enum", "IntEnum"])
+        values = [self.c(0, 3) for _ in range(3)]
+        self.add("from enum import Enum, IntEnum", f"class {k}({base}):",
+                 *[f"    {name} = {v}" for name, v in zip(["A", "B", "C"], values)])
+        expr = r.choice([f"{k}.B.value + len({k})", f"{k}({values[2]}).value", f"len([m for m in {k}])",
+                         f"int({k}.A is {k}.C) + int({k}['B'] == {k}.B)", f"{k}.A.value * isinstance({k}.B, int)",
+                         f"{k}.A + {k}.C" if base == "IntEnum" else f"int(type({k}.A) is {k})"])
+        self.add(f"{w} = ({expr}) % 4")
         self.ints.append(w)
 
     # ---- floats, NaN, widths
@@ -287,8 +322,8 @@ class Gen:
         r = self.r
         if r.random() < 0.2:
             self.lines.insert(0, r.choice(['"""Docs."""', '"""A packed-document mask."""', "# no doc"]))
-        steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer]
-        weights = [5, 3, 4, 2, 1, 1]
+        steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer, self.enums]
+        weights = [5, 3, 4, 2, 1, 1, 1]
         for _ in range(r.randrange(1, 4)):
             r.choices(steps, weights)[0]()
         if r.random() < 0.3:

@@ -1,5 +1,6 @@
-"""Issue 30's semantic reproducers for the mask_mod reader (tests/data/mask_mod_semantics.json),
-each run by torch's create_mask and by `hasseflow convert FILE --n 8 --to text`
+"""Issue 30's semantic reproducers for the mask_mod reader (tests/data/mask_mod_semantics.json,
+and tests/data/mask_mod_semantics_types.json: enums, type(), isinstance, try/except by type,
+annotations), each run by torch's create_mask and by `hasseflow convert FILE --n 8 --to text`
 (mask_mod_oracle.py): views that alias their base, statements the reader skips, try/except
 ImportError, keyword arguments, Python values as CPython has them, messages that tell the truth.
 
@@ -19,13 +20,18 @@ import tempfile
 from mask_mod_oracle import compare, located, torch_side
 from tally import Tally, exit_with
 
-CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "mask_mod_semantics.json")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+# The reproducers, and the cases of classes, types, exceptions and annotations.
+CASES = [os.path.join(DATA, "mask_mod_semantics.json"), os.path.join(DATA, "mask_mod_semantics_types.json")]
 
 
 def run():
     t = Tally()
-    with open(CASES) as f:
-        cases = json.load(f)
+    cases = []
+    for path in CASES:
+        with open(path) as f:
+            cases += json.load(f)
+    t.check(len(cases) >= 55, f"only {len(cases)} cases")
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
             name, source = case["name"], case["text"]

@@ -7,17 +7,23 @@
 
 use hasseflow_core::interop::mask_mod::MaskMod;
 
-/// The cases, shared with the Python test that runs them against torch.
+/// The cases, shared with the Python test that runs them against torch: the reproducers, and
+/// the cases of classes, types, exceptions and annotations (tests/data/mask_mod_semantics_types.json).
 fn cases() -> Vec<serde_json::Value> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mask_mod_semantics.json");
-    let text = std::fs::read_to_string(path).expect("tests/data/mask_mod_semantics.json is readable");
-    serde_json::from_str(&text).expect("tests/data/mask_mod_semantics.json is JSON")
+    let mut all = Vec::new();
+    for name in ["mask_mod_semantics.json", "mask_mod_semantics_types.json"] {
+        let path = format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path} is not readable: {e}"));
+        let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("the cases are JSON");
+        all.extend(cases);
+    }
+    all
 }
 
 #[test]
 fn each_reproducer_is_torchs_mask_or_a_true_refusal() {
     let cases = cases();
-    assert!(cases.len() >= 25, "only {} cases", cases.len());
+    assert!(cases.len() >= 55, "only {} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
         let (name, text) = (case["name"].as_str().unwrap(), case["text"].as_str().unwrap());
@@ -109,9 +115,92 @@ fn float_to_long_is_torchs_x86_conversion() {
 
 #[test]
 fn a_skipped_class_is_reported_as_skipped_not_undefined() {
-    // An Enum class is not modelled: its name is unavailable, with both places, never a NameError.
+    // A `str` mixed into an Enum is not modelled: the class's name is unavailable, with both
+    // places, never a NameError.
     let e = message(
-        "from enum import Enum\nclass Mode(Enum):\n    A = 1\n    B = 2\nW = Mode.B.value\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n",
+        "from enum import Enum\nclass Mode(str, Enum):\n    A = 'a'\n    B = 'b'\nW = len(Mode.B.value)\ndef mask_mod(b, h, q, k):\n    return q - k <= W\n",
     );
     assert!(e.contains("`Mode`, set by the skipped statement at line 2, column 1") && !e.contains("NameError"), "{e}");
+}
+
+#[test]
+fn enums_are_modelled_as_cpython_builds_them() {
+    // Each: the text between the class and the mask, and CPython 3.11's value of `W`.
+    let cases = [
+        ("class E(Enum):\n    A = 1\n    B = 2\nW = E.B.value + len(E)", 4),
+        ("class E(IntEnum):\n    A = 1\n    B = 3\nW = E.A + E.B", 4),
+        ("class E(Enum):\n    A = 2\n    B = 2\nW = int(E.B is E.A) + int(E(2) is E['B'])", 2),
+        ("class E(Enum):\n    A = auto()\n    B = auto()\nW = sum(m.value for m in E)", 3),
+        ("class E(int, Enum):\n    A = 3\nW = E.A - 1", 2),
+        ("class E(Enum):\n    A = 1\n    def w(self):\n        return self.value + 1\nW = E.A.w()", 2),
+        ("class E(IntEnum):\n    A = 1\nW = int(isinstance(E.A, int)) + int(type(E.A) is E) + int(E.A == 1)", 3),
+        ("class E(Enum):\n    A = 1\nW = int(E.A == 1) + int(E.A != E.A) + 1", 1),
+    ];
+    for (body, want) in cases {
+        let text = format!(
+            "from enum import Enum, IntEnum, auto\n{body}\ndef mask_mod(b, h, q, k):\n    return (q - k <= W) & (k - q <= W)\n"
+        );
+        let m = MaskMod::parse(&text).and_then(|m| m.to_mask(8)).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let rows = m.to_row_strings();
+        assert_eq!(rows[0].chars().filter(|&c| c == '1').count(), want + 1, "{text}: {rows:?}");
+    }
+}
+
+#[test]
+fn except_clauses_match_by_type() {
+    // Each: a `try` statement and the width it must leave (CPython 3.11).
+    let cases = [
+        ("try:\n    W = [1][4]\nexcept KeyError:\n    W = 1\nexcept IndexError:\n    W = 2", 2),
+        ("try:\n    W = {}[0]\nexcept (TypeError, LookupError) as e:\n    W = 3", 3),
+        ("try:\n    raise ValueError('x')\nexcept Exception:\n    W = 1\nelse:\n    W = 5", 1),
+        ("try:\n    W = 2\nexcept Exception:\n    W = 1\nelse:\n    W += 2\nfinally:\n    W += 1", 5),
+        ("class Bad(KeyError):\n    pass\ntry:\n    raise Bad\nexcept LookupError:\n    W = 2", 2),
+        (
+            "try:\n    try:\n        W = 1 // 0\n    except ValueError:\n        W = 0\nexcept ArithmeticError:\n    W = 4",
+            4,
+        ),
+    ];
+    for (stmt, want) in cases {
+        let text = format!("{stmt}\ndef mask_mod(b, h, q, k):\n    return (q - k <= W) & (k - q <= W)\n");
+        let m = MaskMod::parse(&text).and_then(|m| m.to_mask(8)).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let rows = m.to_row_strings();
+        assert_eq!(rows[0].chars().filter(|&c| c == '1').count(), want + 1, "{text}: {rows:?}");
+    }
+    // An exception no clause catches goes on: the module fails as Python's import does.
+    let e = message("try:\n    W = [][0]\nexcept KeyError:\n    W = 1\ndef mask_mod(b, h, q, k):\n    return q >= k\n");
+    assert!(e.contains("IndexError") && e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn annotations_of_typing_forms_never_refuse() {
+    // Each annotation, on a parameter, a return and a module variable, is evaluated as CPython 3.11
+    // evaluates it, and none of these raises there.
+    let forms = [
+        "int | None",
+        "torch.Tensor | None",
+        "tuple[str, int | None]",
+        "dict[str, list[int]]",
+        "Callable[..., bool]",
+        "Callable[[int, int], bool] | None",
+        "Optional[torch.Tensor]",
+        "Union[int, float]",
+        "ClassVar[int]",
+        "'Undefined | None'",
+        "type[ValueError] | None",
+    ];
+    for form in forms {
+        let text = format!(
+            "import torch\nfrom typing import Callable, ClassVar, Optional, Union\nX: {form} = None\n\
+             def mask_mod(b: {form}, h, q, k) -> {form}:\n    return q >= k\n"
+        );
+        let rows = MaskMod::parse(&text).and_then(|m| m.to_mask(4)).map(|m| m.to_row_strings());
+        assert_eq!(
+            rows.as_deref().ok(),
+            Some(&["1...", "11..", "111.", "1111"].map(String::from)[..]),
+            "{form}: {rows:?}"
+        );
+    }
+    // An annotation that raises in CPython 3.11 (and not in 3.14) is refused as not modelled.
+    let e = message("def mask_mod(b, h, q, k: Undefined):\n    return q >= k\n");
+    assert!(e.contains("this annotation raises") && e.contains("not modelled"), "{e}");
 }

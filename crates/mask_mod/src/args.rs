@@ -57,6 +57,7 @@ impl Args {
             kind: FailKind::Exception,
             msg: format!("{}() missing argument `{name}` (TypeError)", self.name),
             pos: self.at,
+            exc_type: None,
         })
     }
     pub(super) fn int(&self, i: usize, name: &str) -> R<Option<i64>> {
@@ -77,6 +78,7 @@ impl Args {
 
 pub(super) fn to_int(v: &Value, pos: Pos) -> R<i64> {
     match v {
+        Value::Instance(i) if i.class.is_int_enum() => to_int(&v.clone().plain(), pos),
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(i64::from(*b)),
         Value::Tensor(t) => {

@@ -161,6 +161,7 @@ pub(super) enum ParamKind {
 pub(super) struct Param {
     pub(super) name: Rc<str>,
     pub(super) default: Option<Expr>,
+    pub(super) annotation: Option<Expr>,
     pub(super) kind: ParamKind,
 }
 
@@ -168,6 +169,8 @@ pub(super) struct Param {
 pub(super) struct FuncDef {
     pub(super) name: Rc<str>,
     pub(super) params: Vec<Param>,
+    /// The return annotation (`-> T`).
+    pub(super) returns: Option<Expr>,
     pub(super) body: Vec<Stmt>,
     /// Names assigned in the body (its locals), `global`/`nonlocal` ones excluded.
     pub(super) locals: Vec<Rc<str>>,
@@ -189,7 +192,8 @@ pub(super) enum StmtKind {
     Expr(Expr),
     Assign(Vec<Expr>, Expr),
     AugAssign(Expr, BinOp, Expr),
-    AnnAssign(Expr, Option<Expr>),
+    /// `target: annotation [= value]`.
+    AnnAssign(Expr, Expr, Option<Expr>),
     If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
     For(Expr, Expr, Vec<Stmt>, Vec<Stmt>),
     While(Expr, Vec<Stmt>, Vec<Stmt>),
@@ -207,8 +211,8 @@ pub(super) enum StmtKind {
     Nonlocal(Vec<Rc<str>>),
     Del(Vec<Expr>),
     Raise(Option<Expr>),
-    /// `try:` with its body, handlers' bodies, `else` and `finally`.
-    Try(Vec<Stmt>, Vec<Vec<Stmt>>, Vec<Stmt>, Vec<Stmt>),
+    /// `try:` with its body, handlers, `else` and `finally`.
+    Try(Vec<Stmt>, Vec<Handler>, Vec<Stmt>, Vec<Stmt>),
     /// `with ... as names:` body.
     With(Vec<Expr>, Vec<Rc<str>>, Vec<Stmt>),
     /// `class Name(bases): body`, with its decorators.
@@ -216,6 +220,17 @@ pub(super) enum StmtKind {
     /// A statement the interpreter does not run (a class, `match`, `async`), with the names it
     /// would bind.
     Unsupported(&'static str, Vec<Rc<str>>),
+}
+
+/// An `except` clause: its type (none for a bare `except:`), its `as` name, and its body.
+#[derive(Clone, Debug)]
+pub(super) struct Handler {
+    pub(super) typ: Option<Expr>,
+    pub(super) name: Option<Rc<str>>,
+    pub(super) body: Vec<Stmt>,
+    /// `except*` (exception groups).
+    pub(super) star: bool,
+    pub(super) pos: Pos,
 }
 
 #[derive(Clone, Debug)]

@@ -62,6 +62,8 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
         "__file__" => Some(Value::Str("mask_mod.py".into())),
         "__doc__" => Some(Value::None),
         _ if PY_BUILTINS.contains(&name)
+            || name == "type"
+            || super::types::is_exception_name(name)
             || matches!(
                 name,
                 "TypeError" | "RuntimeError" | "AssertionError" | "Exception" | "KeyError" | "IndexError"
@@ -158,8 +160,9 @@ const TORCH_FNS: [&str; 82] = [
     "randperm",
 ];
 
-const MODULES: [&str; 14] = [
+const MODULES: [&str; 15] = [
     "hasseflow",
+    "enum",
     "dataclasses",
     "torch",
     "torch.nn",
@@ -174,6 +177,11 @@ const MODULES: [&str; 14] = [
     "torch.backends",
     "torch._dynamo",
 ];
+
+/// Whether a dotted module path is one the reader models (or a library it has a prelude for).
+pub(super) fn is_known_module(path: &str) -> bool {
+    MODULES.contains(&path) || super::library::prelude_for(path).is_some()
+}
 
 /// Whether a dotted name is a function this module implements.
 pub(super) fn is_known(full: &str) -> bool {
@@ -194,6 +202,10 @@ pub(super) fn is_known(full: &str) -> bool {
             | "dataclasses.dataclass"
             | "dataclasses.field"
             | "typing.NamedTuple"
+            | "enum.Enum"
+            | "enum.IntEnum"
+            | "enum.auto"
+            | "enum.unique"
             | "functools.reduce"
             | "functools.lru_cache"
             | "functools.cache"
@@ -223,6 +235,9 @@ pub(super) fn to_f64(v: &Value, pos: Pos) -> R<f64> {
 
 fn py_str(v: &Value) -> String {
     match v {
+        Value::Instance(i) if i.class.is_enum() => {
+            super::enums::to_str(i).unwrap_or_else(|| format!("<{}>", i.class.name))
+        }
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
@@ -258,6 +273,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 }
             }
             if &**path == "torch" {
+                if name == "Tensor" {
+                    return Ok(Value::native("torch.Tensor"));
+                }
                 if let Some(d) = DType::from_name(name) {
                     return Ok(Value::Dtype(d));
                 }
@@ -315,6 +333,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         Value::Native(n) if name == "__name__" => Value::Str(n.name.rsplit('.').next().unwrap_or("").into()),
         Value::Class(c) => match name {
             "__name__" | "__qualname__" => Value::Str(c.name.clone()),
+            "__members__" if c.is_enum() => super::enums::members_dict(it, c, pos)?,
             _ => match c.lookup(name) {
                 Some(Value::Wrapped(w)) => match w.0 {
                     "classmethod" => Value::Partial(Rc::new(Partial {
@@ -328,6 +347,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                     _ => w.1.clone(),
                 },
                 Some(v) => v,
+                None if c.is_enum() => {
+                    return unsup(pos, format!("the attribute `{name}` of the enum `{}` is not modelled", c.name));
+                }
                 None => return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name)),
             },
         },
@@ -355,6 +377,12 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                     _ => w.1.clone(),
                 },
                 Some(v) => v,
+                None if i.class.is_enum() => {
+                    return unsup(
+                        pos,
+                        format!("the attribute `{name}` of a member of the enum `{}` is not modelled", i.class.name),
+                    );
+                }
                 None => {
                     return exc(pos, format!("`{}` object has no attribute `{name}` (AttributeError)", i.class.name));
                 }
@@ -378,6 +406,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
 
 /// `o[i]`.
 pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value> {
+    let i = i.plain();
     if let Value::Unavailable(u) = &i {
         return unsup(pos, unavailable_msg(u));
     }
@@ -411,6 +440,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             })
         }
         Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
+        Value::Class(c) if c.is_enum() => super::enums::by_name(it, c, &i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let items: Vec<Value> = match o {
                 Value::List(l) => l.borrow().clone(),
@@ -730,9 +760,34 @@ pub(super) fn call_native(
     Ok(r)
 }
 
-fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
+fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
+    // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
+    // `isinstance`/`type` keep the member itself).
+    let numeric = match &n.recv {
+        Some(r) => matches!(r, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_)),
+        None => {
+            name.starts_with("torch.")
+                || name.starts_with("math.")
+                || matches!(
+                    name,
+                    "builtins.abs"
+                        | "builtins.int"
+                        | "builtins.float"
+                        | "builtins.round"
+                        | "builtins.divmod"
+                        | "builtins.pow"
+                        | "builtins.range"
+                        | "builtins.bool"
+                        | "builtins.slice"
+                )
+        }
+    };
+    if numeric {
+        a.pos = std::mem::take(&mut a.pos).into_iter().map(Value::plain).collect();
+        a.kw = std::mem::take(&mut a.kw).into_iter().map(|(k, v)| (k, v.plain())).collect();
+    }
     if let Some(recv) = &n.recv {
         return method(it, name, recv, a);
     }
@@ -780,6 +835,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
                         kind: FailKind::Exception,
                         msg: "reduce() of empty iterable with no initial value (TypeError)".into(),
                         pos,
+                        exc_type: None,
                     })?,
                 };
                 for x in iter {
@@ -800,6 +856,28 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, a: Args) -> R<Value> {
     }
     if name == "typing.NamedTuple" {
         return unsup(pos, "the functional form of NamedTuple is not supported (use the class form)");
+    }
+    if let Some(f) = name.strip_prefix("enum.") {
+        return match (f, a.pos.first()) {
+            ("auto", _) if a.pos.is_empty() && a.kw.is_empty() => Ok(Value::native("enum.auto()")),
+            ("unique", Some(Value::Class(c))) if c.is_enum() => {
+                let attrs = c.attrs.borrow();
+                let alias = attrs.iter().find(|(k, v)| {
+                    matches!(v, Value::Instance(i) if Rc::ptr_eq(&i.class, c)
+                        && !matches!(i.attr("_name_"), Some(Value::Str(n)) if n == *k))
+                });
+                match alias {
+                    Some((k, _)) => {
+                        exc(pos, format!("duplicate values found in the enum `{}`: {k} (ValueError)", c.name))
+                    }
+                    None => Ok(Value::Class(c.clone())),
+                }
+            }
+            _ => unsup(
+                pos,
+                format!("`{name}` is not modelled (only `Enum` and `IntEnum` classes, `auto()` and `@unique`)"),
+            ),
+        };
     }
     if let Some(f) = name.strip_prefix("dataclasses.") {
         return match f {
@@ -1015,6 +1093,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                 kind: FailKind::Exception,
                 msg: "cumsum() missing `dim` (TypeError)".into(),
                 pos,
+                exc_type: None,
             })?;
             cumsum(it, &t, d, a.dtype()?, pos)?
         }
@@ -1312,31 +1391,6 @@ fn repeat_with(it: &mut Interp, t: &Tensor, counts: &[i64], pos: Pos) -> R<Value
     Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
 }
 
-fn isinstance(v: &Value, t: &Value) -> Option<bool> {
-    Some(match t {
-        Value::Tuple(ts) => {
-            let mut any = false;
-            for x in ts.iter() {
-                any |= isinstance(v, x)?;
-            }
-            any
-        }
-        Value::Class(c) => matches!(v, Value::Instance(i) if i.class.is_subclass_of(c)),
-        Value::Native(n) => match &*n.name {
-            "builtins.int" => matches!(v, Value::Int(_) | Value::Bool(_)),
-            "builtins.bool" => matches!(v, Value::Bool(_)),
-            "builtins.float" => matches!(v, Value::Float(_)),
-            "builtins.str" => matches!(v, Value::Str(_)),
-            "builtins.list" => matches!(v, Value::List(_)),
-            "builtins.tuple" => matches!(v, Value::Tuple(_)),
-            "builtins.dict" => matches!(v, Value::Dict(_)),
-            "builtins.object" => true,
-            _ => return None,
-        },
-        _ => return None,
-    })
-}
-
 /// A Python builtin; those whose result does not depend on the order of what they iterate may
 /// iterate a set whose order is not modelled.
 fn py_builtin(it: &mut Interp, b: &str, a: Args) -> R<Value> {
@@ -1363,33 +1417,42 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             Value::Wrapped(Rc::new((kind, f)))
         }
         "object" => return unsup(pos, "instances of `object` are not supported"),
+        "type" => match a.pos.as_slice() {
+            [v] if a.kw.is_empty() => super::types::type_of(it, v, pos)?,
+            _ => return unsup(pos, "`type` with other than one argument (a new class) is not modelled"),
+        },
         "isinstance" => {
             let (v, t) = (a.need(0, "obj")?, a.need(1, "class_or_tuple")?);
             if let Value::Unavailable(u) = &v {
                 return unsup(pos, unavailable_msg(u));
             }
-            match isinstance(&v, &t) {
+            let mut visited = 0;
+            let r = super::types::isinstance(it, &v, &t, 0, &mut visited);
+            // A visit costs about four tensor elements' time.
+            it.charge_work(pos, visited.saturating_mul(4), "types isinstance compared")?;
+            match r {
                 Some(r) => Value::Bool(r),
-                None => return unsup(pos, format!("isinstance against a {} is not supported", t.type_name())),
+                None => {
+                    return unsup(
+                        pos,
+                        format!(
+                            "isinstance against a {} that is not a type hasseflow models (or a tuple of them nested \
+                             under {} deep): not modelled",
+                            t.type_name(),
+                            super::rt::MAX_VALUE_DEPTH
+                        ),
+                    );
+                }
             }
         }
-        "ValueError"
-        | "TypeError"
-        | "RuntimeError"
-        | "AssertionError"
-        | "Exception"
-        | "KeyError"
-        | "IndexError"
-        | "NotImplementedError" => match a.pos.first() {
-            Some(Value::Str(s)) => Value::Str(format!("{b}: {s}").into()),
-            _ => Value::Str(b.into()),
-        },
+        e if super::types::is_exception_name(e) => super::excepts::builtin_exception(e, a.pos.clone()),
         "len" => match a.need(0, "obj")? {
             Value::Str(s) => Value::Int(s.chars().count() as i64),
             Value::List(l) => Value::Int(l.borrow().len() as i64),
             Value::Tuple(t) => Value::Int(t.len() as i64),
             Value::Dict(d) => Value::Int(d.borrow().len() as i64),
             Value::Range(x, y, s) => Value::Int(range_len(x, y, s)),
+            Value::Class(c) if c.is_enum() => Value::Int(c.members.borrow().len() as i64),
             Value::Tensor(t) => {
                 let t = t.borrow();
                 match t.shape.first() {
@@ -1419,6 +1482,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 kind: FailKind::Unsupported,
                 msg: "an integer over 64 bits".into(),
                 pos,
+                exc_type: None,
             })?),
             Value::Bool(x) => Value::Int(i64::from(x)),
             Value::Float(f) => Value::Float(f.abs()),
@@ -1587,6 +1651,10 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                         Value::Int(i) => keyed.push((*i as f64, v)),
                         Value::Float(f) => keyed.push((*f, v)),
                         Value::Bool(x) => keyed.push((f64::from(u8::from(*x)), v)),
+                        Value::Instance(_) => match v.clone().plain() {
+                            Value::Int(x) => keyed.push((x as f64, v)),
+                            _ => err = Some(v.type_name()),
+                        },
                         _ => err = Some(v.type_name()),
                     }
                 }

@@ -375,7 +375,7 @@ impl Walk<'_> {
                     self.expr(v, locals);
                     self.root(t, locals);
                 }
-                StmtKind::AnnAssign(t, v) => {
+                StmtKind::AnnAssign(t, _, v) => {
                     if let Some(v) = v {
                         self.expr(v, locals);
                     }
@@ -410,7 +410,10 @@ impl Walk<'_> {
                 }
                 StmtKind::Try(b, hs, e, f) => {
                     self.stmts(b, locals);
-                    hs.iter().for_each(|h| self.stmts(h, locals));
+                    for h in hs {
+                        h.typ.iter().for_each(|x| self.expr(x, locals));
+                        self.stmts(&h.body, locals);
+                    }
                     self.stmts(e, locals);
                     self.stmts(f, locals);
                 }
@@ -513,7 +516,7 @@ pub(super) fn environment_import(body: &[Stmt]) -> Option<(Pos, Rc<str>)> {
             }
             StmtKind::Try(b, hs, e, f) => {
                 let inner = environment_import(b)
-                    .or_else(|| hs.iter().find_map(|h| environment_import(h)))
+                    .or_else(|| hs.iter().find_map(|h| environment_import(&h.body)))
                     .or_else(|| environment_import(e))
                     .or_else(|| environment_import(f));
                 if inner.is_some() {

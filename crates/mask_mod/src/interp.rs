@@ -283,10 +283,15 @@ impl Interp {
                 let v = self.inplace(*op, cur, rhs, pos)?;
                 self.assign(target, v, ctx)?;
             }
-            StmtKind::AnnAssign(target, value) => {
+            StmtKind::AnnAssign(target, annotation, value) => {
                 if let Some(value) = value {
                     let v = self.eval(value, ctx)?;
                     self.assign(target, v, ctx)?;
+                }
+                // A module's annotations are evaluated (a class body's: by `make_class`; a
+                // function's locals': never).
+                if ctx.frame.is_none() {
+                    self.annotation(annotation, ctx)?;
                 }
             }
             StmtKind::If(arms, orelse) => {
@@ -344,6 +349,14 @@ impl Interp {
             }
             StmtKind::Import(items) => {
                 for (path, name, aliased) in items {
+                    if self.in_try > 0 && path.contains('.') && !super::builtins::is_known_module(path) {
+                        return unsup(
+                            pos,
+                            format!(
+                                "whether `import {path}` succeeds in a `try` is not modelled (a module hasseflow does not know)"
+                            ),
+                        );
+                    }
                     self.imports.push(path.to_string());
                     let v = if *aliased {
                         self.module_value(path)
@@ -358,8 +371,28 @@ impl Interp {
                 if names.is_empty() {
                     return unsup(pos, format!("`from {module} import *` is not supported"));
                 }
+                if &**module == "__future__" && names.iter().any(|(n, _)| &**n == "annotations") {
+                    self.future_annotations = true;
+                }
                 for (name, alias) in names {
                     let v = self.import_name(module, name, pos)?;
+                    // FlexAttention's own entry points exist wherever a mask_mod runs.
+                    let exists = module.starts_with("torch.nn.attention")
+                        && matches!(&**name, "create_block_mask" | "create_mask" | "flex_attention" | "BlockMask");
+                    if self.in_try > 0
+                        && !exists
+                        && let Value::Unavailable(u) = &v
+                    {
+                        // Python's import raises `ImportError` where the name does not exist, which
+                        // an `except` may catch: the path cannot be told.
+                        return unsup(
+                            pos,
+                            format!(
+                                "whether `from {module} import {name}` succeeds in a `try` is not modelled ({})",
+                                unavailable_msg(u)
+                            ),
+                        );
+                    }
                     self.bind(alias, v, ctx);
                 }
             }
@@ -389,13 +422,7 @@ impl Interp {
                     }
                 }
             }
-            StmtKind::Raise(e) => {
-                let what = match e.as_ref().map(|e| self.eval(e, ctx)) {
-                    Some(Ok(Value::Str(s))) => s.to_string(),
-                    _ => "an exception".into(),
-                };
-                return exc(pos, format!("the text raises {what}"));
-            }
+            StmtKind::Raise(e) => return Err(self.raise(e.as_ref(), ctx, pos)?),
             StmtKind::Try(body, handlers, orelse, fin) => {
                 // The path without an exception is run. An import whose success only the user's
                 // environment decides, or an exception the handlers might catch, is not modelled:
@@ -412,27 +439,7 @@ impl Interp {
                         ),
                     );
                 }
-                match self.exec_block(body, ctx) {
-                    Ok(Flow::Normal) => {}
-                    Ok(other) => return Ok(other),
-                    Err(f) if f.kind == FailKind::Exception && !handlers.is_empty() => {
-                        // Not skipped: if no clause catches it, Python's import fails here.
-                        return limit(
-                            f.pos,
-                            format!(
-                                "{}, raised in the `try` at line {}, column {}: which `except` clause handles it is \
-                                 not modelled",
-                                f.msg, pos.line, pos.col
-                            ),
-                        );
-                    }
-                    Err(f) => return Err(f),
-                }
-                match self.exec_block(orelse, ctx)? {
-                    Flow::Normal => {}
-                    other => return Ok(other),
-                }
-                return self.exec_block(fin, ctx);
+                return self.exec_try(body, handlers, orelse, fin, ctx, pos);
             }
             StmtKind::With(items, names, body) => {
                 for item in items {
@@ -464,9 +471,29 @@ impl Interp {
     fn make_class(&mut self, def: &Rc<ClassDef>, ctx: &Ctx) -> R<Value> {
         let mut bases = Vec::new();
         let mut fields = false;
+        let mut native: Option<Rc<str>> = None;
+        let mut int_mixin = false;
         for b in &def.bases {
             match self.eval(b, ctx)? {
-                Value::Class(c) => bases.push(c),
+                Value::Class(c) if c.is_enum() && !c.members.borrow().is_empty() => {
+                    return unsup(
+                        b.pos,
+                        format!("deriving from the enum `{}`, which has members, is not modelled", c.name),
+                    );
+                }
+                Value::Class(c) => {
+                    if let Some(n) = &c.native {
+                        native = native.or(Some(n.clone()));
+                    }
+                    bases.push(c)
+                }
+                Value::Native(n) if matches!(&*n.name, "enum.Enum" | "enum.IntEnum") && n.recv.is_none() => {
+                    native = Some(n.name.clone());
+                }
+                Value::Native(n) if &*n.name == "builtins.int" && n.recv.is_none() => int_mixin = true,
+                Value::Native(n) if n.recv.is_none() && super::types::exception_parent(&n.name).is_some() => {
+                    native = Some(n.name.clone());
+                }
                 Value::Native(n) if &*n.name == "typing.NamedTuple" => fields = true,
                 Value::Native(n) if matches!(&*n.name, "builtins.object" | "typing.Generic") => {}
                 Value::Unavailable(u) => return unsup(b.pos, unavailable_msg(&u)),
@@ -476,6 +503,18 @@ impl Interp {
             }
         }
         check_bases(&bases, &def.name, def.bases.first().map_or(Pos::default(), |b| b.pos))?;
+        if int_mixin {
+            // `class K(int, Enum)` is an `IntEnum`; `int` mixed into anything else is not modelled.
+            match native.as_deref() {
+                Some("enum.Enum" | "enum.IntEnum") => native = Some("enum.IntEnum".into()),
+                _ => {
+                    return unsup(
+                        def.bases[0].pos,
+                        format!("the class `{}` derives from `int`: not modelled", def.name),
+                    );
+                }
+            }
+        }
         let mut locals = Vec::new();
         assigned_names(&def.body, &mut locals);
         let ns = shared(Frame {
@@ -489,7 +528,7 @@ impl Interp {
         let mut annotated = Vec::new();
         let mut order: Vec<Rc<str>> = Vec::new();
         for s in &def.body {
-            if let StmtKind::AnnAssign(Expr { kind: ExprKind::Name(n), .. }, _) = &s.kind {
+            if let StmtKind::AnnAssign(Expr { kind: ExprKind::Name(n), .. }, _, _) = &s.kind {
                 annotated.push(n.clone());
             }
             let mut names = Vec::new();
@@ -497,6 +536,9 @@ impl Interp {
             match self.exec_stmt(s, &inner)? {
                 Flow::Normal => {}
                 _ => return exc(s.pos, "`return`, `break` or `continue` in a class body"),
+            }
+            if let StmtKind::AnnAssign(_, annotation, _) = &s.kind {
+                self.annotation(annotation, &inner)?;
             }
             for n in names {
                 if !order.contains(&n) {
@@ -530,13 +572,19 @@ impl Interp {
         let vars = ns.borrow().vars.clone();
         let attrs: Vec<(Rc<str>, Value)> =
             order.iter().filter_map(|n| vars.get(n).map(|v| (n.clone(), rebind(v.clone())))).collect();
-        Ok(Value::Class(Rc::new(ClassObj {
+        let class = Rc::new(ClassObj {
             name: def.name.clone(),
             attrs: std::cell::RefCell::new(attrs),
             bases,
             annotated,
             fields: std::cell::Cell::new(fields),
-        })))
+            native,
+            members: std::cell::RefCell::new(Vec::new()),
+        });
+        if class.is_enum() {
+            super::enums::make_members(self, &class, def.bases[0].pos)?;
+        }
+        Ok(Value::Class(class))
     }
 
     /// Calls a class: a `@dataclass` / `NamedTuple` takes its fields, else `__init__` runs.
@@ -595,6 +643,9 @@ impl Interp {
                 all.extend(args);
                 self.call(&init, all, kwargs, pos)?;
             }
+            None if kwargs.is_empty() && c.native.as_deref().and_then(super::types::exception_parent).is_some() => {
+                inst.attrs.borrow_mut().push(("args".into(), Value::Tuple(Rc::new(args))));
+            }
             None if !args.is_empty() || !kwargs.is_empty() => {
                 return exc(pos, format!("{}() takes no arguments (TypeError)", c.name));
             }
@@ -610,6 +661,10 @@ impl Interp {
                 Some(e) => Some(self.eval(e, ctx)?),
                 None => None,
             });
+        }
+        // Python up to 3.13 evaluates a def's annotations when the def runs.
+        for a in def.params.iter().filter_map(|p| p.annotation.as_ref()).chain(def.returns.as_ref()) {
+            self.annotation(a, ctx)?;
         }
         Ok(Value::Func(Rc::new(Closure {
             def: def.clone(),
@@ -870,6 +925,7 @@ impl Interp {
 impl Eval for Interp {
     fn truthy(&mut self, v: &Value, pos: Pos) -> R<bool> {
         Ok(match v {
+            Value::Instance(i) if i.class.is_int_enum() => return self.truthy(&v.clone().plain(), pos),
             Value::None => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
@@ -927,6 +983,7 @@ impl Eval for Interp {
                 }
                 self.call(&p.func.clone(), all, kw, pos)
             }
+            Value::Class(c) if c.is_enum() && kwargs.is_empty() => super::enums::by_value(self, c, &args, pos),
             Value::Class(c) => self.instantiate(c, args, kwargs, pos),
             Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
             other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
@@ -963,6 +1020,11 @@ impl Eval for Interp {
 impl Interp {
     fn iterate_items(&mut self, v: &Value, pos: Pos) -> R<Vec<Value>> {
         Ok(match v {
+            Value::Class(c) if c.is_enum() => {
+                let members = c.members.borrow().clone();
+                self.charge_work(pos, members.len(), "enum members iterated")?;
+                members
+            }
             Value::Tuple(t) => t.as_ref().clone(),
             Value::List(l) => l.borrow().clone(),
             Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
@@ -1425,6 +1487,11 @@ impl Interp {
                     (Value::Tensor(x), Value::Tensor(y)) => Rc::ptr_eq(x, y),
                     (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                     (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
+                    (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+                    (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
+                    (Value::Tuple(x), Value::Tuple(y)) => Rc::ptr_eq(x, y),
+                    (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+                    (Value::Native(x), Value::Native(y)) if x.recv.is_none() && y.recv.is_none() => x.name == y.name,
                     (Value::Unavailable(u), _) | (_, Value::Unavailable(u)) => return unsup(pos, unavailable_msg(u)),
                     _ => false,
                 };
@@ -1437,6 +1504,9 @@ impl Interp {
                         _ => return exc(pos, "`in <string>` needs a string"),
                     },
                     Value::Dict(d) => d.borrow().contains(a, pos)?,
+                    Value::Class(c) if c.is_enum() && !a.is_member() => {
+                        return unsup(pos, "`in` an enum class for a value that is not a member is not modelled");
+                    }
                     Value::Range(x, y, s) => match a {
                         Value::Int(v) => {
                             let n = range_len(*x, *y, *s);
@@ -1479,11 +1549,13 @@ impl Interp {
             kind: FailKind::Limit,
             msg: format!("prelude {}: {e}", lib.module),
             pos,
+            exc_type: None,
         })?;
         let body = super::parse::Parser::new(toks).module().map_err(|e| Fail {
             kind: FailKind::Limit,
             msg: format!("prelude {}: {e}", lib.module),
             pos,
+            exc_type: None,
         })?;
         let g = shared(Globals::default());
         self.preludes.insert(lib.module, g.clone());

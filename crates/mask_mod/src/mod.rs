@@ -40,11 +40,14 @@ use hasseflow_engine::{pattern, rng};
 use crate::bits::BitMatrix;
 use crate::reach::DENSE_MAX as MAX_N;
 
+mod annotations;
 mod args;
 mod ast;
 mod blockmask;
 mod builtins;
 mod effects;
+mod enums;
+mod excepts;
 mod interp;
 mod lex;
 pub mod library;
@@ -59,6 +62,7 @@ mod tensor_tail;
 #[cfg(test)]
 mod tests;
 mod trace;
+mod types;
 mod value;
 mod vector;
 mod views;

@@ -242,6 +242,8 @@ fn overflow<T>(pos: Pos) -> R<T> {
 
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
+    // An `IntEnum` member is an int in arithmetic.
+    let (a, b) = (a.plain(), b.plain());
     if let Value::Unavailable(u) = &a {
         return unsup(pos, unavailable_msg(u));
     }
@@ -332,6 +334,7 @@ fn is_type(v: &Value) -> bool {
         Value::Native(n) => {
             n.recv.is_none()
                 && (n.name.starts_with("typing.")
+                    || super::types::exception_parent(&n.name).is_some()
                     || matches!(
                         &*n.name,
                         "builtins.int"
@@ -343,6 +346,14 @@ fn is_type(v: &Value) -> bool {
                             | "builtins.dict"
                             | "builtins.set"
                             | "builtins.frozenset"
+                            | "builtins.type"
+                            | "builtins.NoneType"
+                            | "builtins.range"
+                            | "builtins.slice"
+                            | "torch.Tensor"
+                            | "torch.dtype"
+                            | "enum.Enum"
+                            | "enum.IntEnum"
                     ))
         }
         _ => false,
@@ -503,6 +514,7 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
 
 /// `<op> a` for `-`, `+`, `~`.
 pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
+    let a = a.plain();
     if let Value::Unavailable(u) = &a {
         return unsup(pos, unavailable_msg(u));
     }
@@ -536,6 +548,26 @@ pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
 
 /// `a <cmp> b` for the six ordering comparisons.
 pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
+    let (a, b) = (&a.clone().plain(), &b.clone().plain());
+    if let (Value::Instance(x), Value::Instance(y)) = (a, b)
+        && Rc::ptr_eq(x, y)
+        && matches!(op, Cmp::Eq | Cmp::Ne)
+    {
+        return Ok(Value::Bool(op == Cmp::Eq));
+    }
+    if a.is_member() || b.is_member() {
+        // Members compare by identity; an `Enum` has no order.
+        return match op {
+            Cmp::Eq | Cmp::Ne => Ok(Value::Bool((op == Cmp::Eq) == py_eq(a, b))),
+            _ => exc(
+                pos,
+                format!("`{op:?}` is not supported between {} and {} (TypeError)", a.type_name(), b.type_name()),
+            ),
+        };
+    }
+    if let Some(Value::Instance(i)) = [a, b].into_iter().find(|v| matches!(v, Value::Instance(_))) {
+        return unsup(pos, format!("comparing objects of the class `{}` is not modelled", i.class.name));
+    }
     if let Value::Unavailable(u) = a {
         return unsup(pos, unavailable_msg(u));
     }

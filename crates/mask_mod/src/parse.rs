@@ -5,7 +5,8 @@
 use std::rc::Rc;
 
 use super::ast::{
-    Arg, BinOp, ClassDef, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, Param, ParamKind, Pos, Stmt, StmtKind, UnOp,
+    Arg, BinOp, ClassDef, CmpOp, Comp, CompKind, Expr, ExprKind, FuncDef, Handler, Param, ParamKind, Pos, Stmt,
+    StmtKind, UnOp,
 };
 use super::lex::{Tok, Token, short};
 use super::{MaskModError, at};
@@ -270,15 +271,20 @@ impl Parser {
                 self.i += 1;
                 let body = self.block()?;
                 let mut handlers = Vec::new();
-                while self.eat_kw("except") {
-                    self.eat_op("*");
+                loop {
+                    let hpos = self.pos();
+                    if !self.eat_kw("except") {
+                        break;
+                    }
+                    let star = self.eat_op("*");
+                    let (mut typ, mut name) = (None, None);
                     if !self.is_op(":") {
-                        self.test()?;
+                        typ = Some(self.test()?);
                         if self.eat_kw("as") {
-                            self.name()?;
+                            name = Some(self.name()?);
                         }
                     }
-                    handlers.push(self.block()?);
+                    handlers.push(Handler { typ, name, body: self.block()?, star, pos: hpos });
                 }
                 let orelse = if self.eat_kw("else") { self.block()? } else { Vec::new() };
                 let fin = if self.eat_kw("finally") { self.block()? } else { Vec::new() };
@@ -397,11 +403,9 @@ impl Parser {
         let name = self.name()?;
         self.expect_op("(")?;
         let params = self.params(")")?;
-        if self.eat_op("->") {
-            self.test()?;
-        }
+        let returns = if self.eat_op("->") { Some(self.test()?) } else { None };
         let body = self.block()?;
-        Ok(Rc::new(finish_def(name, params, body)))
+        Ok(Rc::new(FuncDef { returns, ..finish_def(name, params, body) }))
     }
 
     /// Parameters up to `close` (`)` for `def`, `:` for `lambda`, which has no annotations).
@@ -434,9 +438,7 @@ impl Parser {
             } else {
                 (if kw_only { ParamKind::KwOnly } else { ParamKind::Normal }, self.name()?)
             };
-            if !lambda && self.eat_op(":") {
-                self.test()?;
-            }
+            let annotation = if !lambda && self.eat_op(":") { Some(self.test()?) } else { None };
             let default = if self.eat_op("=") { Some(self.test()?) } else { None };
             if default.is_none() && kind == ParamKind::Normal && had_default {
                 return Err(at(
@@ -460,7 +462,7 @@ impl Parser {
                     format!("duplicate argument `{name}` in function definition"),
                 ));
             }
-            params.push(Param { name, default, kind });
+            params.push(Param { name, default, annotation, kind });
             if !self.eat_op(",") {
                 if lambda {
                     self.expect_op(":")?;
@@ -619,9 +621,9 @@ impl Parser {
         if self.is_op(":") {
             self.i += 1;
             check_target(&first)?;
-            self.test()?;
+            let annotation = self.test()?;
             let value = if self.eat_op("=") { Some(self.testlist_star()?) } else { None };
-            return Ok(StmtKind::AnnAssign(first, value));
+            return Ok(StmtKind::AnnAssign(first, annotation, value));
         }
         if let Tok::Op(op) = self.tok()
             && op.len() >= 2
@@ -1196,7 +1198,7 @@ fn collect_assigned(body: &[Stmt], out: &mut Vec<Rc<str>>) {
     for s in body {
         match &s.kind {
             StmtKind::Assign(targets, _) => targets.iter().for_each(|t| bound_names_all(t, out)),
-            StmtKind::AugAssign(t, _, _) | StmtKind::AnnAssign(t, _) => bound_names_all(t, out),
+            StmtKind::AugAssign(t, _, _) | StmtKind::AnnAssign(t, _, _) => bound_names_all(t, out),
             StmtKind::For(t, _, b, e) => {
                 bound_names_all(t, out);
                 collect_assigned(b, out);
@@ -1212,7 +1214,10 @@ fn collect_assigned(body: &[Stmt], out: &mut Vec<Rc<str>>) {
             }
             StmtKind::Try(b, hs, e, f) => {
                 collect_assigned(b, out);
-                hs.iter().for_each(|h| collect_assigned(h, out));
+                for h in hs {
+                    out.extend(h.name.iter().cloned());
+                    collect_assigned(&h.body, out);
+                }
                 collect_assigned(e, out);
                 collect_assigned(f, out);
             }
@@ -1283,7 +1288,7 @@ fn collect_decl(body: &[Stmt], globals: &mut Vec<Rc<str>>, nonlocals: &mut Vec<R
             }
             StmtKind::Try(b, hs, e, f) => {
                 collect_decl(b, globals, nonlocals);
-                hs.iter().for_each(|h| collect_decl(h, globals, nonlocals));
+                hs.iter().for_each(|h| collect_decl(&h.body, globals, nonlocals));
                 collect_decl(e, globals, nonlocals);
                 collect_decl(f, globals, nonlocals);
             }
@@ -1299,5 +1304,5 @@ fn finish_def(name: Rc<str>, params: Vec<Param>, body: Vec<Stmt>) -> FuncDef {
     let (mut globals, mut nonlocals) = (Vec::new(), Vec::new());
     collect_decl(&body, &mut globals, &mut nonlocals);
     locals.retain(|n| !globals.contains(n) && !nonlocals.contains(n));
-    FuncDef { name, params, body, locals, globals, nonlocals }
+    FuncDef { name, params, returns: None, body, locals, globals, nonlocals }
 }

@@ -49,18 +49,20 @@ pub(super) struct Fail {
     pub(super) kind: FailKind,
     pub(super) msg: String,
     pub(super) pos: Pos,
+    /// What a `raise` of the text raised: a builtin exception class or a class of the text.
+    pub(super) exc_type: Option<Value>,
 }
 
 pub(super) type R<T> = Result<T, Fail>;
 
 pub(super) fn unsup<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Unsupported, msg: msg.into(), pos })
+    Err(Fail { kind: FailKind::Unsupported, msg: msg.into(), pos, exc_type: None })
 }
 pub(super) fn exc<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Exception, msg: msg.into(), pos })
+    Err(Fail { kind: FailKind::Exception, msg: msg.into(), pos, exc_type: None })
 }
 pub(super) fn limit<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
-    Err(Fail { kind: FailKind::Limit, msg: msg.into(), pos })
+    Err(Fail { kind: FailKind::Limit, msg: msg.into(), pos, exc_type: None })
 }
 
 pub(super) struct Interp {
@@ -84,6 +86,14 @@ pub(super) struct Interp {
     pub(super) views: super::memory::Registry,
     /// Sets and whether their order is modelled.
     pub(super) sets: super::memory::Sets,
+    /// The exceptions being handled (`except` bodies running), innermost last: a bare `raise`
+    /// raises the last again.
+    pub(super) handling: Vec<Fail>,
+    /// Whether the text ran `from __future__ import annotations` (annotations are not evaluated).
+    pub(super) future_annotations: bool,
+    /// How many `try` bodies with `except` clauses are running: an import there whose success
+    /// the reader cannot tell decides which path runs.
+    pub(super) in_try: u32,
 }
 
 impl Interp {
@@ -102,6 +112,9 @@ impl Interp {
             tainted: Vec::new(),
             views: super::memory::Registry::default(),
             sets: super::memory::Sets::default(),
+            handling: Vec::new(),
+            future_annotations: false,
+            in_try: 0,
         }
     }
 
@@ -135,6 +148,15 @@ impl Interp {
             return limit(pos, format!("the text computes over {MAX_WORK} tensor elements"));
         }
         self.alloc(pos, elements.saturating_mul(std::mem::size_of::<super::tensor::Sc>()))
+    }
+    /// Charges work that is not tensor elements (items of a tuple `isinstance` walks, members
+    /// an enum lookup compares) against the same budget, so a loop of them is bounded too.
+    pub(super) fn charge_work(&mut self, pos: Pos, units: usize, what: &str) -> R<()> {
+        self.work = self.work.saturating_add(units as u64);
+        if self.work > MAX_WORK {
+            return limit(pos, format!("the text does over {MAX_WORK} units of work ({what})"));
+        }
+        Ok(())
     }
     /// Charges bytes about to be allocated for a value, before allocating them.
     pub(super) fn alloc(&mut self, pos: Pos, bytes: usize) -> R<()> {
@@ -187,7 +209,16 @@ pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
 }
 
 fn py_eq_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if a.is_member() || b.is_member() {
+        return match (a.clone().plain(), b.clone().plain()) {
+            (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(&x, &y),
+            (Value::Instance(_), _) | (_, Value::Instance(_)) => false,
+            (x, y) => py_eq_at(&x, &y, depth),
+        };
+    }
     match (a, b) {
+        (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+        (Value::Native(x), Value::Native(y)) if x.recv.is_none() && y.recv.is_none() => x.name == y.name,
         (Value::None, Value::None) => true,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Tuple(x), Value::Tuple(y)) => {
@@ -261,6 +292,11 @@ pub(super) fn key_of(k: &Value, pos: Pos) -> R<Option<Key>> {
             Value::Float(f) => Key::Float(f.to_bits()),
             Value::Str(s) => Key::Str(s.clone()),
             Value::Dtype(d) => Key::Dtype(d.name()),
+            Value::Instance(i) if i.class.is_int_enum() => match i.enum_value() {
+                Some(Value::Int(v)) => Key::Int(v),
+                _ => return Ok(None),
+            },
+            Value::Instance(i) if i.class.is_enum() => Key::Id(Rc::as_ptr(i) as usize),
             Value::Tuple(items) => {
                 if depth >= MAX_VALUE_DEPTH {
                     return unsup(

@@ -528,6 +528,13 @@ pub(super) fn cat(ts: &[Tensor], dim: i64, pos: Pos) -> R<Tensor> {
 
 pub(super) fn scalar_of(v: &Value, pos: Pos) -> R<(Sc, DType)> {
     Ok(match v {
+        Value::Instance(i) if i.class.is_int_enum() => return scalar_of(&v.clone().plain(), pos),
+        Value::Instance(i) => {
+            return unsup(
+                pos,
+                format!("an object of the class `{}` as a tensor element is not modelled", i.class.name),
+            );
+        }
         Value::Bool(b) => (Sc::I(i64::from(*b)), DType::Bool),
         Value::Int(i) => (Sc::I(*i), DType::I64),
         Value::Float(f) => (Sc::F(*f), DType::F32),

@@ -555,6 +555,7 @@ fn scatter(t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
         kind: super::rt::FailKind::Exception,
         msg: "scatter() missing `src` or `value` (TypeError)".into(),
         pos,
+        exc_type: None,
     })?;
     let src = match &src {
         Value::Tensor(s) => Some(s.borrow().clone()),

@@ -57,6 +57,11 @@ pub(super) struct ClassObj {
     pub(super) annotated: Vec<Rc<str>>,
     /// Whether the constructor takes the annotated fields (`@dataclass`, `NamedTuple`).
     pub(super) fields: std::cell::Cell<bool>,
+    /// The builtin class it derives from directly or through its bases (`enum.Enum`,
+    /// `enum.IntEnum`, `builtins.ValueError`, ...), if any.
+    pub(super) native: Option<Rc<str>>,
+    /// An enum's members in definition order, aliases left out.
+    pub(super) members: RefCell<Vec<Value>>,
 }
 
 impl ClassObj {
@@ -69,6 +74,12 @@ impl ClassObj {
     }
     pub(super) fn is_subclass_of(self: &Rc<ClassObj>, other: &Rc<ClassObj>) -> bool {
         Rc::ptr_eq(self, other) || self.bases.iter().any(|b| b.is_subclass_of(other))
+    }
+    pub(super) fn is_enum(&self) -> bool {
+        matches!(self.native.as_deref(), Some("enum.Enum" | "enum.IntEnum"))
+    }
+    pub(super) fn is_int_enum(&self) -> bool {
+        self.native.as_deref() == Some("enum.IntEnum")
     }
     pub(super) fn has_fields(&self) -> bool {
         self.fields.get() || self.bases.iter().any(|b| b.has_fields())
@@ -99,6 +110,16 @@ impl ClassObj {
 pub(super) struct Instance {
     pub(super) class: Rc<ClassObj>,
     pub(super) attrs: RefCell<Vec<(Rc<str>, Value)>>,
+}
+
+impl Instance {
+    /// An enum member's `_value_`.
+    pub(super) fn enum_value(&self) -> Option<Value> {
+        self.class.is_enum().then(|| self.attr("_value_")).flatten()
+    }
+    pub(super) fn attr(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow().iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -133,6 +154,17 @@ pub(super) enum Value {
 }
 
 impl Value {
+    /// An `IntEnum` member as the int it is; any other value as it is.
+    pub(super) fn plain(self) -> Value {
+        match &self {
+            Value::Instance(i) if i.class.is_int_enum() => i.enum_value().unwrap_or(self),
+            _ => self,
+        }
+    }
+    /// Whether the value is a member of an enum of the text.
+    pub(super) fn is_member(&self) -> bool {
+        matches!(self, Value::Instance(i) if i.class.is_enum())
+    }
     pub(super) fn type_name(&self) -> &'static str {
         match self {
             Value::None => "None",
@@ -264,6 +296,8 @@ pub(super) enum Key {
     Str(Rc<str>),
     Tuple(Vec<Key>),
     Dtype(&'static str),
+    /// An object hashed by identity (an enum member), by its address while it is alive.
+    Id(usize),
 }
 
 /// A Python dict: items in insertion order, found by hashing their keys.

@@ -38,6 +38,16 @@ fn refused(name: &'static str, text: String, part: &'static str) -> Case {
     Case { name, text, n: 4, expect: Expect::Refused(part) }
 }
 
+/// `try:` nested `depth` deep, each with an `except Exception:` (CPython refuses over 20 nested blocks).
+fn nested_try(depth: usize) -> String {
+    let mut out: String = (0..depth).map(|d| format!("{}try:\n", " ".repeat(d))).collect();
+    out += &format!("{}pass\n", " ".repeat(depth));
+    for d in (0..depth).rev() {
+        out += &format!("{}except Exception:\n{}pass\n", " ".repeat(d), " ".repeat(d + 1));
+    }
+    out
+}
+
 /// Every case; the texts are also seeds of the fuzz target.
 pub fn cases() -> Vec<Case> {
     let min = "import torch\nM = -9223372036854775807 - 1\n";
@@ -232,5 +242,78 @@ pub fn cases() -> Vec<Case> {
             "bytes",
         ),
         refused("string_repeat", format!("s = 'x' * (2 ** 40)\n{MASK}\nlen(s)\n"), "over the item limit"),
+        // Classes, types and exceptions (issue 30): CPython builds a 10,000-member Enum; an
+        // Enum with members cannot be extended; isinstance takes a huge flat tuple, and one
+        // nested 100,000 deep is a RecursionError in CPython; a `try` nested past the parser's
+        // depth and a `try` in runaway recursion end as refusals.
+        read(
+            "enum_of_10000_members",
+            format!(
+                "from enum import Enum\nclass Big(Enum):\n{}{}",
+                (0..10_000).map(|i| format!("    M{i} = {i}\n")).collect::<String>(),
+                mask_using("(len(Big) == 10000) & (Big(9999).name == 'M9999') & (Big['M7'].value == 7)")
+            ),
+        ),
+        refused(
+            "enum_extending_itself",
+            format!(
+                "from enum import Enum\nclass E(Enum):\n    A = 1\nclass E(E):\n    B = 2\n{}",
+                mask_using("E.B.value == 2")
+            ),
+            "which has members, is not modelled",
+        ),
+        read(
+            "isinstance_with_a_huge_tuple",
+            format!("T = (str,) * 1000000 + (int,)\n{}", mask_using("isinstance(3, T)")),
+        ),
+        refused(
+            "isinstance_with_a_deeply_nested_tuple",
+            format!("t = int\nfor i in range(100000):\n    t = (t,)\nX = isinstance(3, t)\n{}", mask_using("X")),
+            "not modelled",
+        ),
+        refused(
+            "except_with_a_deeply_nested_tuple",
+            format!(
+                "t = KeyError\nfor i in range(100000):\n    t = (t,)\ntry:\n    X = {{}}[1]\nexcept t:\n    X = 1\n{}",
+                mask_using("X == 1")
+            ),
+            "catching classes that do not inherit from BaseException is not allowed",
+        ),
+        refused("try_nested_deeper_than_the_parser_goes", format!("{}X = 1\n{MASK}", nested_try(400)), ""),
+        refused(
+            "try_in_runaway_recursion",
+            format!(
+                "def f(n):\n    try:\n        return f(n + 1)\n    except RecursionError:\n        return n\nX = f(0)\n{}",
+                mask_using("X > 0")
+            ),
+            "",
+        ),
+        refused(
+            "isinstance_with_a_huge_tuple_in_a_loop",
+            format!("T = (str,) * 1000000 + (int,)\nn = 0\nfor i in range(100000):\n    n += isinstance(3, T)\n{MASK}"),
+            "units of work",
+        ),
+        refused(
+            "enum_of_10000_members_looked_up_in_a_loop",
+            format!(
+                "from enum import Enum\nclass Big(Enum):\n{}n = 0\nfor i in range(1000000):\n    n += Big['M9999'].value + (Big.M1 in Big)\n{MASK}",
+                (0..10_000).map(|i| format!("    M{i} = {i}\n")).collect::<String>()
+            ),
+            "over",
+        ),
+        refused(
+            "long_exception_messages_raised_in_a_loop",
+            format!(
+                "S = 'x' * 1000000\nn = 0\nwhile True:\n    try:\n        raise ValueError(S)\n    except ValueError:\n        n += 1\n{MASK}"
+            ),
+            "steps",
+        ),
+        refused(
+            "raise_caught_in_a_long_loop",
+            format!(
+                "n = 0\nwhile True:\n    try:\n        raise ValueError('again')\n    except ValueError:\n        n += 1\n{MASK}"
+            ),
+            "steps",
+        ),
     ]
 }
