@@ -1445,7 +1445,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 }
             }
         }
-        e if super::types::is_exception_name(e) => super::excepts::builtin_exception(e, a.pos.clone()),
+        e if super::types::is_exception_name(e) => super::types::builtin_exception(e, a.pos.clone()),
         "len" => match a.need(0, "obj")? {
             Value::Str(s) => Value::Int(s.chars().count() as i64),
             Value::List(l) => Value::Int(l.borrow().len() as i64),

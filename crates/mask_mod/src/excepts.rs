@@ -7,8 +7,10 @@ use std::rc::Rc;
 use super::ast::{Expr, Handler, Pos, Stmt};
 use super::interp::{Ctx, Flow};
 use super::rt::{Fail, FailKind, Interp, R, limit, unavailable_msg, unsup};
-use super::types::{ExcClass, catches, exception_parent, handler_types, not_exception_class};
-use super::value::{ClassObj, Instance, Unavailable, Value};
+use super::types::{
+    ExcClass, catches, exception_parent, handler_types, is_builtin_exception_class, not_exception_class,
+};
+use super::value::{Unavailable, Value};
 
 /// The type of what a failure raised, if the reader knows it: a `raise` of the text, or one of
 /// the reader's own exceptions, whose message ends with the Python exception it is (`(KeyError)`).
@@ -34,30 +36,6 @@ fn raised_type(f: &Fail) -> Option<ExcClass> {
         }
         None => None,
     }
-}
-
-/// An instance of a builtin exception class (`ValueError("...")`), with its `args`.
-pub(super) fn builtin_exception(name: &str, args: Vec<Value>) -> Value {
-    let class = Rc::new(ClassObj {
-        name: name.into(),
-        attrs: std::cell::RefCell::new(Vec::new()),
-        bases: Vec::new(),
-        annotated: Vec::new(),
-        fields: std::cell::Cell::new(false),
-        native: Some(format!("builtins.{name}").into()),
-        members: std::cell::RefCell::new(Vec::new()),
-    });
-    Value::Instance(Rc::new(Instance {
-        class,
-        attrs: std::cell::RefCell::new(vec![("args".into(), Value::Tuple(Rc::new(args)))]),
-    }))
-}
-
-/// Whether a class is one `builtin_exception` made (the builtin class itself, not the text's).
-pub(super) fn is_builtin_exception_class(c: &ClassObj) -> bool {
-    c.bases.is_empty()
-        && c.attrs.borrow().is_empty()
-        && c.native.as_deref().and_then(|n| n.strip_prefix("builtins.")) == Some(&*c.name)
 }
 
 impl Interp {

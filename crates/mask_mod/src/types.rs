@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::ast::Pos;
 use super::rt::{Interp, MAX_VALUE_DEPTH, R, unavailable_msg, unsup};
-use super::value::{ClassObj, Value};
+use super::value::{ClassObj, Instance, Value};
 
 /// CPython's builtin exceptions that mask code raises or catches, each with its base.
 const EXCEPTIONS: [(&str, &str); 37] = [
@@ -91,7 +91,7 @@ fn class_derives(c: &ClassObj, full: &str) -> bool {
 /// `type(x)`.
 pub(super) fn type_of(it: &Interp, v: &Value, pos: Pos) -> R<Value> {
     let name = match v {
-        Value::Instance(i) if super::excepts::is_builtin_exception_class(&i.class) => {
+        Value::Instance(i) if is_builtin_exception_class(&i.class) => {
             return Ok(Value::native(i.class.native.as_deref().unwrap_or("")));
         }
         Value::Instance(i) => return Ok(Value::Class(i.class.clone())),
@@ -222,4 +222,28 @@ pub(super) fn catches(h: &ExcClass, raised: &ExcClass) -> bool {
         (ExcClass::Class(h), ExcClass::Class(c)) => c.is_subclass_of(h),
         (ExcClass::Class(_), ExcClass::Builtin(_)) => false,
     }
+}
+
+/// An instance of a builtin exception class (`ValueError("...")`), with its `args`.
+pub(super) fn builtin_exception(name: &str, args: Vec<Value>) -> Value {
+    let class = Rc::new(ClassObj {
+        name: name.into(),
+        attrs: std::cell::RefCell::new(Vec::new()),
+        bases: Vec::new(),
+        annotated: Vec::new(),
+        fields: std::cell::Cell::new(false),
+        native: Some(format!("builtins.{name}").into()),
+        members: std::cell::RefCell::new(Vec::new()),
+    });
+    Value::Instance(Rc::new(Instance {
+        class,
+        attrs: std::cell::RefCell::new(vec![("args".into(), Value::Tuple(Rc::new(args)))]),
+    }))
+}
+
+/// Whether a class is one `builtin_exception` made (the builtin class itself, not the text's).
+pub(super) fn is_builtin_exception_class(c: &ClassObj) -> bool {
+    c.bases.is_empty()
+        && c.attrs.borrow().is_empty()
+        && c.native.as_deref().and_then(|n| n.strip_prefix("builtins.")) == Some(&*c.name)
 }
