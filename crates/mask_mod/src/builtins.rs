@@ -7,7 +7,8 @@ pub(super) use super::args::{Args, filled, list_of, shape_args, tensor_of, to_in
 use super::ast::Pos;
 use super::ops::{Elem, elementwise, push};
 use super::rt::{
-    Eval, Fail, FailKind, Interp, MAX_ITEMS, PyDict, R, dict_set, exc, limit, py_eq, range_len, unavailable_msg, unsup,
+    Eval, Fail, FailKind, Interp, MAX_ITEMS, PyDict, R, dict_set, exc, int_float_cmp, limit, py_eq, range_len,
+    unavailable_msg, unsup,
 };
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
@@ -1644,15 +1645,24 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             if b == "reversed" {
                 items.reverse();
             } else {
+                // Python's order: ints exactly (not as floats: 2**53 + 1 > 2**53), an int and a
+                // float exactly, and stable both ways (`reverse=True` keeps equal elements in their
+                // order). NaN has no order CPython's sort keeps to a rule: refused.
+                #[derive(Clone, Copy)]
+                enum Key {
+                    I(i64),
+                    F(f64),
+                }
                 let mut err = None;
-                let mut keyed: Vec<(f64, Value)> = Vec::new();
+                let mut keyed: Vec<(Key, Value)> = Vec::new();
                 for v in items.drain(..) {
                     match &v {
-                        Value::Int(i) => keyed.push((*i as f64, v)),
-                        Value::Float(f) => keyed.push((*f, v)),
-                        Value::Bool(x) => keyed.push((f64::from(u8::from(*x)), v)),
+                        Value::Int(i) => keyed.push((Key::I(*i), v)),
+                        Value::Float(f) if f.is_nan() => err = Some("NaN"),
+                        Value::Float(f) => keyed.push((Key::F(*f), v)),
+                        Value::Bool(x) => keyed.push((Key::I(i64::from(*x)), v)),
                         Value::Instance(_) => match v.clone().plain() {
-                            Value::Int(x) => keyed.push((x as f64, v)),
+                            Value::Int(x) => keyed.push((Key::I(x), v)),
                             _ => err = Some(v.type_name()),
                         },
                         _ => err = Some(v.type_name()),
@@ -1661,11 +1671,21 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 if let Some(t) = err {
                     return unsup(pos, format!("sorted() of {t} values is not supported"));
                 }
-                keyed.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(std::cmp::Ordering::Equal));
-                items = keyed.into_iter().map(|(_, v)| v).collect();
+                let order = |x: &Key, y: &Key| {
+                    use std::cmp::Ordering::Equal;
+                    match (*x, *y) {
+                        (Key::I(a), Key::I(b)) => a.cmp(&b),
+                        (Key::F(a), Key::F(b)) => a.partial_cmp(&b).unwrap_or(Equal),
+                        (Key::I(a), Key::F(b)) => int_float_cmp(a, b).unwrap_or(Equal),
+                        (Key::F(a), Key::I(b)) => int_float_cmp(b, a).map_or(Equal, std::cmp::Ordering::reverse),
+                    }
+                };
                 if matches!(a.kw("reverse"), Some(Value::Bool(true))) {
-                    items.reverse();
+                    keyed.sort_by(|x, y| order(&y.0, &x.0));
+                } else {
+                    keyed.sort_by(|x, y| order(&x.0, &y.0));
                 }
+                items = keyed.into_iter().map(|(_, v)| v).collect();
             }
             Value::List(shared(items))
         }
