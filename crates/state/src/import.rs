@@ -249,7 +249,8 @@ impl AppState {
         if self.reader_linked || !interop::is_mask_mod(bytes) {
             return false;
         }
-        let Ok(text) = std::str::from_utf8(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)) else {
+        // The text as the linked importer reads it (`interop::import_mask_mod`), byte for byte.
+        let Ok(text) = std::str::from_utf8(bytes) else {
             return false;
         };
         let request = Rc::new(interop::wire::Request::new(text, size, batch, head));

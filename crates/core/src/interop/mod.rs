@@ -201,6 +201,15 @@ pub enum Source {
     MaskFile,
 }
 
+impl Source {
+    /// A `mask_mod` evaluated at `n`, with what its import did (the function taken is the
+    /// report's): the one place the linked importer and the lazy reader's answer
+    /// ([`wire::read_answer`]) both make it.
+    pub fn mask_mod(n: usize, report: MaskModReport) -> Self {
+        Source::MaskMod { name: report.name.clone(), n, report }
+    }
+}
+
 /// Why bytes could not be imported as a mask.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
@@ -265,13 +274,15 @@ pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Re
     }
     #[cfg(feature = "interpreter")]
     if is_mask_mod(bytes) {
-        return import_mask_mod(bytes, size, batch, head).map_err(ImportError::from);
+        let (file, report) = import_mask_mod(bytes, size, batch, head)?;
+        let n = file.mask.n();
+        return Ok((file, Source::mask_mod(n, report)));
     }
     Ok((crate::format::parse_mask_file(bytes)?, Source::MaskFile))
 }
 
 /// The `mask_mod` branch of [`import_mask_at`]: `bytes` run as Python and evaluated at the size
-/// `size` gives (or the text's `N`), at `(batch, head)`.
+/// `size` gives (or the text's `N`), at `(batch, head)`; the mask and what the import did.
 ///
 /// # Errors
 /// [`MaskModError`] naming the refused construct and its place, or the size.
@@ -281,7 +292,7 @@ pub fn import_mask_mod(
     size: SizeHint,
     batch: u64,
     head: u64,
-) -> Result<(MaskFile, Source), MaskModError> {
+) -> Result<(MaskFile, MaskModReport), MaskModError> {
     let text = std::str::from_utf8(bytes).map_err(|e| MaskModError::Text(e.to_string()))?;
     let m = MaskMod::parse(text)?;
     let n = match size {
@@ -290,6 +301,5 @@ pub fn import_mask_mod(
         SizeHint::Fallback(n) => m.declared_n().or(Some(n)),
     };
     let mask = m.to_mask_at(m.size(n)?, batch, head)?;
-    let n = mask.n();
-    Ok((MaskFile::new(mask), Source::MaskMod { name: m.name().to_string(), n, report: m.report() }))
+    Ok((MaskFile::new(mask), m.report()))
 }

@@ -102,10 +102,7 @@ pub fn answer(request: &str) -> String {
         }
         // The mask_mod branch alone: this module reads no other format.
         Ok(r) => match super::import_mask_mod(r.text.as_bytes(), r.size(), r.batch, r.head) {
-            Ok((file, Source::MaskMod { report, .. })) => {
-                Answer::Mask { mask: write_json(&file, Encoding::Packed), report }
-            }
-            Ok(_) => Answer::Refused(MaskModError::Text("the text is not a mask_mod".into())),
+            Ok((file, report)) => Answer::Mask { mask: write_json(&file, Encoding::Packed), report },
             Err(e) => Answer::Refused(e),
         },
     };
@@ -125,7 +122,7 @@ pub fn read_answer(answer: &str) -> Result<(MaskFile, Source), ImportError> {
         Answer::Mask { mask, report } => {
             let file = parse_mask_file(mask.as_bytes()).map_err(|e| malformed(e.to_string()))?;
             let n = file.mask.n();
-            Ok((file, Source::MaskMod { name: report.name.clone(), n, report }))
+            Ok((file, Source::mask_mod(n, report)))
         }
     }
 }
