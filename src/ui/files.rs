@@ -150,7 +150,10 @@ pub fn files_panel(p: &FilesProps) -> Html {
     };
 
     html! {
-        <section class="panel files" aria-label="Files and sharing">
+        // Busy while a mask_mod import waits for the lazily loaded reader: the import it started
+        // has not landed yet.
+        <section class="panel files" aria-label="Files and sharing"
+            aria-busy={p.store.editor.reading.is_some().then_some("true")}>
             <div class="toolrow">
                 <details class="menu" id="export-menu">
                     <summary class="button">{"Export ▾"}</summary>

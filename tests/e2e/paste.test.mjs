@@ -11,7 +11,7 @@ import { ART, loadPreset, openFresh, servedApp, shot, stat, waitStat } from './s
 const app = servedApp();
 
 /** Opens the paste box and imports `text` at `n` (and `b`, `h` when given). */
-async function pasteImport(page, text, n, { b, h } = {}) {
+async function pasteImport(page, text, n, { b, h, landed = true } = {}) {
   await page.locator('#paste-import').evaluate((d) => {
     d.open = true;
   });
@@ -22,6 +22,10 @@ async function pasteImport(page, text, n, { b, h } = {}) {
     await page.locator(id).dispatchEvent('change');
   }
   await page.click('#paste-import-button');
+  // The import has landed (or been refused) once the Files panel is no longer busy: an import
+  // waits for the lazily loaded reader, and the page's n alone cannot tell a landed import from
+  // the state before it when both are at the same n.
+  if (landed) await page.waitForSelector('.panel.files:not([aria-busy])');
 }
 
 /** The mask's rows, from the exported mask file (Export > Mask JSON). */
@@ -182,8 +186,9 @@ test('the mask_mod reader is fetched on first use, once; a failed fetch is one l
     await held;
     await route.abort();
   });
-  await pasteImport(page, DOCUMENTS, 8);
+  await pasteImport(page, DOCUMENTS, 8, { landed: false });
   await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('loading the mask_mod reader'));
+  assert.equal(await page.locator('.panel.files').getAttribute('aria-busy'), 'true');
   release();
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('the mask_mod reader did not load'));
   // The message's text, without its close button.
