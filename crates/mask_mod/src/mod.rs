@@ -307,10 +307,11 @@ impl MaskMod {
     ) -> Result<(), MaskModError> {
         let cell = |e| self.row_error(e, cap);
         let mut ev = trace::RowEval::new(&self.graph, self.root, b as i64, h as i64).map_err(cell)?;
-        let mut row = Vec::new();
+        let (mut row, mut before) = (Vec::new(), Vec::new());
         for q in 0..n {
-            ev.row(q, n, cap, &mut row).map_err(cell)?;
+            ev.row_after(q, n, cap, trace::hint_for(&before, n), &mut row).map_err(cell)?;
             each(q, &row);
+            std::mem::swap(&mut row, &mut before);
             // Once a hundredth of the time budget is spent, the rows so far project the rest:
             // over twice the budget is refused now rather than at the budget.
             let (work, done) = (ev.work(), q + 1);
