@@ -36,15 +36,20 @@ const DEBOUNCE_MS: u32 = 150;
 thread_local! {
     /// Runs started and not yet returned (a cancelled one returns at its next yield).
     static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
+    /// When the latest run was asked for ([`io::now`]).
+    static LAST_ASKED: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
 }
 
 /// Counts a run in [`IN_FLIGHT`] while it lives.
 struct InFlight;
 
 impl InFlight {
-    /// Counts a run; whether another was still in flight.
-    fn start() -> (InFlight, bool) {
-        (InFlight, IN_FLIGHT.with(|c| c.replace(c.get() + 1)) > 0)
+    /// Counts a run asked for at `now`; whether it is part of a burst: another is still in flight
+    /// and was asked for less than [`DEBOUNCE_MS`] before.
+    fn start(now: f64) -> (InFlight, bool) {
+        let others = IN_FLIGHT.with(|c| c.replace(c.get() + 1)) > 0;
+        let last = LAST_ASKED.with(|c| c.replace(now));
+        (InFlight, others && now - last < f64::from(DEBOUNCE_MS))
     }
 }
 
@@ -55,12 +60,12 @@ impl Drop for InFlight {
 }
 
 /// Runs `req` in slices and reports back through `d` (progress, then the result or the failure),
-/// unless `cancel` is set first. A run asked for while another is still in flight (a burst of
-/// zoom steps, or a pick during a long run) waits [`DEBOUNCE_MS`] first; one asked for when the
-/// view is idle (a gallery pick) starts at the next turn of the event loop: the debounce alone was
-/// the whole 150 ms a switch may take (issue 31).
+/// unless `cancel` is set first. A run asked for within a burst (zoom steps, or edits, each less
+/// than [`DEBOUNCE_MS`] after the one before while it is still in flight) waits [`DEBOUNCE_MS`]
+/// first; any other (a gallery pick on an idle view, or during a long run) starts at the next
+/// turn of the event loop: the debounce alone was the whole 150 ms a switch may take (issue 31).
 pub async fn run(req: ModelRequest, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
-    let (_in_flight, burst) = InFlight::start();
+    let (_in_flight, burst) = InFlight::start(io::now());
     if !job::debounce(if burst { DEBOUNCE_MS } else { 0 }, &cancel).await {
         return;
     }

@@ -408,14 +408,21 @@ test('every gallery model runs in the app at 4096 positions (encoder-decoders 20
   let appMs = 0;
   const offScreen = [];
   const switches = [];
+  const reachMs = {};
   let shotEncoderDecoder = false;
   for (const { name, expected } of runs) {
     const entry = { name };
-    if (expected.encoder && (await page.locator('#model-n').inputValue()) !== '1024') await setContext(page, 1024);
+    if (expected.encoder && (await page.locator('#model-n').inputValue()) !== '1024') {
+      // The context's own run first, so the switch is timed from a settled view (a pick within
+      // 150 ms of another change is a burst, and waits for the debounce).
+      await setContext(page, 1024);
+      await finishedAt(page, 1024);
+    }
     switches.push([entry.name, await switchTimed(page, entry.name, expected.n)]);
     const got = await shown(page);
     assertSameAsCli(got, expected, entry.name);
     appMs += Number(got.verdict.ms);
+    reachMs[entry.name] = Math.round(Number(got.verdict.ms));
     // The legend is on the one screen (page coordinates at 1440x900).
     const bottom = await page.locator('#model-kinds').evaluate((e) => e.getBoundingClientRect().bottom + window.scrollY);
     if (bottom > 900) offScreen.push(`${entry.name}: the legend ends at ${Math.round(bottom)}`);
@@ -441,13 +448,11 @@ test('every gallery model runs in the app at 4096 positions (encoder-decoders 20
   measurements[`gallery @ 4096 positions: per switch, selection to report on screen (median)`] = Math.round(ms[ms.length >> 1]);
   measurements[`gallery @ 4096 positions: per switch, selection to report on screen (slowest)`] = Math.round(ms[ms.length - 1]);
   measurements[`gallery @ 4096 positions: per switch (ms)`] = Object.fromEntries(switches.map(([n, t]) => [n, Math.round(t)]));
-  // The release bundle's median switch is gated; every switch within 150 ms is the target, not yet
-  // shown on a loaded 2-core machine (the slowest are recorded above and in docs/BENCHMARKS.md).
+  measurements[`gallery @ 4096 positions: per switch, the reach run inside it (ms)`] = reachMs;
+  // In the release bundle every switch is gated at 150 ms.
   const slow = switches.filter(([, t]) => t > 150).map(([n, t]) => `${n}: ${Math.round(t)} ms`);
   measurements[`gallery @ 4096 positions: switches over 150 ms`] = slow;
-  if (process.env.HASSEFLOW_DIST) {
-    assert.ok(ms[ms.length >> 1] <= 150, `the median gallery switch takes ${Math.round(ms[ms.length >> 1])} ms (over 150): ${slow.join(', ')}`);
-  }
+  if (process.env.HASSEFLOW_DIST) assert.deepEqual(slow, [], 'gallery switches over 150 ms');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

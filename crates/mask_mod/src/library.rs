@@ -1,5 +1,6 @@
 //! The table of library masks: Python preludes, written for hasseflow from the libraries'
-//! documented semantics, run by the same interpreter when a text imports from them. Each is
+//! documented semantics, run by the same interpreter when a text imports from them. They are
+//! embedded without their comment lines (`build.rs`), their line numbers unchanged. Each is
 //! checked against the library itself by `tests/python/test_library_masks.py`.
 
 /// A library module hasseflow provides.
@@ -10,14 +11,21 @@ pub(super) struct Lib {
     pub(super) source: &'static str,
 }
 
-const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: include_str!("library/attn_gym_masks.py") };
-const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: include_str!("library/attn_gym_utils.py") };
-const TORCH_NESTED: Lib = Lib { module: "torch.nested", source: include_str!("library/torch_nested.py") };
+const ATTN_GYM: Lib =
+    Lib { module: "attn_gym.masks", source: include_str!(concat!(env!("OUT_DIR"), "/attn_gym_masks.py")) };
+const ATTN_GYM_UTILS: Lib =
+    Lib { module: "attn_gym.utils", source: include_str!(concat!(env!("OUT_DIR"), "/attn_gym_utils.py")) };
+const TORCH_NESTED: Lib =
+    Lib { module: "torch.nested", source: include_str!(concat!(env!("OUT_DIR"), "/torch_nested.py")) };
 const MASKING_UTILS: Lib =
-    Lib { module: "transformers.masking_utils", source: include_str!("library/masking_utils.py") };
+    Lib { module: "transformers.masking_utils", source: include_str!(concat!(env!("OUT_DIR"), "/masking_utils.py")) };
 const FLEX: Lib = Lib {
     module: "torch.nn.attention.flex_attention",
-    source: concat!(include_str!("library/flex_attention.py"), "\n", include_str!("library/block_mask.py")),
+    source: concat!(
+        include_str!(concat!(env!("OUT_DIR"), "/flex_attention.py")),
+        "\n",
+        include_str!(concat!(env!("OUT_DIR"), "/block_mask.py"))
+    ),
 };
 
 /// The libraries, for documentation and listing.
@@ -40,5 +48,40 @@ pub(super) fn prelude_for(module: &str) -> Option<Lib> {
         "transformers.masking_utils" => Some(MASKING_UTILS),
         "torch.nn.attention.flex_attention" => Some(FLEX),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded preludes are the source files, line for line, with each full-line comment
+    /// emptied: the interpreter's positions are the source file's.
+    #[test]
+    fn preludes_are_their_files_without_comment_lines() {
+        let files = [
+            (ATTN_GYM.source, include_str!("library/attn_gym_masks.py")),
+            (ATTN_GYM_UTILS.source, include_str!("library/attn_gym_utils.py")),
+            (TORCH_NESTED.source, include_str!("library/torch_nested.py")),
+            (MASKING_UTILS.source, include_str!("library/masking_utils.py")),
+            (
+                FLEX.source,
+                concat!(include_str!("library/flex_attention.py"), "\n", include_str!("library/block_mask.py")),
+            ),
+        ];
+        for (embedded, file) in files {
+            let (a, b): (Vec<&str>, Vec<&str>) = (embedded.lines().collect(), file.lines().collect());
+            assert_eq!(a.len(), b.len());
+            let mut emptied = 0;
+            for (e, f) in a.iter().zip(&b) {
+                if f.trim_start().starts_with('#') {
+                    assert_eq!(*e, "");
+                    emptied += 1;
+                } else {
+                    assert_eq!(e, f);
+                }
+            }
+            assert!(emptied > 0, "a prelude without comments: {}", &file[..40]);
+        }
     }
 }
