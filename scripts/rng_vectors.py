@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints draws of CPython's `random` and torch's CPU generator: the expected values of the unit
-tests in crates/mask_mod/src/rng.rs were printed by this script in the test venv
+tests in crates/mask_mod/src/random.rs were printed by this script in the test venv
 (`~/.cache/hasseflow/venv/bin/python scripts/rng_vectors.py`)."""
 import random, torch
 def show(name, v): print(f"{name}: {v}")

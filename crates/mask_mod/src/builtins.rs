@@ -191,7 +191,7 @@ pub(super) fn is_known(full: &str) -> bool {
     {
         return true;
     }
-    if super::rng::is_known(full) {
+    if super::random::is_known(full) {
         return true;
     }
     matches!(
@@ -316,7 +316,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 _ => Value::method(&format!("tensor.{name}"), o.clone()),
             }
         }
-        Value::Rng(g) => return super::rng::attr(g, o, name, pos),
+        Value::Rng(g) => return super::random::attr(g, o, name, pos),
         Value::TracedVec(v) => match super::vector::attr(v, name) {
             Some(x) => x,
             None => Value::method(&format!("tensor.{name}"), o.clone()),
@@ -797,7 +797,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
         a.kw = std::mem::take(&mut a.kw).into_iter().map(|(k, v)| (k, v.plain())).collect();
     }
     if let Some(Value::Rng(g)) = &n.recv {
-        return super::rng::method(it, g, name, a);
+        return super::random::method(it, g, name, a);
     }
     if let Some(recv) = &n.recv {
         return method(it, name, recv, a);
@@ -812,7 +812,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
         };
     }
     if let Some(f) = name.strip_prefix("random.") {
-        return super::rng::random_fn(it, f, a);
+        return super::random::random_fn(it, f, a);
     }
     if let Some(f) = name.strip_prefix("functools.") {
         return match f {
@@ -985,7 +985,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     if let Some(v) = tensor_tail::torch_fn(it, f, &a)? {
         return Ok(v);
     }
-    if let Some(v) = super::rng::torch_fn(it, f, &a)? {
+    if let Some(v) = super::random::torch_fn(it, f, &a)? {
         return Ok(v);
     }
     let elem1 = |it: &mut Interp, k: Elem, a: &Args| -> R<Value> {

@@ -150,8 +150,8 @@ pub(super) enum Value {
     TracedVec(Rc<TVec>),
     Dtype(DType),
     Device,
-    /// A seeded random generator (`torch.Generator`, `random.Random`; see `rng`).
-    Rng(Shared<super::rng::Gen>),
+    /// A seeded random generator (`torch.Generator`, `random.Random`; see `random`).
+    Rng(Shared<super::random::Gen>),
     Unavailable(Rc<Unavailable>),
 }
 

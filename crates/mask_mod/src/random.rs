@@ -390,11 +390,11 @@ fn draw<T>(it: &Interp, g: &Shared<Gen>, what: &str, pos: Pos, f: impl FnOnce(&m
         );
     }
     let mut g = g.borrow_mut();
-    if let Some((at, _)) = it.skipped.get(g.skipped_then) {
+    if let Some((at, why)) = it.skipped.get(g.skipped_then) {
         return unsup(
             pos,
             format!(
-                "{what} after the statement at line {}, column {} was skipped (it could have drawn from or seeded the generator) is not modelled",
+                "{what} after the statement skipped at line {}, column {} ({why}) is not modelled: it could have drawn from or seeded the generator",
                 at.line, at.col
             ),
         );
@@ -516,7 +516,7 @@ fn python_method(it: &mut Interp, g: &Shared<Gen>, f: &str, a: Args) -> R<Value>
                 return exc(pos, "zero step for randrange() (ValueError)");
             };
             if n <= 0 {
-                return exc(pos, format!("empty range for {f}() (ValueError)"));
+                return exc(pos, "empty range for randrange() (ValueError)");
             }
             let r = draw(it, g, &what, pos, |mt| mt.randbelow(n as u64))?;
             Value::Int((start + step * i128::from(r)) as i64)
