@@ -292,7 +292,10 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             }
             if is_known(&full) {
                 Value::native(&full)
-            } else if MODULES.contains(&full.as_str()) || super::library::prelude_for(&full).is_some() {
+            } else if MODULES.contains(&full.as_str())
+                || super::library::prelude_for(&full).is_some()
+                || full == "torch.random"
+            {
                 Value::Module(full.into())
             } else if super::library::prelude_for(path).is_some() {
                 // `import attn_gym.masks as m; m.causal_mask`.
