@@ -693,18 +693,28 @@ fn randint(it: &mut Interp, a: &Args) -> R<Value> {
         return unsup(pos, format!("torch.randint over the range of {} is not modelled", dtype.name()));
     }
     let shape = shape_args(&[size], pos)?;
+    let range = (i128::from(high) - i128::from(low)) as u64;
+    tensor_of_draws(it, a, "torch.randint", shape, dtype, |mt| {
+        let v = if range >= 1 << 28 { mt.next_u64() } else { u64::from(mt.next_u32()) };
+        cast(Sc::I((i128::from(v % range) + i128::from(low)) as i64), dtype)
+    })
+}
+
+/// A tensor of `shape` whose elements are drawn in order, one `each` per element, from the call's
+/// generator (charged to the memory budget before any is drawn).
+fn tensor_of_draws(
+    it: &mut Interp,
+    a: &Args,
+    what: &str,
+    shape: Vec<usize>,
+    dtype: DType,
+    mut each: impl FnMut(&mut Mt) -> Sc,
+) -> R<Value> {
+    let pos = a.at;
     let numel: usize = shape.iter().product();
     it.charge(pos, numel)?;
     let g = generator_of(it, a, pos)?;
-    let range = (i128::from(high) - i128::from(low)) as u64;
-    let data = draw(it, &g, "torch.randint", pos, |mt| {
-        (0..numel)
-            .map(|_| {
-                let v = if range >= 1 << 28 { mt.next_u64() } else { u64::from(mt.next_u32()) };
-                cast(Sc::I((i128::from(v % range) + i128::from(low)) as i64), dtype)
-            })
-            .collect()
-    })?;
+    let data = draw(it, &g, what, pos, |mt| (0..numel).map(|_| each(mt)).collect())?;
     Ok(Value::tensor(Tensor::new(dtype, shape, data)))
 }
 
@@ -721,21 +731,13 @@ fn rand(it: &mut Interp, a: &Args) -> R<Value> {
     if !dtype.is_float() {
         return unsup(pos, format!("torch.rand of {} is not modelled", dtype.name()));
     }
-    let numel: usize = shape.iter().product();
-    it.charge(pos, numel)?;
-    let g = generator_of(it, a, pos)?;
-    let data = draw(it, &g, "torch.rand", pos, |mt| {
-        (0..numel)
-            .map(|_| {
-                Sc::F(if dtype == DType::F32 {
-                    f64::from(mt.next_u32() & 0xff_ffff) / f64::from(1u32 << 24)
-                } else {
-                    (mt.next_u64() & ((1 << 53) - 1)) as f64 / (1u64 << 53) as f64
-                })
-            })
-            .collect()
-    })?;
-    Ok(Value::tensor(Tensor::new(dtype, shape, data)))
+    tensor_of_draws(it, a, "torch.rand", shape, dtype, |mt| {
+        Sc::F(if dtype == DType::F32 {
+            f64::from(mt.next_u32() & 0xff_ffff) / f64::from(1u32 << 24)
+        } else {
+            (mt.next_u64() & ((1 << 53) - 1)) as f64 / (1u64 << 53) as f64
+        })
+    })
 }
 
 /// `torch.randperm(n, *, generator, dtype)`.
