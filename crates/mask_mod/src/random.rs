@@ -342,7 +342,9 @@ fn initial_seed(g: &Shared<Gen>, pos: Pos) -> R<Value> {
 }
 
 fn cpu_device(a: &Args, pos: Pos) -> R<()> {
-    match a.kw("device") {
+    // `torch.Generator("cuda")` names the device positionally.
+    let positional = if &*a.name == "torch.Generator" { a.pos.first().cloned() } else { None };
+    match a.kw("device").or(positional) {
         None | Some(Value::None) => Ok(()),
         Some(Value::Str(s)) if &*s == "cpu" => Ok(()),
         Some(_) => unsup(
@@ -629,7 +631,8 @@ fn generator_of(it: &Interp, a: &Args, pos: Pos) -> R<Shared<Gen>> {
     match a.kw("generator") {
         None | Some(Value::None) => Ok(it.rng.torch.clone()),
         Some(Value::Rng(g)) if g.borrow().kind == Kind::Torch => Ok(g),
-        Some(other) => unsup(pos, format!("`generator=` given a {} is not modelled", other.type_name())),
+        Some(Value::Unavailable(u)) => unsup(pos, super::rt::unavailable_msg(&u)),
+        Some(other) => unsup(pos, format!("`generator=` given a {} value is not modelled", other.type_name())),
     }
 }
 
