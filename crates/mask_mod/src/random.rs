@@ -768,6 +768,9 @@ fn randperm(it: &mut Interp, a: &Args) -> R<Value> {
     let n = n as usize;
     it.charge(pos, n)?;
     let g = generator_of(it, a, pos)?;
+    // torch's other algorithm (64-bit draws, from n >= 2**32 / 20) is past the element limit
+    // `shape_args` checked.
+    const _: () = assert!(super::tensor::MAX_ELEMENTS < (u32::MAX / 20) as usize);
     let perm = draw(it, &g, "torch.randperm", pos, |mt| {
         let mut r: Vec<usize> = (0..n).collect();
         for i in 0..n.saturating_sub(1) {
