@@ -281,7 +281,7 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         "initial_seed" | "random.initial_seed" => initial_seed(&default, pos)?,
         // CUDA's generators are not the CPU's: seeding them changes no CPU draw.
         "cuda.manual_seed" | "cuda.manual_seed_all" => {
-            to_int(&a.need(0, "seed")?, pos)?;
+            seed_int(&a.need(0, "seed")?, "seeding CUDA's generators", pos)?;
             Value::None
         }
         "seed" => return unsup(pos, "`torch.seed()` seeds torch's generator from the OS: not modelled"),
@@ -456,11 +456,10 @@ fn python_method(it: &mut Interp, g: &Shared<Gen>, f: &str, a: Args) -> R<Value>
     let what = format!("`random.{f}`");
     let int = |i: usize, name: &str| -> R<i64> {
         match a.need(i, name)? {
-            v @ (Value::Int(_) | Value::Bool(_) | Value::Instance(_)) => to_int(&v, pos),
-            Value::Float(_) => unsup(pos, format!("{what} of a float is not modelled")),
-            other => {
-                exc(pos, format!("'{}' object cannot be interpreted as an integer (TypeError)", other.type_name()))
-            }
+            v @ (Value::Int(_) | Value::Bool(_)) => to_int(&v, pos),
+            Value::Instance(i) if i.class.is_int_enum() => to_int(&Value::Instance(i), pos),
+            // CPython 3.11 still takes `int()` of what has no `__index__` (with a warning).
+            other => unsup(pos, format!("{what} of a {} is not modelled (an int is)", other.type_name())),
         }
     };
     Ok(match f {
@@ -572,7 +571,7 @@ fn python_method(it: &mut Interp, g: &Shared<Gen>, f: &str, a: Args) -> R<Value>
                 return unsup(pos, "`random.sample` with `counts=` is not modelled");
             }
             let seq = sequence(it, &a.need(0, "population")?, &what, pos)?;
-            let k = to_int(&a.need(1, "k")?, pos)?;
+            let k = int(1, "k")?;
             let n = seq.len();
             if k < 0 || k as u64 > n {
                 return exc(pos, "Sample larger than population or is negative (ValueError)");
@@ -666,8 +665,10 @@ fn randint(it: &mut Interp, a: &Args) -> R<Value> {
     let Some(high) = high else { return exc(pos, "torch.randint() missing argument `high` (TypeError)") };
     let bound = |v: &Value| -> R<i64> {
         match v {
-            Value::Float(_) => unsup(pos, "a float bound of torch.randint is not modelled"),
-            _ => to_int(v, pos),
+            Value::Int(_) | Value::Bool(_) => to_int(v, pos),
+            Value::Instance(i) if i.class.is_int_enum() => to_int(v, pos),
+            Value::Tensor(t) if !t.borrow().dtype.is_float() && t.borrow().numel() == 1 => to_int(v, pos),
+            other => unsup(pos, format!("a {} bound of torch.randint is not modelled (an int is)", other.type_name())),
         }
     };
     let low = match &low {
