@@ -51,10 +51,11 @@ step "Python interop tests (generated FlexAttention code, .npy, JSON loader, wit
 python_check tests/python/test_flex.py target/debug/hasseflow
 step "PyTorch tests (FlexAttention exports imported and run as scripts; mask_mod import against create_mask)"
 python_check tests/python/test_torch.py target/debug/hasseflow
-step "mask_mod reader against torch (a corpus of training-code masks; 300 random modules; semantic reproducers; a 1,000-module differential fuzz)"
+step "mask_mod reader against torch (a corpus of training-code masks; 300 random modules; semantic reproducers; seeded random draws; a 1,000-module differential fuzz)"
 python_check tests/python/test_mask_mod_wild.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_random.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_semantics.py target/debug/hasseflow
+python_check tests/python/test_mask_mod_rng.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_differential.py target/debug/hasseflow
 python_check tests/python/test_library_masks.py
 step "Transformers oracles (layer semantics of masking_utils, layer types of config classes; fixtures re-derived live)"

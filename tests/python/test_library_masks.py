@@ -136,7 +136,7 @@ def subset_problems(text):
             bad(node, f"the operator {FORBIDDEN_OPS[type(node.op)]}")
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name not in ("torch", "functools", "math") or alias.asname:
+                if alias.name not in ("torch", "functools", "math", "random") or alias.asname:
                     bad(node, f"import {alias.name}")
         if isinstance(node, (ast.FunctionDef, ast.Lambda)) and getattr(node, "decorator_list", []):
             bad(node, "a decorator")
@@ -442,6 +442,14 @@ def check_attn_gym(ns, ag, flex_ns):
               ns["generate_spatial_head_mask_mod"](round_width=0), Q=4, fails=True)
     same_mask("generate_temporal_head_mask_mod(num_frames=0)", ag.generate_temporal_head_mask_mod(num_frames=0),
               ns["generate_temporal_head_mask_mod"](num_frames=0), Q=4, fails=True)
+
+    # An example batch's lengths, drawn from the shared `random` module after the same seed.
+    for seed, total, docs in ((0, 64, 4), (7, 10, 10), (2**40 + 1, 300, 9), (-5, 20, 1)):
+        random.seed(seed)
+        theirs = ag_doc.generate_random_lengths(total, docs)
+        random.seed(seed)
+        ours = ns["generate_random_lengths"](total, docs)
+        check(theirs == ours, f"generate_random_lengths({total}, {docs}) after random.seed({seed}): {ours} != {theirs}")
 
     rng = random.Random(3)
     # Packed documents.

@@ -1,6 +1,7 @@
 """Issue 30's semantic reproducers for the mask_mod reader (tests/data/mask_mod_semantics.json,
 and tests/data/mask_mod_semantics_types.json: enums, type(), isinstance, try/except by type,
-annotations), each run by torch's create_mask and by `hasseflow convert FILE --n 8 --to text`
+annotations; tests/data/mask_mod_semantics_random.json: seeded `random` and torch generators),
+each run by torch's create_mask and by `hasseflow convert FILE --n 8 --to text`
 (mask_mod_oracle.py): views that alias their base, statements the reader skips, try/except
 ImportError, keyword arguments, Python values as CPython has them, messages that tell the truth.
 
@@ -22,7 +23,8 @@ from tally import Tally, exit_with
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 # The reproducers, and the cases of classes, types, exceptions and annotations.
-CASES = [os.path.join(DATA, "mask_mod_semantics.json"), os.path.join(DATA, "mask_mod_semantics_types.json")]
+CASES = [os.path.join(DATA, "mask_mod_semantics.json"), os.path.join(DATA, "mask_mod_semantics_types.json"),
+         os.path.join(DATA, "mask_mod_semantics_random.json")]
 
 
 def run():

@@ -8,10 +8,11 @@
 use hasseflow_core::interop::mask_mod::MaskMod;
 
 /// The cases, shared with the Python test that runs them against torch: the reproducers, and
-/// the cases of classes, types, exceptions and annotations (tests/data/mask_mod_semantics_types.json).
+/// the cases of classes, types, exceptions and annotations (tests/data/mask_mod_semantics_types.json),
+/// and of seeded random draws (tests/data/mask_mod_semantics_random.json).
 fn cases() -> Vec<serde_json::Value> {
     let mut all = Vec::new();
-    for name in ["mask_mod_semantics.json", "mask_mod_semantics_types.json"] {
+    for name in ["mask_mod_semantics.json", "mask_mod_semantics_types.json", "mask_mod_semantics_random.json"] {
         let path = format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path} is not readable: {e}"));
         let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("the cases are JSON");

@@ -191,6 +191,9 @@ pub(super) fn is_known(full: &str) -> bool {
     {
         return true;
     }
+    if super::random::is_known(full) {
+        return true;
+    }
     matches!(
         full,
         "torch.nn.functional.pad"
@@ -274,6 +277,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 }
             }
             if &**path == "torch" {
+                if name == "default_generator" {
+                    return Ok(Value::Rng(it.rng.torch.clone()));
+                }
                 if name == "Tensor" {
                     return Ok(Value::native("torch.Tensor"));
                 }
@@ -286,7 +292,10 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             }
             if is_known(&full) {
                 Value::native(&full)
-            } else if MODULES.contains(&full.as_str()) || super::library::prelude_for(&full).is_some() {
+            } else if MODULES.contains(&full.as_str())
+                || super::library::prelude_for(&full).is_some()
+                || full == "torch.random"
+            {
                 Value::Module(full.into())
             } else if super::library::prelude_for(path).is_some() {
                 // `import attn_gym.masks as m; m.causal_mask`.
@@ -310,6 +319,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 _ => Value::method(&format!("tensor.{name}"), o.clone()),
             }
         }
+        Value::Rng(g) => return super::random::attr(g, o, name, pos),
         Value::TracedVec(v) => match super::vector::attr(v, name) {
             Some(x) => x,
             None => Value::method(&format!("tensor.{name}"), o.clone()),
@@ -789,6 +799,9 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
         a.pos = std::mem::take(&mut a.pos).into_iter().map(Value::plain).collect();
         a.kw = std::mem::take(&mut a.kw).into_iter().map(|(k, v)| (k, v.plain())).collect();
     }
+    if let Some(Value::Rng(g)) = &n.recv {
+        return super::random::method(it, g, name, a);
+    }
     if let Some(recv) = &n.recv {
         return method(it, name, recv, a);
     }
@@ -800,6 +813,9 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
             Some(v) => Ok(v),
             None => unsup(pos, format!("`{name}` is not supported")),
         };
+    }
+    if let Some(f) = name.strip_prefix("random.") {
+        return super::random::random_fn(it, f, a);
     }
     if let Some(f) = name.strip_prefix("functools.") {
         return match f {
@@ -972,11 +988,14 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     if let Some(v) = tensor_tail::torch_fn(it, f, &a)? {
         return Ok(v);
     }
+    if let Some(v) = super::random::torch_fn(it, f, &a)? {
+        return Ok(v);
+    }
     let elem1 = |it: &mut Interp, k: Elem, a: &Args| -> R<Value> {
         elementwise(it, k, &[tensor_arg(&a.need(0, "input")?, a)?], pos)
     };
     Ok(match f {
-        "set_default_device" | "manual_seed" => Value::None,
+        "set_default_device" => Value::None,
         "compile" | "no_grad" | "inference_mode" => {
             // Compilation and autograd modes change no value: their keywords are inert.
             a.use_all();
@@ -993,9 +1012,6 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "cuda.device_count" => Value::Int(0),
         "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
         "empty" => return unsup(pos, "torch.empty gives uninitialised values (use zeros)"),
-        "randint" | "rand" | "randn" | "randperm" => {
-            return unsup(pos, format!("torch.{f}: random tensors cannot be reproduced outside torch"));
-        }
         "arange" => {
             let nums: Vec<Value> = a.pos.clone();
             let get = |k: usize, kw: &str| a.kw(kw).or_else(|| nums.get(k).cloned());

@@ -55,6 +55,7 @@ mod memory;
 mod ops;
 mod parse;
 mod pyset;
+mod random;
 mod rt;
 mod tensor;
 mod tensor_ops;
@@ -225,6 +226,7 @@ impl MaskMod {
         let ctx = Ctx { globals: globals.clone(), frame: None };
         globals.borrow_mut().set("__doc__".into(), docstring(&body));
         it.run_module(&body, &ctx).map_err(fail_error)?;
+        random::seal(&mut it);
         let (name, entry) = pick_entry(&globals.borrow())?;
         let declared_n = match globals.borrow().get("N") {
             Some(Value::Int(v)) => Some(Ok(v)),

@@ -94,6 +94,8 @@ pub(super) struct Interp {
     /// How many `try` bodies with `except` clauses are running: an import there whose success
     /// the reader cannot tell decides which path runs.
     pub(super) in_try: u32,
+    /// The `random` module's generator and torch's default one.
+    pub(super) rng: super::random::Globals,
 }
 
 impl Interp {
@@ -115,6 +117,7 @@ impl Interp {
             handling: Vec::new(),
             future_annotations: false,
             in_try: 0,
+            rng: super::random::Globals::default(),
         }
     }
 

@@ -150,6 +150,8 @@ pub(super) enum Value {
     TracedVec(Rc<TVec>),
     Dtype(DType),
     Device,
+    /// A seeded random generator (`torch.Generator`, `random.Random`; see `random`).
+    Rng(Shared<super::random::Gen>),
     Unavailable(Rc<Unavailable>),
 }
 
@@ -183,6 +185,7 @@ impl Value {
             Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => "Tensor",
             Value::Dtype(_) => "torch.dtype",
             Value::Device => "torch.device",
+            Value::Rng(g) => g.borrow().type_name(),
             Value::Unavailable(_) => "unavailable value",
             Value::Class(_) => "type",
             Value::Instance(_) => "object",

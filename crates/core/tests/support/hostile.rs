@@ -315,5 +315,27 @@ pub fn cases() -> Vec<Case> {
             ),
             "steps",
         ),
+        // Seeded random draws are charged like any tensor or loop (random.rs).
+        refused(
+            "randint_of_a_huge_size",
+            format!(
+                "import torch\ntorch.manual_seed(0)\nX = torch.randint(0, 10, (2**40,))\n{}",
+                mask_using("X[0] >= 0")
+            ),
+            "over the limit of",
+        ),
+        refused(
+            "rand_tensors_past_the_byte_budget",
+            format!(
+                "import torch\ng = torch.Generator().manual_seed(1)\nX = [torch.rand(4096, 4096, generator=g) for _ in range(20)]\n{}",
+                mask_using("q_idx >= 0")
+            ),
+            "memory budget",
+        ),
+        refused(
+            "random_draws_in_an_endless_loop",
+            format!("import random\nrandom.seed(3)\nn = 0\nwhile True:\n    n += random.randint(0, 9)\n{MASK}"),
+            "steps",
+        ),
     ]
 }

@@ -15,6 +15,8 @@
 #   generate_sliding_window, generate_sta_mask_mod_2d, generate_sta_mask_mod_3d,
 #   generate_spatial_head_mask_mod, generate_temporal_head_mask_mod, generate_vsa_mask_mod,
 #   generate_vsa_padding_mask_mod (vsa; not re-exported by __init__, but a mask factory).
+#   generate_random_lengths (document_mask.py, not exported): an example batch's document lengths,
+#   drawn from the `random` module shared with the importing file (so its `random.seed` decides).
 #
 # Skipped, and why:
 #   - attn_gym.mods (generate_alibi_bias, generate_tanh_softcap, generate_activation_score_mod,
@@ -30,7 +32,6 @@
 #     create_vsa_flash_block_mask: BlockMask builders). The top-k tile indices that
 #     generate_vsa_mask_mod takes must be given as a tensor.
 #   - create_causal_block_mask_fast (causal.py, not exported): builds a BlockMask, not a mask_mod.
-#   - generate_random_lengths (document_mask.py, not exported): draws from `random`.
 #   - every module's main(): visualisation demos.
 #
 # Differences a caller can see (none in the masks):
@@ -48,6 +49,8 @@
 #   natten's Morton layout, with hex literals); indexing a closure tensor with a tuple of indices
 #   (`intervals[image_idx, 0]`, `ancestor_matrix[q_idx, tree_idx]`, `topk_indices[b, h, q, k]`);
 #   `.clamp(lo, hi)` and `.clamp(min=, max=)`; `fn.__name__` read (batchify) and assigned.
+
+import random
 
 import torch
 
@@ -575,3 +578,14 @@ def generate_vsa_padding_mask_mod(variable_block_sizes, tile_numel):
 
     vsa_padding_mask_mod.__name__ = "vsa_padding_t" + str(tile_numel)
     return vsa_padding_mask_mod
+
+
+def generate_random_lengths(total_length, num_documents):
+    # Every document starts one token long; each token left over then joins a document picked
+    # uniformly with random.randint, one token at a time (the picks in the library's order,
+    # counted per document).
+    picks = []
+    for _ in range(total_length - num_documents):
+        picks.append(random.randint(0, num_documents - 1))
+    counts = torch.bincount(torch.tensor(picks, dtype=torch.int64), minlength=num_documents)
+    return (counts + 1).tolist()
