@@ -76,6 +76,15 @@ impl Args {
     }
 }
 
+/// A number as a float: a float, a one-element tensor, or an int.
+pub(super) fn to_f64(v: &Value, pos: Pos) -> R<f64> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Tensor(t) if t.borrow().numel() == 1 => Ok(t.borrow().data[0].as_f64()),
+        _ => to_int(v, pos).map(|i| i as f64),
+    }
+}
+
 pub(super) fn to_int(v: &Value, pos: Pos) -> R<i64> {
     match v {
         Value::Instance(i) if i.class.is_int_enum() => to_int(&v.clone().plain(), pos),

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-pub(super) use super::args::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
+pub(super) use super::args::{Args, filled, list_of, shape_args, tensor_of, to_f64, to_int, unavailable};
 use super::ast::Pos;
 use super::ops::{Elem, elementwise, push};
 use super::rt::{
@@ -227,14 +227,6 @@ pub(super) fn is_known(full: &str) -> bool {
             | "math.comb"
             | "math.isclose"
     )
-}
-
-pub(super) fn to_f64(v: &Value, pos: Pos) -> R<f64> {
-    match v {
-        Value::Float(f) => Ok(*f),
-        Value::Tensor(t) if t.borrow().numel() == 1 => Ok(t.borrow().data[0].as_f64()),
-        _ => to_int(v, pos).map(|i| i as f64),
-    }
 }
 
 fn py_str(v: &Value) -> String {

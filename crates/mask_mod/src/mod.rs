@@ -52,6 +52,7 @@ mod interp;
 mod lex;
 pub mod library;
 mod memory;
+mod mt;
 mod ops;
 mod parse;
 mod pyset;

@@ -95,7 +95,7 @@ pub(super) struct Interp {
     /// the reader cannot tell decides which path runs.
     pub(super) in_try: u32,
     /// The `random` module's generator and torch's default one.
-    pub(super) rng: super::random::Globals,
+    pub(super) rng: super::mt::Globals,
 }
 
 impl Interp {
@@ -117,7 +117,7 @@ impl Interp {
             handling: Vec::new(),
             future_annotations: false,
             in_try: 0,
-            rng: super::random::Globals::default(),
+            rng: super::mt::Globals::default(),
         }
     }
 

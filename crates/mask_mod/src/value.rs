@@ -151,7 +151,7 @@ pub(super) enum Value {
     Dtype(DType),
     Device,
     /// A seeded random generator (`torch.Generator`, `random.Random`; see `random`).
-    Rng(Shared<super::random::Gen>),
+    Rng(Shared<super::mt::Gen>),
     Unavailable(Rc<Unavailable>),
 }
 
