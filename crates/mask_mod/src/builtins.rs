@@ -76,7 +76,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 82] = [
+const TORCH_FNS: [&str; 84] = [
     "pow",
     "tril",
     "triu",
@@ -100,6 +100,8 @@ const TORCH_FNS: [&str; 82] = [
     "abs",
     "absolute",
     "clamp",
+    "clamp_min",
+    "clamp_max",
     "clip",
     "minimum",
     "maximum",
@@ -520,6 +522,11 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
                 pos,
             ))
         }
+        Value::Instance(inst) if !inst.class.is_enum() => match inst.class.lookup("__getitem__") {
+            // A class of the text's own with `__getitem__` (a shape-annotation helper `Int['b n']`).
+            Some(f) => it.call(&f, vec![o.clone(), i], Vec::new(), pos),
+            None => exc(pos, format!("'{}' object is not subscriptable (TypeError)", inst.class.name)),
+        },
         other => exc(pos, format!("a {} is not subscriptable (TypeError)", other.type_name())),
     }
 }
@@ -1086,7 +1093,8 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "repeat_interleave" => {
             let input = a.need(0, "input")?;
             let reps = a.get(1, "repeats");
-            repeat_interleave(it, &input, reps, a.int(2, "dim")?, pos)?
+            let out = repeat_interleave(it, &input, reps, a.int(2, "dim")?, pos)?;
+            output_size_agrees(out, &a, pos)?
         }
         "cumsum" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
@@ -1142,6 +1150,8 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "logical_not" => elem1(it, Elem::LogicalNot, &a)?,
         "bitwise_not" => elem1(it, Elem::Un(Un::Invert), &a)?,
         "clamp" | "clip" => clamp(it, a.need(0, "input")?, a.get(1, "min"), a.get(2, "max"), pos)?,
+        "clamp_min" => clamp(it, a.need(0, "input")?, Some(a.need(1, "min")?), None, pos)?,
+        "clamp_max" => clamp(it, a.need(0, "input")?, None, Some(a.need(1, "max")?), pos)?,
         "minimum" | "maximum" => {
             let (x, y) = (a.need(0, "input")?, a.need(1, "other")?);
             for v in [&x, &y] {
@@ -1320,6 +1330,21 @@ fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos)
         }
     });
     Ok(Value::tensor(out))
+}
+
+/// `repeat_interleave(..., output_size=k)`: the result's length along the repeated dimension must
+/// be `k`, else torch raises.
+fn output_size_agrees(out: Value, a: &Args, pos: Pos) -> R<Value> {
+    let Some(k) = a.kw("output_size").filter(|v| !matches!(v, Value::None)) else { return Ok(out) };
+    let k = to_int(&k, pos)?;
+    let got = match &out {
+        Value::Tensor(t) => t.borrow().shape.first().copied().unwrap_or(1) as i64,
+        _ => return unsup(pos, "`output_size=` of this repeat_interleave is not modelled"),
+    };
+    if got != k {
+        return exc(pos, "repeat_interleave: allocated size does not match required size (RuntimeError)");
+    }
+    Ok(out)
 }
 
 fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
@@ -1915,10 +1940,33 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     let x = a.need(0, "value")?;
                     let items = l.borrow().clone();
                     if m == "count" {
+                        if a.pos.len() > 1 {
+                            return exc(
+                                pos,
+                                format!("list.count() takes exactly one argument ({} given) (TypeError)", a.pos.len()),
+                            );
+                        }
                         Value::Int(items.iter().filter(|v| py_eq(v, &x)).count() as i64)
                     } else {
-                        match items.iter().position(|v| py_eq(v, &x)) {
-                            Some(p) => Value::Int(p as i64),
+                        if a.pos.len() > 3 {
+                            return exc(
+                                pos,
+                                format!("index expected at most 3 arguments, got {} (TypeError)", a.pos.len()),
+                            );
+                        }
+                        // `list.index(x, start, stop)`: the bounds as a slice clamps them.
+                        let len = items.len() as i64;
+                        let bound = |i: usize, dflt: i64| -> R<i64> {
+                            let v = match a.pos.get(i) {
+                                Some(v) => to_int(v, pos)?,
+                                None => dflt,
+                            };
+                            Ok(if v < 0 { (v + len).max(0) } else { v.min(len) })
+                        };
+                        let (lo, hi) = (bound(1, 0)?, bound(2, len)?);
+                        let found = (lo..hi.max(lo)).find(|&i| py_eq(&items[i as usize], &x));
+                        match found {
+                            Some(p) => Value::Int(p),
                             None => return exc(pos, "value is not in list (ValueError)"),
                         }
                     }
@@ -2089,6 +2137,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             "numel" => Value::Int(1),
             "size" => Value::Tuple(Rc::new(Vec::new())),
             "view" | "reshape" | "squeeze" => recv.clone(),
+            "unsqueeze" => super::vector::unsqueeze_scalar(recv, a.int(0, "dim")?, pos)?,
             _ => return unsup(pos, format!("`.{m}()` of a traced index value is not supported")),
         },
         _ => {
@@ -2174,7 +2223,10 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     Value::tensor(Tensor::new(t.dtype, vec![c, r], data))
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
-                "repeat_interleave" => repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?,
+                "repeat_interleave" => {
+                    let out = repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?;
+                    output_size_agrees(out, &a, pos)?
+                }
                 "fill_" | "zero_" => {
                     let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
                     let mut tb = cell.borrow_mut();
