@@ -76,7 +76,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 84] = [
+const TORCH_FNS: [&str; 83] = [
     "pow",
     "tril",
     "triu",
@@ -155,7 +155,6 @@ const TORCH_FNS: [&str; 84] = [
     "get_default_dtype",
     "is_tensor",
     "numel",
-    "flip",
     "empty",
     "randint",
     "rand",
@@ -1282,15 +1281,6 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)));
             searchsorted(it, &a.need(1, "boundaries")?, &a.need(0, "input")?, right, pos)?
         }
-        "flip" => {
-            let t = tensor_of(&a.need(0, "input")?, pos)?;
-            if t.shape.len() != 1 {
-                return unsup(pos, "flip of a tensor that is not 1-d is not supported");
-            }
-            let mut d = t.data.clone();
-            d.reverse();
-            Value::tensor(Tensor::new(t.dtype, t.shape.clone(), d))
-        }
         _ => return unsup(pos, format!("`torch.{f}` is not supported")),
     })
 }
@@ -1600,7 +1590,35 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             None => Value::Bool(false),
             Some(v) => Value::Bool(it.truthy(&v, pos)?),
         },
-        "str" => Value::Str(py_str(&a.get(0, "object").unwrap_or(Value::Str("".into()))).into()),
+        "str" => match a.get(0, "object") {
+            Some(Value::Instance(i))
+                if i.class.native.as_deref().and_then(super::types::exception_parent).is_some() =>
+            {
+                let one = |x: &Value| match x {
+                    Value::Str(_) | Value::Int(_) | Value::Bool(_) | Value::None => Some(py_str(x)),
+                    _ => None,
+                };
+                match super::excepts::exception_str(&i, one) {
+                    Some(s) => Value::Str(s.into()),
+                    None => return unsup(pos, format!("`str()` of this `{}` object is not modelled", i.class.name)),
+                }
+            }
+            Some(Value::Unavailable(u)) => return unsup(pos, unavailable_msg(&u)),
+            Some(
+                o @ (Value::List(_)
+                | Value::Tuple(_)
+                | Value::Dict(_)
+                | Value::Tensor(_)
+                | Value::Traced(..)
+                | Value::TracedVec(_)
+                | Value::Instance(_)
+                | Value::Class(_)
+                | Value::Func(_)
+                | Value::Native(_)
+                | Value::Partial(_)),
+            ) if !o.is_member() => return unsup(pos, format!("`str()` of a {} is not modelled", o.type_name())),
+            o => Value::Str(py_str(&o.unwrap_or(Value::Str("".into()))).into()),
+        },
         "list" | "tuple" | "set" | "frozenset" => {
             let src = a.get(0, "iterable");
             let is_set = matches!(b, "set" | "frozenset");
