@@ -402,6 +402,13 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             _ => return unsup(pos, format!("the device attribute `{name}` is not supported")),
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::Tuple(_) if matches!(name, "values" | "indices") => {
+            // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
+            return unsup(
+                pos,
+                format!("`.{name}` of a (values, indices) result is not modelled: unpack it (`values, indices = ...`)"),
+            );
+        }
         other => return unsup(pos, format!("the attribute `{name}` of a {} is not supported", other.type_name())),
     })
 }
@@ -867,6 +874,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     if let Some(f) = name.strip_prefix("enum.") {
         return match (f, a.pos.first()) {
             ("auto", _) if a.pos.is_empty() && a.kw.is_empty() => Ok(Value::native("enum.auto()")),
+            ("Enum" | "IntEnum", Some(Value::Str(_))) => super::enums::functional(it, f, &a, pos),
             ("unique", Some(Value::Class(c))) if c.is_enum() => {
                 let attrs = c.attrs.borrow();
                 let alias = attrs.iter().find(|(k, v)| {
