@@ -1100,8 +1100,9 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "repeat_interleave" => {
             let input = a.need(0, "input")?;
             let reps = a.get(1, "repeats");
-            let out = repeat_interleave(it, &input, reps, a.int(2, "dim")?, pos)?;
-            output_size_agrees(out, &a, pos)?
+            let dim = a.int(2, "dim")?;
+            let out = repeat_interleave(it, &input, reps, dim, pos)?;
+            output_size_agrees(out, dim, &a, pos)?
         }
         "cumsum" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
@@ -1332,11 +1333,15 @@ fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos)
 
 /// `repeat_interleave(..., output_size=k)`: the result's length along the repeated dimension must
 /// be `k`, else torch raises.
-fn output_size_agrees(out: Value, a: &Args, pos: Pos) -> R<Value> {
+fn output_size_agrees(out: Value, dim: Option<i64>, a: &Args, pos: Pos) -> R<Value> {
     let Some(k) = a.kw("output_size").filter(|v| !matches!(v, Value::None)) else { return Ok(out) };
     let k = to_int(&k, pos)?;
     let got = match &out {
-        Value::Tensor(t) => t.borrow().shape.first().copied().unwrap_or(1) as i64,
+        Value::Tensor(t) => {
+            let t = t.borrow();
+            let d = dim_of(dim.unwrap_or(0), t.shape.len(), pos)?;
+            t.shape.get(d).copied().unwrap_or(1) as i64
+        }
         _ => return unsup(pos, "`output_size=` of this repeat_interleave is not modelled"),
     };
     if got != k {
@@ -1351,65 +1356,77 @@ fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: O
         // repeat_interleave(repeats): arange(len) repeated.
         let counts: Vec<i64> = t.data.iter().map(|v| v.as_i64()).collect();
         let idx = Tensor::new(DType::I64, vec![counts.len()], (0..counts.len() as i64).map(Sc::I).collect());
-        return repeat_with(it, &idx, &counts, pos);
+        return repeat_along(it, &idx, 0, &counts, pos);
     };
-    let counts: Vec<i64> = match &reps {
-        Value::Int(k) => vec![*k; if t.shape.is_empty() { 1 } else { t.shape[0] }],
+    // A single repeat (an int, or a tensor of one element) serves every slice.
+    let (single, each): (Option<i64>, Vec<i64>) = match &reps {
+        Value::Int(k) => (Some(*k), Vec::new()),
         Value::Tensor(r) => {
             let r = r.borrow();
+            if r.shape.len() > 1 {
+                return exc(pos, "repeat_interleave: repeats must be 0-dim or 1-dim tensor (RuntimeError)");
+            }
             if r.numel() == 1 {
-                vec![r.data[0].as_i64(); if t.shape.is_empty() { 1 } else { t.shape[0] }]
+                (Some(r.data[0].as_i64()), Vec::new())
             } else {
-                r.data.iter().map(|v| v.as_i64()).collect()
+                (None, r.data.iter().map(|v| v.as_i64()).collect())
             }
         }
         Value::List(_) | Value::Tuple(_) => {
-            tensor_from(&reps, Some(DType::I64), pos)?.data.iter().map(|v| v.as_i64()).collect()
+            (None, tensor_from(&reps, Some(DType::I64), pos)?.data.iter().map(|v| v.as_i64()).collect())
         }
         other => {
             return exc(pos, format!("repeats must be an int or a tensor, not a {} (TypeError)", other.type_name()));
         }
     };
-    if t.shape.len() > 1 && dim.is_none() {
-        let flat = Tensor::new(t.dtype, vec![t.numel()], t.data.clone());
-        let counts = if counts.len() == t.shape[0] && counts.len() != flat.numel() {
-            vec![counts[0]; flat.numel()]
-        } else {
-            counts
-        };
-        return repeat_with(it, &flat, &counts, pos);
-    }
-    if t.shape.len() > 1 && dim != Some(0) {
-        return unsup(pos, "repeat_interleave along a dimension other than 0 is not supported");
-    }
-    let base = if t.shape.is_empty() { Tensor::new(t.dtype, vec![1], t.data.clone()) } else { t };
-    repeat_with(it, &base, &counts, pos)
+    // No `dim`: the input flattened; a 0-d input is one element.
+    let (base, d) = match dim {
+        None => (Tensor::new(t.dtype, vec![t.numel()], t.data.clone()), 0),
+        Some(_) if t.shape.is_empty() => (Tensor::new(t.dtype, vec![1], t.data.clone()), 0),
+        Some(k) => {
+            let d = dim_of(k, t.shape.len(), pos)?;
+            (t, d)
+        }
+    };
+    let counts = match single {
+        Some(k) => vec![k; base.shape[d]],
+        None => each,
+    };
+    repeat_along(it, &base, d, &counts, pos)
 }
 
-fn repeat_with(it: &mut Interp, t: &Tensor, counts: &[i64], pos: Pos) -> R<Value> {
-    if counts.len() != t.shape[0] {
+/// Each slice `i` of `t` along `d` repeated `counts[i]` times.
+fn repeat_along(it: &mut Interp, t: &Tensor, d: usize, counts: &[i64], pos: Pos) -> R<Value> {
+    if counts.len() != t.shape[d] {
         return exc(
             pos,
             format!(
                 "repeats must have the same size as input along dim ({} vs {}) (RuntimeError)",
                 counts.len(),
-                t.shape[0]
+                t.shape[d]
             ),
         );
     }
     if counts.iter().any(|&c| c < 0) {
         return exc(pos, "repeats can not be negative (RuntimeError)");
     }
-    let total: i64 = counts.iter().sum();
-    let inner: usize = t.shape[1..].iter().product();
+    let Some(total) = counts.iter().try_fold(0i64, |a, &c| a.checked_add(c)) else {
+        return limit(pos, "repeat_interleave: the repeats add up past 64 bits");
+    };
+    let outer: usize = t.shape[..d].iter().product();
+    let inner: usize = t.shape[d + 1..].iter().product();
     let mut shape = t.shape.clone();
-    shape[0] = total as usize;
+    shape[d] = usize::try_from(total).unwrap_or(usize::MAX);
     checked_numel(&shape).or_else(|m| limit(pos, m))?;
-    it.charge(pos, total as usize * inner)?;
-    let mut data = Vec::with_capacity(total as usize * inner);
-    for (i, &c) in counts.iter().enumerate() {
-        for _ in 0..c {
-            data.extend_from_slice(&t.data[i * inner..(i + 1) * inner]);
+    it.charge(pos, shape.iter().product())?;
+    let len = t.shape[d];
+    let mut data = Vec::with_capacity(shape.iter().product());
+    for o in 0..outer {
+        for (i, &c) in counts.iter().enumerate() {
+            let at = (o * len + i) * inner;
+            for _ in 0..c {
+                data.extend_from_slice(&t.data[at..at + inner]);
+            }
         }
     }
     Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
@@ -2250,8 +2267,9 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
                 "repeat_interleave" => {
-                    let out = repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?;
-                    output_size_agrees(out, &a, pos)?
+                    let dim = a.int(1, "dim")?;
+                    let out = repeat_interleave(it, recv, a.get(0, "repeats"), dim, pos)?;
+                    output_size_agrees(out, dim, &a, pos)?
                 }
                 "fill_" | "zero_" => {
                     let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
