@@ -227,18 +227,7 @@ impl MaskMod {
         globals.borrow_mut().set("__doc__".into(), docstring(&body));
         it.run_module(&body, &ctx).map_err(fail_error)?;
         let (name, entry) = pick_entry(&globals.borrow())?;
-        if matches!(
-            entry,
-            Value::None
-                | Value::Bool(_)
-                | Value::Int(_)
-                | Value::Float(_)
-                | Value::Str(_)
-                | Value::Tensor(_)
-                | Value::List(_)
-                | Value::Tuple(_)
-                | Value::Dict(_)
-        ) {
+        if !entry.is_callable() && !matches!(entry, Value::Instance(_) | Value::Wrapped(_) | Value::Unavailable(_)) {
             // `mask_mod = None` (a factory that forgot its `return`): torch's create_mask raises.
             let what = format!("`{name}` is a {}, not a mask function: calling it raises TypeError", entry.type_name());
             return Err(match binding_line(text, &name) {
