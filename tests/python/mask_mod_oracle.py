@@ -69,6 +69,9 @@ def load_module(path):
     sys.dont_write_bytecode = True  # no __pycache__ next to the corpus or the generated programs
     spec = importlib.util.spec_from_file_location(f"hasseflow_wild_{_loaded}", path)
     mod = importlib.util.module_from_spec(spec)
+    # As an import does: the module is in sys.modules while it runs (a @dataclass under
+    # `from __future__ import annotations` looks its module up there).
+    sys.modules[spec.name] = mod
     with contextlib.redirect_stdout(io.StringIO()), CudaToCpu():
         spec.loader.exec_module(mod)
     return mod

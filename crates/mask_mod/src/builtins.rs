@@ -76,7 +76,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 82] = [
+const TORCH_FNS: [&str; 83] = [
     "pow",
     "tril",
     "triu",
@@ -100,6 +100,8 @@ const TORCH_FNS: [&str; 82] = [
     "abs",
     "absolute",
     "clamp",
+    "clamp_min",
+    "clamp_max",
     "clip",
     "minimum",
     "maximum",
@@ -153,7 +155,6 @@ const TORCH_FNS: [&str; 82] = [
     "get_default_dtype",
     "is_tensor",
     "numel",
-    "flip",
     "empty",
     "randint",
     "rand",
@@ -403,6 +404,13 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             _ => return unsup(pos, format!("the device attribute `{name}` is not supported")),
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::Tuple(_) if matches!(name, "values" | "indices") => {
+            // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
+            return unsup(
+                pos,
+                format!("`.{name}` of a (values, indices) result is not modelled: unpack it (`values, indices = ...`)"),
+            );
+        }
         other => return unsup(pos, format!("the attribute `{name}` of a {} is not supported", other.type_name())),
     })
 }
@@ -522,6 +530,11 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
                 pos,
             ))
         }
+        Value::Instance(inst) if !inst.class.is_enum() => match inst.class.lookup("__getitem__") {
+            // A class of the text's own with `__getitem__` (a shape-annotation helper `Int['b n']`).
+            Some(f) => it.call(&f, vec![o.clone(), i], Vec::new(), pos),
+            None => exc(pos, format!("'{}' object is not subscriptable (TypeError)", inst.class.name)),
+        },
         other => exc(pos, format!("a {} is not subscriptable (TypeError)", other.type_name())),
     }
 }
@@ -869,6 +882,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     if let Some(f) = name.strip_prefix("enum.") {
         return match (f, a.pos.first()) {
             ("auto", _) if a.pos.is_empty() && a.kw.is_empty() => Ok(Value::native("enum.auto()")),
+            ("Enum" | "IntEnum", Some(Value::Str(_))) => super::enums::functional(it, f, &a, pos),
             ("unique", Some(Value::Class(c))) if c.is_enum() => {
                 let attrs = c.attrs.borrow();
                 let alias = attrs.iter().find(|(k, v)| {
@@ -1094,7 +1108,9 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "repeat_interleave" => {
             let input = a.need(0, "input")?;
             let reps = a.get(1, "repeats");
-            repeat_interleave(it, &input, reps, a.int(2, "dim")?, pos)?
+            let dim = a.int(2, "dim")?;
+            let out = repeat_interleave(it, &input, reps, dim, pos)?;
+            output_size_agrees(out, dim, &a, pos)?
         }
         "cumsum" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
@@ -1150,6 +1166,8 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "logical_not" => elem1(it, Elem::LogicalNot, &a)?,
         "bitwise_not" => elem1(it, Elem::Un(Un::Invert), &a)?,
         "clamp" | "clip" => clamp(it, a.need(0, "input")?, a.get(1, "min"), a.get(2, "max"), pos)?,
+        "clamp_min" => clamp(it, a.need(0, "input")?, Some(a.need(1, "min")?), None, pos)?,
+        "clamp_max" => clamp(it, a.need(0, "input")?, None, Some(a.need(1, "max")?), pos)?,
         "minimum" | "maximum" => {
             let (x, y) = (a.need(0, "input")?, a.need(1, "other")?);
             for v in [&x, &y] {
@@ -1280,15 +1298,6 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)));
             searchsorted(it, &a.need(1, "boundaries")?, &a.need(0, "input")?, right, pos)?
         }
-        "flip" => {
-            let t = tensor_of(&a.need(0, "input")?, pos)?;
-            if t.shape.len() != 1 {
-                return unsup(pos, "flip of a tensor that is not 1-d is not supported");
-            }
-            let mut d = t.data.clone();
-            d.reverse();
-            Value::tensor(Tensor::new(t.dtype, t.shape.clone(), d))
-        }
         _ => return unsup(pos, format!("`torch.{f}` is not supported")),
     })
 }
@@ -1330,71 +1339,102 @@ fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos)
     Ok(Value::tensor(out))
 }
 
+/// `repeat_interleave(..., output_size=k)`: the result's length along the repeated dimension must
+/// be `k`, else torch raises.
+fn output_size_agrees(out: Value, dim: Option<i64>, a: &Args, pos: Pos) -> R<Value> {
+    let Some(k) = a.kw("output_size").filter(|v| !matches!(v, Value::None)) else { return Ok(out) };
+    let k = to_int(&k, pos)?;
+    let got = match &out {
+        Value::Tensor(t) => {
+            let t = t.borrow();
+            let d = dim_of(dim.unwrap_or(0), t.shape.len(), pos)?;
+            t.shape.get(d).copied().unwrap_or(1) as i64
+        }
+        _ => return unsup(pos, "`output_size=` of this repeat_interleave is not modelled"),
+    };
+    if got != k {
+        return exc(pos, "repeat_interleave: allocated size does not match required size (RuntimeError)");
+    }
+    Ok(out)
+}
+
 fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
     let t = tensor_of(input, pos)?;
     let Some(reps) = reps else {
         // repeat_interleave(repeats): arange(len) repeated.
         let counts: Vec<i64> = t.data.iter().map(|v| v.as_i64()).collect();
         let idx = Tensor::new(DType::I64, vec![counts.len()], (0..counts.len() as i64).map(Sc::I).collect());
-        return repeat_with(it, &idx, &counts, pos);
+        return repeat_along(it, &idx, 0, &counts, pos);
     };
-    let counts: Vec<i64> = match &reps {
-        Value::Int(k) => vec![*k; if t.shape.is_empty() { 1 } else { t.shape[0] }],
+    // A single repeat (an int, or a tensor of one element) serves every slice.
+    let (single, each): (Option<i64>, Vec<i64>) = match &reps {
+        Value::Int(k) => (Some(*k), Vec::new()),
         Value::Tensor(r) => {
             let r = r.borrow();
+            if r.shape.len() > 1 {
+                return exc(pos, "repeat_interleave: repeats must be 0-dim or 1-dim tensor (RuntimeError)");
+            }
             if r.numel() == 1 {
-                vec![r.data[0].as_i64(); if t.shape.is_empty() { 1 } else { t.shape[0] }]
+                (Some(r.data[0].as_i64()), Vec::new())
             } else {
-                r.data.iter().map(|v| v.as_i64()).collect()
+                (None, r.data.iter().map(|v| v.as_i64()).collect())
             }
         }
         Value::List(_) | Value::Tuple(_) => {
-            tensor_from(&reps, Some(DType::I64), pos)?.data.iter().map(|v| v.as_i64()).collect()
+            (None, tensor_from(&reps, Some(DType::I64), pos)?.data.iter().map(|v| v.as_i64()).collect())
         }
         other => {
             return exc(pos, format!("repeats must be an int or a tensor, not a {} (TypeError)", other.type_name()));
         }
     };
-    if t.shape.len() > 1 && dim.is_none() {
-        let flat = Tensor::new(t.dtype, vec![t.numel()], t.data.clone());
-        let counts = if counts.len() == t.shape[0] && counts.len() != flat.numel() {
-            vec![counts[0]; flat.numel()]
-        } else {
-            counts
-        };
-        return repeat_with(it, &flat, &counts, pos);
-    }
-    if t.shape.len() > 1 && dim != Some(0) {
-        return unsup(pos, "repeat_interleave along a dimension other than 0 is not supported");
-    }
-    let base = if t.shape.is_empty() { Tensor::new(t.dtype, vec![1], t.data.clone()) } else { t };
-    repeat_with(it, &base, &counts, pos)
+    // No `dim`: the input flattened; a 0-d input is one element.
+    let (base, d) = match dim {
+        None => (Tensor::new(t.dtype, vec![t.numel()], t.data.clone()), 0),
+        Some(_) if t.shape.is_empty() => (Tensor::new(t.dtype, vec![1], t.data.clone()), 0),
+        Some(k) => {
+            let d = dim_of(k, t.shape.len(), pos)?;
+            (t, d)
+        }
+    };
+    let counts = match single {
+        Some(k) => vec![k; base.shape[d]],
+        None => each,
+    };
+    repeat_along(it, &base, d, &counts, pos)
 }
 
-fn repeat_with(it: &mut Interp, t: &Tensor, counts: &[i64], pos: Pos) -> R<Value> {
-    if counts.len() != t.shape[0] {
+/// Each slice `i` of `t` along `d` repeated `counts[i]` times.
+fn repeat_along(it: &mut Interp, t: &Tensor, d: usize, counts: &[i64], pos: Pos) -> R<Value> {
+    if counts.len() != t.shape[d] {
         return exc(
             pos,
             format!(
                 "repeats must have the same size as input along dim ({} vs {}) (RuntimeError)",
                 counts.len(),
-                t.shape[0]
+                t.shape[d]
             ),
         );
     }
     if counts.iter().any(|&c| c < 0) {
         return exc(pos, "repeats can not be negative (RuntimeError)");
     }
-    let total: i64 = counts.iter().sum();
-    let inner: usize = t.shape[1..].iter().product();
+    let Some(total) = counts.iter().try_fold(0i64, |a, &c| a.checked_add(c)) else {
+        return limit(pos, "repeat_interleave: the repeats add up past 64 bits");
+    };
+    let outer: usize = t.shape[..d].iter().product();
+    let inner: usize = t.shape[d + 1..].iter().product();
     let mut shape = t.shape.clone();
-    shape[0] = total as usize;
+    shape[d] = usize::try_from(total).unwrap_or(usize::MAX);
     checked_numel(&shape).or_else(|m| limit(pos, m))?;
-    it.charge(pos, total as usize * inner)?;
-    let mut data = Vec::with_capacity(total as usize * inner);
-    for (i, &c) in counts.iter().enumerate() {
-        for _ in 0..c {
-            data.extend_from_slice(&t.data[i * inner..(i + 1) * inner]);
+    it.charge(pos, shape.iter().product())?;
+    let len = t.shape[d];
+    let mut data = Vec::with_capacity(shape.iter().product());
+    for o in 0..outer {
+        for (i, &c) in counts.iter().enumerate() {
+            let at = (o * len + i) * inner;
+            for _ in 0..c {
+                data.extend_from_slice(&t.data[at..at + inner]);
+            }
         }
     }
     Ok(Value::tensor(Tensor::new(t.dtype, shape, data)))
@@ -1583,7 +1623,35 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             None => Value::Bool(false),
             Some(v) => Value::Bool(it.truthy(&v, pos)?),
         },
-        "str" => Value::Str(py_str(&a.get(0, "object").unwrap_or(Value::Str("".into()))).into()),
+        "str" => match a.get(0, "object") {
+            Some(Value::Instance(i))
+                if i.class.native.as_deref().and_then(super::types::exception_parent).is_some() =>
+            {
+                let one = |x: &Value| match x {
+                    Value::Str(_) | Value::Int(_) | Value::Bool(_) | Value::None => Some(py_str(x)),
+                    _ => None,
+                };
+                match super::excepts::exception_str(&i, one) {
+                    Some(s) => Value::Str(s.into()),
+                    None => return unsup(pos, format!("`str()` of this `{}` object is not modelled", i.class.name)),
+                }
+            }
+            Some(Value::Unavailable(u)) => return unsup(pos, unavailable_msg(&u)),
+            Some(
+                o @ (Value::List(_)
+                | Value::Tuple(_)
+                | Value::Dict(_)
+                | Value::Tensor(_)
+                | Value::Traced(..)
+                | Value::TracedVec(_)
+                | Value::Instance(_)
+                | Value::Class(_)
+                | Value::Func(_)
+                | Value::Native(_)
+                | Value::Partial(_)),
+            ) if !o.is_member() => return unsup(pos, format!("`str()` of a {} is not modelled", o.type_name())),
+            o => Value::Str(py_str(&o.unwrap_or(Value::Str("".into()))).into()),
+        },
         "list" | "tuple" | "set" | "frozenset" => {
             let src = a.get(0, "iterable");
             let is_set = matches!(b, "set" | "frozenset");
@@ -1923,10 +1991,33 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     let x = a.need(0, "value")?;
                     let items = l.borrow().clone();
                     if m == "count" {
+                        if a.pos.len() > 1 {
+                            return exc(
+                                pos,
+                                format!("list.count() takes exactly one argument ({} given) (TypeError)", a.pos.len()),
+                            );
+                        }
                         Value::Int(items.iter().filter(|v| py_eq(v, &x)).count() as i64)
                     } else {
-                        match items.iter().position(|v| py_eq(v, &x)) {
-                            Some(p) => Value::Int(p as i64),
+                        if a.pos.len() > 3 {
+                            return exc(
+                                pos,
+                                format!("index expected at most 3 arguments, got {} (TypeError)", a.pos.len()),
+                            );
+                        }
+                        // `list.index(x, start, stop)`: the bounds as a slice clamps them.
+                        let len = items.len() as i64;
+                        let bound = |i: usize, dflt: i64| -> R<i64> {
+                            let v = match a.pos.get(i) {
+                                Some(v) => to_int(v, pos)?,
+                                None => dflt,
+                            };
+                            Ok(if v < 0 { (v + len).max(0) } else { v.min(len) })
+                        };
+                        let (lo, hi) = (bound(1, 0)?, bound(2, len)?);
+                        let found = (lo..hi.max(lo)).find(|&i| py_eq(&items[i as usize], &x));
+                        match found {
+                            Some(p) => Value::Int(p),
                             None => return exc(pos, "value is not in list (ValueError)"),
                         }
                     }
@@ -2097,6 +2188,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             "numel" => Value::Int(1),
             "size" => Value::Tuple(Rc::new(Vec::new())),
             "view" | "reshape" | "squeeze" => recv.clone(),
+            "unsqueeze" => super::vector::unsqueeze_scalar(recv, a.int(0, "dim")?, pos)?,
             _ => return unsup(pos, format!("`.{m}()` of a traced index value is not supported")),
         },
         _ => {
@@ -2182,7 +2274,11 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     Value::tensor(Tensor::new(t.dtype, vec![c, r], data))
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
-                "repeat_interleave" => repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, pos)?,
+                "repeat_interleave" => {
+                    let dim = a.int(1, "dim")?;
+                    let out = repeat_interleave(it, recv, a.get(0, "repeats"), dim, pos)?;
+                    output_size_agrees(out, dim, &a, pos)?
+                }
                 "fill_" | "zero_" => {
                     let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
                     let mut tb = cell.borrow_mut();

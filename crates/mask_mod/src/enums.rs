@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::args::Args;
 use super::ast::Pos;
 use super::rt::{Interp, PyDict, R, dict_set, exc, key_of, py_eq, unsup};
 use super::value::{ClassObj, Instance, Key, Value};
@@ -153,4 +154,84 @@ pub(super) fn members_dict(it: &mut Interp, class: &Rc<ClassObj>, pos: Pos) -> R
         dict_set(&mut d, Value::Str(k), v, pos)?;
     }
     Ok(Value::Dict(super::value::shared(d)))
+}
+
+/// The functional API, `Enum('Name', names)` / `IntEnum('Name', names, start=1)`, as CPython 3.11
+/// builds it: `names` is a string of names split on commas and spaces, a list or tuple of names
+/// (valued `start`, `start + 1`, ...), of `(name, value)` pairs, or a dict of them.
+pub(super) fn functional(it: &mut Interp, kind: &str, a: &Args, pos: Pos) -> R<Value> {
+    let Some(Value::Str(cls_name)) = a.get(0, "value") else {
+        return unsup(
+            pos,
+            format!("`enum.{kind}(...)` with a first argument that is not a class name is not modelled"),
+        );
+    };
+    let Some(names) = a.get(1, "names") else {
+        return unsup(pos, format!("`enum.{kind}(...)` without `names` (a lookup by value) is not modelled"));
+    };
+    if a.pos.len() > 2 {
+        return unsup(pos, format!("`enum.{kind}(...)` with more than two positional arguments is not modelled"));
+    }
+    let start = match a.kw("start") {
+        None => 1,
+        Some(v) => super::args::to_int(&v, pos)?,
+    };
+    let mut attrs: Vec<(Rc<str>, Value)> = Vec::new();
+    let bad = || unsup(pos, "enum member names of this form are not modelled");
+    match &names {
+        Value::Str(s) => {
+            for (k, n) in s.replace(',', " ").split_whitespace().enumerate() {
+                attrs.push((n.into(), Value::Int(start + k as i64)));
+            }
+        }
+        Value::List(_) | Value::Tuple(_) => {
+            let items: Vec<Value> = match &names {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.as_ref().clone(),
+                _ => Vec::new(),
+            };
+            it.charge_work(pos, items.len(), "enum members")?;
+            for (k, item) in items.iter().enumerate() {
+                match item {
+                    Value::Str(n) => attrs.push((n.clone(), Value::Int(start + k as i64))),
+                    Value::Tuple(p) if p.len() == 2 => match &p[0] {
+                        Value::Str(n) => attrs.push((n.clone(), p[1].clone())),
+                        _ => return bad(),
+                    },
+                    Value::List(p) if p.borrow().len() == 2 => match &p.borrow()[0] {
+                        Value::Str(n) => attrs.push((n.clone(), p.borrow()[1].clone())),
+                        _ => return bad(),
+                    },
+                    _ => return bad(),
+                }
+            }
+        }
+        Value::Dict(d) => {
+            for (k, v) in d.borrow().iter() {
+                match k {
+                    Value::Str(n) => attrs.push((n.clone(), v.clone())),
+                    _ => return bad(),
+                }
+            }
+        }
+        _ => return bad(),
+    }
+    it.charge_work(pos, attrs.len(), "enum members")?;
+    let mut seen: std::collections::HashSet<Rc<str>> = std::collections::HashSet::new();
+    for (n, _) in &attrs {
+        if !seen.insert(n.clone()) {
+            return exc(pos, format!("'{n}' already defined (TypeError)"));
+        }
+    }
+    let class = Rc::new(ClassObj {
+        name: cls_name.clone(),
+        attrs: std::cell::RefCell::new(attrs),
+        bases: Vec::new(),
+        annotated: Vec::new(),
+        fields: std::cell::Cell::new(false),
+        native: Some(format!("enum.{kind}").into()),
+        members: std::cell::RefCell::new(Vec::new()),
+    });
+    make_members(it, &class, pos)?;
+    Ok(Value::Class(class))
 }

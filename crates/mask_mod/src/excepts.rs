@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::ast::{Expr, Handler, Pos, Stmt};
 use super::interp::{Ctx, Flow};
-use super::rt::{Fail, FailKind, Interp, R, limit, unavailable_msg, unsup};
+use super::rt::{Eval, Fail, FailKind, Interp, R, limit, unavailable_msg, unsup};
 use super::types::{
     ExcClass, catches, exception_parent, handler_types, is_builtin_exception_class, not_exception_class,
 };
@@ -16,8 +16,12 @@ use super::value::{Unavailable, Value};
 /// the reader's own exceptions, whose message ends with the Python exception it is (`(KeyError)`).
 fn raised_type(f: &Fail) -> Option<ExcClass> {
     if let Some(v) = &f.exc_type {
+        let class = match v {
+            Value::Instance(i) => class_of_exception(i),
+            v => v.clone(),
+        };
         let mut t = Vec::new();
-        handler_types(v, 0, &mut t)?;
+        handler_types(&class, 0, &mut t)?;
         return t.pop();
     }
     if f.msg.starts_with("the text raises") {
@@ -35,6 +39,32 @@ fn raised_type(f: &Fail) -> Option<ExcClass> {
             t.pop()
         }
         None => None,
+    }
+}
+
+/// The class of a raised exception object: the builtin class, or the text's own.
+fn class_of_exception(i: &Rc<super::value::Instance>) -> Value {
+    if is_builtin_exception_class(&i.class) {
+        Value::native(i.class.native.as_deref().unwrap_or(""))
+    } else {
+        Value::Class(i.class.clone())
+    }
+}
+
+/// `str(e)` of an exception object, as `BaseException.__str__` gives it: '' for no arguments,
+/// `str(arg)` for one; `None` where the reader does not model it (several arguments, or a class
+/// of the text with its own `__str__`).
+pub(super) fn exception_str(i: &super::value::Instance, one: impl Fn(&Value) -> Option<String>) -> Option<String> {
+    if i.class.lookup("__str__").is_some() {
+        return None;
+    }
+    match i.attr("args") {
+        Some(Value::Tuple(a)) => match a.as_slice() {
+            [] => Some(String::new()),
+            [x] => one(x),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -132,13 +162,19 @@ impl Interp {
                 continue;
             }
             if let Some(n) = &h.name {
-                let u = Unavailable {
-                    what: format!(
-                        "`{n}`, the exception bound at line {}, column {} (not modelled)",
-                        h.pos.line, h.pos.col
-                    ),
+                let bound = match &f.exc_type {
+                    // What the text raised: the exception object itself (`e.args`, `str(e)`, `raise e`).
+                    Some(v @ Value::Instance(_)) => v.clone(),
+                    // The reader's own exceptions: their messages are not CPython's word for word.
+                    _ => Value::Unavailable(Rc::new(Unavailable {
+                        what: format!(
+                            "`{n}`, the exception bound at line {}, column {}: an exception hasseflow raised itself \
+                             (its message is not CPython's word for word), not modelled",
+                            h.pos.line, h.pos.col
+                        ),
+                    })),
                 };
-                self.bind(n, Value::Unavailable(Rc::new(u)), ctx);
+                self.bind(n, bound, ctx);
             }
             self.handling.push(f);
             let r = self.exec_block(&h.body, ctx);
@@ -172,20 +208,19 @@ impl Interp {
         };
         self.steps += 8;
         let v = self.eval(e, ctx)?;
-        let (class, args, name): (Value, Option<Value>, Rc<str>) = match &v {
+        // `raise E` raises `E()`, as CPython instantiates a class it is given.
+        let v = match v {
             Value::Native(n) if n.recv.is_none() && exception_parent(&n.name).is_some() => {
-                (v.clone(), None, n.name.trim_start_matches("builtins.").into())
+                super::types::builtin_exception(n.name.trim_start_matches("builtins."), Vec::new())
             }
             Value::Class(c) if c.native.as_deref().and_then(exception_parent).is_some() => {
-                (v.clone(), None, c.name.clone())
+                self.call(&Value::Class(c), Vec::new(), Vec::new(), pos)?
             }
+            v => v,
+        };
+        let (class, args, name): (Value, Option<Value>, Rc<str>) = match &v {
             Value::Instance(i) if i.class.native.as_deref().and_then(exception_parent).is_some() => {
-                let class = if is_builtin_exception_class(&i.class) {
-                    Value::native(i.class.native.as_deref().unwrap_or(""))
-                } else {
-                    Value::Class(i.class.clone())
-                };
-                (class, i.attr("args"), i.class.name.clone())
+                (v.clone(), i.attr("args"), i.class.name.clone())
             }
             Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
             other => {

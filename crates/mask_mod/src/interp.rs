@@ -340,10 +340,15 @@ impl Interp {
                 return Ok(Flow::Return(v));
             }
             StmtKind::Def(def, decorators) => {
+                // As CPython: the decorator expressions first (top down), then the defaults and
+                // annotations, then each decorator applied (bottom up).
+                let mut decos = Vec::with_capacity(decorators.len());
+                for d in decorators {
+                    decos.push((self.eval(d, ctx)?, d.pos));
+                }
                 let mut f = self.make_function(def, ctx)?;
-                for d in decorators.iter().rev() {
-                    let dv = self.eval(d, ctx)?;
-                    f = self.call(&dv, vec![f], Vec::new(), d.pos)?;
+                for (dv, at) in decos.into_iter().rev() {
+                    f = self.call(&dv, vec![f], Vec::new(), at)?;
                 }
                 self.bind(&def.name, f, ctx);
             }
@@ -454,10 +459,14 @@ impl Interp {
                 return self.exec_block(body, ctx);
             }
             StmtKind::Class(def) => {
+                // As CPython: the decorator expressions before the bases and the body.
+                let mut decos = Vec::with_capacity(def.decorators.len());
+                for d in &def.decorators {
+                    decos.push((self.eval(d, ctx)?, d.pos));
+                }
                 let mut c = self.make_class(def, ctx)?;
-                for d in def.decorators.iter().rev() {
-                    let dv = self.eval(d, ctx)?;
-                    c = self.call(&dv, vec![c], Vec::new(), d.pos)?;
+                for (dv, at) in decos.into_iter().rev() {
+                    c = self.call(&dv, vec![c], Vec::new(), at)?;
                 }
                 self.bind(&def.name, c, ctx);
             }

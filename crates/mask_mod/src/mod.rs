@@ -222,6 +222,7 @@ impl MaskMod {
         }
         let toks = lex::lex(text)?;
         let body = parse::Parser::new(toks).module()?;
+        parse::static_blocks(&body)?;
         let mut it = Interp::new();
         let globals = shared(Globals::default());
         let ctx = Ctx { globals: globals.clone(), frame: None };
@@ -229,6 +230,14 @@ impl MaskMod {
         it.run_module(&body, &ctx).map_err(fail_error)?;
         random::seal(&mut it);
         let (name, entry) = pick_entry(&globals.borrow())?;
+        if !entry.is_callable() && !matches!(entry, Value::Instance(_) | Value::Wrapped(_) | Value::Unavailable(_)) {
+            // `mask_mod = None` (a factory that forgot its `return`): torch's create_mask raises.
+            let what = format!("`{name}` is a {}, not a mask function: calling it raises TypeError", entry.type_name());
+            return Err(match binding_line(text, &name) {
+                Some(line) => MaskModError::At { line, col: 1, what },
+                None => MaskModError::Text(what),
+            });
+        }
         let declared_n = match globals.borrow().get("N") {
             Some(Value::Int(v)) => Some(Ok(v)),
             Some(Value::Unavailable(u)) => Some(Err(u.what.clone())),
@@ -502,6 +511,31 @@ fn block_mask_entry(v: &Value) -> Option<Value> {
     Some(Value::Partial(std::rc::Rc::new(value::Partial { func: f, args: vec![v.clone()], kwargs: Vec::new() })))
 }
 
+/// The line of the last module-level statement that binds `name` (`name = ...`, `name: T = ...`).
+fn binding_line(text: &str, name: &str) -> Option<usize> {
+    let mut found = None;
+    let text = text.replace("\r\n", "\n");
+    for (i, line) in text.split(['\n', '\r']).enumerate() {
+        if let Some(rest) = line.strip_prefix(name) {
+            let rest = rest.trim_start();
+            if (rest.starts_with('=') && !rest.starts_with("==")) || rest.starts_with(':') {
+                found = Some(i + 1);
+            }
+        }
+    }
+    found
+}
+
+/// A binding skipped because its statement called `create_mask` or `flex_attention`, which
+/// return tensors: it cannot be the mask (`mask = create_mask(fn, ...)` after `fn`).
+fn holds_a_tensor(what: &str) -> bool {
+    what.matches("set by the skipped statement").count() == 1
+        && what.matches("the value comes from").count() == 1
+        && ["create_mask", "flex_attention"]
+            .iter()
+            .any(|f| what.contains(&format!(": `torch.nn.attention.flex_attention.{f}` is not a mask function")))
+}
+
 fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
     if let Some(v) = g.get("mask_mod") {
         if let Some(bound) = block_mask_entry(&v) {
@@ -516,6 +550,9 @@ fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
     let mut unavailable: Option<(u64, String)> = None;
     for (name, (v, clock)) in &g.vars {
         if let Value::Unavailable(u) = v {
+            if holds_a_tensor(&u.what) {
+                continue;
+            }
             if unavailable.as_ref().is_none_or(|(c, _)| clock > c) {
                 unavailable = Some((*clock, format!("`{name}` ({})", u.what)));
             }
@@ -536,6 +573,14 @@ fn pick_entry(g: &Globals) -> Result<(String, Value), MaskModError> {
         }
     }
     match best {
+        // A binding skipped after the chosen one may hold the mask (torch's rule takes the last
+        // four-argument callable or BlockMask): the reader cannot tell, so it refuses.
+        Some((clock, name, _)) if unavailable.as_ref().is_some_and(|(c, _)| *c > clock) => {
+            let what = unavailable.map(|(_, w)| w).unwrap_or_default();
+            Err(MaskModError::Text(format!(
+                "the mask may be a binding made after `{name}`, and the last such binding was skipped: {what}"
+            )))
+        }
         Some((_, name, v)) => Ok((name, v)),
         None => Err(MaskModError::Text(match unavailable {
             Some((_, what)) => format!(

@@ -387,6 +387,10 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
             ),
         )
     };
+    if op == BinOp::Mod && matches!(a, Value::Str(_)) {
+        // printf-style formatting: Python defines it for any right operand.
+        return unsup(pos, "`%` formatting of a string is not modelled");
+    }
     if let (Value::Bool(x), Value::Bool(y)) = (a, b) {
         match op {
             BinOp::BitAnd => return Ok(Value::Bool(*x && *y)),

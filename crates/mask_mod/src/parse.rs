@@ -1306,3 +1306,73 @@ fn finish_def(name: Rc<str>, params: Vec<Param>, body: Vec<Stmt>) -> FuncDef {
     locals.retain(|n| !globals.contains(n) && !nonlocals.contains(n));
     FuncDef { name, params, returns: None, body, locals, globals, nonlocals }
 }
+
+/// CPython's limit on statically nested blocks in one function, class or module body
+/// (`CO_MAXBLOCKS`).
+const MAX_STATIC_BLOCKS: usize = 20;
+
+/// Refuses a text CPython 3.11 does not compile for "too many statically nested blocks": the
+/// blocks its compiler pushes are counted per function, class and module body as it counts them
+/// (`for` and `while` one each, `with` one per item, `try` one around its body, `finally` one
+/// around the body and one for the exceptional `finally` path, an `except` clause two), and the
+/// place is the statement or `except` clause whose block is one too many. Iterative: statements
+/// nested any depth cost no stack.
+pub(super) fn static_blocks(body: &[Stmt]) -> R<()> {
+    let too_many = |p: Pos| Err(at(p.line as usize, p.col as usize, "too many statically nested blocks (SyntaxError)"));
+    let mut stack: Vec<(&[Stmt], usize)> = vec![(body, 0)];
+    while let Some((stmts, d)) = stack.pop() {
+        // Pushed in reverse, so the text's first violation is the one reported.
+        let mut next: Vec<(&[Stmt], usize)> = Vec::new();
+        for s in stmts {
+            match &s.kind {
+                StmtKind::For(_, _, b, e) | StmtKind::While(_, b, e) => {
+                    if d + 1 > MAX_STATIC_BLOCKS {
+                        return too_many(s.pos);
+                    }
+                    next.push((b, d + 1));
+                    next.push((e, d));
+                }
+                StmtKind::With(items, _, b) => {
+                    if d + items.len() > MAX_STATIC_BLOCKS {
+                        return too_many(s.pos);
+                    }
+                    next.push((b, d + items.len()));
+                }
+                StmtKind::Try(b, handlers, orelse, fin) => {
+                    let mut base = d;
+                    if !fin.is_empty() {
+                        if d + 1 > MAX_STATIC_BLOCKS {
+                            return too_many(s.pos);
+                        }
+                        base = d + 1;
+                    }
+                    if handlers.is_empty() {
+                        next.push((b, base));
+                    } else {
+                        if base + 1 > MAX_STATIC_BLOCKS {
+                            return too_many(s.pos);
+                        }
+                        next.push((b, base + 1));
+                        next.push((orelse, base));
+                        for h in handlers {
+                            if base + 2 > MAX_STATIC_BLOCKS {
+                                return too_many(h.pos);
+                            }
+                            next.push((&h.body, base + 2));
+                        }
+                    }
+                    next.push((fin, d + 1));
+                }
+                StmtKind::If(branches, e) => {
+                    next.extend(branches.iter().map(|(_, b)| (&b[..], d)));
+                    next.push((e, d));
+                }
+                StmtKind::Def(f, _) => next.push((&f.body, 0)),
+                StmtKind::Class(c) => next.push((&c.body, 0)),
+                _ => {}
+            }
+        }
+        stack.extend(next.into_iter().rev());
+    }
+    Ok(())
+}

@@ -16,8 +16,9 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 19] = [
+pub(super) const TAIL_FNS: [&str; 20] = [
     "diff",
+    "flip",
     "eye",
     "roll",
     "argsort",
@@ -225,6 +226,44 @@ fn roll(t: &Tensor, shifts: &Value, dims: Option<Value>, pos: Pos) -> R<Tensor> 
         }
         let s = s.rem_euclid(len as i64) as usize;
         cur = lines(&cur, d, |line| Ok((0..len).map(|i| line[(i + len - s) % len]).collect()), cur.dtype)?;
+    }
+    Ok(cur)
+}
+
+/// `flip(dims)`: each named dimension reversed (`t.flip(0, 1)`, `t.flip((0,))`, `torch.flip(t, [0])`).
+fn flip(t: &Tensor, a: &Args, pos: Pos) -> R<Tensor> {
+    let given: Vec<Value> = match a.pos.as_slice() {
+        [] => match a.kw("dims") {
+            Some(d) => vec![d],
+            None => return exc(pos, "flip() missing required argument 'dims' (TypeError)"),
+        },
+        v => v.to_vec(),
+    };
+    let dims: Vec<i64> = match given.as_slice() {
+        [Value::Tuple(x)] => x.iter().map(|e| to_int(e, pos)).collect::<R<_>>()?,
+        [Value::List(x)] => x.borrow().iter().map(|e| to_int(e, pos)).collect::<R<_>>()?,
+        v => v.iter().map(|e| to_int(e, pos)).collect::<R<_>>()?,
+    };
+    let mut seen = Vec::new();
+    let mut cur = t.clone();
+    for d in dims {
+        let k = dim_of(d, t.shape.len(), pos)?;
+        if seen.contains(&k) {
+            return exc(pos, format!("dim {k} appears multiple times in the list of dims (RuntimeError)"));
+        }
+        seen.push(k);
+        if t.shape.is_empty() {
+            continue;
+        }
+        cur = lines(
+            &cur,
+            k,
+            |mut line| {
+                line.reverse();
+                Ok(line)
+            },
+            cur.dtype,
+        )?;
     }
     Ok(cur)
 }
@@ -744,6 +783,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
     let pos = a.at;
     Ok(match m {
         "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
+        "flip" => tv(flip(t, a, pos)?),
         "expand" | "broadcast_to" => {
             let vals: Vec<Value> = a.pos.clone();
             let sizes = match vals.as_slice() {

@@ -99,6 +99,16 @@ pub(super) fn getitem(it: &mut Interp, v: &TVec, i: Value, pos: Pos) -> R<Value>
     Ok(wrap(shape, nodes, v.dtype, None))
 }
 
+/// `x.unsqueeze(dim)` of a traced scalar: a vector of one element (`dim` is 0 or -1).
+pub(super) fn unsqueeze_scalar(x: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
+    let Value::Traced(id, dtype) = x else { return unsup(pos, "`.unsqueeze()` of this value is not modelled") };
+    match dim {
+        Some(0 | -1) => Ok(wrap(vec![1], vec![*id], *dtype, None)),
+        Some(d) => exc(pos, format!("dimension {d} out of range for unsqueeze of a 0-d value (IndexError)")),
+        None => exc(pos, "unsqueeze() missing argument `dim` (TypeError)"),
+    }
+}
+
 /// The rows along the first dimension (`a, b = span`, `for x in row`).
 pub(super) fn iterate(it: &mut Interp, v: &TVec, pos: Pos) -> R<Vec<Value>> {
     (0..v.shape[0]).map(|k| getitem(it, v, Value::Int(k as i64), pos)).collect()
@@ -250,6 +260,20 @@ pub(super) fn method(it: &mut Interp, m: &str, v: &TVec, dim: Option<i64>, pos: 
         "any" | "all" | "sum" | "prod" | "amax" | "amin" => Some(reduce(it, m, v, dim, pos)?),
         "max" | "min" if dim.is_none() => Some(reduce(it, m, v, None, pos)?),
         "unbind" => Some(Value::Tuple(Rc::new(iterate(it, v, pos)?))),
+        "unsqueeze" => {
+            let Some(d) = dim else { return exc(pos, "unsqueeze() missing argument `dim` (TypeError)") };
+            let nd = v.shape.len() as i64 + 1;
+            let k = if d < 0 { d + nd } else { d };
+            if !(0..nd).contains(&k) {
+                return exc(
+                    pos,
+                    format!("dimension {d} out of range for unsqueeze of {} dimensions (IndexError)", nd - 1),
+                );
+            }
+            let mut shape = v.shape.clone();
+            shape.insert(k as usize, 1);
+            Some(wrap(shape, v.nodes.clone(), v.dtype, None))
+        }
         "dim" => Some(Value::Int(v.shape.len() as i64)),
         "numel" => Some(Value::Int(v.nodes.len() as i64)),
         "size" => Some(match dim {
