@@ -1631,7 +1631,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                     Value::Str(_) | Value::Int(_) | Value::Bool(_) | Value::None => Some(py_str(x)),
                     _ => None,
                 };
-                match super::excepts::exception_str(&i, one) {
+                match super::types::exception_str(&i, one) {
                     Some(s) => Value::Str(s.into()),
                     None => return unsup(pos, format!("`str()` of this `{}` object is not modelled", i.class.name)),
                 }

@@ -247,3 +247,20 @@ pub(super) fn is_builtin_exception_class(c: &ClassObj) -> bool {
         && c.attrs.borrow().is_empty()
         && c.native.as_deref().and_then(|n| n.strip_prefix("builtins.")) == Some(&*c.name)
 }
+
+/// `str(e)` of an exception object, as `BaseException.__str__` gives it: '' for no arguments,
+/// `str(arg)` for one; `None` where the reader does not model it (several arguments, or a class
+/// of the text with its own `__str__`).
+pub(super) fn exception_str(i: &super::value::Instance, one: impl Fn(&Value) -> Option<String>) -> Option<String> {
+    if i.class.lookup("__str__").is_some() {
+        return None;
+    }
+    match i.attr("args") {
+        Some(Value::Tuple(a)) => match a.as_slice() {
+            [] => Some(String::new()),
+            [x] => one(x),
+            _ => None,
+        },
+        _ => None,
+    }
+}
