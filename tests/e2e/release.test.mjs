@@ -2,14 +2,17 @@
 // this file, with most of the suite, against it through HASSEFLOW_DIST): its first download's
 // wasm is at most 510,000 bytes after `gzip -9` (GNU gzip, the measure of every row in
 // docs/BENCHMARKS.md), and the module fetched on first use (crates/lazy: the mask_mod reader) at
-// most 261,000. Issue 12 brought the app to 447 KB against a 450 KB target; the mask_mod
+// most 273,000. Issue 12 brought the app to 447 KB against a 450 KB target; the mask_mod
 // interpreter of issue 19 added 131 KB, every Transformers text model type (issue 20) 29 KB,
 // issues 22 and 29 about 16 KB, and issue 30's reader work 66 KB: 689,539 bytes, with the gate
 // moved to 690,000 while the interpreter was in the first download. Issue 31 moved it out (the
 // core's `interpreter` feature, off in the app's build; the second module loaded on first use):
 // 501,141 bytes first, 252,383 bytes lazily. The frontier BFS for sparse masks (issue 31, in the
 // engine, so in both) and the reader's enums, isinstance and except-by-type (issue 30, lazily)
-// brought them to 509,416 and 260,337 bytes, which the gates hold. The type table is
+// brought them to 509,416 and 260,337 bytes. Issue 30's seeded draws (Python's `random`, torch's
+// CPU generator) and the constructs of 85 public mask files brought the lazy module to 272,657
+// bytes, after the preludes' comment lines were dropped from it (about 6.5 KB won back); its gate
+// moved from 261,000 to 273,000 for that new capability (docs/BENCHMARKS.md). The type table is
 // still in the first download (issue 31's target for it is 420,000 bytes). It is the build
 // release.sh makes, with no panic messages or source locations compiled in. That the app works
 // from it is what the other test files check when run against the same folder.
@@ -23,7 +26,7 @@ import { DIST, HASHED_WASM } from './support.mjs';
 /** The gate for the first download's gzipped wasm, in bytes (the interpreter out of it: issue 31). */
 const MAX_GZIPPED = 510_000;
 /** The gate for the lazily loaded module's gzipped wasm (the mask_mod reader). */
-const MAX_LAZY_GZIPPED = 261_000;
+const MAX_LAZY_GZIPPED = 273_000;
 
 function wasmPath(pattern = HASHED_WASM) {
   const files = readdirSync(DIST).filter((f) => pattern.test(f));
