@@ -1108,9 +1108,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "repeat_interleave" => {
             let input = a.need(0, "input")?;
             let reps = a.get(1, "repeats");
-            let dim = a.int(2, "dim")?;
-            let out = repeat_interleave(it, &input, reps, dim, pos)?;
-            output_size_agrees(out, dim, &a, pos)?
+            repeat_interleave(it, &input, reps, a.int(2, "dim")?, a.kw("output_size"), pos)?
         }
         "cumsum" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
@@ -1341,8 +1339,8 @@ fn cumsum(it: &mut Interp, t: &Tensor, dim: i64, dtype: Option<DType>, pos: Pos)
 
 /// `repeat_interleave(..., output_size=k)`: the result's length along the repeated dimension must
 /// be `k`, else torch raises.
-fn output_size_agrees(out: Value, dim: Option<i64>, a: &Args, pos: Pos) -> R<Value> {
-    let Some(k) = a.kw("output_size").filter(|v| !matches!(v, Value::None)) else { return Ok(out) };
+fn output_size_agrees(out: Value, dim: Option<i64>, output_size: Option<Value>, pos: Pos) -> R<Value> {
+    let Some(k) = output_size.filter(|v| !matches!(v, Value::None)) else { return Ok(out) };
     let k = to_int(&k, pos)?;
     let got = match &out {
         Value::Tensor(t) => {
@@ -1358,7 +1356,20 @@ fn output_size_agrees(out: Value, dim: Option<i64>, a: &Args, pos: Pos) -> R<Val
     Ok(out)
 }
 
-fn repeat_interleave(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
+/// `repeat_interleave(input, repeats, dim, output_size=)`, the function and the method.
+fn repeat_interleave(
+    it: &mut Interp,
+    input: &Value,
+    reps: Option<Value>,
+    dim: Option<i64>,
+    output_size: Option<Value>,
+    pos: Pos,
+) -> R<Value> {
+    let out = repeat_interleave_of(it, input, reps, dim, pos)?;
+    output_size_agrees(out, dim, output_size, pos)
+}
+
+fn repeat_interleave_of(it: &mut Interp, input: &Value, reps: Option<Value>, dim: Option<i64>, pos: Pos) -> R<Value> {
     let t = tensor_of(input, pos)?;
     let Some(reps) = reps else {
         // repeat_interleave(repeats): arange(len) repeated.
@@ -2275,9 +2286,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
                 "repeat_interleave" => {
-                    let dim = a.int(1, "dim")?;
-                    let out = repeat_interleave(it, recv, a.get(0, "repeats"), dim, pos)?;
-                    output_size_agrees(out, dim, &a, pos)?
+                    repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, a.kw("output_size"), pos)?
                 }
                 "fill_" | "zero_" => {
                     let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };

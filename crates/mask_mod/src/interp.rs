@@ -340,16 +340,7 @@ impl Interp {
                 return Ok(Flow::Return(v));
             }
             StmtKind::Def(def, decorators) => {
-                // As CPython: the decorator expressions first (top down), then the defaults and
-                // annotations, then each decorator applied (bottom up).
-                let mut decos = Vec::with_capacity(decorators.len());
-                for d in decorators {
-                    decos.push((self.eval(d, ctx)?, d.pos));
-                }
-                let mut f = self.make_function(def, ctx)?;
-                for (dv, at) in decos.into_iter().rev() {
-                    f = self.call(&dv, vec![f], Vec::new(), at)?;
-                }
+                let f = self.decorated(decorators, ctx, |it| it.make_function(def, ctx))?;
                 self.bind(&def.name, f, ctx);
             }
             StmtKind::Import(items) => {
@@ -459,15 +450,7 @@ impl Interp {
                 return self.exec_block(body, ctx);
             }
             StmtKind::Class(def) => {
-                // As CPython: the decorator expressions before the bases and the body.
-                let mut decos = Vec::with_capacity(def.decorators.len());
-                for d in &def.decorators {
-                    decos.push((self.eval(d, ctx)?, d.pos));
-                }
-                let mut c = self.make_class(def, ctx)?;
-                for (dv, at) in decos.into_iter().rev() {
-                    c = self.call(&dv, vec![c], Vec::new(), at)?;
-                }
+                let c = self.decorated(&def.decorators, ctx, |it| it.make_class(def, ctx))?;
                 self.bind(&def.name, c, ctx);
             }
             StmtKind::Unsupported(what, _) => return unsup(pos, format!("{what} is not supported")),
@@ -477,6 +460,21 @@ impl Interp {
 
     /// Runs a class body in its own namespace; its functions close over the class's enclosing
     /// scope, not the namespace (as in Python).
+    /// A decorated `def` or `class` as CPython runs it: the decorator expressions first (top
+    /// down), then `make` (defaults and annotations, or bases and body), then each decorator
+    /// applied (bottom up).
+    fn decorated(&mut self, decorators: &[Expr], ctx: &Ctx, make: impl FnOnce(&mut Self) -> R<Value>) -> R<Value> {
+        let mut decos = Vec::with_capacity(decorators.len());
+        for d in decorators {
+            decos.push((self.eval(d, ctx)?, d.pos));
+        }
+        let mut v = make(self)?;
+        for (dv, at) in decos.into_iter().rev() {
+            v = self.call(&dv, vec![v], Vec::new(), at)?;
+        }
+        Ok(v)
+    }
+
     fn make_class(&mut self, def: &Rc<ClassDef>, ctx: &Ctx) -> R<Value> {
         let mut bases = Vec::new();
         let mut fields = false;

@@ -11,21 +11,20 @@ pub(super) struct Lib {
     pub(super) source: &'static str,
 }
 
-const ATTN_GYM: Lib =
-    Lib { module: "attn_gym.masks", source: include_str!(concat!(env!("OUT_DIR"), "/attn_gym_masks.py")) };
-const ATTN_GYM_UTILS: Lib =
-    Lib { module: "attn_gym.utils", source: include_str!(concat!(env!("OUT_DIR"), "/attn_gym_utils.py")) };
-const TORCH_NESTED: Lib =
-    Lib { module: "torch.nested", source: include_str!(concat!(env!("OUT_DIR"), "/torch_nested.py")) };
-const MASKING_UTILS: Lib =
-    Lib { module: "transformers.masking_utils", source: include_str!(concat!(env!("OUT_DIR"), "/masking_utils.py")) };
+/// A prelude as `build.rs` wrote it (`src/library/NAME.py` without its comment lines).
+macro_rules! prelude {
+    ($name:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/", $name, ".py"))
+    };
+}
+
+const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: prelude!("attn_gym_masks") };
+const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: prelude!("attn_gym_utils") };
+const TORCH_NESTED: Lib = Lib { module: "torch.nested", source: prelude!("torch_nested") };
+const MASKING_UTILS: Lib = Lib { module: "transformers.masking_utils", source: prelude!("masking_utils") };
 const FLEX: Lib = Lib {
     module: "torch.nn.attention.flex_attention",
-    source: concat!(
-        include_str!(concat!(env!("OUT_DIR"), "/flex_attention.py")),
-        "\n",
-        include_str!(concat!(env!("OUT_DIR"), "/block_mask.py"))
-    ),
+    source: concat!(prelude!("flex_attention"), "\n", prelude!("block_mask")),
 };
 
 /// The libraries, for documentation and listing.

@@ -19,7 +19,7 @@
 //! a draw after a skipped statement (it could have drawn or seeded), `torch.randn`, a draw inside the
 //! mask function (vmap refuses random operations there).
 
-use super::args::{Args, shape_args, to_int};
+use super::args::{Args, shape_args, to_f64, to_int};
 use super::ast::Pos;
 use super::mt::{Gen, Kind, Mt, TORCH_DEFAULT_SEED, python_key};
 use super::rt::{Eval, Interp, MAX_ITEMS, R, exc, limit, unsup};
@@ -99,13 +99,12 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         "seed" => return unsup(pos, "`torch.seed()` seeds torch's generator from the OS: not modelled"),
         "Generator" => {
             cpu_device(a, pos)?;
-            let g = Gen {
+            Value::Rng(shared(Gen {
                 seed: TORCH_DEFAULT_SEED,
                 mt: Some(Mt::from_u32(TORCH_DEFAULT_SEED as u32)),
+                skipped_then: it.skipped.len(),
                 ..Gen::unseeded(Kind::Torch, false)
-            };
-            let g = shared(Gen { skipped_then: it.skipped.len(), ..g });
-            Value::Rng(g)
+            }))
         }
         "randint" => randint(it, a)?,
         "rand" => rand(it, a)?,
@@ -166,10 +165,21 @@ fn cpu_device(a: &Args, pos: Pos) -> R<()> {
     }
 }
 
-fn seed_int(v: &Value, what: &str, pos: Pos) -> R<i64> {
+/// An int argument as the draws read it (an int, a bool or an `IntEnum` member); `None` for any
+/// other value, which each caller refuses in its own words.
+fn int_like(v: &Value, pos: Pos) -> Option<R<i64>> {
     match v {
-        Value::Int(_) | Value::Bool(_) => to_int(v, pos),
-        Value::Instance(i) if i.class.is_int_enum() => to_int(v, pos),
+        Value::Int(_) | Value::Bool(_) => Some(to_int(v, pos)),
+        Value::Instance(i) if i.class.is_int_enum() => Some(to_int(v, pos)),
+        _ => None,
+    }
+}
+
+fn seed_int(v: &Value, what: &str, pos: Pos) -> R<i64> {
+    if let Some(s) = int_like(v, pos) {
+        return s;
+    }
+    match v {
         Value::None => unsup(pos, format!("{what} with no seed seeds from the OS: not modelled")),
         other => unsup(pos, format!("{what} by a {} is not modelled (only an int seed is)", other.type_name())),
     }
@@ -267,12 +277,10 @@ fn python_method(it: &mut Interp, g: &Shared<Gen>, f: &str, a: Args) -> R<Value>
     let pos = a.at;
     let what = format!("`random.{f}`");
     let int = |i: usize, name: &str| -> R<i64> {
-        match a.need(i, name)? {
-            v @ (Value::Int(_) | Value::Bool(_)) => to_int(&v, pos),
-            Value::Instance(i) if i.class.is_int_enum() => to_int(&Value::Instance(i), pos),
-            // CPython 3.11 still takes `int()` of what has no `__index__` (with a warning).
-            other => unsup(pos, format!("{what} of a {} is not modelled (an int is)", other.type_name())),
-        }
+        let v = a.need(i, name)?;
+        // CPython 3.11 still takes `int()` of what has no `__index__` (with a warning).
+        int_like(&v, pos)
+            .unwrap_or_else(|| unsup(pos, format!("{what} of a {} is not modelled (an int is)", v.type_name())))
     };
     Ok(match f {
         "seed" => {
@@ -281,9 +289,8 @@ fn python_method(it: &mut Interp, g: &Shared<Gen>, f: &str, a: Args) -> R<Value>
         }
         "random" => Value::Float(draw(it, g, &what, pos, Mt::random)?),
         "uniform" => {
-            let lo = super::args::to_f64(&a.need(0, "a")?, pos)?;
-            let hi = super::args::to_f64(&a.need(1, "b")?, pos)?;
             let (ia, ib) = (a.need(0, "a")?, a.need(1, "b")?);
+            let (lo, hi) = (to_f64(&ia, pos)?, to_f64(&ib, pos)?);
             let r = draw(it, g, &what, pos, Mt::random)?;
             // `a + (b - a) * random()`: `b - a` is exact when both are ints.
             let width = match (&ia, &ib) {
@@ -476,12 +483,10 @@ fn randint(it: &mut Interp, a: &Args) -> R<Value> {
     };
     let Some(high) = high else { return exc(pos, "torch.randint() missing argument `high` (TypeError)") };
     let bound = |v: &Value| -> R<i64> {
-        match v {
-            Value::Int(_) | Value::Bool(_) => to_int(v, pos),
-            Value::Instance(i) if i.class.is_int_enum() => to_int(v, pos),
+        int_like(v, pos).unwrap_or_else(|| match v {
             Value::Tensor(t) if !t.borrow().dtype.is_float() && t.borrow().numel() == 1 => to_int(v, pos),
             other => unsup(pos, format!("a {} bound of torch.randint is not modelled (an int is)", other.type_name())),
-        }
+        })
     };
     let low = match &low {
         Some(l) => bound(l)?,
