@@ -21,7 +21,7 @@ step "rustfmt"
 cargo fmt --all -- --check
 step "clippy (native and wasm)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p hasseflow-app -p hasseflow-web -p hasseflow-gpu --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+cargo clippy -p hasseflow-app -p hasseflow-web -p hasseflow-gpu -p hasseflow-flow-worker --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
 step "tests"
 log=$(mktemp)
 cargo test --workspace --locked 2>&1 | tee "$log"

@@ -29,5 +29,77 @@ globalThis.hasseflowLazy = () => {
   return lazy;
 };
 
+// The Flow view's CPU path on every core (src/ui/flow/workers.rs): a pool of module Web Workers
+// (static/flow-worker.js), each running the third module (crates/flow_worker: the flow model
+// alone), named after its contents by scripts/hash_lazy.sh like the second. Workers start on the
+// first task, at most `size()` of them; tasks wait in a queue, and `cancel(run)` drops that run's
+// tasks no worker has started (a started task runs to its end; its answer is ignored). A worker that fails
+// to start fails its task (the view says why, with Retry) and leaves the pool; the next task
+// starts a new one.
+const pool = { workers: [], queue: [] };
+const flowModule = () => {
+  const meta = document.querySelector('meta[name="hasseflow-flow"]');
+  if (!meta) throw new Error('index.html names no flow worker module (scripts/hash_lazy.sh)');
+  const url = (name) => new URL(meta.dataset[name], document.baseURI).href;
+  return { js: url('js'), wasm: url('wasm') };
+};
+// `?workers=N` sets the pool's size (1 to 16), for measuring; else one worker a core, at most 8.
+const poolSize = () => {
+  const asked = new URLSearchParams(location.search).get('workers');
+  if (asked !== null && /^\d+$/.test(asked)) return Math.max(1, Math.min(Number(asked), 16));
+  return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
+};
+const settle = (w, fn) => {
+  const task = w.task;
+  w.task = null;
+  if (task) fn(task);
+};
+const spawn = () => {
+  const w = { worker: new Worker(new URL('./flow-worker.js', document.baseURI), { type: 'module' }), task: null };
+  w.worker.onmessage = ({ data }) => {
+    settle(w, (t) => (data.error === undefined ? t.resolve(data.out) : t.reject(new Error(data.error))));
+    pump();
+  };
+  w.worker.onerror = (e) => {
+    e.preventDefault();
+    pool.workers = pool.workers.filter((x) => x !== w);
+    w.worker.terminate();
+    settle(w, (t) => t.reject(new Error(`a flow worker failed: ${e.message || 'it did not start'}`)));
+    pump();
+  };
+  pool.workers.push(w);
+  return w;
+};
+const pump = () => {
+  while (pool.queue.length) {
+    const w = pool.workers.find((x) => !x.task) ?? (pool.workers.length < poolSize() ? spawn() : null);
+    if (!w) return;
+    const task = pool.queue.shift();
+    w.task = task;
+    w.worker.postMessage(task.message);
+  }
+};
+let runs = 0;
+globalThis.hasseflowFlow = {
+  size: poolSize,
+  // A new run's number: its tasks are queued under it, and cancelled by it alone.
+  begin: () => ++runs,
+  run(id, kind, request, start, end) {
+    const answer = new Promise((resolve, reject) => {
+      const message = { ...flowModule(), kind, request, start, end };
+      pool.queue.push({ id, message, resolve, reject });
+      pump();
+    });
+    // A caller that stopped waiting (a cancelled run) leaves no unhandled rejection.
+    answer.catch(() => {});
+    return answer;
+  },
+  cancel(id) {
+    const [dropped, kept] = [pool.queue.filter((t) => t.id === id), pool.queue.filter((t) => t.id !== id)];
+    pool.queue = kept;
+    for (const t of dropped) t.reject(new Error('cancelled'));
+  },
+};
+
 const { default: init } = await import(href('js'));
 await init({ module_or_path: href('wasm') });

@@ -3,8 +3,10 @@
 //! the theory's `R(L)`, disagreements marked.
 //!
 //! Runs are asynchronous and never block painting: the GPU path awaits the device, the CPU path
-//! steps the core's `FlowJob` (one layer of one pass at a time, then one compared layer) through
-//! the views' one runner (`ui/job.rs`: debounce, time slices, progress, cancel). Each run is
+//! awaits the page's Web Workers ([`workers`]: the unperturbed pass and ranges of perturbed copies
+//! on every core, put together bit for bit as one thread would measure), and the measurements are
+//! compared with `R(L)` by the core's `CompareJob` through the views' one runner (`ui/job.rs`:
+//! debounce, time slices, cancel). Each run is
 //! started for a [`FlowKey`] and cancelled when the key changes (its effect's cleanup); whatever
 //! it still reports is dropped by the reducer, which compares keys.
 //!
@@ -13,11 +15,12 @@
 
 mod maps;
 mod panel;
+mod workers;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{FlowJob, FlowModel, FlowOutput};
+use hasseflow_core::flow::{CompareJob, FlowMasks, FlowModel, FlowOutput, FlowRaw};
 use hasseflow_gpu::GpuFlow;
 use yew::prelude::*;
 
@@ -69,21 +72,9 @@ async fn gpu(slot: &SharedGpu) -> Result<Rc<GpuFlow>, String> {
     opened
 }
 
-/// Runs `job` in slices, reporting its progress as a fraction when `report` (the CPU path; the
-/// GPU path's comparison shows none); `None` when cancelled.
-async fn sliced(
-    job: &mut FlowJob<'_>,
-    key: FlowKey,
-    report: bool,
-    cancel: &Cell<bool>,
-    d: &Callback<Action>,
-) -> Option<FlowOutput> {
-    job::sliced(job, cancel, |done, total| {
-        if report {
-            d.emit(Action::Flow(FlowAction::Progress { key, progress: done as f64 / total.max(1) as f64 }));
-        }
-    })
-    .await
+/// Compares measurements with `R(L)` in slices; `None` when cancelled.
+async fn sliced(job: &mut CompareJob, cancel: &Cell<bool>) -> Option<FlowOutput> {
+    job::sliced(job, cancel, |_, _| {}).await
 }
 
 /// Runs `req` and reports back through `d` (progress, then the result or the failure), unless
@@ -112,23 +103,52 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
     // One job and one runner for every path: the CPU measures (with progress), or the GPU's
     // measurements are compared (in slices too: rollout is `O(ones(A) · n)` a layer, no progress).
-    let (mut flow_job, measuring, fallback) = match (plan, gpu) {
+    // The CPU measures in the page's Web Workers (with progress), or the GPU measures; then the
+    // measurements are compared with R(L) here, in slices.
+    let cpu = |note| on_cpu(&model, &masks, note, key, &cancel, &d);
+    let measured = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
-        (BackendPlan::Cpu { note }, _) => (FlowJob::new(&model, &masks, threshold), true, note),
+        (BackendPlan::Cpu { note }, _) => cpu(note).await,
         (BackendPlan::Gpu { fallback }, Ok(g)) => match g.run(&model, &masks).await {
-            Ok(raw) if !cancel.get() => (FlowJob::compare(raw, &masks, threshold), false, None),
-            Ok(_) => return,
-            Err(e) if fallback => (
-                FlowJob::new(&model, &masks, threshold),
-                true,
-                Some(format!("CPU fallback: the WebGPU run failed ({e})")),
-            ),
-            Err(e) => return fail(format!("the WebGPU run failed: {e}")),
+            Ok(raw) => Ok((raw, None, 0)),
+            Err(e) if fallback => cpu(Some(format!("CPU fallback: the WebGPU run failed ({e})"))).await,
+            Err(e) => Err(format!("the WebGPU run failed: {e}")),
         },
         (BackendPlan::Gpu { .. }, Err(e)) => return fail(format!("WebGPU is not available: {e}")),
     };
-    let out = sliced(&mut flow_job, key, measuring, &cancel, &d).await;
-    let Some(FlowOutput { raw, report }) = out else { return };
+    if cancel.get() {
+        return;
+    }
+    let (raw, fallback, workers) = match measured {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
+    let Some(FlowOutput { raw, report }) = sliced(&mut CompareJob::new(raw, &masks, threshold), &cancel).await else {
+        return;
+    };
     let millis = io::now() - start;
-    d.emit(Action::Flow(FlowAction::Finished { key, run: FlowRun { raw: Rc::new(raw), report, millis, fallback } }));
+    let run = FlowRun { raw: Rc::new(raw), report, millis, fallback, workers };
+    d.emit(Action::Flow(FlowAction::Finished { key, run }));
+}
+
+/// The CPU path: the measurement in the page's Web Workers (`workers::measure`), with the note
+/// that says why the CPU runs and the workers used. `Err` says why the workers could not measure
+/// (the view shows it, with Retry); a cancelled run comes back as whatever it had (the caller
+/// checks `cancel`).
+async fn on_cpu(
+    model: &FlowModel,
+    masks: &FlowMasks,
+    note: Option<String>,
+    key: FlowKey,
+    cancel: &Cell<bool>,
+    d: &Callback<Action>,
+) -> Result<(FlowRaw, Option<String>, usize), String> {
+    let workers = workers::size();
+    // The measurement's share of the run: (n + 1) passes of the layers, then the layers compared.
+    let share = (masks.n() + 1) as f64 / (masks.n() + 2) as f64;
+    match workers::measure(model, masks, workers, (key, share), cancel, d).await {
+        Ok(Some(raw)) => Ok((raw, note, workers)),
+        Ok(None) => Err("cancelled".into()),
+        Err(e) => Err(format!("the CPU run's Web Workers failed: {e}")),
+    }
 }

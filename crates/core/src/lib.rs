@@ -13,7 +13,8 @@
 //! - [`FirstReach`]: the first-reach layer of every cell (one matrix answers every `L`).
 //! - [`ops`]: densify, sparsify; [`stack`]: per-layer masks and heads.
 //! - [`presets`]: the catalog of mask families; [`format`]: the file formats.
-//! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`.
+//! - [`flow`]: a seeded random Transformer run on the mask; measured influence against `R(L)`;
+//!   [`flow_task`]: the same run split across threads (the web app's Web Workers).
 //! - [`derive`]: from a family of training tasks to the minimal merged task and its mask.
 //! - [`pattern`]: real models' attention by rule (layer kinds, overlays, model specs).
 //! - [`reach`]: the structured reach engine: `R(l)` of interval-row layer stacks at `n` in the
@@ -25,6 +26,7 @@
 pub use hasseflow_engine::*;
 
 pub mod derive;
+pub mod flow_task;
 pub mod format;
 pub mod interop;
 pub mod model;

@@ -24,6 +24,22 @@ pub fn percent(part: u64, whole: u64, decimals: u32) -> String {
     format!("{}.{:0width$}%", scaled / unit, scaled % unit, width = decimals as usize)
 }
 
+/// A share `fraction` (0 to 1) as a percentage with `decimals` decimals (at most 8), rounded down
+/// as [`percent`] rounds: a share short of 1 never reads "100.00%" (the Flow view's rollout
+/// agreement, a fraction with no counts behind it). A product that float arithmetic leaves a hair
+/// under a whole step (0.29 · 100 = 28.999…) still reads as that step.
+pub fn percent_of_share(fraction: f64, decimals: u32) -> String {
+    let decimals = decimals.min(8);
+    let unit = 10u64.pow(decimals);
+    let whole = 100 * unit;
+    let fraction = if fraction.is_nan() { 0.0 } else { fraction.clamp(0.0, 1.0) };
+    let mut scaled = ((fraction * whole as f64) * (1.0 + 1e-12)).floor() as u64;
+    if fraction < 1.0 {
+        scaled = scaled.min(whole - 1);
+    }
+    percent(scaled, whole, decimals)
+}
+
 /// The dense report. Fields: n, entries, density, depth, dense, limit (row strings, left out
 /// with `with_limit = false`), classes, hasse_edges, height, width, growth, labels (when the file
 /// has them), first_reach (on request).
@@ -113,6 +129,21 @@ mod tests {
             assert!(units * whole as u128 <= exact && exact < (units + 1) * whole as u128, "{part} / {whole}: {text}");
         }
         assert_eq!(percent(5, 7, 0), "71%");
+    }
+
+    #[test]
+    fn shares_round_down_and_reach_100_only_when_whole() {
+        assert_eq!(percent_of_share(1.0, 2), "100.00%");
+        assert_eq!(percent_of_share(1.0 - 1.0 / 262_144.0, 2), "99.99%");
+        assert_eq!(percent_of_share(0.29, 2), "29.00%");
+        assert_eq!(percent_of_share(0.123_456, 3), "12.345%");
+        assert_eq!(percent_of_share(0.0, 2), "0.00%");
+        assert_eq!(percent_of_share(f64::NAN, 1), "0.0%");
+        assert_eq!(percent_of_share(2.0, 0), "100%");
+        for i in 0..=1000u64 {
+            let f = i as f64 / 1000.0;
+            assert_eq!(percent_of_share(f, 1), percent(i, 1000, 1), "{f}");
+        }
     }
 
     #[test]

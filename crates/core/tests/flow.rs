@@ -7,7 +7,7 @@ mod flow_masks;
 mod job_contract;
 
 use flow_masks::{assert_exact, catalog_masks, preset};
-use hasseflow_core::flow::{FlowConfig, FlowError, FlowJob, FlowMasks, FlowModel, FlowReport, cpu};
+use hasseflow_core::flow::{CompareJob, FlowConfig, FlowError, FlowJob, FlowMasks, FlowModel, FlowReport, cpu};
 use hasseflow_core::{BitMatrix, Layer, LayerStack};
 
 fn report(mask: &BitMatrix, config: FlowConfig) -> FlowReport {
@@ -159,6 +159,10 @@ fn the_flow_job_gives_the_one_shot_run_and_report() {
     assert_eq!(out.raw, raw);
     assert_eq!(out.report, report);
     let (out, seen) = job_contract::drive(FlowJob::compare(raw.clone(), &masks, 1e-6), "comparison");
+    assert_eq!(seen, [(1, 3), (2, 3)]);
+    assert_eq!((&out.raw, &out.report), (&raw, &report));
+    // The comparison alone (what the web app steps after its workers measured) is the same job.
+    let (out, seen) = job_contract::drive(CompareJob::new(raw.clone(), &masks, 1e-6), "comparison alone");
     assert_eq!(seen, [(1, 3), (2, 3)]);
     assert_eq!((out.raw, out.report), (raw, report));
     // The job knows when the measurement is complete.

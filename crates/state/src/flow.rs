@@ -196,6 +196,8 @@ pub struct FlowRun {
     pub millis: f64,
     /// Why the run is not on the backend asked for (e.g. no WebGPU adapter), if it is not.
     pub fallback: Option<String>,
+    /// The Web Workers that measured a CPU run (0: the page's own thread, or the GPU).
+    pub workers: usize,
 }
 
 /// The latest run that matches the current mask and settings, ready to draw.
@@ -379,6 +381,7 @@ impl FlowOutcome {
         let mut v = serde_json::to_value(summary).unwrap_or_default();
         v["run_ms"] = serde_json::json!(self.run.millis);
         v["fallback"] = serde_json::json!(self.run.fallback);
+        v["workers"] = serde_json::json!(self.run.workers);
         v["stack"] = serde_json::json!(self.key.stack);
         v.to_string()
     }

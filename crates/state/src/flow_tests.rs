@@ -13,7 +13,7 @@ fn run_for(req: &FlowRequest) -> FlowRun {
     let masks = req.source.masks(&req.key.config).expect("masks fit the model");
     let raw = cpu::run_flow(&model, &masks);
     let report = FlowReport::new(&raw, &masks);
-    FlowRun { raw: Rc::new(raw), report, millis: 1.0, fallback: Some("no WebGPU adapter".into()) }
+    FlowRun { raw: Rc::new(raw), report, millis: 1.0, fallback: Some("no WebGPU adapter".into()), workers: 0 }
 }
 
 fn small_flow() -> FlowSettings {

@@ -4,7 +4,8 @@
 
 use std::rc::Rc;
 
-use hasseflow_core::flow::BackendKind;
+use hasseflow_core::flow::{BackendKind, LayerAgreement};
+use hasseflow_core::report::{percent, percent_of_share};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -277,12 +278,16 @@ fn status_line(p: &FlowProps) -> (&'static str, Html) {
                 };
                 format!("WebGPU · {what}")
             } else {
-                "CPU · wasm".to_string()
+                match o.run.workers {
+                    0 => "CPU · wasm".to_string(),
+                    1 => "CPU · wasm · 1 worker".to_string(),
+                    w => format!("CPU · wasm · {w} workers"),
+                }
             };
             (
                 "done",
                 html! { <p class="flow-status">
-                    <span class={classes!("badge", kind)} id="flow-backend" data-kind={kind}>{ badge }</span>
+                    <span class={classes!("badge", kind)} id="flow-backend" data-kind={kind} data-workers={o.run.workers.to_string()}>{ badge }</span>
                     <span id="flow-time" data-ms={format!("{:.1}", o.run.millis)}>{ format!(" {:.0} ms", o.run.millis) }</span>
                     if let Some(f) = &o.run.fallback { <span class="hint" id="flow-fallback">{ format!(" — {f}") }</span> }
                     {" "}<button type="button" id="flow-export" onclick={export_report(o.clone())}
@@ -319,6 +324,13 @@ pub struct AgreementProps {
     pub on_view: Callback<ViewAction>,
 }
 
+/// A layer's influence agreement from its counts (cells that agree of `n²`), rounded down: a
+/// layer with one cell off never reads "100.00%".
+fn agreement(l: &LayerAgreement, n: usize) -> String {
+    let cells = (n * n) as u64;
+    percent(cells.saturating_sub((l.false_positives + l.false_negatives) as u64), cells, 2)
+}
+
 /// How far the measurement agrees with `R(L)` at the shown layer, and per layer (a row click
 /// shows that layer).
 #[function_component(FlowAgreement)]
@@ -332,16 +344,16 @@ pub fn flow_agreement(p: &AgreementProps) -> Html {
                 <div class="flow-agreement" id="flow-agreement" data-agreement={a.agreement.to_string()}
                     data-disagree={pic.disagree.count_ones().to_string()} data-layer={pic.layer.to_string()}>
                     if p.map == FlowMap::Rollout {
-                        <p><strong>{ format!("Rollout support agrees with R({}) on {:.2}% of cells", pic.layer, 100.0 * a.rollout_agreement) }</strong>
+                        <p><strong>{ format!("Rollout support agrees with R({}) on {} of cells", pic.layer, percent_of_share(a.rollout_agreement, 2)) }</strong>
                             {" (every positive rollout weight counts; the influence figures follow)."}</p>
                     }
-                    <p><strong>{ format!("Influence agreement with R({}): {:.2}%", pic.layer, 100.0 * a.agreement) }</strong>
+                    <p><strong>{ format!("Influence agreement with R({}): {}", pic.layer, agreement(a, o.run.report.n)) }</strong>
                         { format!(" — {} false positive{}, {} false negative{} (threshold {:.0e} of the layer's maximum).",
                             a.false_positives, if a.false_positives == 1 { "" } else { "s" },
                             a.false_negatives, if a.false_negatives == 1 { "" } else { "s" }, o.run.report.threshold) }</p>
                     <p class="hint">{ format!(
-                        "Weakest influence inside R(L): {}; strongest outside: {}. Attention rollout agrees on {:.2}%. {} of {} layers exact.",
-                        sci(a.min_inside), sci(a.max_outside), 100.0 * a.rollout_agreement, exact_layers, o.run.report.layers.len()) }</p>
+                        "Weakest influence inside R(L): {}; strongest outside: {}. Attention rollout agrees on {}. {} of {} layers exact.",
+                        sci(a.min_inside), sci(a.max_outside), percent_of_share(a.rollout_agreement, 2), exact_layers, o.run.report.layers.len()) }</p>
                     if clipped { <p class="hint">{ format!("The model has {} layers; showing its last.", o.key.config.layers) }</p> }
                     <table class="flow-layers" id="flow-layers-table" aria-label="Agreement per layer (click a row to show it)">
                         <tr><th>{"L"}</th><th>{"|R(L)|"}</th><th>{"agreement"}</th><th>{"false +"}</th><th>{"false −"}</th><th>{"rollout"}</th></tr>
@@ -349,8 +361,8 @@ pub fn flow_agreement(p: &AgreementProps) -> Html {
                             let go = on_click(&p.on_view, ViewAction::SetLayer(r.layer));
                             html! {
                                 <tr class={classes!((r.layer == pic.layer).then_some("current"), (r.agreement < 1.0).then_some("off"))} onclick={go}>
-                                    <td>{ r.layer }</td><td>{ r.reach }</td><td>{ format!("{:.2}%", 100.0 * r.agreement) }</td>
-                                    <td>{ r.false_positives }</td><td>{ r.false_negatives }</td><td>{ format!("{:.2}%", 100.0 * r.rollout_agreement) }</td>
+                                    <td>{ r.layer }</td><td>{ r.reach }</td><td>{ agreement(r, o.run.report.n) }</td>
+                                    <td>{ r.false_positives }</td><td>{ r.false_negatives }</td><td>{ percent_of_share(r.rollout_agreement, 2) }</td>
                                 </tr>
                             }
                         }) }

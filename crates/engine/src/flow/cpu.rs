@@ -30,6 +30,34 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
     job.finish()
 }
 
+/// The unperturbed pass alone: [`run_flow`]'s attention and output, with every influence 0 (the
+/// copies' columns are filled in by [`FlowRaw::put_columns`] from [`copy_columns`], computed
+/// elsewhere: the browser's Web Workers).
+///
+/// # Panics
+/// As [`run_flow`].
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
+pub fn base_pass(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
+    let mut job = CpuFlowJob::new(model, masks);
+    job.step(model, masks, 0);
+    job.finish()
+}
+
+/// The influence columns of the perturbed copies `copies` (copy `k` perturbs input `k`), as
+/// [`run_flow`] computes them: `out[(l · n + q) · len + (k - copies.start)]` is
+/// `influence[l][q · n + k]`, with `len = copies.len()`. Each copy depends only on the
+/// unperturbed pass, so any split of `0..n` into ranges, run anywhere in any order and put
+/// together with [`FlowRaw::put_columns`], gives [`run_flow`]'s influence bit for bit.
+///
+/// # Panics
+/// As [`run_flow`], or if `copies` ends past `n`.
+#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
+pub fn copy_columns(model: &FlowModel, masks: &FlowMasks, copies: std::ops::Range<usize>) -> Vec<f32> {
+    let mut job = CpuFlowJob::new(model, masks);
+    job.step(model, masks, 0);
+    job.columns(model, masks, copies)
+}
+
 /// [`run_flow`] in steps of one layer of one pass (the unperturbed pass first, then copy after
 /// copy), so a caller without threads (the browser's main thread) can yield between steps and
 /// drop a run whose mask has changed. The result is identical to [`run_flow`]'s whatever the
@@ -135,6 +163,29 @@ impl CpuFlowJob {
         let finished = self.done.saturating_sub(self.layers) / self.layers;
         let target = finished.saturating_add(copies).saturating_mul(self.layers).saturating_add(self.layers);
         self.step_layers(model, masks, target.saturating_sub(self.done))
+    }
+
+    /// The influence columns of copies `copies` (layout of [`copy_columns`]), run after the
+    /// unperturbed pass; the job's own matrices are left as they were.
+    ///
+    /// # Panics
+    /// If the unperturbed pass has not run, or `copies` ends past `n`.
+    pub fn columns(&mut self, model: &FlowModel, masks: &FlowMasks, copies: std::ops::Range<usize>) -> Vec<f32> {
+        assert!(self.done >= self.layers, "the unperturbed pass has run");
+        assert!(copies.end <= self.n, "copies within 0..n");
+        let (n, len) = (self.n, copies.len());
+        let mut out = vec![0f32; self.layers * n * len];
+        for (i, k) in copies.enumerate() {
+            for l in 0..self.layers {
+                self.copy_layer(model, masks, k, l);
+            }
+            for (l, influence) in self.influence.iter_mut().enumerate() {
+                for q in 0..n {
+                    out[(l * n + q) * len + i] = std::mem::take(&mut influence[q * n + k]);
+                }
+            }
+        }
+        out
     }
 
     /// Layer `l` of the unperturbed pass, keeping its states, `[Q | K | V]` and attention.

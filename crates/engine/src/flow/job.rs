@@ -19,9 +19,44 @@ enum Phase<'a> {
     /// The CPU path measures, one layer of one pass per step.
     Measure { model: &'a FlowModel, job: CpuFlowJob },
     /// The measurements are compared with `R(L)`, one layer per step.
-    Compare { raw: FlowRaw, builder: ReportBuilder },
+    Compare(CompareJob),
     /// The output was handed over.
     Spent,
+}
+
+/// The comparison alone of measurements made elsewhere (the GPU, the browser's Web Workers)
+/// with `R(L)`: one layer a step, `layers` steps. What [`FlowJob`] does once it has measured; a
+/// caller that never measures itself (the web app) steps this, and links no forward pass.
+pub struct CompareJob {
+    /// The measurements and the report so far; `None` once handed over.
+    state: Option<(FlowRaw, ReportBuilder)>,
+    done: usize,
+    total: usize,
+}
+
+impl CompareJob {
+    /// The comparison of `raw` with `R(L)` of `masks` at `threshold`.
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
+    pub fn new(raw: FlowRaw, masks: &FlowMasks, threshold: f64) -> CompareJob {
+        let builder = ReportBuilder::new(&raw, masks, threshold);
+        CompareJob { state: Some((raw, builder)), done: 0, total: masks.layers() }
+    }
+}
+
+impl Job for CompareJob {
+    type Output = FlowOutput;
+
+    #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
+    fn step(&mut self) -> Step<FlowOutput> {
+        if let Some((raw, builder)) = &mut self.state
+            && builder.step(raw)
+            && let Some((raw, builder)) = self.state.take()
+        {
+            return Step::Done(FlowOutput { raw, report: builder.finish() });
+        }
+        self.done = (self.done + 1).min(self.total);
+        Step::Progress { done: self.done, total: self.total }
+    }
 }
 
 /// A flow run as a [`Job`]: `Progress` counts layer steps (`layers · (n + 1)` of the CPU
@@ -69,8 +104,8 @@ impl<'a> FlowJob<'a> {
     /// `threshold`: `layers` steps.
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn compare(raw: FlowRaw, masks: &'a FlowMasks, threshold: f64) -> FlowJob<'a> {
-        let builder = ReportBuilder::new(&raw, masks, threshold);
-        FlowJob { masks, threshold, phase: Phase::Compare { raw, builder }, done: 0, total: masks.layers() }
+        let phase = Phase::Compare(CompareJob::new(raw, masks, threshold));
+        FlowJob { masks, threshold, phase, done: 0, total: masks.layers() }
     }
 
     /// Whether the measurements are complete (only the comparison is left, or nothing).
@@ -89,17 +124,14 @@ impl Job for FlowJob<'_> {
                 if job.step_layers(model, self.masks, 1) {
                     let measured = std::mem::replace(&mut self.phase, Phase::Spent);
                     if let Phase::Measure { job, .. } = measured {
-                        let raw = job.finish();
-                        let builder = ReportBuilder::new(&raw, self.masks, self.threshold);
-                        self.phase = Phase::Compare { raw, builder };
+                        self.phase = Phase::Compare(CompareJob::new(job.finish(), self.masks, self.threshold));
                     }
                 }
             }
-            Phase::Compare { raw, builder } => {
-                if builder.step(raw)
-                    && let Phase::Compare { raw, builder } = std::mem::replace(&mut self.phase, Phase::Spent)
-                {
-                    return Step::Done(FlowOutput { raw, report: builder.finish() });
+            Phase::Compare(compare) => {
+                if let Step::Done(out) = compare.step() {
+                    self.phase = Phase::Spent;
+                    return Step::Done(out);
                 }
             }
             Phase::Spent => return Step::Progress { done: self.total, total: self.total },

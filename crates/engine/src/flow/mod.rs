@@ -27,7 +27,7 @@ pub mod cpu;
 mod job;
 mod report;
 
-pub use job::{FlowJob, FlowOutput};
+pub use job::{CompareJob, FlowJob, FlowOutput};
 pub use report::{FlowReport, FlowSummary, INFLUENCE_THRESHOLD, LayerAgreement, ReportBuilder, rollout};
 
 use crate::bits::BitMatrix;
@@ -50,7 +50,7 @@ pub const MLP_RATIO: usize = 2;
 pub const LN_EPS: f32 = 1e-5;
 
 /// Shape and seed of the random Transformer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FlowConfig {
     /// Width of the residual stream, 16..=128, a multiple of `heads`.
     pub d_model: usize,
@@ -91,6 +91,19 @@ pub enum FlowError {
     /// Positions outside 1..=512.
     #[error("the flow model takes 1 to 512 positions, the mask has {0}")]
     Positions(usize),
+    /// Masks given by parts that do not describe the model ([`FlowMasks::from_parts`]).
+    #[error("the flow masks are malformed: {0}")]
+    Parts(&'static str),
+    /// Influence columns that do not fit the run ([`FlowRaw::put_columns`]).
+    #[error("influence columns {start}..{start}+{len} ({values} values) do not fit the run")]
+    Columns {
+        /// First copy.
+        start: usize,
+        /// Copies.
+        len: usize,
+        /// Values given.
+        values: usize,
+    },
     /// A stack layer has more head masks than the model has heads.
     #[error("stack layer {layer} has {masks} head masks but the model has only {heads} heads")]
     TooManyHeadMasks {
@@ -355,6 +368,34 @@ impl FlowMasks {
         Ok(FlowMasks { n: stack.n(), layers, distinct })
     }
 
+    /// The masks from their parts, as [`FlowMasks::distinct`] and [`FlowMasks::mask_index`] give
+    /// them: the distinct masks and, for each of `config`'s layers, each head's index into them.
+    ///
+    /// # Errors
+    /// [`FlowError::Parts`] when the parts do not describe `config`'s layers and heads (a layer or
+    /// head missing, an index past the masks, masks of different sizes, none at all), or
+    /// [`FlowError::Positions`] when the size is outside 1..=512.
+    pub fn from_parts(
+        distinct: Vec<BitMatrix>,
+        layers: Vec<Vec<usize>>,
+        config: &FlowConfig,
+    ) -> Result<FlowMasks, FlowError> {
+        let n = distinct.first().map(BitMatrix::n).ok_or(FlowError::Parts("no masks"))?;
+        if !(1..=MAX_N).contains(&n) {
+            return Err(FlowError::Positions(n));
+        }
+        if distinct.iter().any(|m| m.n() != n) {
+            return Err(FlowError::Parts("masks of different sizes"));
+        }
+        if layers.len() != config.layers || layers.iter().any(|h| h.len() != config.heads) {
+            return Err(FlowError::Parts("not one mask index per head of every layer"));
+        }
+        if layers.iter().flatten().any(|&i| i >= distinct.len()) {
+            return Err(FlowError::Parts("a mask index past the masks"));
+        }
+        Ok(FlowMasks { n, layers, distinct })
+    }
+
     /// Positions.
     pub fn n(&self) -> usize {
         self.n
@@ -397,6 +438,28 @@ impl FlowMasks {
             out.push(r.clone());
         }
         out
+    }
+}
+
+impl FlowRaw {
+    /// Writes the influence columns of copies `start..start + len` (the layout of
+    /// [`cpu::copy_columns`]: `columns[(l · n + q) · len + i]` is copy `start + i`'s influence on
+    /// `q` after layer `l + 1`).
+    ///
+    /// # Errors
+    /// The columns do not fit: `start + len` past `n`, or not `layers · n · len` values.
+    pub fn put_columns(&mut self, start: usize, len: usize, columns: &[f32]) -> Result<(), FlowError> {
+        let n = self.n;
+        if start.checked_add(len).is_none_or(|end| end > n) || columns.len() != self.influence.len() * n * len {
+            return Err(FlowError::Columns { start, len, values: columns.len() });
+        }
+        for (l, influence) in self.influence.iter_mut().enumerate() {
+            for q in 0..n {
+                let from = (l * n + q) * len;
+                influence[q * n + start..q * n + start + len].copy_from_slice(&columns[from..from + len]);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,226 @@
+//! The flow run split across threads: what the web app asks its Web Workers (the third wasm
+//! module, `crates/flow_worker`), as one JSON string, and how their answers become one
+//! [`FlowRaw`].
+//!
+//! A flow run is the unperturbed pass plus `n` perturbed copies, and each copy depends only on
+//! the unperturbed pass ([`cpu::copy_columns`]). So the app sends every worker the same
+//! [`encode`]d request; one worker answers the unperturbed pass ([`base_answer`]: attention and
+//! output), the others ranges of copies ([`cpu::copy_columns`]); [`raw_from_base`] and
+//! [`FlowRaw::put_columns`] put them together into exactly [`cpu::run_flow`]'s measurements.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+use crate::bits::{pack_bits, unpack_bits};
+#[cfg(any(doc, test))]
+use crate::flow::cpu;
+use crate::flow::{BackendInfo, FlowConfig, FlowError, FlowMasks, FlowModel, FlowRaw, MAX_LAYERS, MAX_N};
+
+/// The request on the wire.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wire {
+    config: FlowConfig,
+    /// Positions.
+    n: usize,
+    /// The distinct masks, each [`pack_bits`] in base64.
+    masks: Vec<String>,
+    /// For each layer, each head's index into `masks`.
+    heads: Vec<Vec<usize>>,
+}
+
+/// Why a request or an answer cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlowTaskError {
+    /// Not a request: malformed JSON, a field missing or unknown, an oversized text.
+    #[error("not a flow request: {0}")]
+    Request(String),
+    /// A request whose model or masks are invalid.
+    #[error("the flow request's model: {0}")]
+    Model(#[from] FlowError),
+    /// An answer of the wrong length.
+    #[error("a flow worker's answer has {got} values, expected {expected}")]
+    Answer {
+        /// Values given.
+        got: usize,
+        /// Values the run needs.
+        expected: usize,
+    },
+}
+
+/// The longest request text read: 128 masks (16 layers of 8 heads) of 512 x 512, in base64.
+const MAX_REQUEST_BYTES: usize = MAX_LAYERS * 8 * (MAX_N * MAX_N / 6 + 8) + 4096;
+
+/// The request for a run of `model` on `masks` (built from one config).
+pub fn encode(model: &FlowModel, masks: &FlowMasks) -> String {
+    let layers = model.config().layers;
+    let wire = Wire {
+        config: *model.config(),
+        n: masks.n(),
+        masks: masks.distinct().iter().map(|m| STANDARD.encode(pack_bits(m))).collect(),
+        heads: (0..layers).map(|l| (0..model.config().heads).map(|h| masks.mask_index(l, h)).collect()).collect(),
+    };
+    serde_json::to_string(&wire).unwrap_or_default()
+}
+
+/// The model and masks of a request made by [`encode`].
+///
+/// # Errors
+/// [`FlowTaskError::Request`] for a text that is not one (bounded before it is parsed), or
+/// [`FlowTaskError::Model`] for a model or masks the engine refuses.
+pub fn decode(request: &str) -> Result<(FlowModel, FlowMasks), FlowTaskError> {
+    if request.len() > MAX_REQUEST_BYTES {
+        return Err(FlowTaskError::Request(format!("{} bytes, at most {MAX_REQUEST_BYTES}", request.len())));
+    }
+    let wire: Wire = serde_json::from_str(request).map_err(|e| FlowTaskError::Request(e.to_string()))?;
+    wire.config.validate()?;
+    if !(1..=MAX_N).contains(&wire.n) {
+        return Err(FlowError::Positions(wire.n).into());
+    }
+    if wire.masks.len() > wire.config.layers * wire.config.heads {
+        return Err(FlowTaskError::Request(format!(
+            "{} masks for {} heads",
+            wire.masks.len(),
+            wire.config.layers * wire.config.heads
+        )));
+    }
+    let mut distinct = Vec::with_capacity(wire.masks.len());
+    for (i, text) in wire.masks.iter().enumerate() {
+        let bytes = STANDARD.decode(text).map_err(|e| FlowTaskError::Request(format!("mask {i}: {e}")))?;
+        distinct.push(unpack_bits(&bytes, wire.n).map_err(|e| FlowTaskError::Request(format!("mask {i} {e}")))?);
+    }
+    let masks = FlowMasks::from_parts(distinct, wire.heads, &wire.config)?;
+    let model = FlowModel::new(wire.config, masks.n())?;
+    Ok((model, masks))
+}
+
+/// The unperturbed pass of a request's run as one answer: each layer's attention (`n x n`),
+/// then the output (`n x d_model`).
+pub fn base_answer(raw: &FlowRaw) -> Vec<f32> {
+    let mut out: Vec<f32> = raw.attention.iter().flatten().copied().collect();
+    out.extend_from_slice(&raw.output);
+    out
+}
+
+/// The run with [`base_answer`]'s attention and output and every influence 0, ready for
+/// [`FlowRaw::put_columns`].
+///
+/// # Errors
+/// [`FlowTaskError::Answer`] when `answer` is not the length of `model`'s pass on `masks`.
+pub fn raw_from_base(model: &FlowModel, masks: &FlowMasks, answer: &[f32]) -> Result<FlowRaw, FlowTaskError> {
+    let (n, layers, d) = (masks.n(), masks.layers(), model.config().d_model);
+    let expected = layers * n * n + n * d;
+    if answer.len() != expected {
+        return Err(FlowTaskError::Answer { got: answer.len(), expected });
+    }
+    let (attention, output) = answer.split_at(layers * n * n);
+    Ok(FlowRaw {
+        n,
+        backend: BackendInfo::cpu(),
+        influence: vec![vec![0.0; n * n]; layers],
+        attention: attention.chunks_exact(n * n).map(<[f32]>::to_vec).collect(),
+        output: output.to_vec(),
+    })
+}
+
+/// [`cpu::copy_columns`]'s answer length for `copies` copies of a run on `masks`.
+pub fn columns_len(masks: &FlowMasks, copies: usize) -> usize {
+    masks.layers() * masks.n() * copies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BitMatrix;
+    use crate::flow::FlowRaw;
+    use crate::rng::SplitMix64;
+    use crate::stack::{Layer, LayerStack};
+
+    fn case(seed: u64) -> (FlowModel, FlowMasks) {
+        let mut rng = SplitMix64::new(seed);
+        let n = 1 + rng.below(20);
+        let heads = [1, 2, 4][rng.below(3)];
+        let config = FlowConfig { d_model: 16, heads, layers: 1 + rng.below(4), seed };
+        let random = |rng: &mut SplitMix64| BitMatrix::from_fn(n, |q, k| k <= q && rng.below(3) > 0);
+        let masks = if seed.is_multiple_of(2) {
+            FlowMasks::uniform(&random(&mut rng), &config)
+        } else {
+            let layers = (0..1 + rng.below(3))
+                .map(|_| Layer { heads: (0..1 + rng.below(heads)).map(|_| random(&mut rng)).collect() })
+                .collect();
+            FlowMasks::from_stack(&LayerStack::new(layers).expect("a stack"), &config).expect("fits")
+        };
+        (FlowModel::new(config, n).expect("valid"), masks)
+    }
+
+    /// A request read back is the same model and masks; the base pass and any split of the copies
+    /// into ranges, put together, are `run_flow`'s measurements bit for bit.
+    #[test]
+    fn split_runs_put_together_are_run_flow_bit_for_bit() {
+        for seed in 0..16 {
+            let (model, masks) = case(seed);
+            let (m2, k2) = decode(&encode(&model, &masks)).expect("reads back");
+            assert_eq!((m2.config(), m2.n(), m2.weights(), &k2), (model.config(), model.n(), model.weights(), &masks));
+            let want = cpu::run_flow(&model, &masks);
+            let mut raw = raw_from_base(&m2, &k2, &base_answer(&cpu::base_pass(&m2, &k2))).expect("fits");
+            let n = masks.n();
+            let mut rng = SplitMix64::new(seed + 100);
+            let mut start = 0;
+            // Ranges of random lengths, computed in reverse order.
+            let mut ranges = Vec::new();
+            while start < n {
+                let len = 1 + rng.below(n - start);
+                ranges.push(start..start + len);
+                start += len;
+            }
+            for r in ranges.into_iter().rev() {
+                let cols = cpu::copy_columns(&m2, &k2, r.clone());
+                assert_eq!(cols.len(), columns_len(&masks, r.len()));
+                raw.put_columns(r.start, r.len(), &cols).expect("fits");
+            }
+            let bits = |r: &FlowRaw| {
+                (
+                    r.influence.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    r.attention.clone(),
+                    r.output.clone(),
+                )
+            };
+            assert_eq!(bits(&raw), bits(&want), "seed {seed}");
+            assert_eq!(raw, want, "seed {seed}");
+        }
+    }
+
+    /// Malformed requests and answers are refused with what is wrong, in one line.
+    #[test]
+    fn malformed_requests_and_answers_are_refused() {
+        let (model, masks) = case(3);
+        let good = encode(&model, &masks);
+        let bad = [
+            String::new(),
+            "{".into(),
+            "null".into(),
+            good[..good.len() / 2].to_string(),
+            good.replace("\"heads\"", "\"head\""),
+            good.replace("\"masks\":[\"", "\"masks\":[\"!!"),
+            good.replace("\"d_model\":16", "\"d_model\":7"),
+            good.replace("\"heads\":[[", "\"heads\":[[99,"),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":4,"masks":["AAAA"],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":3,"masks":["AP8="],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":4,"masks":[],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":513,"masks":["AAA="],"heads":[[0]]}"#.into(),
+            "x".repeat(MAX_REQUEST_BYTES + 1),
+        ];
+        for text in bad {
+            let e = decode(&text).err().unwrap_or_else(|| panic!("refused: {}", &text[..text.len().min(80)]));
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+        let e = raw_from_base(&model, &masks, &[1.0, 2.0]).expect_err("short");
+        assert!(matches!(e, FlowTaskError::Answer { got: 2, .. }), "{e}");
+        let mut raw = cpu::base_pass(&model, &masks);
+        let n = masks.n();
+        assert!(raw.put_columns(n, 1, &vec![0.0; columns_len(&masks, 1)]).is_err());
+        assert!(raw.put_columns(0, 1, &[0.0]).is_err());
+        assert!(raw.put_columns(usize::MAX, 2, &[]).is_err());
+    }
+}

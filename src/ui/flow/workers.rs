@@ -1,0 +1,126 @@
+//! The CPU path on every core: the flow run's unperturbed pass and its `n` perturbed copies are
+//! sent, as one `core::flow_task` request and ranges of copies, to the pool of Web Workers that
+//! `static/boot.js` keeps (`hasseflowFlow`: one worker a core, each running `crates/flow_worker`),
+//! and their answers are put together into exactly the one-thread run's measurements. The main
+//! thread only waits, so the page never blocks on the measurement. The comparison with `R(L)`
+//! then runs in slices here, as for the GPU's measurements.
+
+use std::cell::Cell;
+
+use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw};
+use hasseflow_core::flow_task;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use yew::Callback;
+
+use crate::state::{Action, FlowAction, FlowKey};
+
+/// Ranges of copies per worker: enough to keep every worker busy to the end and to show progress,
+/// few enough that each pays little for its message.
+const RANGES_PER_WORKER: usize = 4;
+
+/// What a JS failure says, in one line.
+fn why(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The page's pool (`static/boot.js`), when it has one.
+fn pool() -> Option<JsValue> {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("hasseflowFlow")).ok().filter(JsValue::is_object)
+}
+
+/// Calls `method` of the pool with `args`.
+fn call(pool: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, String> {
+    let f = js_sys::Reflect::get(pool, &JsValue::from_str(method))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| format!("the worker pool has no {method}()"))?;
+    f.apply(pool, &args.iter().collect::<js_sys::Array>()).map_err(|e| why(&e))
+}
+
+/// The workers the pool runs (0 when the page has no pool).
+pub fn size() -> usize {
+    pool().and_then(|p| call(&p, "size", &[]).ok()).and_then(|n| n.as_f64()).map_or(0, |n| n as usize)
+}
+
+/// Queues one task of run `run` in the pool now; its answer is [`answer`]ed later.
+fn start(
+    (pool, run): (&JsValue, &JsValue),
+    kind: &str,
+    request: &str,
+    start: usize,
+    end: usize,
+) -> Result<js_sys::Promise, String> {
+    let args = [run.clone(), kind.into(), request.into(), (start as f64).into(), (end as f64).into()];
+    call(pool, "run", &args)?.dyn_into::<js_sys::Promise>().map_err(|_| "the pool returned no promise".into())
+}
+
+/// A queued task's answer: its floats, or why the task failed.
+async fn answer(task: Result<js_sys::Promise, String>) -> Result<Vec<f32>, String> {
+    let out = JsFuture::from(task?).await.map_err(|e| why(&e))?;
+    out.dyn_into::<js_sys::Float32Array>().map(|a| a.to_vec()).map_err(|_| "a worker answered no Float32Array".into())
+}
+
+/// Measures `model` on `masks` in the pool's `workers` workers, reporting progress for `key`
+/// through `d` (as a fraction of the whole run, of which the measurement is `share`).
+/// `Ok(None)` when `cancel` is set first (the tasks not yet started are dropped).
+///
+/// # Errors
+/// Why the pool could not measure (no pool, a worker that did not start, a malformed answer):
+/// the caller then measures on the main thread, and says why.
+pub async fn measure(
+    model: &FlowModel,
+    masks: &FlowMasks,
+    workers: usize,
+    (key, share): (FlowKey, f64),
+    cancel: &Cell<bool>,
+    d: &Callback<Action>,
+) -> Result<Option<FlowRaw>, String> {
+    let pool = pool().ok_or("the page has no worker pool")?;
+    let request = flow_task::encode(model, masks);
+    let n = masks.n();
+    let count = (workers * RANGES_PER_WORKER).clamp(1, n);
+    let ranges: Vec<(usize, usize)> = (0..count).map(|i| (i * n / count, (i + 1) * n / count)).collect();
+    // Every task is queued at once under this run's number (the pool hands them out as workers
+    // free up); answers are awaited in order.
+    let run = call(&pool, "begin", &[])?;
+    let base = start((&pool, &run), "base", &request, 0, 0);
+    let parts: Vec<_> = ranges.iter().map(|&(a, b)| start((&pool, &run), "copies", &request, a, b)).collect();
+    // Drops this run's tasks that no worker has started (another run's stay queued).
+    let stop = |pool: &JsValue| {
+        let _ = call(pool, "cancel", std::slice::from_ref(&run));
+    };
+    let base = answer(base).await;
+    if cancel.get() {
+        stop(&pool);
+        return Ok(None);
+    }
+    let mut raw = match base.and_then(|b| flow_task::raw_from_base(model, masks, &b).map_err(|e| e.to_string())) {
+        Ok(raw) => raw,
+        Err(e) => {
+            stop(&pool);
+            return Err(e);
+        }
+    };
+    for (i, (part, &(a, b))) in parts.into_iter().zip(&ranges).enumerate() {
+        let columns = answer(part).await;
+        if cancel.get() {
+            stop(&pool);
+            return Ok(None);
+        }
+        if let Err(e) = columns.and_then(|c| raw.put_columns(a, b - a, &c).map_err(|e| e.to_string())) {
+            stop(&pool);
+            return Err(e);
+        }
+        let progress = share * (i + 1) as f64 / count as f64;
+        d.emit(Action::Flow(FlowAction::Progress { key, progress }));
+    }
+    Ok(Some(raw))
+}
