@@ -191,6 +191,57 @@ mod tests {
         }
     }
 
+    /// Mutated requests (bytes flipped, cut, repeated, fields swapped) are read or refused in one
+    /// line, never a panic; what is read is a model the engine accepts, at the request's size.
+    #[test]
+    fn mutated_requests_never_panic() {
+        let mut rng = SplitMix64::new(31);
+        let seeds: Vec<String> = (0..6)
+            .map(|s| {
+                let (model, masks) = case(s);
+                encode(&model, &masks)
+            })
+            .collect();
+        let pieces = ["0", "-1", "1e9", "null", "[]", "{}", "\"\"", "18446744073709551615", "513", "true"];
+        let (mut read, mut refused) = (0, 0);
+        for _ in 0..3000 {
+            let mut text = seeds[rng.below(seeds.len())].clone().into_bytes();
+            for _ in 0..1 + rng.below(4) {
+                if text.is_empty() {
+                    break;
+                }
+                let at = rng.below(text.len());
+                match rng.below(4) {
+                    0 => text[at] = rng.below(128) as u8,
+                    1 => text.truncate(at),
+                    2 => {
+                        let piece = pieces[rng.below(pieces.len())].as_bytes();
+                        text.splice(at..(at + 1).min(text.len()), piece.iter().copied());
+                    }
+                    _ => {
+                        let copy = text[at..].to_vec();
+                        text.extend_from_slice(&copy[..copy.len().min(64)]);
+                    }
+                }
+            }
+            let Ok(text) = String::from_utf8(text) else { continue };
+            match decode(&text) {
+                Ok((model, masks)) => {
+                    assert_eq!(model.n(), masks.n());
+                    assert!(model.config().validate().is_ok());
+                    read += 1;
+                }
+                Err(e) => {
+                    assert!(!e.to_string().contains('\n'), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        // Both sides are exercised: some mutations keep a valid request (a changed seed or mask
+        // bit), most are refused.
+        assert!(read > 10 && refused > 1000, "read {read}, refused {refused}");
+    }
+
     /// Malformed requests and answers are refused with what is wrong, in one line.
     #[test]
     fn malformed_requests_and_answers_are_refused() {
