@@ -72,6 +72,23 @@ pub fn url_with_fragment(fragment: &str) -> String {
     format!("{base}#{fragment}")
 }
 
+/// What a JS failure (a thrown `Error`, a string, anything) says, in one line.
+pub fn why(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The function `target[name]`, when it is one (an entry point of a module or of `static/boot.js`).
+pub fn function(target: &JsValue, name: &str) -> Option<js_sys::Function> {
+    js_sys::Reflect::get(target, &JsValue::from_str(name)).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+}
+
 fn js_err(e: JsValue) -> String {
     e.as_string()
         .or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string()))

@@ -13,23 +13,12 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use yew::Callback;
 
+use super::super::io::{function, why};
 use crate::state::{Action, FlowAction, FlowKey};
 
 /// Ranges of copies per worker: enough to keep every worker busy to the end and to show progress,
 /// few enough that each pays little for its message.
 const RANGES_PER_WORKER: usize = 4;
-
-/// What a JS failure says, in one line.
-fn why(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "unknown error".into())
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// The page's pool (`static/boot.js`), when it has one.
 fn pool() -> Option<JsValue> {
@@ -38,10 +27,7 @@ fn pool() -> Option<JsValue> {
 
 /// Calls `method` of the pool with `args`.
 fn call(pool: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, String> {
-    let f = js_sys::Reflect::get(pool, &JsValue::from_str(method))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| format!("the worker pool has no {method}()"))?;
+    let f = function(pool, method).ok_or_else(|| format!("the worker pool has no {method}()"))?;
     f.apply(pool, &args.iter().collect::<js_sys::Array>()).map_err(|e| why(&e))
 }
 
