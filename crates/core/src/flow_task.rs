@@ -8,8 +8,6 @@
 //! output), the others ranges of copies ([`cpu::copy_columns`]); [`raw_from_base`] and
 //! [`FlowRaw::put_columns`] put them together into exactly [`cpu::run_flow`]'s measurements.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 use crate::bits::{pack_bits, unpack_bits};
@@ -24,7 +22,7 @@ struct Wire {
     config: FlowConfig,
     /// Positions.
     n: usize,
-    /// The distinct masks, each [`pack_bits`] in base64.
+    /// The distinct masks, each [`pack_bits`] in hex (two digits a byte, low nibble second).
     masks: Vec<String>,
     /// For each layer, each head's index into `masks`.
     heads: Vec<Vec<usize>>,
@@ -49,8 +47,31 @@ pub enum FlowTaskError {
     },
 }
 
-/// The longest request text read: 128 masks (16 layers of 8 heads) of 512 x 512, in base64.
-const MAX_REQUEST_BYTES: usize = MAX_LAYERS * 8 * (MAX_N * MAX_N / 6 + 8) + 4096;
+/// The longest request text read: 128 masks (16 layers of 8 heads) of 512 x 512, in hex.
+const MAX_REQUEST_BYTES: usize = MAX_LAYERS * 8 * (MAX_N * MAX_N / 4 + 8) + 4096;
+
+/// `bytes` as lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
+}
+
+/// The bytes `text` spells in hex, or `None` for an odd length or a character that is no digit.
+/// (Hex rather than base64: a decoder with no panic paths, so the worker module carries no panic
+/// locations.)
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks_exact(2).map(|p| Some(digit(p[0])? << 4 | digit(p[1])?)).collect()
+}
 
 /// The request for a run of `model` on `masks` (built from one config).
 pub fn encode(model: &FlowModel, masks: &FlowMasks) -> String {
@@ -58,7 +79,7 @@ pub fn encode(model: &FlowModel, masks: &FlowMasks) -> String {
     let wire = Wire {
         config: *model.config(),
         n: masks.n(),
-        masks: masks.distinct().iter().map(|m| STANDARD.encode(pack_bits(m))).collect(),
+        masks: masks.distinct().iter().map(|m| hex(&pack_bits(m))).collect(),
         heads: (0..layers).map(|l| (0..model.config().heads).map(|h| masks.mask_index(l, h)).collect()).collect(),
     };
     serde_json::to_string(&wire).unwrap_or_default()
@@ -87,7 +108,7 @@ pub fn decode(request: &str) -> Result<(FlowModel, FlowMasks), FlowTaskError> {
     }
     let mut distinct = Vec::with_capacity(wire.masks.len());
     for (i, text) in wire.masks.iter().enumerate() {
-        let bytes = STANDARD.decode(text).map_err(|e| FlowTaskError::Request(format!("mask {i}: {e}")))?;
+        let bytes = unhex(text).ok_or_else(|| FlowTaskError::Request(format!("mask {i} is not hex")))?;
         distinct.push(unpack_bits(&bytes, wire.n).map_err(|e| FlowTaskError::Request(format!("mask {i} {e}")))?);
     }
     let masks = FlowMasks::from_parts(distinct, wire.heads, &wire.config)?;
@@ -242,6 +263,19 @@ mod tests {
         assert!(read > 10 && refused > 1000, "read {read}, refused {refused}");
     }
 
+    /// Hex reads back every byte string, upper- or lowercase; odd lengths and other characters
+    /// are refused.
+    #[test]
+    fn hex_reads_back() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&bytes)).as_deref(), Some(&bytes[..]));
+        assert_eq!(unhex(&hex(&bytes).to_uppercase()).as_deref(), Some(&bytes[..]));
+        assert_eq!(hex(&[0x0f, 0xa0]), "0fa0");
+        for bad in ["0", "0g", "é0", " 00", "0x"] {
+            assert_eq!(unhex(bad), None, "{bad}");
+        }
+    }
+
     /// Malformed requests and answers are refused with what is wrong, in one line.
     #[test]
     fn malformed_requests_and_answers_are_refused() {
@@ -254,12 +288,13 @@ mod tests {
             good[..good.len() / 2].to_string(),
             good.replace("\"heads\"", "\"head\""),
             good.replace("\"masks\":[\"", "\"masks\":[\"!!"),
+            good.replace("\"masks\":[\"", "\"masks\":[\"0"),
             good.replace("\"d_model\":16", "\"d_model\":7"),
             good.replace("\"heads\":[[", "\"heads\":[[99,"),
-            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":4,"masks":["AAAA"],"heads":[[0]]}"#.into(),
-            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":3,"masks":["AP8="],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":4,"masks":["000000"],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":3,"masks":["00ff"],"heads":[[0]]}"#.into(),
             r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":4,"masks":[],"heads":[[0]]}"#.into(),
-            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":513,"masks":["AAA="],"heads":[[0]]}"#.into(),
+            r#"{"config":{"d_model":16,"heads":1,"layers":1,"seed":0},"n":513,"masks":["0000"],"heads":[[0]]}"#.into(),
             "x".repeat(MAX_REQUEST_BYTES + 1),
         ];
         for text in bad {
