@@ -72,11 +72,6 @@ async fn gpu(slot: &SharedGpu) -> Result<Rc<GpuFlow>, String> {
     opened
 }
 
-/// Compares measurements with `R(L)` in slices; `None` when cancelled.
-async fn sliced(job: &mut CompareJob, cancel: &Cell<bool>) -> Option<FlowOutput> {
-    job::sliced(job, cancel, |_, _| {}).await
-}
-
 /// Runs `req` and reports back through `d` (progress, then the result or the failure), unless
 /// `cancel` is set first.
 pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<Cell<bool>>, d: Callback<Action>) {
@@ -101,10 +96,8 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let start = io::now();
     let seen = gpu.as_ref().map(|g| AdapterSeen { name: g.adapter().name.clone(), software: g.adapter().software });
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
-    // One job and one runner for every path: the CPU measures (with progress), or the GPU's
-    // measurements are compared (in slices too: rollout is `O(ones(A) · n)` a layer, no progress).
     // The CPU measures in the page's Web Workers (with progress), or the GPU measures; then the
-    // measurements are compared with R(L) here, in slices.
+    // measurements are compared with R(L) here, in slices (rollout is `O(ones(A) · n)` a layer).
     let cpu = |note| on_cpu(&model, &masks, note, key, &cancel, &d);
     let measured = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
@@ -123,9 +116,8 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
         Ok(m) => m,
         Err(e) => return fail(e),
     };
-    let Some(FlowOutput { raw, report }) = sliced(&mut CompareJob::new(raw, &masks, threshold), &cancel).await else {
-        return;
-    };
+    let compare = &mut CompareJob::new(raw, &masks, threshold);
+    let Some(FlowOutput { raw, report }) = job::sliced(compare, &cancel, |_, _| {}).await else { return };
     let millis = io::now() - start;
     let run = FlowRun { raw: Rc::new(raw), report, millis, fallback, workers };
     d.emit(Action::Flow(FlowAction::Finished { key, run }));

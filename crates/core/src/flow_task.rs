@@ -3,16 +3,16 @@
 //! [`FlowRaw`].
 //!
 //! A flow run is the unperturbed pass plus `n` perturbed copies, and each copy depends only on
-//! the unperturbed pass ([`cpu::copy_columns`]). So the app sends every worker the same
+//! the unperturbed pass ([`CpuFlowJob::columns`]). So the app sends every worker the same
 //! [`encode`]d request; one worker answers the unperturbed pass ([`base_answer`]: attention and
-//! output), the others ranges of copies ([`cpu::copy_columns`]); [`raw_from_base`] and
-//! [`FlowRaw::put_columns`] put them together into exactly [`cpu::run_flow`]'s measurements.
+//! output), the others ranges of copies ([`CpuFlowJob::columns`]); [`raw_from_base`] and
+//! [`FlowRaw::put_columns`] put them together into exactly [`run_flow`]'s measurements.
 
 use serde::{Deserialize, Serialize};
 
 use crate::bits::{pack_bits, unpack_bits};
-#[cfg(any(doc, test))]
-use crate::flow::cpu;
+#[cfg(doc)]
+use crate::flow::cpu::{CpuFlowJob, run_flow};
 use crate::flow::{BackendInfo, FlowConfig, FlowError, FlowMasks, FlowModel, FlowRaw, MAX_LAYERS, MAX_N};
 
 /// The request on the wire.
@@ -116,11 +116,11 @@ pub fn decode(request: &str) -> Result<(FlowModel, FlowMasks), FlowTaskError> {
     Ok((model, masks))
 }
 
-/// The unperturbed pass of a request's run as one answer: each layer's attention (`n x n`),
-/// then the output (`n x d_model`).
-pub fn base_answer(raw: &FlowRaw) -> Vec<f32> {
-    let mut out: Vec<f32> = raw.attention.iter().flatten().copied().collect();
-    out.extend_from_slice(&raw.output);
+/// The unperturbed pass of a request's run as one answer ([`CpuFlowJob::unperturbed`]'s parts):
+/// each layer's attention (`n x n`), then the output (`n x d_model`).
+pub fn base_answer(attention: &[Vec<f32>], output: &[f32]) -> Vec<f32> {
+    let mut out: Vec<f32> = attention.iter().flatten().copied().collect();
+    out.extend_from_slice(output);
     out
 }
 
@@ -145,16 +145,12 @@ pub fn raw_from_base(model: &FlowModel, masks: &FlowMasks, answer: &[f32]) -> Re
     })
 }
 
-/// [`cpu::copy_columns`]'s answer length for `copies` copies of a run on `masks`.
-pub fn columns_len(masks: &FlowMasks, copies: usize) -> usize {
-    masks.layers() * masks.n() * copies
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::BitMatrix;
     use crate::flow::FlowRaw;
+    use crate::flow::cpu::{self, CpuFlowJob};
     use crate::rng::SplitMix64;
     use crate::stack::{Layer, LayerStack};
 
@@ -184,7 +180,10 @@ mod tests {
             let (m2, k2) = decode(&encode(&model, &masks)).expect("reads back");
             assert_eq!((m2.config(), m2.n(), m2.weights(), &k2), (model.config(), model.n(), model.weights(), &masks));
             let want = cpu::run_flow(&model, &masks);
-            let mut raw = raw_from_base(&m2, &k2, &base_answer(&cpu::base_pass(&m2, &k2))).expect("fits");
+            let mut job = CpuFlowJob::new(&m2, &k2);
+            job.step(&m2, &k2, 0);
+            let (attention, output) = job.unperturbed().expect("the unperturbed pass ran");
+            let mut raw = raw_from_base(&m2, &k2, &base_answer(attention, output)).expect("fits");
             let n = masks.n();
             let mut rng = SplitMix64::new(seed + 100);
             let mut start = 0;
@@ -196,8 +195,8 @@ mod tests {
                 start += len;
             }
             for r in ranges.into_iter().rev() {
-                let cols = cpu::copy_columns(&m2, &k2, r.clone());
-                assert_eq!(cols.len(), columns_len(&masks, r.len()));
+                let cols = job.columns(&m2, &k2, r.clone());
+                assert_eq!(cols.len(), masks.layers() * n * r.len());
                 raw.put_columns(r.start, r.len(), &cols).expect("fits");
             }
             let bits = |r: &FlowRaw| {
@@ -303,9 +302,9 @@ mod tests {
         }
         let e = raw_from_base(&model, &masks, &[1.0, 2.0]).expect_err("short");
         assert!(matches!(e, FlowTaskError::Answer { got: 2, .. }), "{e}");
-        let mut raw = cpu::base_pass(&model, &masks);
+        let mut raw = cpu::run_flow(&model, &masks);
         let n = masks.n();
-        assert!(raw.put_columns(n, 1, &vec![0.0; columns_len(&masks, 1)]).is_err());
+        assert!(raw.put_columns(n, 1, &vec![0.0; masks.layers() * n]).is_err());
         assert!(raw.put_columns(0, 1, &[0.0]).is_err());
         assert!(raw.put_columns(usize::MAX, 2, &[]).is_err());
     }

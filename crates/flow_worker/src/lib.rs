@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use hasseflow_core::flow::cpu::{self, CpuFlowJob};
+use hasseflow_core::flow::cpu::CpuFlowJob;
 use hasseflow_core::flow::{FlowMasks, FlowModel};
 use hasseflow_core::flow_task;
 use wasm_bindgen::prelude::*;
@@ -23,20 +23,9 @@ thread_local! {
     static LAST: RefCell<Option<Loaded>> = const { RefCell::new(None) };
 }
 
-/// The unperturbed pass of the request's run: `core::flow_task::base_answer`.
-///
-/// # Errors
-/// The request's refusal, in one line.
-pub fn base_of(request: &str) -> Result<Vec<f32>, String> {
-    let (model, masks) = flow_task::decode(request).map_err(|e| e.to_string())?;
-    Ok(flow_task::base_answer(&cpu::base_pass(&model, &masks)))
-}
-
-/// The influence columns of copies `start..end` of the request's run (`cpu::copy_columns`).
-///
-/// # Errors
-/// The request's refusal, or a range outside `0..n`, in one line.
-pub fn copies_of(request: &str, start: usize, end: usize) -> Result<Vec<f32>, String> {
+/// Runs `f` on the request's run after its unperturbed pass: the last request's, kept, or this
+/// one's, read and passed once (the base task and the ranges of copies share it).
+fn with_run<T>(request: &str, f: impl FnOnce(&mut Loaded) -> Result<T, String>) -> Result<T, String> {
     LAST.with_borrow_mut(|last| {
         if last.as_ref().is_none_or(|l| l.request != request) {
             *last = None;
@@ -45,7 +34,27 @@ pub fn copies_of(request: &str, start: usize, end: usize) -> Result<Vec<f32>, St
             job.step(&model, &masks, 0);
             *last = Some(Loaded { request: request.to_string(), model, masks, job });
         }
-        let Some(l) = last.as_mut() else { return Err("no run".to_string()) };
+        last.as_mut().map_or_else(|| Err("no run".to_string()), f)
+    })
+}
+
+/// The unperturbed pass of the request's run: `core::flow_task::base_answer`.
+///
+/// # Errors
+/// The request's refusal, in one line.
+pub fn base_of(request: &str) -> Result<Vec<f32>, String> {
+    with_run(request, |l| {
+        let (attention, output) = l.job.unperturbed().ok_or("the unperturbed pass has not run")?;
+        Ok(flow_task::base_answer(attention, output))
+    })
+}
+
+/// The influence columns of copies `start..end` of the request's run (`CpuFlowJob::columns`).
+///
+/// # Errors
+/// The request's refusal, or a range outside `0..n`, in one line.
+pub fn copies_of(request: &str, start: usize, end: usize) -> Result<Vec<f32>, String> {
+    with_run(request, |l| {
         if start > end || end > l.masks.n() {
             return Err(format!("copies {start}..{end} are not within 0..{}", l.masks.n()));
         }
@@ -70,6 +79,7 @@ mod tests {
     use super::*;
     use hasseflow_core::BitMatrix;
     use hasseflow_core::flow::FlowConfig;
+    use hasseflow_core::flow::cpu::run_flow;
 
     /// The module's answers put together are the one-thread run, whichever requests came before
     /// (the cached run is replaced when the request changes).
@@ -84,7 +94,7 @@ mod tests {
             for (a, b) in [(5, n), (0, 2), (2, 5)] {
                 raw.put_columns(a, b - a, &copies_of(&request, a, b).expect("copies")).expect("fits");
             }
-            assert_eq!(raw, cpu::run_flow(&model, &masks));
+            assert_eq!(raw, run_flow(&model, &masks));
         }
         assert!(copies_of("{", 0, 1).expect_err("refused").contains("not a flow request"));
         let config = FlowConfig { d_model: 16, heads: 1, layers: 1, seed: 0 };

@@ -56,11 +56,12 @@ async fn answer(task: Result<js_sys::Promise, String>) -> Result<Vec<f32>, Strin
 
 /// Measures `model` on `masks` in the pool's `workers` workers, reporting progress for `key`
 /// through `d` (as a fraction of the whole run, of which the measurement is `share`).
-/// `Ok(None)` when `cancel` is set first (the tasks not yet started are dropped).
+/// `Ok(None)` when `cancel` is set first. Unless it measured, this run's tasks that no worker has
+/// started are dropped.
 ///
 /// # Errors
 /// Why the pool could not measure (no pool, a worker that did not start, a malformed answer):
-/// the caller then measures on the main thread, and says why.
+/// the run fails with it, and Retry tries again.
 pub async fn measure(
     model: &FlowModel,
     masks: &FlowMasks,
@@ -70,43 +71,44 @@ pub async fn measure(
     d: &Callback<Action>,
 ) -> Result<Option<FlowRaw>, String> {
     let pool = pool().ok_or("the page has no worker pool")?;
+    let run = call(&pool, "begin", &[])?;
+    let measured = gather((&pool, &run), model, masks, workers, (key, share), cancel, d).await;
+    if !matches!(measured, Ok(Some(_))) {
+        let _ = call(&pool, "cancel", std::slice::from_ref(&run));
+    }
+    measured
+}
+
+/// [`measure`]'s tasks, queued under the run's number `run`, and their answers put together.
+async fn gather(
+    (pool, run): (&JsValue, &JsValue),
+    model: &FlowModel,
+    masks: &FlowMasks,
+    workers: usize,
+    (key, share): (FlowKey, f64),
+    cancel: &Cell<bool>,
+    d: &Callback<Action>,
+) -> Result<Option<FlowRaw>, String> {
     let request = flow_task::encode(model, masks);
     let n = masks.n();
     let count = (workers * RANGES_PER_WORKER).clamp(1, n);
     let ranges: Vec<(usize, usize)> = (0..count).map(|i| (i * n / count, (i + 1) * n / count)).collect();
-    // Every task is queued at once under this run's number (the pool hands them out as workers
-    // free up); answers are awaited in order.
-    let run = call(&pool, "begin", &[])?;
-    let base = start((&pool, &run), "base", &request, 0, 0);
-    let parts: Vec<_> = ranges.iter().map(|&(a, b)| start((&pool, &run), "copies", &request, a, b)).collect();
-    // Drops this run's tasks that no worker has started (another run's stay queued).
-    let stop = |pool: &JsValue| {
-        let _ = call(pool, "cancel", std::slice::from_ref(&run));
-    };
+    // Every task is queued at once (the pool hands them out as workers free up); answers are
+    // awaited in order.
+    let base = start((pool, run), "base", &request, 0, 0);
+    let parts: Vec<_> = ranges.iter().map(|&(a, b)| start((pool, run), "copies", &request, a, b)).collect();
     let base = answer(base).await;
     if cancel.get() {
-        stop(&pool);
         return Ok(None);
     }
-    let mut raw = match base.and_then(|b| flow_task::raw_from_base(model, masks, &b).map_err(|e| e.to_string())) {
-        Ok(raw) => raw,
-        Err(e) => {
-            stop(&pool);
-            return Err(e);
-        }
-    };
+    let mut raw = flow_task::raw_from_base(model, masks, &base?).map_err(|e| e.to_string())?;
     for (i, (part, &(a, b))) in parts.into_iter().zip(&ranges).enumerate() {
         let columns = answer(part).await;
         if cancel.get() {
-            stop(&pool);
             return Ok(None);
         }
-        if let Err(e) = columns.and_then(|c| raw.put_columns(a, b - a, &c).map_err(|e| e.to_string())) {
-            stop(&pool);
-            return Err(e);
-        }
-        let progress = share * (i + 1) as f64 / count as f64;
-        d.emit(Action::Flow(FlowAction::Progress { key, progress }));
+        raw.put_columns(a, b - a, &columns?).map_err(|e| e.to_string())?;
+        d.emit(Action::Flow(FlowAction::Progress { key, progress: share * (i + 1) as f64 / count as f64 }));
     }
     Ok(Some(raw))
 }

@@ -30,34 +30,6 @@ pub fn run_flow(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
     job.finish()
 }
 
-/// The unperturbed pass alone: [`run_flow`]'s attention and output, with every influence 0 (the
-/// copies' columns are filled in by [`FlowRaw::put_columns`] from [`copy_columns`], computed
-/// elsewhere: the browser's Web Workers).
-///
-/// # Panics
-/// As [`run_flow`].
-#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
-pub fn base_pass(model: &FlowModel, masks: &FlowMasks) -> FlowRaw {
-    let mut job = CpuFlowJob::new(model, masks);
-    job.step(model, masks, 0);
-    job.finish()
-}
-
-/// The influence columns of the perturbed copies `copies` (copy `k` perturbs input `k`), as
-/// [`run_flow`] computes them: `out[(l · n + q) · len + (k - copies.start)]` is
-/// `influence[l][q · n + k]`, with `len = copies.len()`. Each copy depends only on the
-/// unperturbed pass, so any split of `0..n` into ranges, run anywhere in any order and put
-/// together with [`FlowRaw::put_columns`], gives [`run_flow`]'s influence bit for bit.
-///
-/// # Panics
-/// As [`run_flow`], or if `copies` ends past `n`.
-#[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
-pub fn copy_columns(model: &FlowModel, masks: &FlowMasks, copies: std::ops::Range<usize>) -> Vec<f32> {
-    let mut job = CpuFlowJob::new(model, masks);
-    job.step(model, masks, 0);
-    job.columns(model, masks, copies)
-}
-
 /// [`run_flow`] in steps of one layer of one pass (the unperturbed pass first, then copy after
 /// copy), so a caller without threads (the browser's main thread) can yield between steps and
 /// drop a run whose mask has changed. The result is identical to [`run_flow`]'s whatever the
@@ -165,8 +137,19 @@ impl CpuFlowJob {
         self.step_layers(model, masks, target.saturating_sub(self.done))
     }
 
-    /// The influence columns of copies `copies` (layout of [`copy_columns`]), run after the
-    /// unperturbed pass; the job's own matrices are left as they were.
+    /// The unperturbed pass's attention (per layer, `n x n`) and output (`n x d_model`), as
+    /// [`CpuFlowJob::finish`] gives them, once that pass has run (`step(model, masks, 0)`).
+    pub fn unperturbed(&self) -> Option<(&[Vec<f32>], &[f32])> {
+        (self.done >= self.layers).then(|| (&self.attention[..], self.base_states.last().map_or(&[][..], |s| &s[..])))
+    }
+
+    /// The influence columns of the perturbed copies `copies` (copy `k` perturbs input `k`), run
+    /// after the unperturbed pass, as [`run_flow`] computes them: `out[(l · n + q) · len + (k -
+    /// copies.start)]` is `influence[l][q · n + k]`, with `len = copies.len()`. The job's own
+    /// matrices are left as they were. Each copy depends only on the unperturbed pass, so any
+    /// split of `0..n` into ranges, run anywhere in any order and put together with
+    /// [`FlowRaw::put_columns`], gives [`run_flow`]'s influence bit for bit (the browser's Web
+    /// Workers do so).
     ///
     /// # Panics
     /// If the unperturbed pass has not run, or `copies` ends past `n`.

@@ -443,8 +443,8 @@ impl FlowMasks {
 
 impl FlowRaw {
     /// Writes the influence columns of copies `start..start + len` (the layout of
-    /// [`cpu::copy_columns`]: `columns[(l · n + q) · len + i]` is copy `start + i`'s influence on
-    /// `q` after layer `l + 1`).
+    /// [`cpu::CpuFlowJob::columns`]: `columns[(l · n + q) · len + i]` is copy `start + i`'s
+    /// influence on `q` after layer `l + 1`).
     ///
     /// # Errors
     /// The columns do not fit: `start + len` past `n`, or not `layers · n · len` values.
