@@ -333,10 +333,42 @@ fn matmul(x: &[f32], w: &[f32], bias: &[f32], out: &mut [f32], din: usize, accum
     }
 }
 
-/// GELU, tanh approximation (as in GPT-2), also used by the WGSL kernel.
+/// GELU, tanh approximation (as in GPT-2; the WGSL kernel computes the same function with
+/// `tanh`), written as `x · σ(2u)`: `0.5 x (1 + tanh u) = x / (1 + e^(-2u))`, so that it goes
+/// through [`exp`] and a loop over a slice vectorises.
+#[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     const C: f32 = 0.797_884_6; // sqrt(2 / pi)
-    0.5 * x * (1.0 + (C * (x + 0.044_715 * x * x * x)).tanh())
+    x / (1.0 + exp(-2.0 * C * (x + 0.044_715 * x * x * x)))
+}
+
+/// `e^x` in `f32`, within 2 ulp of the correctly rounded value (subnormal results included; 0
+/// below about -103.9, infinity above 88.72, NaN for NaN). Branch-free, so that the softmax's and
+/// GELU's loops vectorise: the library `expf` is a call per element, and in wasm a software one.
+/// Range reduction `x = n ln 2 + r` (`|r| <= ln 2 / 2`, `ln 2` in two parts), a degree-7
+/// polynomial for `e^r`, then `2^n` applied as two normal powers of two so that a subnormal
+/// result is rounded once.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4; // 0.693359375: few mantissa bits, so n * LN2_HI is exact
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
+    let x = x.clamp(-104.0, 88.8);
+    let t = x * LOG2E + ROUND;
+    let n = t - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = ((((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 0.166_666_65)
+        * r
+        + 0.5)
+        * r)
+        * r
+        + r
+        + 1.0;
+    // n, read from t's low mantissa bits (t = 1.5 * 2^23 + n exactly), in -150..=128.
+    let n = t.to_bits() as i32 - ROUND.to_bits() as i32;
+    let (n1, n2) = (n >> 1, n - (n >> 1));
+    p * f32::from_bits(((n1 + 127) as u32) << 23) * f32::from_bits(((n2 + 127) as u32) << 23)
 }
 
 /// The parameters of one layer, sliced out of [`FlowModel::weights`].
@@ -398,10 +430,10 @@ fn attend<'a>(
     if count == 0 {
         return None;
     }
+    let scores = &mut scores[..count];
+    scores.iter_mut().for_each(|s| *s = exp(*s - max)); // vectorised
     let mut sum = 0.0;
-    for (i, k) in Ones::new(allowed).enumerate() {
-        let e = (scores[i] - max).exp();
-        scores[i] = e;
+    for (&e, k) in scores.iter().zip(Ones::new(allowed)) {
         sum += e;
         out.iter_mut().zip(kv(k).1).for_each(|(a, v)| *a += e * v);
     }
@@ -521,6 +553,43 @@ mod tests {
                 let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
                 assert!(same, "case {case}, layer {}: sparse and dense influence differ", l + 1);
             }
+        }
+    }
+
+    /// Distance in units in the last place between `a` and the `f32` nearest to `want`.
+    fn ulps(a: f32, want: f64) -> u32 {
+        let w = want as f32;
+        if a == w {
+            return 0;
+        }
+        (a.to_bits() as i64 - w.to_bits() as i64).unsigned_abs() as u32
+    }
+
+    #[test]
+    fn exp_is_within_two_ulp_everywhere_and_gelu_matches_its_tanh_form() {
+        let mut rng = SplitMix64::new(5);
+        let mut worst = 0;
+        // Random arguments over the whole useful range, the softmax's [-30, 0] densely, and the
+        // edges: subnormal results, the overflow threshold, round numbers.
+        let mut xs: Vec<f32> = (0..200_000).map(|_| (rng.next_f64() * 193.0 - 104.0) as f32).collect();
+        xs.extend((0..200_000).map(|_| (-rng.next_f64() * 30.0) as f32));
+        xs.extend([0.0, -0.0, 1.0, -1.0, 0.5, -87.3, -88.0, -100.0, -103.0, 88.0, 88.72, -1e-8, 1e-8]);
+        for &x in &xs {
+            let (got, want) = (exp(x), (x as f64).exp());
+            let u = ulps(got, want);
+            worst = worst.max(u);
+            assert!(u <= 2, "exp({x}) = {got:e}, want {want:e} ({u} ulp)");
+        }
+        assert!(exp(-104.5) == 0.0 && exp(-1e30) == 0.0, "exp underflows to 0");
+        assert!(exp(89.0) == f32::INFINITY && exp(f32::INFINITY) == f32::INFINITY, "exp overflows");
+        assert!(exp(f32::NAN).is_nan(), "exp(NaN) is NaN");
+        assert!(worst >= 1, "the test reaches the polynomial's rounding ({worst} ulp)");
+        for &x in &xs {
+            let x = x / 10.0;
+            let want =
+                0.5 * x as f64 * (1.0 + (0.797_884_560_802_865_4 * (x as f64 + 0.044_715 * (x as f64).powi(3))).tanh());
+            let got = gelu(x) as f64;
+            assert!((got - want).abs() <= 4e-7 * (1.0 + want.abs()), "gelu({x}) = {got}, want {want}");
         }
     }
 }
