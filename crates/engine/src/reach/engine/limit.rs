@@ -135,14 +135,38 @@ fn fold_simple_ranges(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) {
 
 /// The closure of `c` (which contains the diagonal) by repeated squaring `C ← C · C`.
 pub(super) fn close(mut c: Rows) -> Result<Rows, ReachError> {
-    if let Rows::Single { lo, hi, mono: true } = &c {
-        // Non-decreasing single intervals: `C·C[q] = [lo[lo[q]], hi[hi[q]]]`, so `C` is already
-        // transitive when that is `C[q]` for every `q` (a model whose layers include a full
-        // one): checked in one pass instead of squaring into new rows.
-        if lo.iter().zip(hi).all(|(&l, &h)| lo[l as usize] == l && hi[h as usize] == h) {
+    if let Rows::Single { lo, hi, mono: true } = &mut c {
+        // Non-decreasing single intervals that hold their own row: `C·C[q] = [lo[lo[q]],
+        // hi[hi[q]]]`, and the reach after `k` steps is `[lo^k(q), hi^k(q)]`, so the closure is
+        // `lo*(q) = lo*(lo[q])` (with `lo[q] <= q`, known once rows below are done: one pass
+        // upwards) and `hi*(q) = hi*(hi[q])` (one pass downwards), in place. The squaring loop
+        // below is the oracle (`closing_in_one_pass_is_squaring_to_the_fixpoint`).
+        if lo.iter().zip(hi.iter()).zip(0u32..).all(|((&l, &h), q)| l <= q && q <= h) {
+            close_mono_in_place(lo, hi);
             return Ok(c);
         }
     }
+    close_by_squaring(c)
+}
+
+/// [`close`]'s one-pass closure of non-decreasing rows `[lo[q], hi[q]]` that contain `q`.
+fn close_mono_in_place(lo: &mut [u32], hi: &mut [u32]) {
+    for q in 0..lo.len() {
+        let l = lo[q] as usize;
+        if l < q {
+            lo[q] = lo[l];
+        }
+    }
+    for q in (0..hi.len()).rev() {
+        let h = hi[q] as usize;
+        if h > q {
+            hi[q] = hi[h];
+        }
+    }
+}
+
+/// [`close`] by squaring, `C <- C·C` until the cells stop growing (any rows).
+pub(super) fn close_by_squaring(mut c: Rows) -> Result<Rows, ReachError> {
     let mut cells = c.cells();
     loop {
         let next = step(Adj::Rows(&c), &c)?;

@@ -190,6 +190,28 @@ pub(crate) fn frozen_runs_cap(n: u64) -> u64 {
     n / 1024 + 16
 }
 
+/// The value that extends the arithmetic run `cur` (`u64::MAX`, which no lookback equals, while
+/// it has fewer than two values and so no step yet).
+#[inline(always)]
+fn next_of(cur: (u32, u32, u32)) -> u64 {
+    if cur.1 >= 2 { cur.0 as u64 + cur.2 as u64 * cur.1 as u64 } else { u64::MAX }
+}
+
+/// Adds lookback `lb` to the run kept in registers (`cur`, with `expect` its next value), or
+/// through [`Lookbacks::push`] when it does not extend it.
+#[inline(always)]
+fn track(lbs: &mut Lookbacks, cur: &mut (u32, u32, u32), expect: &mut u64, lb: u32) {
+    if lb as u64 == *expect {
+        cur.1 += 1;
+        *expect += cur.2 as u64;
+    } else {
+        lbs.cur = *cur;
+        lbs.push(lb);
+        *cur = lbs.cur;
+        *expect = next_of(*cur);
+    }
+}
+
 pub(super) fn stats(rows: &Rows, limit: &Rows, docs: &[(u32, u32)], lbs: &mut Lookbacks) -> Stats {
     stats_frozen(rows, limit, docs, lbs, None)
 }
@@ -233,27 +255,65 @@ pub(super) fn stats_frozen(
                     f.len[d] = (start - ds as usize) as u32;
                 }
                 let (lo, hi, llo, lhi) = (&lo[start..end], &hi[start..end], &llo[start..end], &lhi[start..end]);
-                // One pass: the counts, and the lookbacks' runs: most rows extend the current
-                // arithmetic run, on a local copy (in registers); the others go through `push`.
+                // One pass: the counts, and the lookbacks' runs. The rows go in chunks of
+                // `LANES`, counted per lane so that the loop vectorises (wasm's 128-bit SIMD too);
+                // a chunk whose lookbacks all extend the current arithmetic run (most of them)
+                // extends it at once, the others go row by row through `track`.
+                const LANES: usize = 16;
                 let mut cur = lbs.cur;
-                let next = |c: (u32, u32, u32)| c.0 as u64 + c.2 as u64 * c.1 as u64;
-                let mut expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
-                for (q, (((&l, &h), &ll), &lh)) in (start as u32..).zip(lo.iter().zip(hi).zip(llo).zip(lhi)) {
+                let mut expect = next_of(cur);
+                let whole = lo.len() - lo.len() % LANES;
+                // Row widths `h - l` (the `+ 1`s are the rows' count) in 32-bit lanes with a carry
+                // count per lane: a sum of 64-bit lanes does not vectorise on every target.
+                let (mut width_v, mut carry_v) = ([0u32; LANES], [0u32; LANES]);
+                let (mut min_v, mut max_v) = ([u32::MAX; LANES], [0u32; LANES]);
+                let (mut leak_v, mut short_v) = ([0u32; LANES], [0u32; LANES]);
+                let mut lb_c = [0u32; LANES];
+                for c in (0..whole).step_by(LANES) {
+                    let chunk = |v: &[u32]| -> [u32; LANES] { v[c..c + LANES].try_into().expect("a whole chunk") };
+                    let (l, h, ll, lh) = (chunk(lo), chunk(hi), chunk(llo), chunk(lhi));
+                    let q0 = (start + c) as u32;
+                    for j in 0..LANES {
+                        let q = q0 + j as u32;
+                        let w = h[j] - l[j];
+                        width_v[j] = width_v[j].wrapping_add(w);
+                        carry_v[j] += (width_v[j] < w) as u32;
+                        let lb = (q - l[j]).max(h[j] - q);
+                        lb_c[j] = lb;
+                        min_v[j] = min_v[j].min(lb);
+                        max_v[j] = max_v[j].max(lb);
+                        leak_v[j] += (l[j] < ds || h[j] > de) as u32;
+                        short_v[j] += (h[j] - l[j] != lh[j] - ll[j]) as u32;
+                    }
+                    let step = cur.2 as u64;
+                    let extends = expect != u64::MAX
+                        && lb_c.iter().zip(0u64..).fold(true, |all, (&v, j)| all & (v as u64 == expect + j * step));
+                    if extends {
+                        cur.1 += LANES as u32;
+                        expect += LANES as u64 * step;
+                    } else {
+                        for &lb in &lb_c {
+                            track(lbs, &mut cur, &mut expect, lb);
+                        }
+                    }
+                }
+                cells += whole as u64
+                    + width_v.iter().map(|&v| v as u64).sum::<u64>()
+                    + (carry_v.iter().map(|&v| v as u64).sum::<u64>() << 32);
+                lmin = min_v.iter().fold(lmin, |m, &v| m.min(v));
+                lmax = max_v.iter().fold(lmax, |m, &v| m.max(v));
+                leaking += leak_v.iter().map(|&v| v as u64).sum::<u64>();
+                short += short_v.iter().map(|&v| v as u64).sum::<u64>();
+                for (q, (((&l, &h), &ll), &lh)) in
+                    ((start + whole) as u32..).zip(lo.iter().zip(hi).zip(llo).zip(lhi).skip(whole))
+                {
                     cells += (h - l) as u64 + 1;
                     let lb = (q - l).max(h - q);
                     lmin = lmin.min(lb);
                     lmax = lmax.max(lb);
                     leaking += (l < ds || h > de) as u64;
                     short += (h - l != lh - ll) as u64;
-                    if lb as u64 == expect {
-                        cur.1 += 1;
-                        expect += cur.2 as u64;
-                    } else {
-                        lbs.cur = cur;
-                        lbs.push(lb);
-                        cur = lbs.cur;
-                        expect = if cur.1 >= 2 { next(cur) } else { u64::MAX };
-                    }
+                    track(lbs, &mut cur, &mut expect, lb);
                 }
                 lbs.cur = cur;
             }

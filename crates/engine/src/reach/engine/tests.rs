@@ -90,3 +90,78 @@ fn the_in_place_rule_step_matches_the_general_path() {
         assert_eq!(copied.to_interval_rows(), general.to_interval_rows(), "case {case}");
     }
 }
+
+/// `close`'s one pass over non-decreasing rows against squaring to the fixpoint, on rows with
+/// long chains (narrow rows over thousands of positions) and short ones.
+#[test]
+fn closing_in_one_pass_is_squaring_to_the_fixpoint() {
+    use super::limit::{close, close_by_squaring};
+    let mut rng = SplitMix64::new(23);
+    for case in 0..300 {
+        let n = 1 + rng.below(if case % 10 == 0 { 5000 } else { 200 });
+        let (lo, hi) = mono_rows(&mut rng, n);
+        // Narrow rows: each end moves at most a few positions, so the closure takes many steps.
+        let (lo, hi): (Vec<u32>, Vec<u32>) = if case % 2 == 0 {
+            let w = 1 + rng.below(4) as u32;
+            (
+                (0..n as u32).map(|q| lo[q as usize].max(q.saturating_sub(w))).collect(),
+                (0..n as u32).map(|q| hi[q as usize].min(q + w)).collect(),
+            )
+        } else {
+            (lo, hi)
+        };
+        let rows = Rows::Single { lo, hi, mono: true };
+        let want = close_by_squaring(rows.clone()).expect("small").to_interval_rows();
+        let got = close(rows).expect("small");
+        assert!(matches!(got, Rows::Single { mono: true, .. }), "case {case}: still non-decreasing rows");
+        assert_eq!(got.to_interval_rows(), want, "case {case} (n = {n})");
+    }
+}
+
+/// The vectorised statistics (chunks of lanes, run extension a chunk at a time) against a plain
+/// count row by row, on rows whose lookbacks form long runs, short runs and no runs, over several
+/// documents, with the frozen prefixes on and off.
+#[test]
+fn chunked_statistics_match_a_row_by_row_count() {
+    use super::stats::{Frozen, Lookbacks, stats_frozen};
+    let mut rng = SplitMix64::new(29);
+    for case in 0..300 {
+        let n = 1 + rng.below(400);
+        let (lo, hi) = mono_rows(&mut rng, n);
+        // Lookbacks in long arithmetic runs: a sliding window's rows on part of the cases.
+        let (lo, hi): (Vec<u32>, Vec<u32>) = match case % 3 {
+            0 => {
+                let w = rng.below(40) as u32;
+                ((0..n as u32).map(|q| q.saturating_sub(w)).collect(), (0..n as u32).collect())
+            }
+            _ => (lo, hi),
+        };
+        let (llo, lhi) = if rng.below(2) == 0 { (vec![0; n], vec![n as u32 - 1; n]) } else { (lo.clone(), hi.clone()) };
+        let docs = if n > 2 && rng.below(2) == 0 {
+            let cut = 1 + rng.below(n - 1) as u32;
+            vec![(0, cut - 1), (cut, n as u32 - 1)]
+        } else {
+            vec![(0, n as u32 - 1)]
+        };
+        let rows = Rows::Single { lo: lo.clone(), hi: hi.clone(), mono: true };
+        let limit = Rows::Single { lo: llo.clone(), hi: lhi.clone(), mono: true };
+        let mut lbs = Lookbacks::new(n);
+        let mut frozen = Frozen::new(docs.len(), n);
+        let st = stats_frozen(&rows, &limit, &docs, &mut lbs, (case % 2 == 0).then_some(&mut frozen));
+        let (mut cells, mut leaking, mut short, mut all) = (0u64, 0u64, 0u64, Vec::new());
+        for &(ds, de) in &docs {
+            for q in ds..=de {
+                let (l, h) = (lo[q as usize], hi[q as usize]);
+                cells += (h - l) as u64 + 1;
+                leaking += (l < ds || h > de) as u64;
+                short += (h - l != lhi[q as usize] - llo[q as usize]) as u64;
+                all.push((q - l).max(h - q));
+            }
+        }
+        all.sort_unstable();
+        assert_eq!((st.cells, st.leaking, st.short), (cells, leaking, short), "case {case}");
+        let lb = st.lookback;
+        let want = (all[0] as u64, all[n - 1] as u64, all[(n - 1) / 2] as u64);
+        assert_eq!((lb.min, lb.max, lb.median), want, "case {case}");
+    }
+}
