@@ -141,6 +141,11 @@ pub(super) fn close(mut c: Rows) -> Result<Rows, ReachError> {
         // `lo*(q) = lo*(lo[q])` (with `lo[q] <= q`, known once rows below are done: one pass
         // upwards) and `hi*(q) = hi*(hi[q])` (one pass downwards), in place. The squaring loop
         // below is the oracle (`closing_in_one_pass_is_squaring_to_the_fixpoint`).
+        // Already transitive (a model whose layers include a full one): one pass that reads
+        // and writes nothing else, and stops at the first row that is not.
+        if lo.iter().zip(hi.iter()).all(|(&l, &h)| lo[l as usize] == l && hi[h as usize] == h) {
+            return Ok(c);
+        }
         if lo.iter().zip(hi.iter()).zip(0u32..).all(|((&l, &h), q)| l <= q && q <= h) {
             close_mono_in_place(lo, hi);
             return Ok(c);
