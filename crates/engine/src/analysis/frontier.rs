@@ -106,8 +106,9 @@ fn is_zero(b: &Block) -> bool {
 }
 
 /// The layer sweep's answer by frontier BFS: calls `on_new(layer, q, word, bits)` for each
-/// position `q` and word of keys `64·word..` with the bits of keys first reached at `layer`
-/// (bit `s` = key `64·word + s`; each cell once, the diagonal never), and returns `L*` and the
+/// position `q` that gains keys at `layer`, once per batch, with the batch's words of keys from
+/// `64·word` on (bit `s` of `bits[i]` = key `64·(word + i) + s`; zero words where nothing is new;
+/// each cell once, the diagonal never), and returns `L*` and the
 /// cells each layer added (`added[0] = n`), as [`super::layer_sweep`] does.
 ///
 /// `limit`, when given, is the closure of `adj`: a position leaves a batch once it sees every key
@@ -122,7 +123,7 @@ fn is_zero(b: &Block) -> bool {
 pub(crate) fn frontier_layers(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
-    on_new: impl FnMut(usize, usize, usize, u64),
+    on_new: impl FnMut(usize, usize, usize, &[u64]),
 ) -> (usize, Vec<usize>) {
     frontier_layers_by(adj, limit, Direction::Cheaper, on_new, |_| {})
 }
@@ -144,7 +145,7 @@ pub(crate) fn frontier_layers_by(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
     direction: Direction,
-    mut on_new: impl FnMut(usize, usize, usize, u64),
+    mut on_new: impl FnMut(usize, usize, usize, &[u64]),
     mut on_batch_done: impl FnMut(usize),
 ) -> (usize, Vec<usize>) {
     const ZERO: Block = [0; BATCH_WORDS];
@@ -229,11 +230,7 @@ pub(crate) fn frontier_layers_by(
                     }
                     if any != 0 {
                         cells += count(&next[q]);
-                        for (w, &fresh) in next[q][..words].iter().enumerate() {
-                            if fresh != 0 {
-                                on_new(layer, q, word0 + w, fresh);
-                            }
-                        }
+                        on_new(layer, q, word0, &next[q][..words]);
                         next_list[kept] = q as u32;
                         kept += 1;
                     }
@@ -285,11 +282,7 @@ pub(crate) fn frontier_layers_by(
                             visited[q][w] |= got[w];
                             left |= missing[w] & !got[w];
                         }
-                        for (w, &fresh) in got[..words].iter().enumerate() {
-                            if fresh != 0 {
-                                on_new(layer, q, word0 + w, fresh);
-                            }
-                        }
+                        on_new(layer, q, word0, &got[..words]);
                         next[q] = got;
                         next_list.push(q as u32);
                     }

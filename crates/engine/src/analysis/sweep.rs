@@ -103,12 +103,23 @@ pub(crate) fn layer_sweep(
 /// First-reach layers `D[q][k]`: the shortest path length from `k` to `q` in `Ā`
 /// (0 on the diagonal, `None` when unreachable). `R(L)[q][k] = D[q][k] ≤ L`, so one matrix answers
 /// every position of a layer slider.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct FirstReach {
     n: usize,
     layers: Cells,
     depth: usize,
 }
+
+/// Equal when every cell's layer is, however the cells are stored.
+impl PartialEq for FirstReach {
+    fn eq(&self, other: &FirstReach) -> bool {
+        self.n == other.n
+            && self.depth == other.depth
+            && (0..self.n * self.n).all(|i| self.layers.get(i) == other.layers.get(i))
+    }
+}
+
+impl Eq for FirstReach {}
 
 /// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
 const SPREAD: [u64; 256] = {
@@ -127,23 +138,82 @@ const SPREAD: [u64; 256] = {
     t
 };
 
+/// `SPREAD4[b]` has half-byte `i` all ones where bit `i` of `b` is set.
+const SPREAD4: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                t[b] |= 0xF << (4 * i);
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// `D + 1` per cell, row-major; 0 = unreachable (so the matrix starts as zeroed memory). One byte
-/// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not;
+/// the frontier BFS's matrix starts at half a byte per cell (`Nibble`, cell `i` in the low half
+/// of byte `i / 2` when `i` is even), and widens to a byte once a layer reaches 15.
+#[derive(Clone, Debug)]
 enum Cells {
+    /// Half a byte per cell, and the number of cells.
+    Nibble(Vec<u8>, usize),
     Narrow(Vec<u8>),
     Wide(Vec<u16>),
 }
+
+/// Largest value (`D + 1`) a [`Cells::Nibble`] cell holds.
+const NIBBLE_MAX: usize = 15;
 
 impl Cells {
     fn zeros(len: usize) -> Cells {
         Cells::Narrow(vec![0; len])
     }
 
+    /// Zeroed cells at half a byte each.
+    fn nibbles(len: usize) -> Cells {
+        Cells::Nibble(vec![0; len.div_ceil(2)], len)
+    }
+
+    /// A byte per cell from here on (the values unchanged).
+    fn widen_nibbles(&mut self) {
+        if let Cells::Nibble(c, len) = self {
+            let mut wide = Vec::with_capacity(*len);
+            for &b in c.iter() {
+                wide.push(b & 15);
+                wide.push(b >> 4);
+            }
+            wide.truncate(*len);
+            *self = Cells::Narrow(wide);
+        }
+    }
+
     /// Cells `range` first reached at `layer`.
     #[inline]
     fn fill(&mut self, range: std::ops::Range<usize>, layer: usize) {
         let v = layer + 1;
+        if let Cells::Nibble(c, _) = self {
+            if v <= NIBBLE_MAX {
+                let (mut a, b) = (range.start, range.end);
+                if a % 2 == 1 && a < b {
+                    c[a / 2] = (c[a / 2] & 0x0F) | (v as u8) << 4;
+                    a += 1;
+                }
+                let pairs = (b - a) / 2;
+                c[a / 2..a / 2 + pairs].fill(v as u8 * 0x11);
+                if a + 2 * pairs < b {
+                    let i = (a + 2 * pairs) / 2;
+                    c[i] = (c[i] & 0xF0) | v as u8;
+                }
+                return;
+            }
+            self.widen_nibbles();
+        }
         if let Cells::Narrow(c) = self {
             if v <= u8::MAX as usize {
                 c[range].fill(v as u8);
@@ -163,8 +233,19 @@ impl Cells {
         if matches!(self, Cells::Narrow(_)) && v > u8::MAX as usize {
             self.fill(0..0, layer);
         }
+        if matches!(self, Cells::Nibble(..)) && v > NIBBLE_MAX {
+            self.widen_nibbles();
+        }
         let mut bits = bits;
         match self {
+            Cells::Nibble(c, _) => {
+                while bits != 0 {
+                    let i = base + bits.trailing_zeros() as usize;
+                    let shift = 4 * (i % 2);
+                    c[i / 2] = (c[i / 2] & !(0x0F << shift)) | (v as u8) << shift;
+                    bits &= bits - 1;
+                }
+            }
             Cells::Narrow(c) => {
                 let row = &mut c[base..];
                 while bits != 0 {
@@ -198,13 +279,82 @@ impl Cells {
                     *chunk = (u64::from_le_bytes(*chunk) | (spread & fill)).to_le_bytes();
                 }
             }
+            Cells::Nibble(c, len) if v <= NIBBLE_MAX && base.is_multiple_of(2) && base + WORD_BITS <= *len => {
+                let fill = (v as u32) * 0x1111_1111;
+                let row: &mut [u8; WORD_BITS / 2] =
+                    (&mut c[base / 2..(base + WORD_BITS) / 2]).try_into().expect("64 cells");
+                for (i, chunk) in row.chunks_exact_mut(4).enumerate() {
+                    let chunk: &mut [u8; 4] = chunk.try_into().expect("8 cells");
+                    let spread = SPREAD4[(bits >> (8 * i)) as u8 as usize];
+                    *chunk = (u32::from_le_bytes(*chunk) | (spread & fill)).to_le_bytes();
+                }
+            }
             _ => self.set_bits(base, bits, layer),
+        }
+    }
+
+    /// ORs cells `from..from + len` into `dst` from cell `at` and zeroes them here (the frontier
+    /// BFS's batch buffer into the matrix): half bytes into half bytes byte by byte when both
+    /// start on a byte, else through [`Cells::or_slice`].
+    fn drain_into(&mut self, from: usize, len: usize, dst: &mut Cells, at: usize) {
+        match (&mut *self, &mut *dst) {
+            (Cells::Nibble(src, _), Cells::Nibble(d, _)) if from.is_multiple_of(2) && at.is_multiple_of(2) => {
+                let bytes = len / 2;
+                let (s, t) = (&mut src[from / 2..from / 2 + bytes], &mut d[at / 2..at / 2 + bytes]);
+                t.iter_mut().zip(&*s).for_each(|(t, s)| *t |= s);
+                s.fill(0);
+                if len % 2 == 1 {
+                    let last = std::mem::take(&mut src[(from + len) / 2]);
+                    d[(at + len) / 2] |= last & 0x0F;
+                }
+            }
+            (Cells::Narrow(src), _) => dst.or_slice(at, &mut src[from..from + len]),
+            _ => {
+                let mut values: Vec<u8> = (from..from + len).map(|i| self.get(i) as u8).collect();
+                dst.or_slice(at, &mut values);
+                if let Cells::Nibble(src, _) = self {
+                    for i in from..from + len {
+                        src[i / 2] &= !(0x0F << (4 * (i % 2)));
+                    }
+                }
+            }
         }
     }
 
     /// ORs `values` (layers + 1, 0 = none) into the cells from `start`, and zeroes `values`.
     fn or_slice(&mut self, start: usize, values: &mut [u8]) {
+        if matches!(self, Cells::Nibble(..)) && values.iter().fold(0, |a, &v| a | v) as usize > NIBBLE_MAX {
+            self.widen_nibbles();
+        }
         match self {
+            Cells::Nibble(c, _) => {
+                let (mut at, mut v) = (start, &values[..]);
+                if at % 2 == 1 && !v.is_empty() {
+                    c[at / 2] |= v[0] << 4;
+                    (at, v) = (at + 1, &v[1..]);
+                }
+                let n = v.len() / 2;
+                let dst = &mut c[at / 2..at / 2 + n];
+                // 16 cells (each at most 15) into 8 bytes at a time, in 64-bit words: each even
+                // byte takes its odd neighbour as its high half, then the even bytes close up.
+                let pack = |x: u64| -> u64 {
+                    let y = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
+                    let y = (y | y >> 8) & 0x0000_FFFF_0000_FFFF;
+                    (y | y >> 16) & 0xFFFF_FFFF
+                };
+                let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 cells"));
+                let whole = n / 8 * 8;
+                for (d, src) in dst[..whole].chunks_exact_mut(8).zip(v.chunks_exact(16)) {
+                    let packed = pack(word(&src[..8])) | pack(word(&src[8..])) << 32;
+                    d.copy_from_slice(&(word(d) | packed).to_le_bytes());
+                }
+                for (b, p) in dst[whole..].iter_mut().zip(v[2 * whole..].chunks_exact(2)) {
+                    *b |= p[0] | p[1] << 4;
+                }
+                if v.len() % 2 == 1 {
+                    c[at / 2 + n] |= v[v.len() - 1];
+                }
+            }
             Cells::Narrow(c) => c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, v)| *c |= v),
             Cells::Wide(c) => {
                 c[start..start + values.len()].iter_mut().zip(&*values).for_each(|(c, &v)| *c |= v as u16)
@@ -216,6 +366,7 @@ impl Cells {
     #[inline]
     fn get(&self, i: usize) -> usize {
         match self {
+            Cells::Nibble(c, _) => (c[i / 2] >> (4 * (i % 2)) & 15) as usize,
             Cells::Narrow(c) => c[i] as usize,
             Cells::Wide(c) => c[i] as usize,
         }
@@ -225,6 +376,14 @@ impl Cells {
     fn histogram(&self, values: usize) -> Vec<usize> {
         let mut h = vec![0usize; values];
         match self {
+            Cells::Nibble(c, len) => {
+                c.iter().for_each(|&b| {
+                    h[(b & 15) as usize] += 1;
+                    h[(b >> 4) as usize] += 1;
+                });
+                // The unused half of the last byte of an odd count.
+                h[0] -= c.len() * 2 - *len;
+            }
             Cells::Narrow(c) => c.iter().for_each(|&d| h[d as usize] += 1),
             Cells::Wide(c) => c.iter().for_each(|&d| h[d as usize] += 1),
         }
@@ -241,7 +400,7 @@ impl FirstReach {
     /// structured attempt, when those keys are scattered: random masks), else by the semi-naive
     /// bit sweep ([`FirstReach::by_sweep`]).
     ///
-    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`), plus the engine's rows, three bit matrices
+    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`; `n²/2` on the BFS's first path while `L* < 15`), plus the engine's rows, three bit matrices
     /// (the sweep) or `n` rows of 512 bytes and `4n` blocks of 64 bytes (the BFS).
     ///
     /// # Examples
@@ -259,7 +418,8 @@ impl FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
         if super::frontier::is_sparse(&adj) && super::frontier::is_scattered(&adj) {
-            return Self::frontier_into(&adj, Self::diagonal(n));
+            // Random-like masks reach far in few layers: half a byte a cell until one is 15.
+            return Self::frontier_into(&adj, Self::diagonal_in(Cells::nibbles(n * n), n));
         }
         let mut layers = Self::diagonal(n);
         let structured = crate::reach::repeated_first_reach(
@@ -311,26 +471,30 @@ impl FirstReach {
     ) -> (FirstReach, Vec<usize>) {
         const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
         let n = adj.n();
-        let cells = std::cell::RefCell::new((layers, Cells::zeros(n * BATCH)));
+        // The buffer stores its cells as the matrix does (half bytes or bytes).
+        let buffer =
+            if matches!(layers, Cells::Nibble(..)) { Cells::nibbles(n * BATCH) } else { Cells::zeros(n * BATCH) };
+        let cells = std::cell::RefCell::new((layers, buffer));
         let (depth, added) = super::frontier::frontier_layers_by(
             adj,
             limit,
             direction,
-            |layer, q, word, new| {
+            |layer, q, word0, words| {
                 let (layers, buffer) = &mut *cells.borrow_mut();
-                if layer < u8::MAX as usize {
-                    buffer.set_word(q * BATCH + word % super::frontier::BATCH_WORDS * WORD_BITS, new, layer);
-                } else {
-                    layers.set_bits(q * n + word * WORD_BITS, new, layer);
+                for (w, &new) in words.iter().enumerate().filter(|(_, new)| **new != 0) {
+                    if layer < u8::MAX as usize {
+                        buffer.set_word(q * BATCH + w * WORD_BITS, new, layer);
+                    } else {
+                        layers.set_bits(q * n + (word0 + w) * WORD_BITS, new, layer);
+                    }
                 }
             },
             |first_word| {
                 let (layers, buffer) = &mut *cells.borrow_mut();
-                let Cells::Narrow(buffer) = buffer else { unreachable!("the buffer holds layers below 255") };
                 let start = first_word * WORD_BITS;
                 let width = BATCH.min(n - start);
                 for q in 0..n {
-                    layers.or_slice(q * n + start, &mut buffer[q * BATCH..q * BATCH + width]);
+                    buffer.drain_into(q * BATCH, width, layers, q * n + start);
                 }
             },
         );
@@ -345,7 +509,11 @@ impl FirstReach {
 
     /// The matrix with only the diagonal reached (at layer 0).
     fn diagonal(n: usize) -> Cells {
-        let mut layers = Cells::zeros(n * n);
+        Self::diagonal_in(Cells::zeros(n * n), n)
+    }
+
+    /// `layers` (zeroed, `n x n`) with the diagonal reached at layer 0.
+    fn diagonal_in(mut layers: Cells, n: usize) -> Cells {
         for q in 0..n {
             layers.fill(q * n + q..q * n + q + 1, 0);
         }
@@ -357,6 +525,12 @@ impl FirstReach {
         let (depth, _) =
             layer_sweep(adj, None, |layer, q, w, _, new| layers.set_bits(q * n + w * WORD_BITS, new, layer));
         FirstReach { n, layers, depth }
+    }
+
+    /// Whether the cells are stored at half a byte each (tests).
+    #[cfg(test)]
+    pub(super) fn in_half_bytes(&self) -> bool {
+        matches!(self.layers, Cells::Nibble(..))
     }
 
     /// Side length.

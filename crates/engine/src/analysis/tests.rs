@@ -203,3 +203,29 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
     }
     assert!(multi_class > 50, "the corpus has several non-trivial classes in {multi_class} masks");
 }
+
+/// The frontier BFS's half-byte matrix: on scattered sparse masks of odd and even sizes whose
+/// `L*` is below 15, at 15 and past it (levels of positions, each reading eight random positions
+/// of the level before, so the depth is the number of levels), `FirstReach::new` equals the
+/// sweep cell for cell, with the same growth, and widens to a byte when a layer reaches 15.
+#[test]
+fn first_reach_in_half_bytes_widens_at_layer_fifteen() {
+    let mut rng = crate::rng::SplitMix64::new(15);
+    for (levels, width) in [(3, 61), (14, 41), (15, 40), (16, 39), (23, 37)] {
+        let n = levels * width;
+        let mut m = BitMatrix::from_fn(n, |_, _| false);
+        for q in width..n {
+            let level = q / width;
+            for _ in 0..8 {
+                m.set(q, (level - 1) * width + rng.below(width), true);
+            }
+        }
+        let adj = m.with_diagonal();
+        assert!(frontier::is_sparse(&adj) && frontier::is_scattered(&adj), "{levels} levels: the BFS's path");
+        let (fast, slow) = (FirstReach::new(&m), FirstReach::by_sweep(&m));
+        assert_eq!(fast.depth(), levels - 1, "{levels} levels");
+        assert_eq!(fast, slow, "{levels} levels: every cell");
+        assert_eq!(fast.growth(), slow.growth(), "{levels} levels: growth");
+        assert_eq!(!fast.in_half_bytes(), levels > 15, "{levels} levels: half bytes while every layer is below 15");
+    }
+}
