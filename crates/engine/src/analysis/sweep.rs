@@ -121,39 +121,29 @@ impl PartialEq for FirstReach {
 
 impl Eq for FirstReach {}
 
-/// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
-const SPREAD: [u64; 256] = {
+/// The table whose entry `b` has field `i` (`width` bits wide, 4 or 8) all ones where bit `i` of
+/// `b` is set: 8 cells' masks from a byte of reach bits.
+const fn spread_table(width: u32) -> [u64; 256] {
     let mut t = [0u64; 256];
     let mut b = 0;
     while b < 256 {
         let mut i = 0;
         while i < 8 {
             if b >> i & 1 == 1 {
-                t[b] |= 0xFF << (8 * i);
+                t[b] |= ((1 << width) - 1) << (width * i);
             }
             i += 1;
         }
         b += 1;
     }
     t
-};
+}
 
-/// `SPREAD4[b]` has half-byte `i` all ones where bit `i` of `b` is set.
-const SPREAD4: [u32; 256] = {
-    let mut t = [0u32; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut i = 0;
-        while i < 8 {
-            if b >> i & 1 == 1 {
-                t[b] |= 0xF << (4 * i);
-            }
-            i += 1;
-        }
-        b += 1;
-    }
-    t
-};
+/// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
+const SPREAD: [u64; 256] = spread_table(8);
+
+/// `SPREAD4[b]` has half-byte `i` all ones where bit `i` of `b` is set (the low 32 bits).
+const SPREAD4: [u64; 256] = spread_table(4);
 
 /// `D + 1` per cell, row-major; 0 = unreachable (so the matrix starts as zeroed memory). One byte
 /// per cell while every layer is below 255 (`L*` is small for most masks), two once one is not;
@@ -180,9 +170,13 @@ impl Cells {
         Cells::Nibble(vec![0; len.div_ceil(2)], len)
     }
 
-    /// A byte per cell from here on (the values unchanged).
-    fn widen_nibbles(&mut self) {
-        if let Cells::Nibble(c, len) = self {
+    /// Widens the cells (half bytes to bytes, bytes to two) until they can hold the value `v`
+    /// (a layer + 1); the values are unchanged.
+    #[inline]
+    fn hold(&mut self, v: usize) {
+        if let Cells::Nibble(c, len) = self
+            && v > NIBBLE_MAX
+        {
             let mut wide = Vec::with_capacity(*len);
             for &b in c.iter() {
                 wide.push(b & 15);
@@ -191,14 +185,20 @@ impl Cells {
             wide.truncate(*len);
             *self = Cells::Narrow(wide);
         }
+        if let Cells::Narrow(c) = self
+            && v > u8::MAX as usize
+        {
+            *self = Cells::Wide(c.iter().map(|&x| x as u16).collect());
+        }
     }
 
     /// Cells `range` first reached at `layer`.
     #[inline]
     fn fill(&mut self, range: std::ops::Range<usize>, layer: usize) {
         let v = layer + 1;
-        if let Cells::Nibble(c, _) = self {
-            if v <= NIBBLE_MAX {
+        self.hold(v);
+        match self {
+            Cells::Nibble(c, _) => {
                 let (mut a, b) = (range.start, range.end);
                 if a % 2 == 1 && a < b {
                     c[a / 2] = (c[a / 2] & 0x0F) | (v as u8) << 4;
@@ -210,19 +210,9 @@ impl Cells {
                     let i = (a + 2 * pairs) / 2;
                     c[i] = (c[i] & 0xF0) | v as u8;
                 }
-                return;
             }
-            self.widen_nibbles();
-        }
-        if let Cells::Narrow(c) = self {
-            if v <= u8::MAX as usize {
-                c[range].fill(v as u8);
-                return;
-            }
-            *self = Cells::Wide(c.iter().map(|&x| x as u16).collect());
-        }
-        if let Cells::Wide(c) = self {
-            c[range].fill(v as u16);
+            Cells::Narrow(c) => c[range].fill(v as u8),
+            Cells::Wide(c) => c[range].fill(v as u16),
         }
     }
 
@@ -230,12 +220,7 @@ impl Cells {
     #[inline]
     fn set_bits(&mut self, base: usize, bits: u64, layer: usize) {
         let v = layer + 1;
-        if matches!(self, Cells::Narrow(_)) && v > u8::MAX as usize {
-            self.fill(0..0, layer);
-        }
-        if matches!(self, Cells::Nibble(..)) && v > NIBBLE_MAX {
-            self.widen_nibbles();
-        }
+        self.hold(v);
         let mut bits = bits;
         match self {
             Cells::Nibble(c, _) => {
@@ -285,7 +270,7 @@ impl Cells {
                     (&mut c[base / 2..(base + WORD_BITS) / 2]).try_into().expect("64 cells");
                 for (i, chunk) in row.chunks_exact_mut(4).enumerate() {
                     let chunk: &mut [u8; 4] = chunk.try_into().expect("8 cells");
-                    let spread = SPREAD4[(bits >> (8 * i)) as u8 as usize];
+                    let spread = SPREAD4[(bits >> (8 * i)) as u8 as usize] as u32;
                     *chunk = (u32::from_le_bytes(*chunk) | (spread & fill)).to_le_bytes();
                 }
             }
@@ -323,8 +308,8 @@ impl Cells {
 
     /// ORs `values` (layers + 1, 0 = none) into the cells from `start`, and zeroes `values`.
     fn or_slice(&mut self, start: usize, values: &mut [u8]) {
-        if matches!(self, Cells::Nibble(..)) && values.iter().fold(0, |a, &v| a | v) as usize > NIBBLE_MAX {
-            self.widen_nibbles();
+        if matches!(self, Cells::Nibble(..)) {
+            self.hold(values.iter().fold(0, |a, &v| a | v) as usize);
         }
         match self {
             Cells::Nibble(c, _) => {

@@ -133,16 +133,12 @@ fn fold_simple_ranges(ctx: &RuleCtx, lo: &mut [u32], hi: &mut [u32]) {
     }
 }
 
-/// The closure of `c` (which contains the diagonal) by repeated squaring `C ← C · C`.
+/// The closure of `c` (which contains the diagonal): non-decreasing single intervals in one pass
+/// each way ([`close_mono_in_place`]), any other rows by repeated squaring `C ← C · C`.
 pub(super) fn close(mut c: Rows) -> Result<Rows, ReachError> {
     if let Rows::Single { lo, hi, mono: true } = &mut c {
-        // Non-decreasing single intervals that hold their own row: `C·C[q] = [lo[lo[q]],
-        // hi[hi[q]]]`, and the reach after `k` steps is `[lo^k(q), hi^k(q)]`, so the closure is
-        // `lo*(q) = lo*(lo[q])` (with `lo[q] <= q`, known once rows below are done: one pass
-        // upwards) and `hi*(q) = hi*(hi[q])` (one pass downwards), in place. The squaring loop
-        // below is the oracle (`closing_in_one_pass_is_squaring_to_the_fixpoint`).
-        // Already transitive (a model whose layers include a full one): one pass that reads
-        // and writes nothing else, and stops at the first row that is not.
+        // Already transitive (a model whose layers include a full one): one pass that writes
+        // nothing, and stops at the first row that is not.
         if lo.iter().zip(hi.iter()).all(|(&l, &h)| lo[l as usize] == l && hi[h as usize] == h) {
             return Ok(c);
         }
@@ -154,7 +150,11 @@ pub(super) fn close(mut c: Rows) -> Result<Rows, ReachError> {
     close_by_squaring(c)
 }
 
-/// [`close`]'s one-pass closure of non-decreasing rows `[lo[q], hi[q]]` that contain `q`.
+/// [`close`]'s closure of non-decreasing rows `[lo[q], hi[q]]` that contain `q`, in place:
+/// `C·C[q] = [lo[lo[q]], hi[hi[q]]]` and the reach after `k` steps is `[lo^k(q), hi^k(q)]`, so the
+/// closure is `lo*(q) = lo*(lo[q])` (with `lo[q] <= q`, known once the rows below are done: one
+/// pass upwards) and `hi*(q) = hi*(hi[q])` (one pass downwards). Squaring is the oracle
+/// (`closing_in_one_pass_is_squaring_to_the_fixpoint`).
 fn close_mono_in_place(lo: &mut [u32], hi: &mut [u32]) {
     for q in 0..lo.len() {
         let l = lo[q] as usize;
