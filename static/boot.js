@@ -9,24 +9,27 @@ const href = (kind) => {
   return link.href;
 };
 
-// The second module (crates/lazy: the mask_mod reader), fetched the first time the app asks
-// for it (src/ui/lazy.rs), never with the page. scripts/hash_lazy.sh names it after its
-// contents and writes the names into a <meta>. One load is shared by every caller; a failed
-// one (offline, a missing file) is forgotten, so the next call tries again.
-let lazy;
-globalThis.hasseflowLazy = () => {
-  lazy ??= (async () => {
-    const meta = document.querySelector('meta[name="hasseflow-lazy"]');
-    if (!meta) throw new Error('index.html names no lazily loaded module (scripts/hash_lazy.sh)');
-    const url = (name) => new URL(meta.dataset[name], document.baseURI).href;
-    const module = await import(url('js'));
-    await module.default({ module_or_path: url('wasm') });
-    return module;
-  })().catch((e) => {
-    lazy = undefined;
-    throw e;
-  });
-  return lazy;
+// The modules fetched on first use (src/ui/lazy.rs), never with the page, each by the name of
+// its <meta>: hasseflow-lazy (crates/lazy: the mask_mod reader) and hasseflow-models
+// (crates/model_reader: the config reader and the model type table). scripts/hash_lazy.sh names
+// each after its contents and writes the names into a <meta>. One load per module is shared by
+// every caller; a failed one (offline, a missing file) is forgotten, so the next call tries again.
+const lazy = new Map();
+globalThis.hasseflowLazy = (name = 'hasseflow-lazy') => {
+  if (!lazy.has(name)) {
+    lazy.set(name, (async () => {
+      const meta = document.querySelector(`meta[name="${name}"]`);
+      if (!meta) throw new Error(`index.html names no lazily loaded module ${name} (scripts/hash_lazy.sh)`);
+      const url = (part) => new URL(meta.dataset[part], document.baseURI).href;
+      const module = await import(url('js'));
+      await module.default({ module_or_path: url('wasm') });
+      return module;
+    })().catch((e) => {
+      lazy.delete(name);
+      throw e;
+    }));
+  }
+  return lazy.get(name);
 };
 
 // The Flow view's CPU path on every core (src/ui/flow/workers.rs): a pool of module Web Workers

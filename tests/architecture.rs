@@ -361,6 +361,10 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
         "trunk builds the lazily loaded hasseflow-lazy, as the app, with the release profile"
     );
     assert!(
+        html.contains(r#"href="crates/model_reader/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
+        "trunk builds the lazily loaded hasseflow-model-reader, as the app, with the release profile"
+    );
+    assert!(
         html.contains(r#"href="crates/flow_worker/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
         "trunk builds the Flow view's worker module, hasseflow-flow-worker, with the release profile"
     );
@@ -382,11 +386,12 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     }
 }
 
-/// The first download links no mask_mod interpreter: the packages the app's wasm is built from
-/// take the core without its `interpreter` feature (in their dependencies; the state's tests may
-/// have it), and the workspace's dependency on the core turns its defaults off.
+/// The first download links no mask_mod interpreter and no config reader: the packages the
+/// app's wasm is built from take the core without its `interpreter` and `model-reader` features
+/// (in their dependencies; the state's tests may have them), and the workspace's dependency on
+/// the core turns its defaults off.
 #[test]
-fn the_app_links_no_mask_mod_interpreter() {
+fn the_app_links_no_mask_mod_interpreter_and_no_config_reader() {
     assert!(
         read("Cargo.toml").contains(r#"hasseflow-core = { path = "crates/core", default-features = false }"#),
         "the workspace's and the app's dependency on the core leave its defaults (the interpreter) out"
@@ -407,9 +412,13 @@ fn the_app_links_no_mask_mod_interpreter() {
                 "{manifest}: `{line}` takes the core's defaults (the interpreter) into the app"
             );
             assert!(!line.contains("interpreter"), "{manifest}: `{line}` links the interpreter into the app");
+            assert!(!line.contains("model-reader"), "{manifest}: `{line}` links the config reader into the app");
         }
     }
-    assert!(read("crates/lazy/Cargo.toml").contains(r#"features = ["interpreter"]"#), "the lazy module has it");
+    for lazy in ["crates/lazy/Cargo.toml", "crates/model_reader/Cargo.toml"] {
+        // One feature set for both, so that a dev build compiles the core once for the two.
+        assert!(read(lazy).contains(r#"features = ["interpreter", "model-reader"]"#), "{lazy} has both");
+    }
 }
 
 #[test]

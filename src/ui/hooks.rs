@@ -14,7 +14,7 @@ use yew::prelude::*;
 use super::palette::Theme;
 use super::store::Reduced;
 use super::{flow, io, job, lazy, models};
-use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, Tool, ViewAction};
+use crate::state::{Action, AppState, DesignerAction, EditAction, ImportAction, Level, ModelsAction, Tool, ViewAction};
 
 /// The Hasse layout of one revision and how long it took.
 pub struct Laid {
@@ -142,6 +142,22 @@ pub fn use_lazy_reader(state: &AppState, dispatch: &Callback<Action>) {
             wasm_bindgen_futures::spawn_local(async move {
                 let answer = lazy::answer(r.request.to_json()).await;
                 d.emit(Action::Import(ImportAction::Answered { id: r.id, answer }));
+            });
+        }
+    });
+}
+
+/// Asks the lazily loaded config reader for the store's waiting model read
+/// ([`AppState::model_read`]: only while the Models view is shown), once per read, answered with
+/// `ModelsAction::Answered` (a stale answer is dropped by the store).
+#[hook]
+pub fn use_lazy_models(state: &AppState, dispatch: &Callback<Action>) {
+    let d = dispatch.clone();
+    use_effect_with(state.model_read(), move |reading| {
+        if let Some(r) = reading.clone() {
+            wasm_bindgen_futures::spawn_local(async move {
+                let answer = lazy::read_model(r.request.to_json()).await;
+                d.emit(Action::Models(ModelsAction::Answered { id: r.id, answer }));
             });
         }
     });

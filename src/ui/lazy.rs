@@ -1,27 +1,37 @@
-//! The second wasm module (crates/lazy): what only some visitors use, fetched on first use. Today
-//! that is the `mask_mod` reader. `static/boot.js` defines `hasseflowLazy()`, which imports the
-//! module named in index.html (content-hashed, like the first download) once and hands back its
-//! exports; [`answer`] asks it one `core::interop::wire` request. A failure to load (offline,
-//! a missing file) comes back as a sentence, and the next request tries again.
+//! The modules fetched on first use: what only some visitors use. `static/boot.js` defines
+//! `hasseflowLazy(name)`, which imports the module its `<meta name=…>` in index.html names
+//! (content-hashed, like the first download) once and hands back its exports:
+//! - `hasseflow-lazy` (crates/lazy): the `mask_mod` reader; [`answer`] asks it one
+//!   `core::interop::wire` request;
+//! - `hasseflow-models` (crates/model_reader): the config reader and the model type table;
+//!   [`read_model`] asks it one `core::model::wire` request.
+//!
+//! A failure to load (offline, a missing file) comes back as a sentence, and the next request
+//! tries again.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::io::{function, why};
 
-/// The loaded module's exports (loading it the first time).
-async fn module() -> Result<JsValue, String> {
+/// Calls `export` of the module `<meta name={meta}>` names (loading it the first time) with
+/// `request`: its text answer, or why the module could not be loaded or called.
+async fn call(meta: &str, export: &str, request: &str) -> Result<String, String> {
     let loader = function(&js_sys::global(), "hasseflowLazy").ok_or("the page has no loader (boot.js)")?;
-    let promise = loader.call0(&JsValue::NULL).map_err(|e| why(&e))?;
+    let promise = loader.call1(&JsValue::NULL, &JsValue::from_str(meta)).map_err(|e| why(&e))?;
     let promise = promise.dyn_into::<js_sys::Promise>().map_err(|_| "the loader returned no promise")?;
-    JsFuture::from(promise).await.map_err(|e| why(&e))
+    let exports = JsFuture::from(promise).await.map_err(|e| why(&e))?;
+    let f = function(&exports, export).ok_or_else(|| format!("the module has no {export}()"))?;
+    let out = f.call1(&JsValue::NULL, &JsValue::from_str(request)).map_err(|e| why(&e))?;
+    out.as_string().ok_or_else(|| "the module answered no text".into())
 }
 
-/// The reader's answer to `request` (JSON of `core::interop::wire::Request`), or why the module
-/// could not be loaded or called.
+/// The `mask_mod` reader's answer to `request` (JSON of `core::interop::wire::Request`).
 pub async fn answer(request: String) -> Result<String, String> {
-    let exports = module().await?;
-    let f = function(&exports, "answer").ok_or("the module has no answer()")?;
-    let out = f.call1(&JsValue::NULL, &JsValue::from_str(&request)).map_err(|e| why(&e))?;
-    out.as_string().ok_or_else(|| "the module answered no text".into())
+    call("hasseflow-lazy", "answer", &request).await
+}
+
+/// The config reader's answer to `request` (JSON of `core::model::wire::Request`).
+pub async fn read_model(request: String) -> Result<String, String> {
+    call("hasseflow-models", "read", &request).await
 }

@@ -34,8 +34,8 @@ use designer::DesignerView;
 use editor::EditorView;
 use header::{Header, StatusLine};
 use hooks::{
-    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation, use_lazy_reader,
-    use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
+    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation, use_lazy_models,
+    use_lazy_reader, use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
 };
 use palette::Theme;
 use store::{Store, use_groups};
@@ -59,6 +59,7 @@ pub fn app() -> Html {
     use_message_timeout(&state, &dispatch);
     use_flow_runner(&state, &dispatch);
     use_lazy_reader(&state, &dispatch);
+    use_lazy_models(&state, &dispatch);
     use_models_runner(&state, &dispatch);
     let laid = use_hasse_layout(&state);
 

@@ -119,6 +119,7 @@ impl PartialEq for ModelsProps {
             && (a.n, a.encoder_n, &a.docs, a.settings, a.view, a.layer)
                 == (b.n, b.encoder_n, &b.docs, b.settings, b.view, b.layer)
             && a.run == b.run
+            && a.reading == b.reading
             && self.theme == o.theme
     }
 }
@@ -140,7 +141,13 @@ pub fn models_view(p: &ModelsProps) -> Html {
     let current: Option<Rc<ModelOutcome>> = m.current().cloned();
     let status = m.status_now();
     let running = !m.up_to_date() && !matches!(status, ModelStatus::Failed(_));
+    let reading = m.reading.as_ref().map(|r| r.what().to_string());
     let progress = match &status {
+        // The config reader loads on first use (a module of its own): the read waits for it.
+        _ if reading.is_some() => html! {
+            <p class="models-status" id="models-reading" role="status"><progress aria-label="reading the model" />
+                { format!(" reading {}: loading the model reader…", reading.as_deref().unwrap_or_default()) }</p>
+        },
         ModelStatus::Failed(e) => {
             let retry = on_click(&p.on_models, ModelsAction::Retry);
             html! { <p class="models-status flow-error" id="models-error" role="alert">{ format!("The run failed: {e}") }
@@ -157,7 +164,9 @@ pub fn models_view(p: &ModelsProps) -> Html {
         }
         _ => html! {},
     };
-    let state = if running {
+    let state = if reading.is_some() {
+        "reading"
+    } else if running {
         "running"
     } else if matches!(status, ModelStatus::Failed(_)) {
         "failed"
@@ -168,7 +177,7 @@ pub fn models_view(p: &ModelsProps) -> Html {
         <div class="models columns-models" id="models-view" data-state={state} data-settings={m.settings.to_string()}
             data-dropped={m.run.dropped.to_string()}>
             <aside class="left" aria-label="Model and context">
-                <ModelPicker choice={m.choice.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()} images={m.images.clone()}
+                <ModelPicker choice={m.choice.clone()} reading={reading.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()} images={m.images.clone()}
                     scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />
                 <LayerKinds legend={legend.clone()} layer={m.layer} />
             </aside>
@@ -178,6 +187,8 @@ pub fn models_view(p: &ModelsProps) -> Html {
                     <Verdict outcome={o.clone()} />
                     <Heatmap outcome={o.clone()} view={m.view} layer={m.layer} theme={p.theme} pending={!m.up_to_date()}
                         on_models={p.on_models.clone()} />
+                } else if m.choice.is_none() && reading.is_none() {
+                    <p class="hint" id="models-none">{"No model yet: choose one from the gallery, or load a config.json."}</p>
                 } else if !running {
                     <p class="hint">{"No run yet."}</p>
                 }

@@ -55,6 +55,46 @@ async function run(page, name, n) {
 
 const verdict = (page) => page.locator('#model-verdict').evaluate((e) => ({ ...e.dataset, text: e.textContent }));
 
+test('the config reader is fetched when the Models view first needs a model, once; a failed fetch is one line, and the next pick loads it', async () => {
+  const page = await openFresh(context, server.base);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const fetched = [];
+  page.on('request', (r) => {
+    const name = path.basename(new URL(r.url()).pathname);
+    if (name.startsWith('hasseflow-model-reader-')) fetched.push(name);
+  });
+  await page.waitForSelector('#grid');
+  assert.deepEqual(fetched, [], 'the page and the editor fetch no config reader');
+  // The module's wasm is held, then refused: the reading state shows, then the failure.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const WASM = /hasseflow-model-reader-[0-9a-f]+_bg\.wasm$/;
+  await page.route(WASM, async (route) => {
+    await held;
+    await route.abort();
+  });
+  await page.click('#tab-models');
+  await page.waitForFunction(() => document.querySelector('#models-view')?.dataset.state === 'reading');
+  assert.match(await page.locator('#models-reading').innerText(), /reading mistral-7b-v0\.1: loading the model reader/);
+  release();
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('the model reader did not load'));
+  const failed = (await page.locator('#message').innerText()).replace(/\s*×$/, '');
+  assert.match(failed, /Nothing was changed/);
+  assert.equal(failed.includes('\n'), false, failed);
+  assert.equal(await page.locator('#models-none').count(), 1, 'no model, and the view says how to get one');
+  await page.unroute(WASM);
+  // The next pick loads it and runs; another pick fetches nothing more.
+  await page.selectOption('#model-gallery', 'gpt2');
+  await done(page);
+  assert.equal((await verdict(page)).model, 'gpt2');
+  const count = fetched.length;
+  assert.ok(fetched.some((f) => /_bg\.wasm$/.test(f)) && fetched.some((f) => /\.js$/.test(f)), fetched.join(', '));
+  await run(page, 'mistral-7b-v0.1', 8192);
+  assert.equal(fetched.length, count, `fetched again: ${fetched.join(', ')}`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('Mistral 7B at 131072: 31 positions short at layer 32, every layer as the CLI counts it', async () => {
   const page = await openModels();
   await run(page, 'mistral-7b-v0.1', 131072);

@@ -243,7 +243,7 @@ fn load(source: &str, opts: &model::ReadOptions) -> Result<(ModelSpec, String)> 
     }
     let entry = model::gallery_entry(source)
         .map_err(|_| anyhow!("{source}: no such file or gallery model (hasseflow model --list)"))?;
-    let spec = model::parse_config_with(entry.config, entry.name, opts)?;
+    let spec = model::parse_config_with(entry.config(), entry.name, opts)?;
     Ok((spec, entry.source.to_string()))
 }
 

@@ -448,7 +448,7 @@ fn mutated_gallery_configs_never_panic() {
     let mut slowest = std::time::Duration::ZERO;
     let started = std::time::Instant::now();
     for round in 0..rounds {
-        let base = model::GALLERY[round % model::GALLERY.len()].config;
+        let base = model::GALLERY[round % model::GALLERY.len()].config();
         let text = if round % 3 == 0 {
             let mut bytes = base.as_bytes().to_vec();
             for _ in 0..1 + rng.below(4) {

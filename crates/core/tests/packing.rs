@@ -88,12 +88,17 @@ fn m_rope_positions_are_read_across_and_crossing_convolutions_are_refused() {
     let run = ModelRun::compute("test".into(), spec, 128, docs.clone(), &[127]).unwrap_or_else(|e| panic!("{e}"));
     assert!(run.leaks());
     assert_eq!(run.to_json()["packing"], json!("ignored"));
+    // The reader says where the model finds documents; the run, that 2-D position ids are read across.
+    let notes: Vec<&str> = run.spec.notes.iter().map(String::as_str).collect();
+    assert!(
+        notes.contains(
+            &"qwen2_vl_text reads packed documents only from 4-row position ids (text positions first, then M-RoPE's three)"
+        ),
+        "{notes:?}"
+    );
     assert_eq!(
-        run.spec.notes.last().map(String::as_str),
-        Some(
-            "qwen2_vl_text reads packed documents only from 4-row position ids (text positions first, then M-RoPE's \
-             three); given them as 2-D position ids, every layer reads across them"
-        )
+        notes.last(),
+        Some(&"qwen2_vl_text does not detect packed documents given as position ids: every layer reads across them")
     );
     let rg = json!({"model_type": "recurrent_gemma", "num_hidden_layers": 3});
     let spec = model::parse_config(&rg.to_string(), "rg").unwrap_or_else(|e| panic!("{e}"));

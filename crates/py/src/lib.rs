@@ -299,7 +299,7 @@ fn model_run(
             (Some(text), None) => (model::parse_config_with(&text, &name, &opts).map_err(|e| e.to_string())?, name),
             (None, Some(g)) => {
                 let entry = model::gallery_entry(&g).map_err(|e| e.to_string())?;
-                let spec = model::parse_config_with(entry.config, entry.name, &opts).map_err(|e| e.to_string())?;
+                let spec = model::parse_config_with(entry.config(), entry.name, &opts).map_err(|e| e.to_string())?;
                 (spec, entry.source.to_string())
             }
             _ => return Err("give a config or a gallery name".to_string()),

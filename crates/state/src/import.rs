@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use hasseflow_core::format::{FormatError, InputError, MaskFile, parse_mask_file};
 use hasseflow_core::interop::{self, ExportKind};
+use hasseflow_core::model;
 use hasseflow_core::presets::{build_preset, preset_labels, preset_provenance};
 
 use super::{Action, AppState, DesignerAction, Document, FamilySpec, LinkError, MAX_EDIT_N, ModelsAction, View};
@@ -177,28 +178,30 @@ impl AppState {
     /// Opens a Models link: its model (gallery or config), its context, its layer, in the Models
     /// view. A refused model or context leaves the view as it was, with the reducer's message.
     fn open_model_link(&mut self, link: share::ModelLink) {
-        let loaded = match (link.gallery, link.config) {
-            (Some(name), None) => ModelsAction::Select(name),
-            (None, Some(text)) => ModelsAction::LoadConfig {
-                name: link.name.unwrap_or_else(|| "linked config".to_string()),
-                bytes: text.into_bytes(),
-            },
-            _ => {
-                return self.error("the model link is damaged: it names no model, or two. Nothing was changed.".into());
-            }
-        };
-        self.view = View::Models;
-        self.apply(Action::Models(loaded));
         let list = |v: Vec<String>| v.join(",");
-        self.apply(Action::Models(ModelsAction::SetContext {
+        let mut then = vec![ModelsAction::SetContext {
             n: link.n.to_string(),
             docs: list(link.documents.iter().map(u64::to_string).collect()),
             encoder: link.encoder.map(|e| e.to_string()).unwrap_or_default(),
             images: list(link.images.iter().map(|[s, l]| format!("{s}:{l}")).collect()),
-        }));
-        if let Some(l) = link.layer {
-            self.apply(Action::Models(ModelsAction::SetLayer(l)));
+        }];
+        then.extend(link.layer.map(ModelsAction::SetLayer));
+        let (request, config) = match (link.gallery, link.config) {
+            (Some(name), None) => (model::wire::Request::gallery(&name), None),
+            (None, Some(text)) => {
+                let name = link.name.unwrap_or_else(|| "linked config".to_string());
+                (model::wire::Request::config(&name, text.as_bytes()), Some(name))
+            }
+            _ => {
+                return self.error("the model link is damaged: it names no model, or two. Nothing was changed.".into());
+            }
+        };
+        // The view changes only for a model the reader is asked for; the context and layer apply
+        // once it is read (now, or when the lazily loaded reader answers).
+        if request.is_ok() {
+            self.view = View::Models;
         }
+        self.read_model(request, config.as_deref(), then);
     }
 
     /// The share-link fragment of the current mask and its labels.

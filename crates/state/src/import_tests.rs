@@ -348,7 +348,7 @@ fn a_model_link_opens_the_models_view_at_its_context_and_layer() {
     assert_eq!(s.models.choice.gallery, Some("gemma-3-27b-it"));
     assert_eq!((s.models.n, s.models.docs.clone(), s.models.layer), (131072, vec![65536, 65536], 7));
     // A config's text opens too; its documents must fit its context.
-    let config = hasseflow_core::model::gallery_entry("gemma-3-27b-it").map(|e| e.config.to_string());
+    let config = hasseflow_core::model::gallery_entry("gemma-3-27b-it").map(|e| e.config().to_string());
     let link = ModelLink { config: config.ok(), name: Some("my.json".into()), n: 4096, ..ModelLink::default() };
     s.apply(Action::Import(ImportAction::LoadShared(encode_model(&link))));
     assert_eq!((s.models.choice.gallery, s.models.choice.source.as_str(), s.models.n), (None, "my.json", 4096));

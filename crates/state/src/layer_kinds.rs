@@ -4,6 +4,7 @@
 //! from the [`ModelSpec`] here, so the components only draw. Plain Rust, tested natively.
 
 use hasseflow_core::model;
+pub use hasseflow_core::model::pattern_line;
 use hasseflow_core::pattern::{LayerKind, ModelSpec};
 
 /// Which part of an encoder-decoder a layer belongs to.
@@ -161,18 +162,6 @@ impl LayerLegend {
     }
 }
 
-/// The layer pattern in words: the decoder's, or `encoder …; decoder … + cross-attention`.
-pub fn pattern_line(spec: &ModelSpec) -> String {
-    match &spec.encoder {
-        None => model::pattern_summary(&spec.layers),
-        Some(e) => format!(
-            "encoder {}; decoder {} + cross-attention",
-            model::pattern_summary(&e.layers),
-            model::pattern_summary(&spec.layers)
-        ),
-    }
-}
-
 /// The form's description of a model: name, direction, layers and pattern.
 pub fn describe(spec: &ModelSpec) -> String {
     match &spec.encoder {
@@ -208,13 +197,7 @@ pub fn clipped(text: &str, max: usize) -> String {
 /// The gallery as the form lists it: each entry's name and its option text (`name — pattern`,
 /// clipped to about 90 characters).
 pub fn gallery_options() -> Vec<(&'static str, String)> {
-    model::gallery()
-        .iter()
-        .map(|e| {
-            let pattern = model::load_gallery(e.name).map(|s| pattern_line(&s)).unwrap_or_default();
-            (e.name, clipped(&format!("{} — {pattern}", e.name), 90))
-        })
-        .collect()
+    model::gallery().iter().map(|e| (e.name, clipped(&format!("{} — {}", e.name, e.pattern), 90))).collect()
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub use layer_kinds::{
 };
 pub use models::{
     ContextError, DEFAULT_MODEL_N, HEAT_CELLS, HeatPicture, HeatView, MAX_MODEL_N, ModelChoice, ModelKey, ModelOutcome,
-    ModelRequest, ModelStatus, ModelsAction, ModelsState, run_error,
+    ModelRequest, ModelStatus, ModelsAction, ModelsState, PendingModel, run_error,
 };
 pub use order_picture::{ORDER_H, ORDER_W, OrderEdge, OrderNode, OrderPicture, ViewBox};
 pub use tools::{EditAction, Stroke, Tool};

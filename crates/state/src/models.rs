@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use super::KeyedRun;
 
-use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel};
+use hasseflow_core::model::{self, ModelRun, ScaleError, ScaledModel, wire};
 use hasseflow_core::pattern::{ModelSpec, Overlays};
 use hasseflow_core::reach::check_model_run;
 pub use hasseflow_render::{HEAT_CELLS, HeatPicture, HeatView};
@@ -35,19 +35,67 @@ pub struct ModelChoice {
 }
 
 impl ModelChoice {
-    /// The gallery entry `name`.
-    ///
-    /// # Errors
-    /// The core's [`model::ModelError`] (an unknown name).
-    pub fn gallery(name: &str) -> Result<ModelChoice, model::ModelError> {
-        let entry = model::gallery().iter().find(|e| e.name == name);
-        let spec = model::load_gallery(name)?;
-        Ok(ModelChoice {
-            gallery: entry.map(|e| e.name),
-            source: entry.map_or_else(String::new, |e| e.source.into()),
-            spec: Rc::new(spec),
-        })
+    /// The choice a read gives: a gallery entry's name and source, or the config's name.
+    fn of(request: &wire::Request, spec: ModelSpec) -> ModelChoice {
+        match request {
+            wire::Request::Gallery(name) => {
+                let entry = model::gallery_entry(name).ok();
+                ModelChoice {
+                    gallery: entry.map(|e| e.name),
+                    source: entry.map_or_else(String::new, |e| e.source.into()),
+                    spec: Rc::new(spec),
+                }
+            }
+            wire::Request::Config { name, .. } => {
+                ModelChoice { gallery: None, source: name.clone(), spec: Rc::new(spec) }
+            }
+        }
     }
+
+    /// Whether this is the stand-in before the first read ([`ModelsState::reading`]), or after
+    /// the first read failed: nothing to run.
+    pub fn is_none(&self) -> bool {
+        self.gallery.is_none() && self.source.is_empty() && self.spec.layers.is_empty()
+    }
+
+    /// The stand-in before the first read: no layers, nothing to run.
+    fn none() -> ModelChoice {
+        ModelChoice {
+            gallery: None,
+            source: String::new(),
+            spec: Rc::new(ModelSpec {
+                name: String::new(),
+                model_type: String::new(),
+                causal: true,
+                layers: Vec::new(),
+                max_position_embeddings: None,
+                encoder: None,
+                notes: Vec::new(),
+                packing: Default::default(),
+            }),
+        }
+    }
+}
+
+impl PendingModel {
+    /// What is read, for the view: the gallery name or the config's name.
+    pub fn what(&self) -> &str {
+        match &*self.request {
+            wire::Request::Gallery(name) | wire::Request::Config { name, .. } => name,
+        }
+    }
+}
+
+/// A model read waiting for the config reader, which the web app loads when the Models view
+/// first needs it (`model::wire`); answered with [`ModelsAction::Answered`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingModel {
+    /// Tells this read's answer from a stale one.
+    pub id: u64,
+    /// What the reader is asked.
+    pub request: Rc<wire::Request>,
+    /// What to apply once the model is read (a model link's context and layer).
+    pub then: Vec<ModelsAction>,
 }
 
 /// What one run computes: the model, context and documents (by [`ModelsState::settings`]) and
@@ -156,25 +204,35 @@ pub struct ModelsState {
     /// The status of the run for the current key; reports dropped because their key was no
     /// longer current.
     pub run: KeyedRun<ModelKey, ModelStatus>,
+    /// Whether the config reader is linked in (`model::READER_LINKED`: the CLI's and the tests'
+    /// core). Without it (the web app's first download) a read waits in [`ModelsState::reading`].
+    pub reader_linked: bool,
+    /// The read waiting for the lazily loaded reader (a newer one replaces it); the shell asks the
+    /// reader while the Models view is shown ([`super::AppState::model_read`]).
+    pub reading: Option<Rc<PendingModel>>,
 }
 
 impl Default for ModelsState {
     fn default() -> Self {
-        let first = model::gallery()[0].name;
-        let choice = ModelChoice::gallery(first).unwrap_or_else(|_| ModelChoice {
-            gallery: None,
-            source: String::new(),
-            spec: Rc::new(ModelSpec {
-                name: "empty".into(),
-                model_type: String::new(),
-                causal: true,
-                layers: Vec::new(),
-                max_position_embeddings: None,
-                encoder: None,
-                notes: Vec::new(),
-                packing: Default::default(),
-            }),
-        });
+        ModelsState::starting(model::READER_LINKED)
+    }
+}
+
+impl ModelsState {
+    /// The start-up state: the first gallery model, read now with the reader linked in, else
+    /// waiting for it ([`ModelsState::reading`]). Tests start with `reader_linked` false to play
+    /// the web app's part.
+    pub fn starting(reader_linked: bool) -> Self {
+        let request = Rc::new(wire::Request::Gallery(model::GALLERY[0].name.to_string()));
+        let mut reading = None;
+        let choice = match request.read_here().filter(|_| reader_linked) {
+            Some(Ok(spec)) => ModelChoice::of(&request, spec),
+            Some(Err(_)) => ModelChoice::none(),
+            None => {
+                reading = Some(Rc::new(PendingModel { id: 0, request, then: Vec::new() }));
+                ModelChoice::none()
+            }
+        };
         let (placed, total) = place(&choice.spec, DEFAULT_MODEL_N, None);
         ModelsState {
             choice,
@@ -189,7 +247,26 @@ impl Default for ModelsState {
             layer: 1,
             outcome: None,
             run: KeyedRun::default(),
+            reader_linked,
+            reading,
         }
+    }
+}
+
+/// The config's name, when a read is of a config.
+fn config_name(request: &wire::Request) -> Option<&str> {
+    match request {
+        wire::Request::Gallery(_) => None,
+        wire::Request::Config { name, .. } => Some(name),
+    }
+}
+
+/// A refused read in one line: a config's (named) keeps the current model, a gallery name's
+/// changes nothing.
+fn refusal(config: Option<&str>, why: &str) -> String {
+    match config {
+        Some(name) => format!("could not read {name}: {why}. The current model stays."),
+        None => format!("{why}. Nothing was changed."),
     }
 }
 
@@ -413,6 +490,14 @@ pub enum ModelsAction {
         /// Why, in words.
         error: String,
     },
+    /// The lazily loaded reader's answer to [`ModelsState::reading`] number `id`: the answer's
+    /// JSON (`model::wire`), or why the reader did not load.
+    Answered {
+        /// The read it answers (a stale one is dropped).
+        id: u64,
+        /// The reader's answer, or why it could not be asked.
+        answer: Result<String, String>,
+    },
     /// Try the failed model run again.
     Retry,
     /// Open the model scaled down to the editor's size as a new document with its layer stack
@@ -425,32 +510,78 @@ impl super::AppState {
     /// has neither its outcome nor a failure.
     pub fn model_request(&self) -> Option<ModelRequest> {
         let m = &self.models;
-        let wanted =
-            self.view == super::View::Models && !m.up_to_date() && !matches!(m.status_now(), ModelStatus::Failed(_));
+        let wanted = self.view == super::View::Models
+            && m.reading.is_none()
+            && !m.choice.is_none()
+            && !m.up_to_date()
+            && !matches!(m.status_now(), ModelStatus::Failed(_));
         wanted.then(|| m.request())
+    }
+
+    /// The model read the shell should ask the lazily loaded reader now: one is waiting and the
+    /// Models view is shown (a visitor who never opens it never loads the reader).
+    pub fn model_read(&self) -> Option<Rc<PendingModel>> {
+        self.models.reading.clone().filter(|_| self.view == super::View::Models)
+    }
+
+    /// Reads `request` (a gallery entry or a config) now with the reader linked in, or leaves it
+    /// waiting for the lazily loaded one; `then` is applied once the model is read.
+    pub(super) fn read_model(
+        &mut self,
+        request: Result<wire::Request, model::ModelError>,
+        config: Option<&str>,
+        then: Vec<ModelsAction>,
+    ) {
+        let request = match request {
+            Ok(r) => Rc::new(r),
+            Err(e) => return self.error(refusal(config, &e.to_string())),
+        };
+        match request.read_here().filter(|_| self.models.reader_linked) {
+            Some(read) => {
+                self.models.reading = None;
+                self.model_read_done(&request, read.map_err(|e| e.to_string()), then);
+            }
+            None => {
+                self.models.reading = Some(Rc::new(PendingModel { id: self.actions, request, then }));
+            }
+        }
+    }
+
+    /// A read's result: the model becomes the choice (with a message for a config), then `then`
+    /// applies; a refusal leaves everything as it was, with the reader's line.
+    fn model_read_done(&mut self, request: &wire::Request, read: Result<ModelSpec, String>, then: Vec<ModelsAction>) {
+        let spec = match read {
+            Err(e) => return self.error(refusal(config_name(request), &e)),
+            Ok(spec) => spec,
+        };
+        if let wire::Request::Config { name, .. } = request {
+            let pattern = super::clipped(&model::pattern_line(&spec), 160);
+            self.info(format!("{name}: {} layers, {pattern}.", spec.layer_count()));
+        }
+        let choice = ModelChoice::of(request, spec);
+        if choice != self.models.choice {
+            self.models.choice = choice;
+            self.models.changed();
+        }
+        for action in then {
+            self.apply_model(action);
+        }
     }
 
     /// The Models view's actions.
     pub(super) fn apply_model(&mut self, action: ModelsAction) {
         match action {
-            ModelsAction::Select(name) => match ModelChoice::gallery(&name) {
-                Err(e) => self.error(format!("{e}. Nothing was changed.")),
-                Ok(choice) => {
-                    if choice != self.models.choice {
-                        self.models.choice = choice;
-                        self.models.changed();
-                    }
-                }
-            },
-            ModelsAction::LoadConfig { name, bytes } => match model::parse_config_bytes(&bytes, &name) {
-                Err(e) => self.error(format!("could not read {name}: {e}. The current model stays.")),
-                Ok(spec) => {
-                    let pattern = super::clipped(&super::pattern_line(&spec), 160);
-                    self.info(format!("{name}: {} layers, {pattern}.", spec.layer_count()));
-                    self.models.choice = ModelChoice { gallery: None, source: name, spec: Rc::new(spec) };
-                    self.models.changed();
-                }
-            },
+            ModelsAction::Select(name) => self.read_model(wire::Request::gallery(&name), None, Vec::new()),
+            ModelsAction::LoadConfig { name, bytes } => {
+                self.read_model(wire::Request::config(&name, &bytes), Some(&name), Vec::new());
+            }
+            ModelsAction::Answered { id, answer } => {
+                let Some(read) = self.models.reading.take_if(|r| r.id == id) else { return };
+                let result = answer
+                    .map_err(|e| format!("the model reader did not load ({e})"))
+                    .and_then(|a| wire::read_answer(&a));
+                self.model_read_done(&read.request, result, read.then.clone());
+            }
             ModelsAction::SetContext { n, docs, encoder, images } => {
                 let spec = self.models.choice.spec.clone();
                 let parsed = parse_context(&n).map_err(|e| e.to_string()).and_then(|n| {

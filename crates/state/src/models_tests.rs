@@ -468,3 +468,103 @@ fn image_spans_run_like_the_cli_and_a_bad_entry_changes_nothing() {
     images(&mut s, "4096", "", "5:5");
     assert!(s.models.images.is_empty());
 }
+
+/// The web app's first download has no config reader: the first gallery model, a selection, a
+/// config and a model link wait for the lazily loaded reader, which is asked only while the
+/// Models view is shown; its answer (through `core::model::wire`) does exactly what the linked
+/// reader does, and a failed load, a refusal, a stale or a damaged answer change nothing.
+#[test]
+fn a_model_waits_for_the_lazy_reader_and_its_answer_does_what_the_linked_reader_does() {
+    use hasseflow_core::model::wire;
+    use hasseflow_core::share::{ModelLink, encode_model};
+    let lazy_state = || {
+        let mut s = state();
+        s.models = ModelsState::starting(false);
+        s
+    };
+    let answer = |s: &AppState| {
+        let r = s.model_read().expect("a read the shell asks for");
+        (r.id, wire::answer(&r.request.to_json()))
+    };
+    let same = |lazy: &AppState, linked: &AppState| {
+        let m = |s: &AppState| (s.models.choice.clone(), s.models.n, s.models.docs.clone(), s.models.layer, s.view);
+        assert_eq!(m(lazy), m(linked));
+        let text = |s: &AppState| s.message.as_ref().map(|m| (m.level, m.text.clone()));
+        assert_eq!(text(lazy), text(linked));
+    };
+    let mut linked = state();
+    let mut lazy = lazy_state();
+    // Nothing is asked, and nothing runs, until the Models view is shown.
+    assert!(lazy.model_read().is_none() && lazy.models.choice.spec.layers.is_empty());
+    for s in [&mut linked, &mut lazy] {
+        s.apply(Action::View(ViewAction::SetView(View::Models)));
+    }
+    assert!(lazy.model_request().is_none(), "no run before the model is read");
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Ok(a) }));
+    assert_eq!(lazy.models.reading, None);
+    assert_eq!(lazy.models.choice, linked.models.choice);
+    assert_eq!(lazy.model_request().map(|r| (r.spec, r.n)), linked.model_request().map(|r| (r.spec, r.n)));
+    // A selection, a config read and one refused, each as the linked reader does it.
+    let config = br#"{"model_type": "gemma3_text", "num_hidden_layers": 7, "sliding_window": 16}"#.to_vec();
+    let actions = [
+        ModelsAction::Select("gpt2".into()),
+        ModelsAction::LoadConfig { name: "my.json".into(), bytes: config },
+        ModelsAction::LoadConfig { name: "bad.json".into(), bytes: br#"{"layer_types": ["warp"]}"#.to_vec() },
+        ModelsAction::Select("modernbert-base".into()),
+    ];
+    for action in actions {
+        linked.apply(Action::Models(action.clone()));
+        lazy.apply(Action::Models(action.clone()));
+        let (id, a) = answer(&lazy);
+        lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Ok(a) }));
+        same(&lazy, &linked);
+    }
+    assert_eq!(lazy.models.choice.gallery, Some("modernbert-base"));
+    // Refused before asking, in the reader's words: an unknown name, bytes that are not UTF-8.
+    for action in [
+        ModelsAction::Select("nope".into()),
+        ModelsAction::LoadConfig { name: "x.json".into(), bytes: b"\xff".to_vec() },
+    ] {
+        linked.apply(Action::Models(action.clone()));
+        lazy.apply(Action::Models(action));
+        assert!(lazy.model_read().is_none());
+        same(&lazy, &linked);
+        assert_eq!(lazy.message.as_ref().map(|m| m.level), Some(Level::Error));
+    }
+    // A model link: its context and layer wait for the model, then apply as they do linked.
+    let link = encode_model(&ModelLink {
+        gallery: Some("gemma-3-1b-it".into()),
+        n: 4096,
+        documents: vec![1000, 3096],
+        layer: Some(3),
+        ..ModelLink::default()
+    });
+    linked.apply(Action::Import(ImportAction::LoadShared(link.clone())));
+    lazy.apply(Action::Import(ImportAction::LoadShared(link)));
+    assert_eq!(lazy.models.n, DEFAULT_MODEL_N, "the context waits for the model");
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Ok(a) }));
+    same(&lazy, &linked);
+    assert_eq!((lazy.models.n, lazy.models.docs.as_slice(), lazy.models.layer), (4096, &[1000, 3096][..], 3));
+    // The reader fails to load, its answer is damaged, or stale: one line, nothing changed.
+    let before = lazy.models.clone();
+    lazy.apply(Action::Models(ModelsAction::Select("gpt2".into())));
+    let (id, a) = answer(&lazy);
+    lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Err("HTTP 404".into()) }));
+    let m = lazy.message.clone().expect("a message");
+    assert_eq!(m.level, Level::Error);
+    assert!(
+        m.text.contains("the model reader did not load (HTTP 404)") && m.text.ends_with("Nothing was changed."),
+        "{}",
+        m.text
+    );
+    assert_eq!(lazy.models, before);
+    lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Ok(a.clone()) }));
+    assert_eq!(lazy.models, before, "an answered read's id is stale");
+    lazy.apply(Action::Models(ModelsAction::Select("gpt2".into())));
+    let (id, _) = answer(&lazy);
+    lazy.apply(Action::Models(ModelsAction::Answered { id, answer: Ok(a[..a.len() / 2].to_string()) }));
+    assert!(lazy.message.as_ref().is_some_and(|m| m.text.contains("the model reader's answer")));
+    assert_eq!(lazy.models, before);
+}

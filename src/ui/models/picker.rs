@@ -42,6 +42,8 @@ pub fn read_config(file: web_sys::File, on_models: &Callback<ModelsAction>, on_v
 pub struct PickerProps {
     /// The model.
     pub choice: ModelChoice,
+    /// What is being read while the config reader loads (`ModelsState::reading`), if anything.
+    pub reading: Option<String>,
     /// Context.
     pub n: u64,
     /// An encoder-decoder's encoder length as set (`None`: the context length).
@@ -153,7 +155,11 @@ pub fn model_picker(p: &PickerProps) -> Html {
         <section class="panel model-form" aria-label="Model">
             <label class="field" for="model-gallery">{"Gallery model"}</label>
             <select id="model-gallery" onchange={on_model}>
-                if p.choice.gallery.is_none() {
+                if let Some(what) = &p.reading {
+                    <option value="" selected=true disabled=true>{ format!("{what} (loading the model reader…)") }</option>
+                } else if p.choice.is_none() {
+                    <option value="" selected=true disabled=true>{"choose a model"}</option>
+                } else if p.choice.gallery.is_none() {
                     <option value="" selected=true disabled=true>{ format!("{} (config file)", spec.name) }</option>
                 }
                 { for options.iter().map(|(name, text)| html! {

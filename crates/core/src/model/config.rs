@@ -441,6 +441,13 @@ fn read_tower(
     }
     let t = model_type.as_deref().and_then(facts);
     let derived = derive(fields, model_type.as_deref(), opts, notes)?;
+    if let (Some(t), Some(mt)) = (t, model_type.as_deref())
+        && t.packing == PackingFact::FourRowPositions
+    {
+        notes.push(format!(
+            "{mt} reads packed documents only from 4-row position ids (text positions first, then M-RoPE's three)"
+        ));
+    }
     let positions = t.map_or("max_position_embeddings", |t| t.positions);
     let max_position_embeddings = match fields.obj.get(positions) {
         None => model_type.as_deref().and_then(default_max_positions).or_else(|| t.and_then(|t| t.positions_default)),

@@ -20,6 +20,7 @@
 //! [`LayerKind`]: crate::pattern::LayerKind
 //! [`ModelSpec`]: crate::pattern::ModelSpec
 
+#[cfg(feature = "model-reader")]
 mod config;
 pub mod gallery;
 pub mod images;
@@ -27,16 +28,22 @@ mod job;
 pub mod packing;
 mod run;
 pub mod scale;
+#[cfg(feature = "model-reader")]
 #[rustfmt::skip]
 mod types;
+#[cfg(feature = "model-reader")]
 mod types_def;
+pub mod wire;
 
 use thiserror::Error;
 
 use crate::pattern::{LayerKind, ModelSpec};
 
+#[cfg(feature = "model-reader")]
 pub use config::SUPPORTED_MODEL_TYPES;
-pub use gallery::{GALLERY, GalleryEntry, gallery, gallery_entry, gallery_json, load_gallery};
+pub use gallery::{GALLERY, GalleryEntry, gallery, gallery_entry};
+#[cfg(feature = "model-reader")]
+pub use gallery::{gallery_json, load_gallery};
 pub use images::{ImageError, check_image_spans, image_spans_text, parse_image_spans};
 pub use job::ModelJob;
 pub use packing::{PackingError, parse_doc_lengths, parse_segment_ids, segments_to_docs};
@@ -175,11 +182,19 @@ pub struct ReadOptions {
 }
 
 /// Parses the text of a `config.json` into a [`ModelSpec`] named `name`.
+///
+/// # Errors
+/// The [`ModelError`] naming the field that is refused.
+#[cfg(feature = "model-reader")]
 pub fn parse_config(text: &str, name: &str) -> Result<ModelSpec, ModelError> {
     parse_config_with(text, name, &ReadOptions::default())
 }
 
 /// [`parse_config`] with [`ReadOptions`].
+///
+/// # Errors
+/// As [`parse_config`].
+#[cfg(feature = "model-reader")]
 pub fn parse_config_with(text: &str, name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
     if text.len() > MAX_CONFIG_BYTES {
         return Err(ModelError::TooLarge { bytes: text.len(), max: MAX_CONFIG_BYTES });
@@ -188,18 +203,56 @@ pub fn parse_config_with(text: &str, name: &str, opts: &ReadOptions) -> Result<M
     config::spec_from_value(&value, name, opts)
 }
 
-/// [`parse_config_with`] on bytes (refuses non-UTF-8 as malformed JSON).
-pub fn parse_config_bytes_with(bytes: &[u8], name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
+/// Whether this build links the config reader and the model type table (the `model-reader`
+/// feature). Without it (the web app's first download) a read goes to the lazily loaded model
+/// module through [`wire`].
+pub const READER_LINKED: bool = cfg!(feature = "model-reader");
+
+/// The text of a config given as bytes: refused when larger than [`MAX_CONFIG_BYTES`] or not
+/// UTF-8 (as malformed JSON). The one check of [`parse_config_bytes_with`] and of a read sent to
+/// the lazily loaded reader ([`wire::Request::config`]).
+///
+/// # Errors
+/// [`ModelError::TooLarge`] or [`ModelError::Json`].
+pub fn config_text(bytes: &[u8]) -> Result<&str, ModelError> {
     if bytes.len() > MAX_CONFIG_BYTES {
         return Err(ModelError::TooLarge { bytes: bytes.len(), max: MAX_CONFIG_BYTES });
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| ModelError::Json(format!("not UTF-8: {e}")))?;
-    parse_config_with(text, name, opts)
+    std::str::from_utf8(bytes).map_err(|e| ModelError::Json(format!("not UTF-8: {e}")))
+}
+
+/// [`parse_config_with`] on bytes (refuses non-UTF-8 as malformed JSON).
+///
+/// # Errors
+/// As [`config_text`] and [`parse_config`].
+#[cfg(feature = "model-reader")]
+pub fn parse_config_bytes_with(bytes: &[u8], name: &str, opts: &ReadOptions) -> Result<ModelSpec, ModelError> {
+    parse_config_with(config_text(bytes)?, name, opts)
 }
 
 /// [`parse_config`] on bytes (refuses non-UTF-8 as malformed JSON).
+///
+/// # Errors
+/// As [`parse_config_bytes_with`].
+#[cfg(feature = "model-reader")]
 pub fn parse_config_bytes(bytes: &[u8], name: &str) -> Result<ModelSpec, ModelError> {
     parse_config_bytes_with(bytes, name, &ReadOptions::default())
+}
+
+/// A model's layers in one line: [`pattern_summary`] of its layers, and for an encoder-decoder
+/// the encoder's and the decoder's (`encoder 12 x full_attention; decoder 12 x full_attention +
+/// cross-attention`).
+pub fn pattern_line(spec: &ModelSpec) -> String {
+    match &spec.encoder {
+        None => pattern_summary(&spec.layers),
+        Some(e) => {
+            format!(
+                "encoder {}; decoder {} + cross-attention",
+                pattern_summary(&e.layers),
+                pattern_summary(&spec.layers)
+            )
+        }
+    }
 }
 
 /// A short description of a layer list: its shortest repeating period as runs, the number of

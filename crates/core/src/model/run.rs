@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 
 use super::MAX_RUN_BYTES;
 use super::ModelJob;
-use super::types_def::{PackingFact, facts};
 use crate::job::Job;
 use crate::pattern::{ModelSpec, Overlays, Packing};
 use crate::reach::{ReachError, ReachReport, ReachStack};
@@ -244,12 +243,8 @@ fn image_note(spec: &ModelSpec, overlays: &Overlays) -> Option<String> {
 /// conditions of Transformers' `_preprocess_mask_arguments` (docs/MODELS.md, "Packed documents").
 fn packing_note(spec: &ModelSpec) -> String {
     let t = if spec.model_type.is_empty() { "this model" } else { spec.model_type.as_str() };
-    let four_rows = facts(&spec.model_type).is_some_and(|f| f.packing == PackingFact::FourRowPositions);
     match spec.packing {
-        Packing::Ignored if four_rows => format!(
-            "{t} reads packed documents only from 4-row position ids (text positions first, then M-RoPE's three); \
-             given them as 2-D position ids, every layer reads across them"
-        ),
+        // An M-RoPE model's reader note says what it reads packing from (4-row position ids).
         Packing::Ignored => {
             format!("{t} does not detect packed documents given as position ids: every layer reads across them")
         }
