@@ -3,8 +3,9 @@
 # worker links without a hash after a hash of their contents, as trunk names the first download,
 # and writes their names into index.html (a <meta> each) for static/boot.js:
 # - crates/lazy, the second module (the mask_mod reader, loaded on first use): hasseflow-lazy;
-# - crates/model_reader (the config reader and the model type table, loaded when the Models view
-#   first needs a model): hasseflow-models;
+# - crates/formats (the config reader and the model type table, the .npy and kernel readers and
+#   the exports, loaded when the Models view first needs a model, or on the first such import or
+#   export): hasseflow-formats;
 # - crates/flow_worker, the third (the flow model, run in the Flow view's Web Workers):
 #   hasseflow-flow.
 # A returning browser so never pairs a cached old module with a new page.
@@ -24,5 +25,5 @@ hash_module() {
   sed -i "s#</head>#$tag\n</head>#" "$dir/index.html"
 }
 hash_module hasseflow-lazy hasseflow-lazy
-hash_module hasseflow-model-reader hasseflow-models
+hash_module hasseflow-formats hasseflow-formats
 hash_module hasseflow-flow-worker hasseflow-flow

@@ -10,10 +10,11 @@ const href = (kind) => {
 };
 
 // The modules fetched on first use (src/ui/lazy.rs), never with the page, each by the name of
-// its <meta>: hasseflow-lazy (crates/lazy: the mask_mod reader) and hasseflow-models
-// (crates/model_reader: the config reader and the model type table). scripts/hash_lazy.sh names
-// each after its contents and writes the names into a <meta>. One load per module is shared by
-// every caller; a failed one (offline, a missing file) is forgotten, so the next call tries again.
+// its <meta>: hasseflow-lazy (crates/lazy: the mask_mod reader) and hasseflow-formats
+// (crates/formats: the config reader, the model type table, the .npy and kernel readers and the
+// exports). scripts/hash_lazy.sh names each after its contents and writes the names into a
+// <meta>. One load per module is shared by every caller; a failed one (offline, a missing file)
+// is forgotten, so the next call tries again.
 const lazy = new Map();
 globalThis.hasseflowLazy = (name = 'hasseflow-lazy') => {
   if (!lazy.has(name)) {

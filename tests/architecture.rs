@@ -361,8 +361,8 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
         "trunk builds the lazily loaded hasseflow-lazy, as the app, with the release profile"
     );
     assert!(
-        html.contains(r#"href="crates/model_reader/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
-        "trunk builds the lazily loaded hasseflow-model-reader, as the app, with the release profile"
+        html.contains(r#"href="crates/formats/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
+        "trunk builds the lazily loaded hasseflow-formats, as the app, with the release profile"
     );
     assert!(
         html.contains(r#"href="crates/flow_worker/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
@@ -386,8 +386,9 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     }
 }
 
-/// The first download links no mask_mod interpreter and no config reader: the packages the
-/// app's wasm is built from take the core without its `interpreter` and `model-reader` features
+/// The first download links no mask_mod interpreter, no codecs and no config reader: the packages
+/// the app's wasm is built from take the core without its `interpreter`, `codecs` and
+/// `model-reader` features
 /// (in their dependencies; the state's tests may have them), and the workspace's dependency on
 /// the core turns its defaults off.
 #[test]
@@ -413,11 +414,12 @@ fn the_app_links_no_mask_mod_interpreter_and_no_config_reader() {
             );
             assert!(!line.contains("interpreter"), "{manifest}: `{line}` links the interpreter into the app");
             assert!(!line.contains("model-reader"), "{manifest}: `{line}` links the config reader into the app");
+            assert!(!line.contains("codecs"), "{manifest}: `{line}` links the codecs into the app");
         }
     }
-    for lazy in ["crates/lazy/Cargo.toml", "crates/model_reader/Cargo.toml"] {
+    for lazy in ["crates/lazy/Cargo.toml", "crates/formats/Cargo.toml"] {
         // One feature set for both, so that a dev build compiles the core once for the two.
-        assert!(read(lazy).contains(r#"features = ["interpreter", "model-reader"]"#), "{lazy} has both");
+        assert!(read(lazy).contains(r#"features = ["interpreter", "codecs", "model-reader"]"#), "{lazy} has all three");
     }
 }
 

@@ -6,14 +6,14 @@
 use std::rc::Rc;
 
 use hasseflow_core::format::{Encoding, write_json};
-use hasseflow_core::interop::ExportKind;
+use hasseflow_core::interop::{self, ExportKind};
 use hasseflow_render::{Scene, SvgTheme, to_svg};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use super::io;
 use super::palette::Theme;
 use super::paste::PasteImport;
+use super::{io, lazy};
 use crate::state::{ImportAction, Level, ViewAction};
 use crate::ui::store::Store;
 
@@ -122,20 +122,30 @@ pub fn files_panel(p: &FilesProps) -> Html {
             }
         })
     };
+    // The codecs load on first use (the lazily loaded module, with the mask_mod reader): the
+    // request is made now, from the document as it is, and the download follows the answer.
     let export_kind = |kind: ExportKind| {
         let (s, d) = (p.store.clone(), p.on_view.clone());
         Callback::from(move |_: MouseEvent| {
             let name = format!("hasseflow-mask.{}", kind.extension());
-            let r = s.export_bytes(kind).map_err(|e| e.to_string()).and_then(|bytes| {
-                if kind.is_binary() {
-                    io::download_bytes(&bytes, &name, "application/octet-stream")
-                } else {
-                    io::download_text(&String::from_utf8_lossy(&bytes), &name, "text/plain")
+            let request = s.export_request(kind).to_json();
+            let d = d.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let r = lazy::export(request)
+                    .await
+                    .map_err(|e| format!("the exporter did not load ({e})"))
+                    .and_then(|a| interop::wire::read_export(&a))
+                    .and_then(|bytes| {
+                        if kind.is_binary() {
+                            io::download_bytes(&bytes, &name, "application/octet-stream")
+                        } else {
+                            io::download_text(&String::from_utf8_lossy(&bytes), &name, "text/plain")
+                        }
+                    });
+                if let Err(e) = r {
+                    d.emit(ViewAction::Notify(Level::Error, format!("export failed: {e}")));
                 }
             });
-            if let Err(e) = r {
-                d.emit(ViewAction::Notify(Level::Error, format!("export failed: {e}")));
-            }
         })
     };
     let on_file = {

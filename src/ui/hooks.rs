@@ -131,7 +131,8 @@ pub fn use_models_runner(state: &AppState, dispatch: &Callback<Action>) {
     job::use_job(request.as_ref().map(|r| r.key), move |cancel| request.map(|req| models::run(req, cancel, d)));
 }
 
-/// A `mask_mod` import waiting for the lazily loaded reader (`EditorState::reading`): asked once
+/// An import waiting for a lazily loaded reader (`EditorState::reading`: a `mask_mod`, a `.npy`
+/// array or kernel parameters, each asked of its module by `lazy::answer`): asked once
 /// per pending read, answered with `ImportAction::Answered` (a stale answer is dropped by the
 /// store).
 #[hook]
@@ -140,7 +141,7 @@ pub fn use_lazy_reader(state: &AppState, dispatch: &Callback<Action>) {
     use_effect_with(state.editor.reading.clone(), move |reading| {
         if let Some(r) = reading.clone() {
             wasm_bindgen_futures::spawn_local(async move {
-                let answer = lazy::answer(r.request.to_json()).await;
+                let answer = lazy::answer(r.request.to_json(), r.request.is_mask_mod()).await;
                 d.emit(Action::Import(ImportAction::Answered { id: r.id, answer }));
             });
         }

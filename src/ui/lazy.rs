@@ -2,9 +2,11 @@
 //! `hasseflowLazy(name)`, which imports the module its `<meta name=…>` in index.html names
 //! (content-hashed, like the first download) once and hands back its exports:
 //! - `hasseflow-lazy` (crates/lazy): the `mask_mod` reader; [`answer`] asks it one
-//!   `core::interop::wire` request;
-//! - `hasseflow-models` (crates/model_reader): the config reader and the model type table;
-//!   [`read_model`] asks it one `core::model::wire` request.
+//!   `core::interop::wire` request for a `mask_mod`;
+//! - `hasseflow-formats` (crates/formats): the config reader and the model type table, the `.npy`
+//!   and kernel readers and the exports; [`read_model`] asks it one `core::model::wire` request,
+//!   [`answer`] one `core::interop::wire` request for a `.npy` array or kernel parameters,
+//!   [`export`] one export request.
 //!
 //! A failure to load (offline, a missing file) comes back as a sentence, and the next request
 //! tries again.
@@ -26,12 +28,19 @@ async fn call(meta: &str, export: &str, request: &str) -> Result<String, String>
     out.as_string().ok_or_else(|| "the module answered no text".into())
 }
 
-/// The `mask_mod` reader's answer to `request` (JSON of `core::interop::wire::Request`).
-pub async fn answer(request: String) -> Result<String, String> {
-    call("hasseflow-lazy", "answer", &request).await
+/// The reader's answer to `request` (JSON of `core::interop::wire::Request`): the `mask_mod`
+/// reader's for a `mask_mod`, the formats module's for a `.npy` array or kernel parameters.
+pub async fn answer(request: String, mask_mod: bool) -> Result<String, String> {
+    let module = if mask_mod { "hasseflow-lazy" } else { "hasseflow-formats" };
+    call(module, "answer", &request).await
+}
+
+/// The exporter's answer to `request` (JSON of `core::interop::wire::ExportRequest`).
+pub async fn export(request: String) -> Result<String, String> {
+    call("hasseflow-formats", "export_mask", &request).await
 }
 
 /// The config reader's answer to `request` (JSON of `core::model::wire::Request`).
 pub async fn read_model(request: String) -> Result<String, String> {
-    call("hasseflow-models", "read", &request).await
+    call("hasseflow-formats", "read", &request).await
 }

@@ -179,7 +179,9 @@ pub fn models_view(p: &ModelsProps) -> Html {
             <aside class="left" aria-label="Model and context">
                 <ModelPicker choice={m.choice.clone()} reading={reading.clone()} n={m.n} encoder_n={m.encoder_n} docs={m.docs.clone()} images={m.images.clone()}
                     scaled={(*scaled).clone()} outcome={current.clone()} on_models={p.on_models.clone()} on_view={p.on_view.clone()} />
-                <LayerKinds legend={legend.clone()} layer={m.layer} />
+                if !m.choice.is_none() {
+                    <LayerKinds legend={legend.clone()} layer={m.layer} />
+                }
             </aside>
             <section class="center" aria-label="Reach of the model">
                 { progress }

@@ -61,14 +61,14 @@ test('the config reader is fetched when the Models view first needs a model, onc
   const fetched = [];
   page.on('request', (r) => {
     const name = path.basename(new URL(r.url()).pathname);
-    if (name.startsWith('hasseflow-model-reader-')) fetched.push(name);
+    if (name.startsWith('hasseflow-formats-')) fetched.push(name);
   });
   await page.waitForSelector('#grid');
   assert.deepEqual(fetched, [], 'the page and the editor fetch no config reader');
   // The module's wasm is held, then refused: the reading state shows, then the failure.
   let release;
   const held = new Promise((r) => { release = r; });
-  const WASM = /hasseflow-model-reader-[0-9a-f]+_bg\.wasm$/;
+  const WASM = /hasseflow-formats-[0-9a-f]+_bg\.wasm$/;
   await page.route(WASM, async (route) => {
     await held;
     await route.abort();
@@ -84,8 +84,10 @@ test('the config reader is fetched when the Models view first needs a model, onc
   assert.equal(await page.locator('#models-none').count(), 1, 'no model, and the view says how to get one');
   await page.unroute(WASM);
   // The next pick loads it and runs; another pick fetches nothing more.
+  const start = Date.now();
   await page.selectOption('#model-gallery', 'gpt2');
   await done(page);
+  measurements['first model read: the formats module fetched, the config read, the run (ms, gpt2 @ 32768)'] = Date.now() - start;
   assert.equal((await verdict(page)).model, 'gpt2');
   const count = fetched.length;
   assert.ok(fetched.some((f) => /_bg\.wasm$/.test(f)) && fetched.some((f) => /\.js$/.test(f)), fetched.join(', '));

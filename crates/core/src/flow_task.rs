@@ -14,6 +14,7 @@ use crate::bits::{pack_bits, unpack_bits};
 #[cfg(doc)]
 use crate::flow::cpu::{CpuFlowJob, run_flow};
 use crate::flow::{BackendInfo, FlowConfig, FlowError, FlowMasks, FlowModel, FlowRaw, MAX_LAYERS, MAX_N};
+use crate::hex::{hex, unhex};
 
 /// The request on the wire.
 #[derive(Serialize, Deserialize)]
@@ -49,29 +50,6 @@ pub enum FlowTaskError {
 
 /// The longest request text read: 128 masks (16 layers of 8 heads) of 512 x 512, in hex.
 const MAX_REQUEST_BYTES: usize = MAX_LAYERS * 8 * (MAX_N * MAX_N / 4 + 8) + 4096;
-
-/// `bytes` as lowercase hex.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
-}
-
-/// The bytes `text` spells in hex, or `None` for an odd length or a character that is no digit.
-/// (Hex rather than base64: a decoder with no panic paths, so the worker module carries no panic
-/// locations.)
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
-    let text = text.as_bytes();
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    text.chunks_exact(2).map(|p| Some(digit(p[0])? << 4 | digit(p[1])?)).collect()
-}
 
 /// The request for a run of `model` on `masks` (built from one config).
 pub fn encode(model: &FlowModel, masks: &FlowMasks) -> String {

@@ -28,6 +28,7 @@ pub use hasseflow_engine::*;
 pub mod derive;
 pub mod flow_task;
 pub mod format;
+mod hex;
 pub mod interop;
 pub mod model;
 pub mod presets;

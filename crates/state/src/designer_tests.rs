@@ -149,7 +149,7 @@ fn opening_a_derived_mask_keeps_the_provenance_the_cli_writes() {
         );
         let labels = s.editor.doc.labels.clone().unwrap_or_default();
         assert_eq!((labels.len(), labels[at].as_str()), (s.n(), label));
-        let flex = String::from_utf8(s.export_bytes(ExportKind::Flex).unwrap()).unwrap();
+        let flex = String::from_utf8(s.export_bytes(ExportKind::Flex).expect("linked").unwrap()).unwrap();
         assert!(flex.contains(&format!("# Closed form of preset '{preset}'")), "{flex}");
         assert!(!flex.contains("return MASK[q_idx, kv_idx]"), "{flex}");
     }
@@ -159,7 +159,9 @@ fn opening_a_derived_mask_keeps_the_provenance_the_cli_writes() {
     s.apply(Action::Designer(DesignerAction::OpenDerived));
     assert!(s.editor.doc.provenance.is_none() && s.editor.doc.labels.is_some());
     assert!(
-        String::from_utf8(s.export_bytes(ExportKind::Flex).unwrap()).unwrap().contains("return MASK[q_idx, kv_idx]")
+        String::from_utf8(s.export_bytes(ExportKind::Flex).expect("linked").unwrap())
+            .unwrap()
+            .contains("return MASK[q_idx, kv_idx]")
     );
 }
 

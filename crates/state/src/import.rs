@@ -104,8 +104,9 @@ impl AppState {
                 let r = &read.request;
                 match answer {
                     Err(e) => self.error(format!(
-                        "could not import {}: the mask_mod reader did not load ({e}). Nothing was changed.",
-                        read.name
+                        "could not import {}: the {} did not load ({e}). Nothing was changed.",
+                        read.name,
+                        read.reader()
                     )),
                     Ok(answer) => {
                         let refused = self.imported(&read.name, interop::wire::read_answer(&answer), (r.batch, r.head));
@@ -157,13 +158,16 @@ impl AppState {
         }
     }
 
-    /// The bytes of one export of the document, from `core::interop::export` (block size: the
-    /// overlay's).
-    ///
-    /// # Errors
-    /// The core's export error.
-    pub fn export_bytes(&self, kind: ExportKind) -> Result<Vec<u8>, interop::ExportError> {
-        interop::export(&self.editor.doc.to_file(), kind, self.effective_block_size())
+    /// One export of the document, as `core::interop::export` reads it (block size: the
+    /// overlay's): asked of the lazily loaded module in the web app, answered here elsewhere.
+    pub fn export_request(&self, kind: ExportKind) -> interop::wire::ExportRequest {
+        interop::wire::ExportRequest::new(&self.editor.doc.to_file(), kind, self.effective_block_size())
+    }
+
+    /// [`AppState::export_request`] exported here, when this build links the codecs (the CLI's
+    /// and the tests' core); `None` in the web app, which asks the lazily loaded module.
+    pub fn export_bytes(&self, kind: ExportKind) -> Option<Result<Vec<u8>, String>> {
+        self.export_request(kind).export_here()
     }
 
     /// The designer link's fragment of the shown derivation (built-in families only: a family
@@ -249,16 +253,14 @@ impl AppState {
     ) -> bool {
         // Any newer import replaces an unanswered one.
         self.editor.reading = None;
-        if self.reader_linked || !interop::is_mask_mod(bytes) {
+        if self.reader_linked || !interop::wire::needs_lazy_reader(bytes) {
             return false;
         }
-        // The text as the linked importer reads it (`interop::import_mask_mod`), byte for byte.
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            return false;
-        };
-        let request = Rc::new(interop::wire::Request::new(text, size, batch, head));
-        self.editor.reading = Some(Rc::new(PendingRead { id: self.actions, name: name.to_string(), request, pasted }));
-        self.info(format!("reading {name}: loading the mask_mod reader…"));
+        // The bytes as the linked importer reads them, byte for byte.
+        let request = Rc::new(interop::wire::Request::of_bytes(bytes, size, batch, head));
+        let read = PendingRead { id: self.actions, name: name.to_string(), request, pasted };
+        self.info(format!("reading {name}: loading the {}…", read.reader()));
+        self.editor.reading = Some(Rc::new(read));
         true
     }
 
@@ -329,6 +331,14 @@ pub struct PendingRead {
     pub request: Rc<interop::wire::Request>,
     /// Pasted (a refusal at a place goes to the paste box), not a file.
     pub pasted: bool,
+}
+
+impl PendingRead {
+    /// The reader it waits for, in messages: the `mask_mod` reader, or the reader of `.npy`
+    /// arrays and kernel parameters (the same module).
+    pub fn reader(&self) -> &'static str {
+        if interop::is_mask_mod(self.request.text.as_bytes()) { "mask_mod reader" } else { "reader" }
+    }
 }
 
 /// What the message adds about an imported `mask_mod`: the indices it reads (the mask shown is

@@ -271,11 +271,16 @@ fn a_mask_mod_is_read_at_the_pasted_batch_and_head_and_says_what_it_reads_and_sk
 fn exports_come_from_the_core_for_every_kind() {
     let s = state(BitMatrix::from_fn(8, |q, k| k <= q));
     for kind in ExportKind::ALL {
-        let bytes = s.export_bytes(kind).unwrap();
+        let bytes = s.export_bytes(kind).expect("linked").unwrap();
         assert_eq!(bytes, interop::export(&s.editor.doc.to_file(), kind, 1).unwrap(), "{}", kind.name());
+        // The web app's route (the lazily loaded module's answer) gives the same bytes.
+        let wired = interop::wire::read_export(&interop::wire::export_answer(&s.export_request(kind).to_json()));
+        assert_eq!(wired.as_ref(), Ok(&bytes), "{}", kind.name());
     }
-    assert!(s.export_bytes(ExportKind::Npy).unwrap().starts_with(interop::NPY_MAGIC));
-    assert!(String::from_utf8(s.export_bytes(ExportKind::Flex).unwrap()).unwrap().contains("def mask_mod"));
+    assert!(s.export_bytes(ExportKind::Npy).expect("linked").unwrap().starts_with(interop::NPY_MAGIC));
+    assert!(
+        String::from_utf8(s.export_bytes(ExportKind::Flex).expect("linked").unwrap()).unwrap().contains("def mask_mod")
+    );
     assert!(
         s.editor.derived.flash.starts_with("yes: flash_attn_func(q, k, v, causal=True"),
         "{}",
@@ -368,8 +373,13 @@ fn a_model_link_opens_the_models_view_at_its_context_and_layer() {
 #[test]
 fn a_mask_mod_waits_for_the_lazy_reader_and_its_answer_does_what_the_linked_reader_does() {
     let answer = |s: &AppState| {
+        // Each input is asked of its module, as the shell's `lazy::answer` does.
         let r = s.editor.reading.clone().expect("a pending read");
-        (r.id, interop::wire::answer(&r.request.to_json()))
+        let json = r.request.to_json();
+        (
+            r.id,
+            if r.request.is_mask_mod() { interop::wire::answer(&json) } else { interop::wire::answer_formats(&json) },
+        )
     };
     let good = "W = 2\ndef m(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (q_idx - kv_idx < W) | (h == 1)\n";
     let bad = "def mask_mod(b, h, q, k):\n    return MASK[q, k]\n";
@@ -432,4 +442,25 @@ fn a_mask_mod_waits_for_the_lazy_reader_and_its_answer_does_what_the_linked_read
     lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a[..a.len() / 2].to_string()) }));
     assert!(lazy.message.as_ref().unwrap().text.contains("the mask_mod reader's answer"));
     assert_eq!(rows(&lazy), ["1.", "11"]);
+    // A .npy array and kernel parameters go the same way (the same module reads them), a
+    // truncated array is refused in the linked importer's words, and a grid never waits.
+    let npy = interop::write_npy(&BitMatrix::from_fn(5, |q, k| k == q || k == 0));
+    let kernel = br#"{"kernel": "flash-attention", "causal": true, "window_size": [1, 0]}"#.to_vec();
+    for (name, bytes) in [("m.npy", npy.clone()), ("k.json", kernel), ("bad.npy", npy[..npy.len() - 2].to_vec())] {
+        let mut linked = state(BitMatrix::zeros(4));
+        linked.apply(Action::Import(ImportAction::ImportFile { name: name.into(), bytes: bytes.clone() }));
+        let mut lazy = state(BitMatrix::zeros(4));
+        lazy.reader_linked = false;
+        lazy.apply(Action::Import(ImportAction::ImportFile { name: name.into(), bytes }));
+        assert!(lazy.message.as_ref().unwrap().text.contains("loading the reader…"), "{name}");
+        let (id, a) = answer(&lazy);
+        lazy.apply(Action::Import(ImportAction::Answered { id, answer: Ok(a) }));
+        assert_eq!((rows(&lazy), lazy.editor.revision), (rows(&linked), linked.editor.revision), "{name}");
+        let text = |s: &AppState| s.message.as_ref().map(|m| (m.level, m.text.clone()));
+        assert_eq!(text(&lazy), text(&linked), "{name}");
+    }
+    let mut lazy = state(BitMatrix::zeros(4));
+    lazy.reader_linked = false;
+    lazy.apply(Action::Import(ImportAction::ImportFile { name: "g.txt".into(), bytes: b"1.\n11\n".to_vec() }));
+    assert_eq!((lazy.editor.reading.as_ref(), rows(&lazy)), (None, vec!["1.".to_string(), "11".to_string()]));
 }

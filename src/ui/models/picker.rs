@@ -166,12 +166,15 @@ pub fn model_picker(p: &PickerProps) -> Html {
                     <option value={*name} selected={p.choice.gallery == Some(*name)} title={text.clone()}>{ text.clone() }</option>
                 }) }
             </select>
-            // A long layer list (a hybrid's) is cut: the strip under Layer kinds shows every layer.
-            <p class="formula" id="model-pattern" data-pattern={describe(spec)}>{ clipped(&describe(spec), 160) }</p>
-            if let Some(e) = entry {
-                <p class="hint">{ e.notes }{" · "}<a class="doc-link" href={e.source} target="_blank" rel="noopener">{"config.json"}</a></p>
-            } else {
-                <p class="hint">{ format!("from {}", p.choice.source) }</p>
+            // Nothing to describe before the first model is read (the reader loads on first use).
+            if !p.choice.is_none() {
+                // A long layer list (a hybrid's) is cut: the strip under Layer kinds shows every layer.
+                <p class="formula" id="model-pattern" data-pattern={describe(spec)}>{ clipped(&describe(spec), 160) }</p>
+                if let Some(e) = entry {
+                    <p class="hint">{ e.notes }{" · "}<a class="doc-link" href={e.source} target="_blank" rel="noopener">{"config.json"}</a></p>
+                } else {
+                    <p class="hint">{ format!("from {}", p.choice.source) }</p>
+                }
             }
             if !spec.notes.is_empty() {
                 <div id="model-notes" aria-label="Notes on how the config was read">
@@ -221,11 +224,14 @@ pub fn model_picker(p: &PickerProps) -> Html {
             }
         </section>
         <section class="panel model-actions" aria-label="Use the result">
-            <button type="button" id="model-open-scaled" onclick={open_scaled} disabled={p.scaled.is_err()}>{"Open a scaled copy in the editor"}</button>
-            <p class="hint" id="model-scale">{ match &p.scaled {
-                Ok(s) => format!("{} (a dense {}-layer stack)", s.summary, spec.layer_count()),
-                Err(e) => e.clone(),
-            } }</p>
+            <button type="button" id="model-open-scaled" onclick={open_scaled} disabled={p.scaled.is_err() || p.choice.is_none()}>
+                {"Open a scaled copy in the editor"}</button>
+            if !p.choice.is_none() {
+                <p class="hint" id="model-scale">{ match &p.scaled {
+                    Ok(s) => format!("{} (a dense {}-layer stack)", s.summary, spec.layer_count()),
+                    Err(e) => e.clone(),
+                } }</p>
+            }
             <button type="button" id="model-export" disabled={export.is_none()} onclick={export.unwrap_or_default()}
                 title="the report, as hasseflow model --json prints it">{"Export report (JSON)"}</button>
         </section>

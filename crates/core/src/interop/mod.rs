@@ -26,6 +26,7 @@ pub use hasseflow_mask_mod as mask_mod;
 pub mod npy;
 pub mod wire;
 
+#[cfg(feature = "codecs")]
 use crate::analysis::Analysis;
 use crate::format::MaskFile;
 
@@ -41,9 +42,15 @@ pub use mask_mod::MaskMod;
 pub use mask_mod::{MaskModError, MaskModReport, is_mask_mod};
 pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
 
-/// Whether this build links the `mask_mod` interpreter (the `interpreter` feature). Without it a
-/// `mask_mod` goes through [`wire`] to the reader the web app loads on first use.
-pub const READER_LINKED: bool = cfg!(feature = "interpreter");
+/// Whether this build links the `mask_mod` interpreter and the `.npy` and kernel codecs (the
+/// `interpreter` and `codecs` features). Without them a `mask_mod`, a `.npy` array or kernel
+/// parameters ([`wire::needs_lazy_reader`]) go through [`wire`] to the module the web app loads
+/// on first use.
+pub const READER_LINKED: bool = cfg!(all(feature = "interpreter", feature = "codecs"));
+
+/// Whether this build links [`export`] (the `codecs` feature). Without it an export goes through
+/// [`wire::ExportRequest`] to the module the web app loads on first use.
+pub const CODECS_LINKED: bool = cfg!(feature = "codecs");
 
 // The interpreter evaluates densely up to the engine's limit, which is the mask files' limit.
 const _: () = assert!(crate::format::MAX_N == crate::reach::DENSE_MAX);
@@ -154,6 +161,7 @@ pub enum ExportError {
 ///     assert!(!export(&file, kind, 128).unwrap().is_empty(), "{}", kind.name());
 /// }
 /// ```
+#[cfg(feature = "codecs")]
 pub fn export(file: &MaskFile, kind: ExportKind, block_size: usize) -> Result<Vec<u8>, ExportError> {
     Ok(match kind {
         ExportKind::Flex => flex_python(file, block_size)?.code.into_bytes(),
@@ -225,6 +233,10 @@ pub enum ImportError {
     /// A malformed mask file or grid.
     #[error("{0}")]
     Format(#[from] crate::format::FormatError),
+    /// A refusal of the lazily loaded reader (`.npy`, kernel parameters), in its own words
+    /// ([`wire::read_answer`]), or of a build that leaves that reader out.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Reads any mask input the project knows, telling them apart by content: `.npy` (its magic),
@@ -251,19 +263,17 @@ pub fn import_mask(bytes: &[u8], size: SizeHint) -> Result<(MaskFile, Source), I
 /// # Errors
 /// As [`import_mask`].
 pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Result<(MaskFile, Source), ImportError> {
-    if is_npy(bytes) {
-        return Ok((MaskFile::new(read_npy(bytes)?), Source::Npy));
+    #[cfg(not(feature = "codecs"))]
+    if is_npy(bytes) || is_kernel_json(bytes) {
+        // The web app's first download: these go to the lazily loaded reader (`wire`), never here.
+        let _ = size;
+        return Err(ImportError::Refused(
+            "this build reads no .npy or kernel parameters (their reader loads on first use)".into(),
+        ));
     }
-    if is_kernel_json(bytes) {
-        let (mask, sized) = match size {
-            SizeHint::Given(n) => (parse_kernel_json(bytes, Some(n))?, true),
-            SizeHint::None => (parse_kernel_json(bytes, None)?, false),
-            SizeHint::Fallback(n) => match parse_kernel_json(bytes, None) {
-                Err(KernelImportError::NeedsSize) => (parse_kernel_json(bytes, Some(n))?, true),
-                other => (other?, false),
-            },
-        };
-        return Ok((MaskFile::new(mask), Source::Kernel { sized }));
+    #[cfg(feature = "codecs")]
+    if let Some(read) = import_codec(bytes, size) {
+        return read;
     }
     #[cfg(not(feature = "interpreter"))]
     if is_mask_mod(bytes) {
@@ -279,6 +289,26 @@ pub fn import_mask_at(bytes: &[u8], size: SizeHint, batch: u64, head: u64) -> Re
         return Ok((file, Source::mask_mod(n, report)));
     }
     Ok((crate::format::parse_mask_file(bytes)?, Source::MaskFile))
+}
+
+/// The `.npy` and kernel-parameter branches of [`import_mask_at`]; `None` for any other input.
+#[cfg(feature = "codecs")]
+pub(crate) fn import_codec(bytes: &[u8], size: SizeHint) -> Option<Result<(MaskFile, Source), ImportError>> {
+    if is_npy(bytes) {
+        return Some(read_npy(bytes).map(|m| (MaskFile::new(m), Source::Npy)).map_err(Into::into));
+    }
+    if !is_kernel_json(bytes) {
+        return None;
+    }
+    let read = match size {
+        SizeHint::Given(n) => parse_kernel_json(bytes, Some(n)).map(|m| (m, true)),
+        SizeHint::None => parse_kernel_json(bytes, None).map(|m| (m, false)),
+        SizeHint::Fallback(n) => match parse_kernel_json(bytes, None) {
+            Err(KernelImportError::NeedsSize) => parse_kernel_json(bytes, Some(n)).map(|m| (m, true)),
+            other => other.map(|m| (m, false)),
+        },
+    };
+    Some(read.map(|(mask, sized)| (MaskFile::new(mask), Source::Kernel { sized })).map_err(Into::into))
 }
 
 /// The `mask_mod` branch of [`import_mask_at`]: `bytes` run as Python and evaluated at the size
