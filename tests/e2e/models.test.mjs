@@ -93,6 +93,10 @@ test('the config reader is fetched when the Models view first needs a model, onc
   assert.ok(fetched.some((f) => /_bg\.wasm$/.test(f)) && fetched.some((f) => /\.js$/.test(f)), fetched.join(', '));
   await run(page, 'mistral-7b-v0.1', 8192);
   assert.equal(fetched.length, count, `fetched again: ${fetched.join(', ')}`);
+  // Once fetched, the module is the page's: the view keeps working offline.
+  await context.setOffline(true);
+  await run(page, 'gemma-3-1b-it', 4096);
+  await context.setOffline(false);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
