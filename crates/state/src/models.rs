@@ -225,7 +225,8 @@ impl ModelsState {
     pub fn starting(reader_linked: bool) -> Self {
         let request = Rc::new(wire::Request::Gallery(model::GALLERY[0].name.to_string()));
         let mut reading = None;
-        let choice = match request.read_here().filter(|_| reader_linked) {
+        let read = if reader_linked { request.read_here() } else { None };
+        let choice = match read {
             Some(Ok(spec)) => ModelChoice::of(&request, spec),
             Some(Err(_)) => ModelChoice::none(),
             None => {
@@ -536,7 +537,8 @@ impl super::AppState {
             Ok(r) => Rc::new(r),
             Err(e) => return self.error(refusal(config, &e.to_string())),
         };
-        match request.read_here().filter(|_| self.models.reader_linked) {
+        let read = if self.models.reader_linked { request.read_here() } else { None };
+        match read {
             Some(read) => {
                 self.models.reading = None;
                 self.model_read_done(&request, read.map_err(|e| e.to_string()), then);
