@@ -105,6 +105,17 @@ fn is_zero(b: &Block) -> bool {
     b.iter().fold(0, |acc, &w| acc | w) == 0
 }
 
+/// How each layer moves the frontier: the cheaper direction (what [`frontier_growth`] and the
+/// first-reach matrix use), or always one (the tests run both against the sweep).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Cheaper,
+    #[cfg(test)]
+    Push,
+    #[cfg(test)]
+    Pull,
+}
+
 /// The layer sweep's answer by frontier BFS: calls `on_new(layer, q, word, bits)` for each
 /// position `q` that gains keys at `layer`, once per batch, with the batch's words of keys from
 /// `64·word` on (bit `s` of `bits[i]` = key `64·(word + i) + s`; zero words where nothing is new;
@@ -120,27 +131,9 @@ fn is_zero(b: &Block) -> bool {
 /// at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count but in
 /// cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once the
 /// frontier is thin or the rows are full. Memory: `O(n · 256 B + edges)`.
-pub(crate) fn frontier_layers(
-    adj: &BitMatrix,
-    limit: Option<&BitMatrix>,
-    on_new: impl FnMut(usize, usize, usize, &[u64]),
-) -> (usize, Vec<usize>) {
-    frontier_layers_by(adj, limit, Direction::Cheaper, on_new, |_| {})
-}
-
-/// How each layer moves the frontier: the cheaper direction (what [`frontier_layers`] does), or
-/// always one (the tests run both against the sweep).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Direction {
-    Cheaper,
-    #[cfg(test)]
-    Push,
-    #[cfg(test)]
-    Pull,
-}
-
-/// [`frontier_layers`] moving the frontier by `direction`, calling `on_batch_done(first_word)`
-/// after each batch of `BATCH_WORDS` words of keys (from `first_word`).
+///
+/// Each layer moves the frontier by `direction`; `on_batch_done(first_word)` is called after each
+/// batch of `BATCH_WORDS` words of keys (from `first_word`).
 pub(crate) fn frontier_layers_by(
     adj: &BitMatrix,
     limit: Option<&BitMatrix>,
@@ -148,167 +141,286 @@ pub(crate) fn frontier_layers_by(
     mut on_new: impl FnMut(usize, usize, usize, &[u64]),
     mut on_batch_done: impl FnMut(usize),
 ) -> (usize, Vec<usize>) {
-    const ZERO: Block = [0; BATCH_WORDS];
     let n = adj.n();
-    let (reads, readers) = csr(adj);
+    let graph = Graph::of(adj);
+    let mut work = Work::new(n);
     let mut added = vec![n];
     let mut depth = 0;
-    let mut visited = vec![ZERO; n];
-    let mut front = vec![ZERO; n];
-    let mut next = vec![ZERO; n];
-    // What each position can still gain in this batch: its limit's keys, or all.
-    let mut target = vec![ZERO; n];
-    let (mut front_list, mut next_list): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    // Positions short of their target in this batch; built on the first pull.
-    let mut active: Vec<u32> = Vec::new();
-    let batch_keys = WORD_BITS * BATCH_WORDS;
-    for batch in 0..n.div_ceil(batch_keys) {
-        let base = batch * batch_keys;
-        let word0 = batch * BATCH_WORDS;
-        let words = BATCH_WORDS.min(n.div_ceil(WORD_BITS) - word0);
-        visited.fill(ZERO);
-        match limit {
-            Some(l) => {
-                for (q, t) in target.iter_mut().enumerate() {
-                    *t = ZERO;
-                    t[..words].copy_from_slice(&l.row(q)[word0..word0 + words]);
-                }
-            }
-            None => {
-                let mut all = ZERO;
-                for k in base..n.min(base + batch_keys) {
-                    all[(k - base) / WORD_BITS] |= 1 << (k % WORD_BITS);
-                }
-                target.fill(all);
-            }
-        }
-        front_list.clear();
-        for k in base..n.min(base + batch_keys) {
-            let (w, bit) = ((k - base) / WORD_BITS, 1u64 << (k % WORD_BITS));
-            visited[k][w] = bit;
-            front[k][w] = bit;
-            front_list.push(k as u32);
-        }
-        let mut active_built = false;
-        let mut active_edges = reads.list.len();
-        let mut layer = 0;
-        while !front_list.is_empty() {
-            layer += 1;
-            let mut cells = 0usize;
-            let push_cost: usize = front_list.iter().map(|&j| readers.of(j as usize).len()).sum();
-            let push = match direction {
-                // Pull scans rows once, writes each row once and stops a row's scan early:
-                // it wins well before the frontier's out-edges reach the rows' in-edges.
-                Direction::Cheaper => push_cost * PULL_RATIO < active_edges,
-                #[cfg(test)]
-                Direction::Push => true,
-                #[cfg(test)]
-                Direction::Pull => false,
-            };
-            if push {
-                for &j in &front_list {
-                    let f = front[j as usize];
-                    for &q in readers.of(j as usize) {
-                        let slot = &mut next[q as usize];
-                        if is_zero(slot) {
-                            next_list.push(q);
-                        }
-                        for (s, w) in slot.iter_mut().zip(&f) {
-                            *s |= w;
-                        }
-                    }
-                }
-                let mut kept = 0;
-                for i in 0..next_list.len() {
-                    let q = next_list[i] as usize;
-                    let mut any = 0;
-                    for w in 0..BATCH_WORDS {
-                        let fresh = next[q][w] & !visited[q][w];
-                        next[q][w] = fresh;
-                        visited[q][w] |= fresh;
-                        any |= fresh;
-                    }
-                    if any != 0 {
-                        cells += count(&next[q]);
-                        on_new(layer, q, word0, &next[q][..words]);
-                        next_list[kept] = q as u32;
-                        kept += 1;
-                    }
-                }
-                next_list.truncate(kept);
-            } else {
-                // Keys whose search still runs: a position can gain no other.
-                let mut alive = ZERO;
-                for &j in &front_list {
-                    for (a, w) in alive.iter_mut().zip(&front[j as usize]) {
-                        *a |= w;
-                    }
-                }
-                if !active_built {
-                    active.clear();
-                    active.extend((0..n).map(|q| q as u32));
-                    active_built = true;
-                }
-                active_edges = 0;
-                let mut kept = 0;
-                for i in 0..active.len() {
-                    let q = active[i] as usize;
-                    let mut missing = ZERO;
-                    let mut short = 0;
-                    for w in 0..BATCH_WORDS {
-                        missing[w] = target[q][w] & alive[w] & !visited[q][w];
-                        short |= missing[w];
-                    }
-                    if short == 0 {
-                        continue;
-                    }
-                    // Branch-free: the loads of a row's keys overlap (a check per key to stop
-                    // early made each wait for the last, and rarely stopped: a row short of a
-                    // key after layer 3 or so usually stays short of it this layer too).
-                    let mut got = ZERO;
-                    for &j in reads.of(q) {
-                        for (g, w) in got.iter_mut().zip(&front[j as usize]) {
-                            *g |= w;
-                        }
-                    }
-                    for (g, m) in got.iter_mut().zip(&missing) {
-                        *g &= m;
-                    }
-                    let mut left = short;
-                    if !is_zero(&got) {
-                        cells += count(&got);
-                        left = 0;
-                        for w in 0..BATCH_WORDS {
-                            visited[q][w] |= got[w];
-                            left |= missing[w] & !got[w];
-                        }
-                        on_new(layer, q, word0, &got[..words]);
-                        next[q] = got;
-                        next_list.push(q as u32);
-                    }
-                    if left != 0 {
-                        active[kept] = q as u32;
-                        kept += 1;
-                        active_edges += reads.of(q).len();
-                    }
-                }
-                active.truncate(kept);
-            }
-            for &j in &front_list {
-                front[j as usize] = ZERO;
-            }
-            std::mem::swap(&mut front, &mut next);
-            std::mem::swap(&mut front_list, &mut next_list);
-            next_list.clear();
-            if cells > 0 {
-                depth = depth.max(layer);
-                if added.len() <= layer {
-                    added.resize(layer + 1, 0);
-                }
-                added[layer] += cells;
-            }
-        }
-        on_batch_done(word0);
+    for batch in 0..n.div_ceil(BATCH_KEYS) {
+        run_batch(&graph, limit, direction, batch, &mut work, &mut depth, &mut added, &mut on_new);
+        on_batch_done(batch * BATCH_WORDS);
     }
     (depth, added)
+}
+
+/// `L*` and the cells each layer added, as [`frontier_layers_by`] gives them with no cells asked for
+/// (what [`super::Analysis`] needs): natively the batches are shared among the machine's cores
+/// (each batch is a search of its own; their counts add up), in wasm they run one after another.
+pub(crate) fn frontier_growth(adj: &BitMatrix, limit: Option<&BitMatrix>) -> (usize, Vec<usize>) {
+    #[cfg(not(target_arch = "wasm32"))]
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    #[cfg(target_arch = "wasm32")]
+    let threads = 1;
+    frontier_growth_on(adj, limit, threads)
+}
+
+/// [`frontier_growth`] on at most `threads` threads (batch `b` on thread `b mod threads`: the
+/// costly middle batches spread evenly).
+pub(crate) fn frontier_growth_on(adj: &BitMatrix, limit: Option<&BitMatrix>, threads: usize) -> (usize, Vec<usize>) {
+    let n = adj.n();
+    let batches = n.div_ceil(BATCH_KEYS);
+    let threads = threads.clamp(1, batches.max(1));
+    let graph = Graph::of(adj);
+    let share = |t: usize| {
+        let (mut work, mut depth, mut added) = (Work::new(n), 0, vec![0]);
+        for batch in (t..batches).step_by(threads) {
+            run_batch(
+                &graph,
+                limit,
+                Direction::Cheaper,
+                batch,
+                &mut work,
+                &mut depth,
+                &mut added,
+                &mut |_, _, _, _| {},
+            );
+        }
+        (depth, added)
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let parts: Vec<(usize, Vec<usize>)> = if threads > 1 {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads).map(|t| s.spawn(move || share(t))).collect();
+            let mut parts = vec![share(0)];
+            // A thread that panicked leaves its batches out; the same batches run here instead.
+            parts.extend(handles.into_iter().enumerate().map(|(i, h)| h.join().unwrap_or_else(|_| share(i + 1))));
+            parts
+        })
+    } else {
+        vec![share(0)]
+    };
+    #[cfg(target_arch = "wasm32")]
+    let parts = vec![share(0)];
+    let mut added = vec![n];
+    let mut depth = 0;
+    for (d, a) in parts {
+        depth = depth.max(d);
+        if added.len() < a.len() {
+            added.resize(a.len(), 0);
+        }
+        for (t, x) in added.iter_mut().zip(&a).skip(1) {
+            *t += x;
+        }
+    }
+    (depth, added)
+}
+
+/// Keys searched at once: `64 · BATCH_WORDS`.
+const BATCH_KEYS: usize = WORD_BITS * BATCH_WORDS;
+
+/// The two directions of the adjacency, diagonal dropped.
+struct Graph {
+    n: usize,
+    reads: Csr,
+    readers: Csr,
+}
+
+impl Graph {
+    fn of(adj: &BitMatrix) -> Self {
+        let (reads, readers) = csr(adj);
+        Graph { n: adj.n(), reads, readers }
+    }
+}
+
+/// One search's working memory, reused batch after batch.
+struct Work {
+    visited: Vec<Block>,
+    front: Vec<Block>,
+    next: Vec<Block>,
+    /// What each position can still gain in this batch: its limit's keys, or all.
+    target: Vec<Block>,
+    front_list: Vec<u32>,
+    next_list: Vec<u32>,
+    /// Positions short of their target in this batch; built on the first pull.
+    active: Vec<u32>,
+}
+
+impl Work {
+    fn new(n: usize) -> Self {
+        const ZERO: Block = [0; BATCH_WORDS];
+        Work {
+            visited: vec![ZERO; n],
+            front: vec![ZERO; n],
+            next: vec![ZERO; n],
+            target: vec![ZERO; n],
+            front_list: Vec::new(),
+            next_list: Vec::new(),
+            active: Vec::new(),
+        }
+    }
+}
+
+/// Searches batch `batch` (keys from `64 · BATCH_WORDS · batch`): raises `depth` to its last
+/// layer, adds each layer's new cells to `added`, reports them to `on_new`.
+#[allow(clippy::too_many_arguments)]
+fn run_batch(
+    graph: &Graph,
+    limit: Option<&BitMatrix>,
+    direction: Direction,
+    batch: usize,
+    work: &mut Work,
+    depth: &mut usize,
+    added: &mut Vec<usize>,
+    on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
+) {
+    const ZERO: Block = [0; BATCH_WORDS];
+    let n = graph.n;
+    let (reads, readers) = (&graph.reads, &graph.readers);
+    let batch_keys = BATCH_KEYS;
+    let Work { visited, front, next, target, front_list, next_list, active } = work;
+    let base = batch * batch_keys;
+    let word0 = batch * BATCH_WORDS;
+    let words = BATCH_WORDS.min(n.div_ceil(WORD_BITS) - word0);
+    visited.fill(ZERO);
+    match limit {
+        Some(l) => {
+            for (q, t) in target.iter_mut().enumerate() {
+                *t = ZERO;
+                t[..words].copy_from_slice(&l.row(q)[word0..word0 + words]);
+            }
+        }
+        None => {
+            let mut all = ZERO;
+            for k in base..n.min(base + batch_keys) {
+                all[(k - base) / WORD_BITS] |= 1 << (k % WORD_BITS);
+            }
+            target.fill(all);
+        }
+    }
+    front_list.clear();
+    for k in base..n.min(base + batch_keys) {
+        let (w, bit) = ((k - base) / WORD_BITS, 1u64 << (k % WORD_BITS));
+        visited[k][w] = bit;
+        front[k][w] = bit;
+        front_list.push(k as u32);
+    }
+    let mut active_built = false;
+    let mut active_edges = reads.list.len();
+    let mut layer = 0;
+    while !front_list.is_empty() {
+        layer += 1;
+        let mut cells = 0usize;
+        let push_cost: usize = front_list.iter().map(|&j| readers.of(j as usize).len()).sum();
+        let push = match direction {
+            // Pull scans rows once, writes each row once and stops a row's scan early:
+            // it wins well before the frontier's out-edges reach the rows' in-edges.
+            Direction::Cheaper => push_cost * PULL_RATIO < active_edges,
+            #[cfg(test)]
+            Direction::Push => true,
+            #[cfg(test)]
+            Direction::Pull => false,
+        };
+        if push {
+            for &j in front_list.iter() {
+                let f = front[j as usize];
+                for &q in readers.of(j as usize) {
+                    let slot = &mut next[q as usize];
+                    if is_zero(slot) {
+                        next_list.push(q);
+                    }
+                    for (s, w) in slot.iter_mut().zip(&f) {
+                        *s |= w;
+                    }
+                }
+            }
+            let mut kept = 0;
+            for i in 0..next_list.len() {
+                let q = next_list[i] as usize;
+                let mut any = 0;
+                for w in 0..BATCH_WORDS {
+                    let fresh = next[q][w] & !visited[q][w];
+                    next[q][w] = fresh;
+                    visited[q][w] |= fresh;
+                    any |= fresh;
+                }
+                if any != 0 {
+                    cells += count(&next[q]);
+                    on_new(layer, q, word0, &next[q][..words]);
+                    next_list[kept] = q as u32;
+                    kept += 1;
+                }
+            }
+            next_list.truncate(kept);
+        } else {
+            // Keys whose search still runs: a position can gain no other.
+            let mut alive = ZERO;
+            for &j in front_list.iter() {
+                for (a, w) in alive.iter_mut().zip(&front[j as usize]) {
+                    *a |= w;
+                }
+            }
+            if !active_built {
+                active.clear();
+                active.extend((0..n).map(|q| q as u32));
+                active_built = true;
+            }
+            active_edges = 0;
+            let mut kept = 0;
+            for i in 0..active.len() {
+                let q = active[i] as usize;
+                let mut missing = ZERO;
+                let mut short = 0;
+                for w in 0..BATCH_WORDS {
+                    missing[w] = target[q][w] & alive[w] & !visited[q][w];
+                    short |= missing[w];
+                }
+                if short == 0 {
+                    continue;
+                }
+                // Branch-free: the loads of a row's keys overlap (a check per key to stop
+                // early made each wait for the last, and rarely stopped: a row short of a
+                // key after layer 3 or so usually stays short of it this layer too).
+                let mut got = ZERO;
+                for &j in reads.of(q) {
+                    for (g, w) in got.iter_mut().zip(&front[j as usize]) {
+                        *g |= w;
+                    }
+                }
+                for (g, m) in got.iter_mut().zip(&missing) {
+                    *g &= m;
+                }
+                let mut left = short;
+                if !is_zero(&got) {
+                    cells += count(&got);
+                    left = 0;
+                    for w in 0..BATCH_WORDS {
+                        visited[q][w] |= got[w];
+                        left |= missing[w] & !got[w];
+                    }
+                    on_new(layer, q, word0, &got[..words]);
+                    next[q] = got;
+                    next_list.push(q as u32);
+                }
+                if left != 0 {
+                    active[kept] = q as u32;
+                    kept += 1;
+                    active_edges += reads.of(q).len();
+                }
+            }
+            active.truncate(kept);
+        }
+        for &j in front_list.iter() {
+            front[j as usize] = ZERO;
+        }
+        std::mem::swap(front, next);
+        std::mem::swap(front_list, next_list);
+        next_list.clear();
+        if cells > 0 {
+            *depth = (*depth).max(layer);
+            if added.len() <= layer {
+                added.resize(layer + 1, 0);
+            }
+            added[layer] += cells;
+        }
+    }
 }

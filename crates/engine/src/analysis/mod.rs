@@ -93,8 +93,8 @@ impl Analysis {
                     (growth.len() - 1, growth)
                 } else if sparse {
                     // Few keys per row: the frontier BFS, 512 keys at a time, a position leaving a
-                    // batch once it holds its limit.
-                    let (depth, added) = frontier::frontier_layers(adj, Some(closure), |_, _, _, _| {});
+                    // batch once it holds its limit; natively the batches share the cores.
+                    let (depth, added) = frontier::frontier_growth(adj, Some(closure));
                     (depth, sweep::running_sums(&added))
                 } else {
                     let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();

@@ -192,6 +192,15 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
             }
         }
         assert_eq!((a.depth(), a.growth()), (slow.depth(), &growth[..]), "case {case}: analysis");
+        // The growth alone, its batches shared among 1 to 4 threads (n up to 1200: 3 batches).
+        for (threads, limit) in [(1, None), (2, Some(a.closure())), (3, None), (4, Some(a.closure()))] {
+            let (depth, added) = frontier::frontier_growth_on(&adj, limit, threads);
+            assert_eq!(
+                (depth, sweep::running_sums(&added)),
+                (slow.depth(), growth.clone()),
+                "case {case}: {threads} threads"
+            );
+        }
         assert_eq!(a.closure(), &slow.reach_at(slow.depth()), "case {case}: limit");
         for q in 0..n {
             for k in 0..n {
