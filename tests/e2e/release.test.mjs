@@ -71,41 +71,34 @@ test(`the release wasm is at most ${MAX_GZIPPED} bytes gzipped`, (t) => {
   assert.ok(gz <= MAX_GZIPPED, `${gz} bytes after gzip -9, over ${MAX_GZIPPED}`);
 });
 
+/** A module fetched after the page: at most `max` bytes gzipped, named in index.html for boot.js
+ * by its hashed file, and never preloaded (`prefix`: its file name's start). Its file. */
+function lazyModule(t, pattern, max, label, prefix) {
+  assert.ok(process.env.HASSEFLOW_DIST, 'run against the release bundle: HASSEFLOW_DIST=dist-release (scripts/test.sh)');
+  const file = wasmPath(pattern);
+  const gz = gzipped(file, 9);
+  t.diagnostic(`${label} wasm: ${readFileSync(file).length} bytes; gzip -9: ${gz} bytes`);
+  assert.ok(gz <= max, `${gz} bytes after gzip -9, over ${max}`);
+  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
+  assert.ok(html.includes(`data-wasm="./${path.basename(file)}"`), 'index.html names the hashed module for boot.js');
+  assert.ok(!new RegExp(`<link[^>]*${prefix}`).test(html), `index.html preloads nothing of the ${label} module`);
+  return file;
+}
+
+// Never preloaded: it is fetched on first use (paste.test.mjs checks when).
 test(`the lazily loaded module is at most ${MAX_LAZY_GZIPPED} bytes gzipped, and index.html names it`, (t) => {
-  assert.ok(process.env.HASSEFLOW_DIST, 'run against the release bundle: HASSEFLOW_DIST=dist-release (scripts/test.sh)');
-  const file = wasmPath(LAZY_WASM);
-  const gz = gzipped(file, 9);
-  t.diagnostic(`lazy wasm: ${readFileSync(file).length} bytes; gzip -9: ${gz} bytes`);
-  assert.ok(gz <= MAX_LAZY_GZIPPED, `${gz} bytes after gzip -9, over ${MAX_LAZY_GZIPPED}`);
-  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
-  assert.ok(html.includes(`data-wasm="./${path.basename(file)}"`), 'index.html names the hashed module for boot.js');
-  // Never preloaded: it is fetched on first use (paste.test.mjs checks when).
-  assert.ok(!/<link[^>]*hasseflow-lazy/.test(html), 'index.html preloads nothing of the lazy module');
+  lazyModule(t, LAZY_WASM, MAX_LAZY_GZIPPED, 'lazy', 'hasseflow-lazy');
 });
 
+// Never preloaded: a worker fetches it when the Flow view first runs on the CPU.
 test(`the Flow view's worker module is at most ${MAX_FLOW_GZIPPED} bytes gzipped, and index.html names it`, (t) => {
-  assert.ok(process.env.HASSEFLOW_DIST, 'run against the release bundle: HASSEFLOW_DIST=dist-release (scripts/test.sh)');
-  const file = wasmPath(FLOW_WASM);
-  const gz = gzipped(file, 9);
-  t.diagnostic(`flow worker wasm: ${readFileSync(file).length} bytes; gzip -9: ${gz} bytes`);
-  assert.ok(gz <= MAX_FLOW_GZIPPED, `${gz} bytes after gzip -9, over ${MAX_FLOW_GZIPPED}`);
-  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
-  assert.ok(html.includes(`data-wasm="./${path.basename(file)}"`), 'index.html names the hashed module for boot.js');
-  // Never preloaded: a worker fetches it when the Flow view first runs on the CPU.
-  assert.ok(!/<link[^>]*hasseflow-flow/.test(html), 'index.html preloads nothing of the worker module');
+  lazyModule(t, FLOW_WASM, MAX_FLOW_GZIPPED, 'flow worker', 'hasseflow-flow');
 });
 
+// Never preloaded: it is fetched when the Models view first needs a model (models.test.mjs), or on
+// the first .npy, kernel import or export (e2e.test.mjs).
 test(`the formats module is at most ${MAX_FORMATS_GZIPPED} bytes gzipped, index.html names it, and it alone has the readers' tables and the exports' text`, (t) => {
-  assert.ok(process.env.HASSEFLOW_DIST, 'run against the release bundle: HASSEFLOW_DIST=dist-release (scripts/test.sh)');
-  const file = wasmPath(FORMATS_WASM);
-  const gz = gzipped(file, 9);
-  t.diagnostic(`formats wasm: ${readFileSync(file).length} bytes; gzip -9: ${gz} bytes`);
-  assert.ok(gz <= MAX_FORMATS_GZIPPED, `${gz} bytes after gzip -9, over ${MAX_FORMATS_GZIPPED}`);
-  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
-  assert.ok(html.includes(`data-wasm="./${path.basename(file)}"`), 'index.html names the hashed module for boot.js');
-  // Never preloaded: it is fetched when the Models view first needs a model (models.test.mjs), or
-  // on the first .npy, kernel import or export (e2e.test.mjs).
-  assert.ok(!/<link[^>]*hasseflow-formats/.test(html), 'index.html preloads nothing of the formats module');
+  const file = lazyModule(t, FORMATS_WASM, MAX_FORMATS_GZIPPED, 'formats', 'hasseflow-formats');
   // A row of the type table, a gallery config's field, the FlexAttention export's header and the
   // .npy reader's message: in the formats module, in no other.
   for (const needle of ['qwen2_5_omni_text', 'MistralForCausalLM', 'a PyTorch FlexAttention mask_mod', 'missing key \'fortran_order\'']) {

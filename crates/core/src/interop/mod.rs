@@ -48,10 +48,6 @@ pub use npy::{NPY_MAGIC, NpyError, is_npy, read_npy, write_npy};
 /// on first use.
 pub const READER_LINKED: bool = cfg!(all(feature = "interpreter", feature = "codecs"));
 
-/// Whether this build links [`export`] (the `codecs` feature). Without it an export goes through
-/// [`wire::ExportRequest`] to the module the web app loads on first use.
-pub const CODECS_LINKED: bool = cfg!(feature = "codecs");
-
 // The interpreter evaluates densely up to the engine's limit, which is the mask files' limit.
 const _: () = assert!(crate::format::MAX_N == crate::reach::DENSE_MAX);
 

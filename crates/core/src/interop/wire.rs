@@ -259,7 +259,7 @@ impl ExportRequest {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Exports it here when this build links the codecs ([`CODECS_LINKED`](super::CODECS_LINKED));
+    /// Exports it here when this build links the codecs (the `codecs` feature);
     /// `None` without them: ask the lazily loaded module ([`export_answer`]).
     pub fn export_here(&self) -> Option<Result<Vec<u8>, String>> {
         #[cfg(feature = "codecs")]

@@ -187,20 +187,21 @@ pub(crate) fn frontier_growth_on(adj: &BitMatrix, limit: Option<&BitMatrix>, thr
         }
         (depth, added)
     };
-    #[cfg(not(target_arch = "wasm32"))]
-    let parts: Vec<(usize, Vec<usize>)> = if threads > 1 {
-        std::thread::scope(|s| {
+    let parts: Vec<(usize, Vec<usize>)> = if threads == 1 {
+        vec![share(0)]
+    } else {
+        // No threads in wasm: there `frontier_growth` asks for one.
+        #[cfg(target_arch = "wasm32")]
+        let parts = (0..threads).map(share).collect();
+        #[cfg(not(target_arch = "wasm32"))]
+        let parts = std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads).map(|t| s.spawn(move || share(t))).collect();
             let mut parts = vec![share(0)];
-            // A thread that panicked leaves its batches out; the same batches run here instead.
-            parts.extend(handles.into_iter().enumerate().map(|(i, h)| h.join().unwrap_or_else(|_| share(i + 1))));
+            parts.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
             parts
-        })
-    } else {
-        vec![share(0)]
+        });
+        parts
     };
-    #[cfg(target_arch = "wasm32")]
-    let parts = vec![share(0)];
     let mut added = vec![n];
     let mut depth = 0;
     for (d, a) in parts {
