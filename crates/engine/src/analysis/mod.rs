@@ -81,9 +81,9 @@ impl Analysis {
             } else if self.order.is_dense() {
                 (1, vec![n, closure.count_ones()])
             } else {
-                let sparse = frontier::is_sparse(adj);
+                let sparse = frontier::Graph::sparse(adj);
                 // Scattered sparse rows fragment the structured engine's rows at once: not tried.
-                let structured = if sparse && frontier::is_scattered(adj) {
+                let structured = if sparse.as_ref().is_some_and(|g| g.scattered) {
                     None
                 } else {
                     crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
@@ -91,10 +91,11 @@ impl Analysis {
                 if let Some(growth) = structured {
                     // Rows of few intervals: the structured engine, O(L* · n · intervals).
                     (growth.len() - 1, growth)
-                } else if sparse {
+                } else if let Some(graph) = sparse {
                     // Few keys per row: the frontier BFS, 512 keys at a time, a position leaving a
                     // batch once it holds its limit; natively the batches share the cores.
-                    let (depth, added) = frontier::frontier_growth(adj, Some(closure));
+                    let (depth, added) =
+                        frontier::frontier_growth(&graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
                     (depth, sweep::running_sums(&added))
                 } else {
                     let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();

@@ -402,9 +402,10 @@ impl FirstReach {
     pub fn new(mask: &BitMatrix) -> FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
-        if super::frontier::is_sparse(&adj) && super::frontier::is_scattered(&adj) {
+        let sparse = super::frontier::Graph::sparse(&adj);
+        if let Some(graph) = sparse.as_ref().filter(|g| g.scattered) {
             // Random-like masks reach far in few layers: half a byte a cell until one is 15.
-            return Self::frontier_into(&adj, Self::diagonal_in(Cells::nibbles(n * n), n));
+            return Self::frontier_into(graph, Self::diagonal_in(Cells::nibbles(n * n), n));
         }
         let mut layers = Self::diagonal(n);
         let structured = crate::reach::repeated_first_reach(
@@ -417,8 +418,10 @@ impl FirstReach {
             Some(depth) => FirstReach { n, layers, depth },
             // The cells filled so far hold their exact layers; the sweep or BFS writes them again
             // (with the same values).
-            None if super::frontier::is_sparse(&adj) => Self::frontier_into(&adj, layers),
-            None => Self::sweep_into(&adj, layers),
+            None => match sparse {
+                Some(graph) => Self::frontier_into(&graph, layers),
+                None => Self::sweep_into(&adj, layers),
+            },
         }
     }
 
@@ -426,7 +429,7 @@ impl FirstReach {
     /// [`FirstReach::new`] runs on sparse masks.
     #[cfg(test)]
     pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
-        Self::frontier_into(&mask.with_diagonal(), Self::diagonal(mask.n()))
+        Self::frontier_into(&super::frontier::Graph::of(&mask.with_diagonal()), Self::diagonal(mask.n()))
     }
 
     /// The frontier BFS in one `direction`, stopping rows at `limit` when given; with the cells
@@ -434,14 +437,14 @@ impl FirstReach {
     #[cfg(test)]
     pub(super) fn by_frontier_with(
         adj: &BitMatrix,
-        limit: Option<&BitMatrix>,
+        limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
     ) -> (FirstReach, Vec<usize>) {
-        Self::frontier_with(adj, Self::diagonal(adj.n()), limit, direction)
+        Self::frontier_with(&super::frontier::Graph::of(adj), Self::diagonal(adj.n()), limit, direction)
     }
 
-    fn frontier_into(adj: &BitMatrix, layers: Cells) -> FirstReach {
-        Self::frontier_with(adj, layers, None, super::frontier::Direction::Cheaper).0
+    fn frontier_into(graph: &super::frontier::Graph, layers: Cells) -> FirstReach {
+        Self::frontier_with(graph, layers, None, super::frontier::Direction::Cheaper).0
     }
 
     /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
@@ -449,19 +452,19 @@ impl FirstReach {
     /// is written in row segments of 512 cells, not one word of 64 cells per row and layer (each
     /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
     fn frontier_with(
-        adj: &BitMatrix,
+        graph: &super::frontier::Graph,
         layers: Cells,
-        limit: Option<&BitMatrix>,
+        limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
     ) -> (FirstReach, Vec<usize>) {
         const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
-        let n = adj.n();
+        let n = graph.n();
         // The buffer stores its cells as the matrix does (half bytes or bytes).
         let buffer =
             if matches!(layers, Cells::Nibble(..)) { Cells::nibbles(n * BATCH) } else { Cells::zeros(n * BATCH) };
         let cells = std::cell::RefCell::new((layers, buffer));
         let (depth, added) = super::frontier::frontier_layers_by(
-            adj,
+            graph,
             limit,
             direction,
             |layer, q, word0, words| {
