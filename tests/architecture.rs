@@ -457,16 +457,28 @@ fn the_release_bundle_is_built_by_release_sh_with_the_target_flags() {
     ] {
         assert!(script.contains(line), "release.sh has `{line}`");
     }
-    // wasm-opt's extra passes (measured in docs/BENCHMARKS.md): offsets folded into loads, and
-    // large single-caller functions kept out of line (inlining them made the wasm compress worse).
+    // wasm-opt's extra passes (measured in docs/BENCHMARKS.md): offsets folded into loads, large
+    // single-caller functions kept out of line (inlining them made the wasm compress worse), and
+    // the toolchain's custom sections (producers, target features; no browser reads them) dropped.
+    // The same for every module: the app and the three fetched later.
     let html = read("index.html");
-    let params = html
-        .split("data-wasm-opt-params=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("index.html passes wasm-opt params");
-    assert!(params.contains("--low-memory-unused"), "wasm-opt params: {params}");
-    assert!(params.contains("--one-caller-inline-max-function-size"), "wasm-opt params: {params}");
+    let modules: Vec<&str> = html.split("data-trunk rel=\"rust\"").skip(1).collect();
+    assert_eq!(modules.len(), 4, "index.html builds the app and three more modules");
+    for module in modules {
+        let params = module
+            .split("data-wasm-opt-params=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("each module passes wasm-opt params");
+        for pass in [
+            "--low-memory-unused",
+            "--one-caller-inline-max-function-size",
+            "--strip-producers",
+            "--strip-target-features",
+        ] {
+            assert!(params.contains(pass), "wasm-opt params {params} lack {pass}");
+        }
+    }
     // The README's release command, and the tests of what it builds.
     assert!(read("README.md").contains("./scripts/release.sh"), "the README names scripts/release.sh");
     let tests = read("scripts/test.sh");
