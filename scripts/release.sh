@@ -13,6 +13,10 @@
 #   location is compiled in. On wasm32 a panic's message was never shown anyway (no panic hook;
 #   the default one writes to a stderr the browser does not have): either way the browser
 #   reports a wasm trap.
+# - no caller locations (`-Z location-detail=none`): code that records where it was called from
+#   for a panic (a `RefCell` borrow, an `unwrap`) keeps no source path. Most of them vanish with
+#   the panic machinery, but wgpu's WebGPU backend and js-sys's futures, in the Flow view's worker
+#   module, kept their paths (release.test.mjs refuses a module with a source path).
 # Together they save about 50 KB gzipped (docs/BENCHMARKS.md, release bundle). Without them,
 # `source scripts/versions.sh && trunk build --release` builds the same app, larger.
 set -euo pipefail
@@ -26,5 +30,5 @@ export CARGO_UNSTABLE_BUILD_STD=std,panic_abort
 export CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size
 # RUSTFLAGS replaces the target's rustflags of .cargo/config.toml, so they are repeated here
 # (tests/architecture.rs checks that every one of them is).
-export RUSTFLAGS="-C target-feature=+simd128 -Z unstable-options -C panic=immediate-abort"
+export RUSTFLAGS="-C target-feature=+simd128 -Z unstable-options -C panic=immediate-abort -Z location-detail=none"
 exec trunk build --release --locked "$@"

@@ -103,7 +103,31 @@ globalThis.hasseflowFlow = {
     pool.queue = kept;
     for (const t of dropped) t.reject(new Error('cancelled'));
   },
+  // The GPU path (src/ui/flow.rs): one more worker of the same module, kept for the page, opens
+  // the WebGPU device on its first task and keeps it; its tasks (`adapter`, `gpu`) run one after
+  // another. A worker that fails to start fails its task and is replaced on the next.
+  gpu(kind, request) {
+    const task = gpuChain.then(
+      () =>
+        new Promise((resolve, reject) => {
+          gpuWorker ??= new Worker(new URL('./flow-worker.js', document.baseURI), { type: 'module' });
+          const w = gpuWorker;
+          w.onmessage = ({ data }) => (data.error === undefined ? resolve(data.out) : reject(new Error(data.error)));
+          w.onerror = (e) => {
+            e.preventDefault();
+            w.terminate();
+            if (gpuWorker === w) gpuWorker = null;
+            reject(new Error(`the GPU worker failed: ${e.message || 'it did not start'}`));
+          };
+          w.postMessage({ ...flowModule(), kind, request });
+        }),
+    );
+    gpuChain = task.catch(() => {});
+    return task;
+  },
 };
+let gpuWorker = null;
+let gpuChain = Promise.resolve();
 
 const { default: init } = await import(href('js'));
 await init({ module_or_path: href('wasm') });

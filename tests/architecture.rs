@@ -157,10 +157,12 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
         }
     }
     // What the components may take from the core: types to draw, constants, the flow and reach
-    // jobs their effects step (and the flow run's split across the Web Workers, `flow_task`), the
-    // writers of downloads. Anything else goes through the store.
-    const ALLOWED_CORE: [&str; 30] = [
+    // jobs their effects step (and the flow run's split across the Web Workers, `flow_task`, with
+    // the backend the GPU worker reports), the writers of downloads. Anything else goes through
+    // the store.
+    const ALLOWED_CORE: [&str; 31] = [
         "BitMatrix",
+        "BackendInfo",
         "ReachStack",
         "flow::",
         "FlowMasks",

@@ -1,10 +1,11 @@
 //! The Flow view: a random Transformer runs the mask (WebGPU through `hasseflow-gpu`, or the
-//! core's CPU path compiled to wasm) and the measured influence after layer `L` is drawn beside
-//! the theory's `R(L)`, disagreements marked.
+//! core's CPU path compiled to wasm, both in the Flow view's Web Workers) and the measured
+//! influence after layer `L` is drawn beside the theory's `R(L)`, disagreements marked.
 //!
-//! Runs are asynchronous and never block painting: the GPU path awaits the device, the CPU path
-//! awaits the page's Web Workers ([`workers`]: the unperturbed pass and ranges of perturbed copies
-//! on every core, put together bit for bit as one thread would measure), and the measurements are
+//! Runs are asynchronous and never block painting: the GPU path awaits the pool's GPU worker
+//! (which holds the device: wgpu is not in the page's module), the CPU path awaits the page's Web
+//! Workers ([`workers`]: the unperturbed pass and ranges of perturbed copies on every core, put
+//! together bit for bit as one thread would measure), and the measurements are
 //! compared with `R(L)` by the core's `CompareJob` through the views' one runner (`ui/job.rs`:
 //! debounce, time slices, cancel). Each run is
 //! started for a [`FlowKey`] and cancelled when the key changes (its effect's cleanup); whatever
@@ -20,8 +21,7 @@ mod workers;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{CompareJob, FlowMasks, FlowModel, FlowOutput, FlowRaw};
-use hasseflow_gpu::GpuFlow;
+use hasseflow_core::flow::{BackendInfo, CompareJob, FlowMasks, FlowModel, FlowOutput, FlowRaw};
 use yew::prelude::*;
 
 use super::{io, job};
@@ -33,12 +33,13 @@ pub use panel::FlowPanel;
 /// Delay before a run starts, so a burst of edits (undo held down) starts one run, not many.
 const DEBOUNCE_MS: u32 = 120;
 
-/// The browser's WebGPU device, opened once per page and shared by every run.
+/// The browser's WebGPU adapter, as the pool's GPU worker reported it once per page (the worker
+/// keeps the device and its kernels).
 pub enum GpuSlot {
     /// Not asked for yet.
     Untried,
-    /// Opened, kernels compiled.
-    Ready(Rc<GpuFlow>),
+    /// Opened, kernels compiled: the backend a GPU run reports.
+    Ready(BackendInfo),
     /// No adapter or no device; the reason, shown in the UI.
     Unavailable(String),
 }
@@ -46,7 +47,7 @@ pub enum GpuSlot {
 /// The slot as the app holds it.
 pub type SharedGpu = Rc<RefCell<GpuSlot>>;
 
-async fn gpu(slot: &SharedGpu) -> Result<Rc<GpuFlow>, String> {
+async fn gpu(slot: &SharedGpu) -> Result<BackendInfo, String> {
     let known = match &*slot.borrow() {
         GpuSlot::Ready(g) => Some(Ok(g.clone())),
         GpuSlot::Unavailable(e) => Some(Err(e.clone())),
@@ -55,16 +56,7 @@ async fn gpu(slot: &SharedGpu) -> Result<Rc<GpuFlow>, String> {
     if let Some(r) = known {
         return r;
     }
-    let opened = if web_sys::window().is_some_and(|w| {
-        js_sys::Reflect::get(&w.navigator(), &"gpu".into()).is_ok_and(|g| !g.is_undefined() && !g.is_null())
-    }) {
-        GpuFlow::new().await.map(Rc::new).map_err(|e| match e {
-            hasseflow_gpu::GpuError::NoAdapter(_) => "the browser offers no WebGPU adapter".to_string(),
-            e => e.to_string(),
-        })
-    } else {
-        Err("this browser has no WebGPU (navigator.gpu is missing)".to_string())
-    };
+    let opened = workers::adapter().await;
     *slot.borrow_mut() = match &opened {
         Ok(g) => GpuSlot::Ready(g.clone()),
         Err(e) => GpuSlot::Unavailable(e.clone()),
@@ -94,7 +86,8 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
         return;
     }
     let start = io::now();
-    let seen = gpu.as_ref().map(|g| AdapterSeen { name: g.adapter().name.clone(), software: g.adapter().software });
+    let seen =
+        gpu.as_ref().map(|g| AdapterSeen { name: g.adapter.clone().unwrap_or_default(), software: g.software_adapter });
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
     // The CPU measures in the page's Web Workers (with progress), or the GPU measures; then the
     // measurements are compared with R(L) here, in slices (rollout is `O(ones(A) · n)` a layer).
@@ -102,7 +95,7 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let measured = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
         (BackendPlan::Cpu { note }, _) => cpu(note).await,
-        (BackendPlan::Gpu { fallback }, Ok(g)) => match g.run(&model, &masks).await {
+        (BackendPlan::Gpu { fallback }, Ok(g)) => match workers::on_gpu(&model, &masks, g).await {
             Ok(raw) => Ok((raw, None, 0)),
             Err(e) if fallback => cpu(Some(format!("CPU fallback: the WebGPU run failed ({e})"))).await,
             Err(e) => Err(format!("the WebGPU run failed: {e}")),

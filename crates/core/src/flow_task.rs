@@ -7,6 +7,10 @@
 //! [`encode`]d request; one worker answers the unperturbed pass ([`base_answer`]: attention and
 //! output), the others ranges of copies ([`CpuFlowJob::columns`]); [`raw_from_base`] and
 //! [`FlowRaw::put_columns`] put them together into exactly [`run_flow`]'s measurements.
+//!
+//! The GPU path runs in a worker too (the device and its kernels are in that module, not in the
+//! page's): it measures the whole run at once, answered by [`whole_answer`] and read back by
+//! [`raw_from_whole`] with the [`BackendInfo`] the worker reported for its adapter.
 
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +127,37 @@ pub fn raw_from_base(model: &FlowModel, masks: &FlowMasks, answer: &[f32]) -> Re
     })
 }
 
+/// A whole run as one answer: [`base_answer`]'s attention and output, then every layer's
+/// influence (`n x n`, row by row: [`FlowRaw::put_columns`]'s layout for copies `0..n`).
+pub fn whole_answer(raw: &FlowRaw) -> Vec<f32> {
+    let mut out = base_answer(&raw.attention, &raw.output);
+    for influence in &raw.influence {
+        out.extend_from_slice(influence);
+    }
+    out
+}
+
+/// The run of a [`whole_answer`] of `model` on `masks`, measured by `backend`.
+///
+/// # Errors
+/// [`FlowTaskError::Answer`] when `answer` is not the length of a whole run of `model` on `masks`.
+pub fn raw_from_whole(
+    model: &FlowModel,
+    masks: &FlowMasks,
+    answer: &[f32],
+    backend: BackendInfo,
+) -> Result<FlowRaw, FlowTaskError> {
+    let (n, layers, d) = (masks.n(), masks.layers(), model.config().d_model);
+    let (base, influence) = (layers * n * n + n * d, layers * n * n);
+    if answer.len() != base + influence {
+        return Err(FlowTaskError::Answer { got: answer.len(), expected: base + influence });
+    }
+    let mut raw = raw_from_base(model, masks, &answer[..base])?;
+    raw.put_columns(0, n, &answer[base..])?;
+    raw.backend = backend;
+    Ok(raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +226,34 @@ mod tests {
 
     /// Mutated requests (bytes flipped, cut, repeated, fields swapped) are read or refused in one
     /// line, never a panic; what is read is a model the engine accepts, at the request's size.
+    /// A whole run (the GPU path's answer from its worker) reads back as the same run, with the
+    /// backend the worker reported (through its JSON); answers one value short or long are refused.
+    #[test]
+    fn whole_runs_read_back_with_their_backend() {
+        use crate::flow::BackendKind;
+        for seed in 0..8 {
+            let (model, masks) = case(seed);
+            let mut raw = cpu::run_flow(&model, &masks);
+            raw.backend = BackendInfo {
+                kind: BackendKind::Gpu,
+                adapter: Some(format!("adapter {seed}")),
+                api: Some("webgpu".into()),
+                software_adapter: seed % 2 == 0,
+            };
+            let json = serde_json::to_string(&raw.backend).expect("serialises");
+            let backend: BackendInfo = serde_json::from_str(&json).expect("reads back");
+            let answer = whole_answer(&raw);
+            assert_eq!(raw_from_whole(&model, &masks, &answer, backend.clone()).expect("fits"), raw, "seed {seed}");
+            for wrong in [answer.len() - 1, answer.len() + 1] {
+                let mut cut = answer.clone();
+                cut.resize(wrong, 0.5);
+                let e = raw_from_whole(&model, &masks, &cut, backend.clone()).expect_err("refused");
+                assert!(e.to_string().contains(&format!("has {wrong} values")), "{e}");
+            }
+        }
+        assert!(serde_json::from_str::<BackendInfo>(r#"{"kind":"gpu"}"#).is_err(), "fields are required");
+    }
+
     #[test]
     fn mutated_requests_never_panic() {
         let mut rng = SplitMix64::new(31);

@@ -1,14 +1,18 @@
-//! The web app's third wasm module, loaded by each Web Worker of the Flow view's CPU path
-//! (static/flow-worker.js, started by static/boot.js's `hasseflowFlow` pool): the flow model's
-//! CPU path behind two entry points over one `core::flow_task` request. A worker keeps the run
-//! of its last request (the model, the masks and the unperturbed pass), so the ranges of copies it
-//! is asked for next pay for the unperturbed pass once.
+//! The web app's third wasm module, loaded by each Web Worker of the Flow view (static/flow-worker.js,
+//! started by static/boot.js's `hasseflowFlow` pool): the flow model's CPU path behind two entry
+//! points over one `core::flow_task` request, and its GPU path (hasseflow-gpu, WebGPU) behind two
+//! more, so that neither the device code nor wgpu is in the page's first download. A worker keeps
+//! the run of its last request (the model, the masks and the unperturbed pass), so the ranges of
+//! copies it is asked for next pay for the unperturbed pass once; the pool's GPU worker keeps its
+//! device, opened on the first GPU task.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use hasseflow_core::flow::cpu::CpuFlowJob;
 use hasseflow_core::flow::{FlowMasks, FlowModel};
 use hasseflow_core::flow_task;
+use hasseflow_gpu::{GpuError, GpuFlow};
 use wasm_bindgen::prelude::*;
 
 /// The last request's run, after its unperturbed pass.
@@ -21,6 +25,51 @@ struct Loaded {
 
 thread_local! {
     static LAST: RefCell<Option<Loaded>> = const { RefCell::new(None) };
+    /// The GPU worker's device and kernels, once opened.
+    static GPU: RefCell<Option<Rc<GpuFlow>>> = const { RefCell::new(None) };
+}
+
+/// The device, opened on the first call and kept (a failure is not kept: the next task tries
+/// again, as the view's Retry expects).
+async fn device() -> Result<Rc<GpuFlow>, String> {
+    if let Some(gpu) = GPU.with_borrow(Clone::clone) {
+        return Ok(gpu);
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or(JsValue::UNDEFINED);
+        let gpu = js_sys::Reflect::get(&navigator, &"gpu".into()).unwrap_or(JsValue::UNDEFINED);
+        if gpu.is_undefined() || gpu.is_null() {
+            return Err("this browser has no WebGPU (navigator.gpu is missing)".to_string());
+        }
+    }
+    let gpu = Rc::new(GpuFlow::new().await.map_err(|e| match e {
+        GpuError::NoAdapter(_) => "the browser offers no WebGPU adapter".to_string(),
+        e => e.to_string(),
+    })?);
+    GPU.with_borrow_mut(|slot| *slot = Some(gpu.clone()));
+    Ok(gpu)
+}
+
+/// The adapter the GPU path would run on, as `BackendInfo` JSON (what the page's plan weighs: its
+/// name, and whether it is a software one such as SwiftShader).
+///
+/// # Errors
+/// Why there is no device, in one line.
+pub async fn adapter_of() -> Result<String, String> {
+    let gpu = device().await?;
+    serde_json::to_string(&gpu.backend_info()).map_err(|e| e.to_string())
+}
+
+/// The request's whole run on the GPU: `core::flow_task::whole_answer`.
+///
+/// # Errors
+/// The request's refusal, no device, or the run's failure, in one line.
+pub async fn gpu_run_of(request: &str) -> Result<Vec<f32>, String> {
+    let (model, masks) = flow_task::decode(request).map_err(|e| e.to_string())?;
+    let gpu = device().await?;
+    let raw = gpu.run(&model, &masks).await.map_err(|e| e.to_string())?;
+    Ok(flow_task::whole_answer(&raw))
 }
 
 /// Runs `f` on the request's run after its unperturbed pass: the last request's, kept, or this
@@ -74,6 +123,20 @@ pub fn copies(request: &str, start: usize, end: usize) -> Result<Vec<f32>, JsErr
     copies_of(request, start, end).map_err(|e| JsError::new(&e))
 }
 
+/// [`adapter_of`], for JS (a promise of the JSON, or a thrown `Error`).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen]
+pub async fn adapter() -> Result<String, JsError> {
+    adapter_of().await.map_err(|e| JsError::new(&e))
+}
+
+/// [`gpu_run_of`], for JS (a promise of a `Float32Array`, or a thrown `Error`).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen]
+pub async fn gpu(request: String) -> Result<Vec<f32>, JsError> {
+    gpu_run_of(&request).await.map_err(|e| JsError::new(&e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +166,28 @@ mod tests {
         let e = copies_of(&request, 3, 5).expect_err("refused");
         assert!(e.contains("not within 0..4"), "{e}");
         assert!(copies_of(&request, 3, 2).is_err());
+    }
+
+    /// The GPU entry points (natively on Vulkan, lavapipe in CI, as the GPU crate's own tests):
+    /// the adapter's JSON is the run's backend, the answer reads back as the device's own run, and
+    /// a damaged request is refused in one line before the device is asked.
+    #[test]
+    fn the_gpu_answer_reads_back_as_the_device_run() {
+        let config = FlowConfig { d_model: 16, heads: 2, layers: 2, seed: 3 };
+        let n = 12;
+        let model = FlowModel::new(config, n).expect("valid");
+        let masks = FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| k <= q && q - k < 4), &config);
+        let request = flow_task::encode(&model, &masks);
+        let backend = pollster::block_on(adapter_of()).expect("an adapter (lavapipe)");
+        let backend: hasseflow_core::flow::BackendInfo = serde_json::from_str(&backend).expect("BackendInfo");
+        let answer = pollster::block_on(gpu_run_of(&request)).expect("runs");
+        let raw = flow_task::raw_from_whole(&model, &masks, &answer, backend).expect("fits");
+        let direct = pollster::block_on(GpuFlow::new()).expect("device");
+        assert_eq!(raw, pollster::block_on(direct.run(&model, &masks)).expect("runs"));
+        let e = pollster::block_on(gpu_run_of("{")).expect_err("refused");
+        assert!(e.contains("not a flow request") && !e.contains('\n'), "{e}");
+        // The kept device is dropped here, not in the thread's exit (where wgpu's own
+        // thread-locals may be gone already).
+        assert!(GPU.with_borrow_mut(Option::take).is_some(), "the device was kept");
     }
 }

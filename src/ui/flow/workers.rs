@@ -4,10 +4,13 @@
 //! and their answers are put together into exactly the one-thread run's measurements. The main
 //! thread only waits, so the page never blocks on the measurement. The comparison with `R(L)`
 //! then runs in slices here, as for the GPU's measurements.
+//!
+//! The GPU path is one more worker of the same module (the pool's `gpu`), which opens the WebGPU
+//! device on its first task and keeps it: [`adapter`] asks for it, [`on_gpu`] runs on it.
 
 use std::cell::Cell;
 
-use hasseflow_core::flow::{FlowMasks, FlowModel, FlowRaw};
+use hasseflow_core::flow::{BackendInfo, FlowMasks, FlowModel, FlowRaw};
 use hasseflow_core::flow_task;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -52,6 +55,36 @@ fn start(
 async fn answer(task: Result<js_sys::Promise, String>) -> Result<Vec<f32>, String> {
     let out = JsFuture::from(task?).await.map_err(|e| why(&e))?;
     out.dyn_into::<js_sys::Float32Array>().map(|a| a.to_vec()).map_err(|_| "a worker answered no Float32Array".into())
+}
+
+/// The pool's GPU worker's task `kind` for `request`, answered.
+async fn gpu_task(kind: &str, request: &str) -> Result<JsValue, String> {
+    let pool = pool().ok_or("the page has no worker pool")?;
+    let task = call(&pool, "gpu", &[kind.into(), request.into()])?
+        .dyn_into::<js_sys::Promise>()
+        .map_err(|_| "the pool returned no promise".to_string())?;
+    JsFuture::from(task).await.map_err(|e| why(&e))
+}
+
+/// The adapter the GPU worker opened its device on (opened on the first call), as the backend
+/// its runs report.
+///
+/// # Errors
+/// Why there is no device (no WebGPU, no adapter, a worker that did not start), in one line.
+pub async fn adapter() -> Result<BackendInfo, String> {
+    let json = gpu_task("adapter", "").await?.as_string().ok_or("the GPU worker answered no text")?;
+    serde_json::from_str(&json).map_err(|e| format!("the GPU worker's adapter: {e}"))
+}
+
+/// Measures `model` on `masks` on the GPU worker's device, which is `backend`: the whole run in
+/// one task (`core::flow_task::whole_answer`).
+///
+/// # Errors
+/// The run's failure on the device, or a malformed answer, in one line.
+pub async fn on_gpu(model: &FlowModel, masks: &FlowMasks, backend: BackendInfo) -> Result<FlowRaw, String> {
+    let out = gpu_task("gpu", &flow_task::encode(model, masks)).await?;
+    let floats = out.dyn_into::<js_sys::Float32Array>().map_err(|_| "the GPU worker answered no Float32Array")?;
+    flow_task::raw_from_whole(model, masks, &floats.to_vec(), backend).map_err(|e| e.to_string())
 }
 
 /// Measures `model` on `masks` in the pool's `workers` workers, reporting progress for `key`

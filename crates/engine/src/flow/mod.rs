@@ -489,8 +489,10 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
-/// Which implementation produced a [`FlowRaw`].
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+/// Which implementation produced a [`FlowRaw`] (read back from JSON where a Web Worker ran it:
+/// `core::flow_task::raw_from_whole`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BackendInfo {
     /// CPU or GPU.
     pub kind: BackendKind,
