@@ -160,13 +160,14 @@ fn the_app_store_is_plain_rust_and_components_compute_no_analysis() {
     // jobs their effects step (and the flow run's split across the Web Workers, `flow_task`, with
     // the backend the GPU worker reports), the writers of downloads. Anything else goes through
     // the store.
-    const ALLOWED_CORE: [&str; 31] = [
+    const ALLOWED_CORE: [&str; 32] = [
         "BitMatrix",
         "BackendInfo",
+        "GpuAdapter",
         "ReachStack",
         "flow::",
         "FlowMasks",
-        "FlowModel",
+        "FlowConfig",
         "FlowRaw",
         "CompareJob",
         "FlowOutput",

@@ -21,7 +21,8 @@ mod workers;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use hasseflow_core::flow::{BackendInfo, CompareJob, FlowMasks, FlowModel, FlowOutput, FlowRaw};
+use hasseflow_core::flow::{BackendInfo, CompareJob, FlowConfig, FlowMasks, FlowOutput, FlowRaw};
+use hasseflow_core::flow_task::GpuAdapter;
 use yew::prelude::*;
 
 use super::{io, job};
@@ -56,11 +57,13 @@ async fn gpu(slot: &SharedGpu) -> Result<BackendInfo, String> {
     if let Some(r) = known {
         return r;
     }
-    let opened = workers::adapter().await;
-    *slot.borrow_mut() = match &opened {
-        Ok(g) => GpuSlot::Ready(g.clone()),
-        Err(e) => GpuSlot::Unavailable(e.clone()),
+    // The worker's answer is kept for the page; a worker that did not answer is not (the next run
+    // asks again, as the CPU workers' pool starts a new worker).
+    let (kept, opened) = match workers::adapter().await? {
+        GpuAdapter::Ready(g) => (GpuSlot::Ready(g.clone()), Ok(g)),
+        GpuAdapter::Unavailable(e) => (GpuSlot::Unavailable(e.clone()), Err(e)),
     };
+    *slot.borrow_mut() = kept;
     opened
 }
 
@@ -72,8 +75,9 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     }
     let key = req.key;
     let fail = |error: String| d.emit(Action::Flow(FlowAction::Failed { key, error }));
-    let built = FlowModel::new(key.config, req.source.n()).and_then(|m| Ok((m, req.source.masks(&key.config)?)));
-    let (model, masks) = match built {
+    // The page checks the model and builds the masks; the workers make the weights.
+    let built = key.config.check(req.source.n()).and_then(|()| req.source.masks(&key.config));
+    let masks = match built {
         Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
@@ -91,11 +95,11 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
     let plan = plan_backend(key.backend, seen.as_ref().map_err(|e| e.as_str()));
     // The CPU measures in the page's Web Workers (with progress), or the GPU measures; then the
     // measurements are compared with R(L) here, in slices (rollout is `O(ones(A) · n)` a layer).
-    let cpu = |note| on_cpu(&model, &masks, note, key, &cancel, &d);
+    let cpu = |note| on_cpu(&key.config, &masks, note, key, &cancel, &d);
     let measured = match (plan, gpu) {
         (BackendPlan::Fail(e), _) => return fail(e),
         (BackendPlan::Cpu { note }, _) => cpu(note).await,
-        (BackendPlan::Gpu { fallback }, Ok(g)) => match workers::on_gpu(&model, &masks, g).await {
+        (BackendPlan::Gpu { fallback }, Ok(g)) => match workers::on_gpu(&key.config, &masks, g).await {
             Ok(raw) => Ok((raw, None, 0)),
             Err(e) if fallback => cpu(Some(format!("CPU fallback: the WebGPU run failed ({e})"))).await,
             Err(e) => Err(format!("the WebGPU run failed: {e}")),
@@ -121,7 +125,7 @@ pub async fn run(req: FlowRequest, threshold: f64, slot: SharedGpu, cancel: Rc<C
 /// (the view shows it, with Retry); a cancelled run comes back as whatever it had (the caller
 /// checks `cancel`).
 async fn on_cpu(
-    model: &FlowModel,
+    config: &FlowConfig,
     masks: &FlowMasks,
     note: Option<String>,
     key: FlowKey,
@@ -131,7 +135,7 @@ async fn on_cpu(
     let workers = workers::size();
     // The measurement's share of the run: (n + 1) passes of the layers, then the layers compared.
     let share = (masks.n() + 1) as f64 / (masks.n() + 2) as f64;
-    match workers::measure(model, masks, workers, (key, share), cancel, d).await {
+    match workers::measure(config, masks, workers, (key, share), cancel, d).await {
         Ok(Some(raw)) => Ok((raw, note, workers)),
         Ok(None) => Err("cancelled".into()),
         Err(e) => Err(format!("the CPU run's Web Workers failed: {e}")),

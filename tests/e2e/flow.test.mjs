@@ -309,6 +309,31 @@ test('a worker module that does not load fails the CPU run in one line; Retry lo
   await page.close();
 });
 
+test('the GPU path runs in the flow worker module: a module that does not load fails WebGPU in one line, not for good; Retry runs on the device', async () => {
+  const page = await openFresh(withGpu, server.base);
+  const worker = /hasseflow-flow-worker-[0-9a-f]+_bg\.wasm$/;
+  await page.route(worker, (route) => route.abort());
+  await loadPreset(page, 'sliding-window', 16, { w: 3 });
+  await page.click('#side-flow');
+  await page.waitForSelector('#flow-panel[data-state="failed"]', { timeout: 60000 });
+  await setFlowField(page, '#flow-backend-choice', 'webgpu');
+  await page.waitForFunction(() => /^WebGPU/.test(document.querySelector('#flow-error')?.firstChild?.textContent ?? ''), null, {
+    timeout: 60000,
+  });
+  const failed = await page.locator('#flow-error').evaluate((e) => e.firstChild.textContent);
+  assert.match(failed, /^WebGPU is not available: /);
+  assert.equal(failed.includes('\n'), false, failed);
+  // The worker did not answer, which is not the browser's last word on WebGPU: Retry asks again.
+  await page.unroute(worker);
+  await page.click('#flow-retry');
+  await flowDone(page);
+  assert.equal(await page.locator('#flow-backend').getAttribute('data-kind'), 'gpu');
+  const { agreement: score, disagree } = await agreement(page);
+  assert.deepEqual({ score, disagree }, { score: 1, disagree: 0 });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('painting goes on while a CPU run is in flight, and only the latest mask is shown', async () => {
   const page = await openFresh(withoutGpu, server.base);
   await loadPreset(page, 'causal', 256);

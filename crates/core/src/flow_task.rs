@@ -55,14 +55,14 @@ pub enum FlowTaskError {
 /// The longest request text read: 128 masks (16 layers of 8 heads) of 512 x 512, in hex.
 const MAX_REQUEST_BYTES: usize = MAX_LAYERS * 8 * (MAX_N * MAX_N / 4 + 8) + 4096;
 
-/// The request for a run of `model` on `masks` (built from one config).
-pub fn encode(model: &FlowModel, masks: &FlowMasks) -> String {
-    let layers = model.config().layers;
+/// The request for a run of the model of `config` on `masks` (built from that config). The model's
+/// weights are not sent: the worker makes them from the config (its seed), as the page would.
+pub fn encode(config: &FlowConfig, masks: &FlowMasks) -> String {
     let wire = Wire {
-        config: *model.config(),
+        config: *config,
         n: masks.n(),
         masks: masks.distinct().iter().map(|m| hex(&pack_bits(m))).collect(),
-        heads: (0..layers).map(|l| (0..model.config().heads).map(|h| masks.mask_index(l, h)).collect()).collect(),
+        heads: (0..config.layers).map(|l| (0..config.heads).map(|h| masks.mask_index(l, h)).collect()).collect(),
     };
     serde_json::to_string(&wire).unwrap_or_default()
 }
@@ -111,8 +111,8 @@ pub fn base_answer(attention: &[Vec<f32>], output: &[f32]) -> Vec<f32> {
 ///
 /// # Errors
 /// [`FlowTaskError::Answer`] when `answer` is not the length of `model`'s pass on `masks`.
-pub fn raw_from_base(model: &FlowModel, masks: &FlowMasks, answer: &[f32]) -> Result<FlowRaw, FlowTaskError> {
-    let (n, layers, d) = (masks.n(), masks.layers(), model.config().d_model);
+pub fn raw_from_base(config: &FlowConfig, masks: &FlowMasks, answer: &[f32]) -> Result<FlowRaw, FlowTaskError> {
+    let (n, layers, d) = (masks.n(), masks.layers(), config.d_model);
     let expected = layers * n * n + n * d;
     if answer.len() != expected {
         return Err(FlowTaskError::Answer { got: answer.len(), expected });
@@ -127,6 +127,18 @@ pub fn raw_from_base(model: &FlowModel, masks: &FlowMasks, answer: &[f32]) -> Re
     })
 }
 
+/// The GPU worker's answer to "which adapter?": the backend its runs will report, or why it has
+/// no device (no WebGPU, no adapter, a device refused), which is the browser's and stays so. A
+/// worker that did not answer at all (its module did not load) is neither: the page asks again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum GpuAdapter {
+    /// A device is open on this adapter.
+    Ready(BackendInfo),
+    /// No device, and why, in one line.
+    Unavailable(String),
+}
+
 /// A whole run as one answer: [`base_answer`]'s attention and output, then every layer's
 /// influence (`n x n`, row by row: [`FlowRaw::put_columns`]'s layout for copies `0..n`).
 pub fn whole_answer(raw: &FlowRaw) -> Vec<f32> {
@@ -137,22 +149,23 @@ pub fn whole_answer(raw: &FlowRaw) -> Vec<f32> {
     out
 }
 
-/// The run of a [`whole_answer`] of `model` on `masks`, measured by `backend`.
+/// The run of a [`whole_answer`] of the model of `config` on `masks`, measured by `backend`.
 ///
 /// # Errors
-/// [`FlowTaskError::Answer`] when `answer` is not the length of a whole run of `model` on `masks`.
+/// [`FlowTaskError::Answer`] when `answer` is not the length of a whole run of that model on
+/// `masks`.
 pub fn raw_from_whole(
-    model: &FlowModel,
+    config: &FlowConfig,
     masks: &FlowMasks,
     answer: &[f32],
     backend: BackendInfo,
 ) -> Result<FlowRaw, FlowTaskError> {
-    let (n, layers, d) = (masks.n(), masks.layers(), model.config().d_model);
+    let (n, layers, d) = (masks.n(), masks.layers(), config.d_model);
     let (base, influence) = (layers * n * n + n * d, layers * n * n);
     if answer.len() != base + influence {
         return Err(FlowTaskError::Answer { got: answer.len(), expected: base + influence });
     }
-    let mut raw = raw_from_base(model, masks, &answer[..base])?;
+    let mut raw = raw_from_base(config, masks, &answer[..base])?;
     raw.put_columns(0, n, &answer[base..])?;
     raw.backend = backend;
     Ok(raw)
@@ -190,13 +203,13 @@ mod tests {
     fn split_runs_put_together_are_run_flow_bit_for_bit() {
         for seed in 0..16 {
             let (model, masks) = case(seed);
-            let (m2, k2) = decode(&encode(&model, &masks)).expect("reads back");
+            let (m2, k2) = decode(&encode(model.config(), &masks)).expect("reads back");
             assert_eq!((m2.config(), m2.n(), m2.weights(), &k2), (model.config(), model.n(), model.weights(), &masks));
             let want = cpu::run_flow(&model, &masks);
             let mut job = CpuFlowJob::new(&m2, &k2);
             job.step(&m2, &k2, 0);
             let (attention, output) = job.unperturbed().expect("the unperturbed pass ran");
-            let mut raw = raw_from_base(&m2, &k2, &base_answer(attention, output)).expect("fits");
+            let mut raw = raw_from_base(m2.config(), &k2, &base_answer(attention, output)).expect("fits");
             let n = masks.n();
             let mut rng = SplitMix64::new(seed + 100);
             let mut start = 0;
@@ -240,18 +253,29 @@ mod tests {
                 api: Some("webgpu".into()),
                 software_adapter: seed % 2 == 0,
             };
-            let json = serde_json::to_string(&raw.backend).expect("serialises");
-            let backend: BackendInfo = serde_json::from_str(&json).expect("reads back");
+            let json = serde_json::to_string(&GpuAdapter::Ready(raw.backend.clone())).expect("serialises");
+            let GpuAdapter::Ready(backend) = serde_json::from_str(&json).expect("reads back") else {
+                panic!("{json} reads back as another answer")
+            };
             let answer = whole_answer(&raw);
-            assert_eq!(raw_from_whole(&model, &masks, &answer, backend.clone()).expect("fits"), raw, "seed {seed}");
+            assert_eq!(
+                raw_from_whole(model.config(), &masks, &answer, backend.clone()).expect("fits"),
+                raw,
+                "seed {seed}"
+            );
             for wrong in [answer.len() - 1, answer.len() + 1] {
                 let mut cut = answer.clone();
                 cut.resize(wrong, 0.5);
-                let e = raw_from_whole(&model, &masks, &cut, backend.clone()).expect_err("refused");
+                let e = raw_from_whole(model.config(), &masks, &cut, backend.clone()).expect_err("refused");
                 assert!(e.to_string().contains(&format!("has {wrong} values")), "{e}");
             }
         }
         assert!(serde_json::from_str::<BackendInfo>(r#"{"kind":"gpu"}"#).is_err(), "fields are required");
+        let none = GpuAdapter::Unavailable("the browser offers no WebGPU adapter".into());
+        let json = serde_json::to_string(&none).expect("serialises");
+        assert_eq!(json, r#"{"unavailable":"the browser offers no WebGPU adapter"}"#);
+        assert_eq!(serde_json::from_str::<GpuAdapter>(&json).expect("reads back"), none);
+        assert!(serde_json::from_str::<GpuAdapter>(r#"{"ready":{"kind":"gpu"}}"#).is_err());
     }
 
     #[test]
@@ -260,7 +284,7 @@ mod tests {
         let seeds: Vec<String> = (0..6)
             .map(|s| {
                 let (model, masks) = case(s);
-                encode(&model, &masks)
+                encode(model.config(), &masks)
             })
             .collect();
         let pieces = ["0", "-1", "1e9", "null", "[]", "{}", "\"\"", "18446744073709551615", "513", "true"];
@@ -320,7 +344,7 @@ mod tests {
     #[test]
     fn malformed_requests_and_answers_are_refused() {
         let (model, masks) = case(3);
-        let good = encode(&model, &masks);
+        let good = encode(model.config(), &masks);
         let bad = [
             String::new(),
             "{".into(),
@@ -341,7 +365,7 @@ mod tests {
             let e = decode(&text).err().unwrap_or_else(|| panic!("refused: {}", &text[..text.len().min(80)]));
             assert!(!e.to_string().contains('\n'), "{e}");
         }
-        let e = raw_from_base(&model, &masks, &[1.0, 2.0]).expect_err("short");
+        let e = raw_from_base(model.config(), &masks, &[1.0, 2.0]).expect_err("short");
         assert!(matches!(e, FlowTaskError::Answer { got: 2, .. }), "{e}");
         let mut raw = cpu::run_flow(&model, &masks);
         let n = masks.n();

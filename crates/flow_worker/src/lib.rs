@@ -51,14 +51,16 @@ async fn device() -> Result<Rc<GpuFlow>, String> {
     Ok(gpu)
 }
 
-/// The adapter the GPU path would run on, as `BackendInfo` JSON (what the page's plan weighs: its
-/// name, and whether it is a software one such as SwiftShader).
-///
-/// # Errors
-/// Why there is no device, in one line.
-pub async fn adapter_of() -> Result<String, String> {
-    let gpu = device().await?;
-    serde_json::to_string(&gpu.backend_info()).map_err(|e| e.to_string())
+/// The adapter the GPU path would run on, or why there is none, as `core::flow_task::GpuAdapter`
+/// JSON (what the page's plan weighs: the adapter's name, and whether it is a software one such as
+/// SwiftShader). Opens the device on the first call.
+pub async fn adapter_of() -> String {
+    let answer = match device().await {
+        Ok(gpu) => flow_task::GpuAdapter::Ready(gpu.backend_info()),
+        Err(why) => flow_task::GpuAdapter::Unavailable(why),
+    };
+    // Cannot fail (a string or plain fields); an empty answer would read as no answer.
+    serde_json::to_string(&answer).unwrap_or_default()
 }
 
 /// The request's whole run on the GPU: `core::flow_task::whole_answer`.
@@ -123,11 +125,11 @@ pub fn copies(request: &str, start: usize, end: usize) -> Result<Vec<f32>, JsErr
     copies_of(request, start, end).map_err(|e| JsError::new(&e))
 }
 
-/// [`adapter_of`], for JS (a promise of the JSON, or a thrown `Error`).
+/// [`adapter_of`], for JS (a promise of the JSON).
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen]
-pub async fn adapter() -> Result<String, JsError> {
-    adapter_of().await.map_err(|e| JsError::new(&e))
+pub async fn adapter() -> String {
+    adapter_of().await
 }
 
 /// [`gpu_run_of`], for JS (a promise of a `Float32Array`, or a thrown `Error`).
@@ -152,8 +154,8 @@ mod tests {
             let config = FlowConfig { d_model: 16, heads: 2, layers: 3, seed };
             let model = FlowModel::new(config, n).expect("valid");
             let masks = FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| k <= q && q - k < 3), &config);
-            let request = flow_task::encode(&model, &masks);
-            let mut raw = flow_task::raw_from_base(&model, &masks, &base_of(&request).expect("base")).expect("fits");
+            let request = flow_task::encode(&config, &masks);
+            let mut raw = flow_task::raw_from_base(&config, &masks, &base_of(&request).expect("base")).expect("fits");
             for (a, b) in [(5, n), (0, 2), (2, 5)] {
                 raw.put_columns(a, b - a, &copies_of(&request, a, b).expect("copies")).expect("fits");
             }
@@ -161,8 +163,7 @@ mod tests {
         }
         assert!(copies_of("{", 0, 1).expect_err("refused").contains("not a flow request"));
         let config = FlowConfig { d_model: 16, heads: 1, layers: 1, seed: 0 };
-        let model = FlowModel::new(config, 4).expect("valid");
-        let request = flow_task::encode(&model, &FlowMasks::uniform(&BitMatrix::ones(4), &config));
+        let request = flow_task::encode(&config, &FlowMasks::uniform(&BitMatrix::ones(4), &config));
         let e = copies_of(&request, 3, 5).expect_err("refused");
         assert!(e.contains("not within 0..4"), "{e}");
         assert!(copies_of(&request, 3, 2).is_err());
@@ -177,11 +178,13 @@ mod tests {
         let n = 12;
         let model = FlowModel::new(config, n).expect("valid");
         let masks = FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| k <= q && q - k < 4), &config);
-        let request = flow_task::encode(&model, &masks);
-        let backend = pollster::block_on(adapter_of()).expect("an adapter (lavapipe)");
-        let backend: hasseflow_core::flow::BackendInfo = serde_json::from_str(&backend).expect("BackendInfo");
+        let request = flow_task::encode(&config, &masks);
+        let answer = pollster::block_on(adapter_of());
+        let Ok(flow_task::GpuAdapter::Ready(backend)) = serde_json::from_str(&answer) else {
+            panic!("an adapter (lavapipe): {answer}")
+        };
         let answer = pollster::block_on(gpu_run_of(&request)).expect("runs");
-        let raw = flow_task::raw_from_whole(&model, &masks, &answer, backend).expect("fits");
+        let raw = flow_task::raw_from_whole(&config, &masks, &answer, backend).expect("fits");
         let direct = pollster::block_on(GpuFlow::new()).expect("device");
         assert_eq!(raw, pollster::block_on(direct.run(&model, &masks)).expect("runs"));
         let e = pollster::block_on(gpu_run_of("{")).expect_err("refused");

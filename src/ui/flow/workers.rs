@@ -10,7 +10,7 @@
 
 use std::cell::Cell;
 
-use hasseflow_core::flow::{BackendInfo, FlowMasks, FlowModel, FlowRaw};
+use hasseflow_core::flow::{BackendInfo, FlowConfig, FlowMasks, FlowRaw};
 use hasseflow_core::flow_task;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -66,28 +66,28 @@ async fn gpu_task(kind: &str, request: &str) -> Result<JsValue, String> {
     JsFuture::from(task).await.map_err(|e| why(&e))
 }
 
-/// The adapter the GPU worker opened its device on (opened on the first call), as the backend
-/// its runs report.
+/// The GPU worker's adapter (its device opened on the first call), or why it has none.
 ///
 /// # Errors
-/// Why there is no device (no WebGPU, no adapter, a worker that did not start), in one line.
-pub async fn adapter() -> Result<BackendInfo, String> {
+/// The worker did not answer (its module did not load, it did not start): in one line, and not
+/// the browser's last word, so the next run asks again.
+pub async fn adapter() -> Result<flow_task::GpuAdapter, String> {
     let json = gpu_task("adapter", "").await?.as_string().ok_or("the GPU worker answered no text")?;
     serde_json::from_str(&json).map_err(|e| format!("the GPU worker's adapter: {e}"))
 }
 
-/// Measures `model` on `masks` on the GPU worker's device, which is `backend`: the whole run in
-/// one task (`core::flow_task::whole_answer`).
+/// Measures the model of `config` on `masks` on the GPU worker's device, which is `backend`: the
+/// whole run in one task (`core::flow_task::whole_answer`).
 ///
 /// # Errors
 /// The run's failure on the device, or a malformed answer, in one line.
-pub async fn on_gpu(model: &FlowModel, masks: &FlowMasks, backend: BackendInfo) -> Result<FlowRaw, String> {
-    let out = gpu_task("gpu", &flow_task::encode(model, masks)).await?;
+pub async fn on_gpu(config: &FlowConfig, masks: &FlowMasks, backend: BackendInfo) -> Result<FlowRaw, String> {
+    let out = gpu_task("gpu", &flow_task::encode(config, masks)).await?;
     let floats = out.dyn_into::<js_sys::Float32Array>().map_err(|_| "the GPU worker answered no Float32Array")?;
-    flow_task::raw_from_whole(model, masks, &floats.to_vec(), backend).map_err(|e| e.to_string())
+    flow_task::raw_from_whole(config, masks, &floats.to_vec(), backend).map_err(|e| e.to_string())
 }
 
-/// Measures `model` on `masks` in the pool's `workers` workers, reporting progress for `key`
+/// Measures the model of `config` on `masks` in the pool's `workers` workers, reporting progress for `key`
 /// through `d` (as a fraction of the whole run, of which the measurement is `share`).
 /// `Ok(None)` when `cancel` is set first. Unless it measured, this run's tasks that no worker has
 /// started are dropped.
@@ -96,7 +96,7 @@ pub async fn on_gpu(model: &FlowModel, masks: &FlowMasks, backend: BackendInfo) 
 /// Why the pool could not measure (no pool, a worker that did not start, a malformed answer):
 /// the run fails with it, and Retry tries again.
 pub async fn measure(
-    model: &FlowModel,
+    config: &FlowConfig,
     masks: &FlowMasks,
     workers: usize,
     (key, share): (FlowKey, f64),
@@ -105,7 +105,7 @@ pub async fn measure(
 ) -> Result<Option<FlowRaw>, String> {
     let pool = pool().ok_or("the page has no worker pool")?;
     let run = call(&pool, "begin", &[])?;
-    let measured = gather((&pool, &run), model, masks, workers, (key, share), cancel, d).await;
+    let measured = gather((&pool, &run), config, masks, workers, (key, share), cancel, d).await;
     if !matches!(measured, Ok(Some(_))) {
         let _ = call(&pool, "cancel", std::slice::from_ref(&run));
     }
@@ -115,14 +115,14 @@ pub async fn measure(
 /// [`measure`]'s tasks, queued under the run's number `run`, and their answers put together.
 async fn gather(
     (pool, run): (&JsValue, &JsValue),
-    model: &FlowModel,
+    config: &FlowConfig,
     masks: &FlowMasks,
     workers: usize,
     (key, share): (FlowKey, f64),
     cancel: &Cell<bool>,
     d: &Callback<Action>,
 ) -> Result<Option<FlowRaw>, String> {
-    let request = flow_task::encode(model, masks);
+    let request = flow_task::encode(config, masks);
     let n = masks.n();
     let count = (workers * RANGES_PER_WORKER).clamp(1, n);
     let ranges: Vec<(usize, usize)> = (0..count).map(|i| (i * n / count, (i + 1) * n / count)).collect();
@@ -134,7 +134,7 @@ async fn gather(
     if cancel.get() {
         return Ok(None);
     }
-    let mut raw = flow_task::raw_from_base(model, masks, &base?).map_err(|e| e.to_string())?;
+    let mut raw = flow_task::raw_from_base(config, masks, &base?).map_err(|e| e.to_string())?;
     for (i, (part, &(a, b))) in parts.into_iter().zip(&ranges).enumerate() {
         let columns = answer(part).await;
         if cancel.get() {

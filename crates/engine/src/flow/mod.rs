@@ -134,6 +134,17 @@ impl FlowConfig {
         Ok(())
     }
 
+    /// [`FlowConfig::validate`], and `n` positions within `1..=MAX_N`: what [`FlowModel::new`]
+    /// checks before it makes the weights (the web page checks this much and leaves the weights to
+    /// its workers).
+    pub fn check(&self, n: usize) -> Result<(), FlowError> {
+        self.validate()?;
+        if !(1..=MAX_N).contains(&n) {
+            return Err(FlowError::Positions(n));
+        }
+        Ok(())
+    }
+
     /// Width of one head.
     pub fn head_dim(&self) -> usize {
         self.d_model / self.heads
@@ -253,10 +264,7 @@ impl FlowModel {
     /// ```
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(config: FlowConfig, n: usize) -> Result<FlowModel, FlowError> {
-        config.validate()?;
-        if !(1..=MAX_N).contains(&n) {
-            return Err(FlowError::Positions(n));
-        }
+        config.check(n)?;
         let d = config.d_model;
         let f = config.hidden();
         let offsets = LayerOffsets::new(&config);
