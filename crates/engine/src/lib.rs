@@ -26,6 +26,7 @@ pub mod order;
 pub mod pattern;
 pub mod reach;
 pub mod rng;
+mod sparse;
 pub mod stack;
 
 pub use analysis::{Analysis, FirstReach, reach_after};

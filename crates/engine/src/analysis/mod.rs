@@ -81,9 +81,17 @@ impl Analysis {
             } else if self.order.is_dense() {
                 (1, vec![n, closure.count_ones()])
             } else {
-                let sparse = frontier::Graph::sparse(adj);
+                // The order's graph, or (a mask that did not look sparse to the order) built here.
+                let built;
+                let sparse = match self.order.sparse_graph() {
+                    Some(graph) => Some(graph),
+                    None => {
+                        built = crate::sparse::Graph::sparse(adj);
+                        built.as_ref()
+                    }
+                };
                 // Scattered sparse rows fragment the structured engine's rows at once: not tried.
-                let structured = if sparse.as_ref().is_some_and(|g| g.scattered) {
+                let structured = if sparse.is_some_and(|g| g.scattered) {
                     None
                 } else {
                     crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
@@ -95,7 +103,7 @@ impl Analysis {
                     // Few keys per row: the frontier BFS, 512 keys at a time, a position leaving a
                     // batch once it holds its limit; natively the batches share the cores.
                     let (depth, added) =
-                        frontier::frontier_growth(&graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
+                        frontier::frontier_growth(graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
                     (depth, sweep::running_sums(&added))
                 } else {
                     let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();

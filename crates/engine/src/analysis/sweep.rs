@@ -402,7 +402,7 @@ impl FirstReach {
     pub fn new(mask: &BitMatrix) -> FirstReach {
         let n = mask.n();
         let adj = mask.with_diagonal();
-        let sparse = super::frontier::Graph::sparse(&adj);
+        let sparse = crate::sparse::Graph::sparse(&adj);
         if let Some(graph) = sparse.as_ref().filter(|g| g.scattered) {
             // Random-like masks reach far in few layers: half a byte a cell until one is 15.
             return Self::frontier_into(graph, Self::diagonal_in(Cells::nibbles(n * n), n));
@@ -429,7 +429,7 @@ impl FirstReach {
     /// [`FirstReach::new`] runs on sparse masks.
     #[cfg(test)]
     pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
-        Self::frontier_into(&super::frontier::Graph::of(&mask.with_diagonal()), Self::diagonal(mask.n()))
+        Self::frontier_into(&crate::sparse::Graph::of(&mask.with_diagonal()), Self::diagonal(mask.n()))
     }
 
     /// The frontier BFS in one `direction`, stopping rows at `limit` when given; with the cells
@@ -440,10 +440,10 @@ impl FirstReach {
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
     ) -> (FirstReach, Vec<usize>) {
-        Self::frontier_with(&super::frontier::Graph::of(adj), Self::diagonal(adj.n()), limit, direction)
+        Self::frontier_with(&crate::sparse::Graph::of(adj), Self::diagonal(adj.n()), limit, direction)
     }
 
-    fn frontier_into(graph: &super::frontier::Graph, layers: Cells) -> FirstReach {
+    fn frontier_into(graph: &crate::sparse::Graph, layers: Cells) -> FirstReach {
         Self::frontier_with(graph, layers, None, super::frontier::Direction::Cheaper).0
     }
 
@@ -452,7 +452,7 @@ impl FirstReach {
     /// is written in row segments of 512 cells, not one word of 64 cells per row and layer (each
     /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
     fn frontier_with(
-        graph: &super::frontier::Graph,
+        graph: &crate::sparse::Graph,
         layers: Cells,
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,

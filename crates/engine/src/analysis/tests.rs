@@ -193,7 +193,7 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
         }
         assert_eq!((a.depth(), a.growth()), (slow.depth(), &growth[..]), "case {case}: analysis");
         // The growth alone, its batches shared among 1 to 4 threads (n up to 1200: 3 batches).
-        let graph = frontier::Graph::of(&adj);
+        let graph = crate::sparse::Graph::of(&adj);
         let limit = frontier::Limit::new(a.closure(), a.class_of());
         for (threads, limit) in [(1, None), (2, Some(&limit)), (3, None), (4, Some(&limit))] {
             let (depth, added) = frontier::frontier_growth_on(&graph, limit, threads);
@@ -232,7 +232,7 @@ fn first_reach_in_half_bytes_widens_at_layer_fifteen() {
             }
         }
         let adj = m.with_diagonal();
-        assert!(frontier::Graph::sparse(&adj).is_some_and(|g| g.scattered), "{levels} levels: the BFS's path");
+        assert!(crate::sparse::Graph::sparse(&adj).is_some_and(|g| g.scattered), "{levels} levels: the BFS's path");
         let (fast, slow) = (FirstReach::new(&m), FirstReach::by_sweep(&m));
         assert_eq!(fast.depth(), levels - 1, "{levels} levels");
         assert_eq!(fast, slow, "{levels} levels: every cell");

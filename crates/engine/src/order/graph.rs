@@ -129,3 +129,97 @@ pub(crate) fn tarjan(adj: &BitMatrix) -> (Vec<u32>, usize) {
     }
     (comp, comps)
 }
+
+/// [`tarjan`] over adjacency lists: `reads(v)`, the keys `v` reads in ascending order, its own left
+/// out (a sparse mask's rows, `analysis::frontier::Graph`). The same components in the same order:
+/// both take the neighbours in ascending order, and a neighbour already in a finished component,
+/// which [`tarjan`] skips a word at a time, changes nothing here either.
+///
+/// Complexity: `O(n + edges)`, with no pass over the `n x n` bit rows (0.8 → 0.2 ms for a random
+/// mask of 8 keys a row at 4096). Native builds only (`Order::new`).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> (Vec<u32>, usize) {
+    let mut index = vec![UNVISITED; n];
+    let mut low = vec![0u32; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut comp = vec![UNVISITED; n];
+    let mut comps = 0usize;
+    let mut counter = 0u32;
+    // Frames: (vertex, next neighbour's index in its list).
+    let mut call: Vec<(u32, u32)> = Vec::new();
+    for root in 0..n {
+        if index[root] != UNVISITED {
+            continue;
+        }
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root as u32);
+        call.push((root as u32, 0));
+        while let Some(frame) = call.last_mut() {
+            let v = frame.0 as usize;
+            if let Some(&w) = reads(v).get(frame.1 as usize) {
+                frame.1 += 1;
+                let w = w as usize;
+                if index[w] == UNVISITED {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w as u32);
+                    call.push((w as u32, 0));
+                } else if comp[w] == UNVISITED {
+                    // Visited, in no component yet: on the stack.
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(parent, _)) = call.last() {
+                    low[parent as usize] = low[parent as usize].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    while let Some(x) = stack.pop() {
+                        comp[x as usize] = comps as u32;
+                        if x as usize == v {
+                            break;
+                        }
+                    }
+                    comps += 1;
+                }
+            }
+        }
+    }
+    (comp, comps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    /// Over lists, the same components in the same order as over bit rows, on random masks from
+    /// empty to dense (one big class, many, chains, cycles), sizes across the 64-bit words.
+    #[test]
+    fn tarjan_over_lists_is_tarjan_over_bit_rows() {
+        let mut rng = SplitMix64::new(23);
+        let (mut several, mut whole) = (0, 0);
+        for case in 0..300 {
+            let n = [0, 1, 2, 7, 63, 64, 65, 130, 300][case % 9];
+            let p = [0.0, 0.005, 0.02, 0.05, 0.2, 0.6][case % 6];
+            let causal = case % 4 == 0;
+            let m = BitMatrix::from_fn(n, |q, k| q == k || ((!causal || k < q) && rng.next_f64() < p));
+            let (start, list) = {
+                let (mut start, mut list) = (vec![0u32], Vec::new());
+                for q in 0..n {
+                    list.extend(m.row_ones(q).filter(|&k| k != q).map(|k| k as u32));
+                    start.push(list.len() as u32);
+                }
+                (start, list)
+            };
+            let lists = tarjan_reads(n, |v| &list[start[v] as usize..start[v + 1] as usize]);
+            assert_eq!(lists, tarjan(&m), "case {case}: n {n}, p {p}");
+            several += usize::from(lists.1 > 1 && lists.1 < n);
+            whole += usize::from(n > 1 && lists.1 == 1);
+        }
+        assert!(several > 25 && whole > 25, "{several} masks of several classes, one of 2+; {whole} of one class");
+    }
+}

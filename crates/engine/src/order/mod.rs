@@ -19,8 +19,11 @@ use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
 
 mod graph;
 
+use crate::sparse::Graph;
 use graph::augment;
 pub(crate) use graph::tarjan;
+#[cfg(not(target_arch = "wasm32"))]
+use graph::tarjan_reads;
 
 const UNVISITED: u32 = u32::MAX;
 
@@ -28,6 +31,10 @@ const UNVISITED: u32 = u32::MAX;
 /// [`crate::Analysis`] computes before, and without, the layers.
 #[derive(Clone, Debug)]
 pub struct Order {
+    /// The reads graph of a sparse mask (the frontier BFS's, built once for the components and the
+    /// layers), `None` for the others. Native builds only (see `Order::new`).
+    #[cfg(not(target_arch = "wasm32"))]
+    sparse: Option<Graph>,
     closure: BitMatrix,
     class_of: Vec<usize>,
     classes: Vec<Vec<usize>>,
@@ -47,6 +54,18 @@ impl Order {
     pub fn new(mask: &BitMatrix) -> Order {
         let n = mask.n();
         let adj = mask.with_diagonal();
+        // Natively, a sparse mask's components come from its lists, not its bit rows (one pass over
+        // the rows builds the lists, which the layers' frontier BFS then uses too: 0.6 ms off a
+        // random mask at 4096). In wasm they come from the bit rows as before: the lists' code
+        // would cost every visitor's first download 0.9 KB (docs/BENCHMARKS.md, stop 40).
+        #[cfg(not(target_arch = "wasm32"))]
+        let sparse = Graph::likely_sparse(&adj).then(|| Graph::sparse(&adj)).flatten();
+        #[cfg(not(target_arch = "wasm32"))]
+        let (comp_of, comp_count) = match &sparse {
+            Some(graph) => tarjan_reads(n, |v| graph.reads(v)),
+            None => tarjan(&adj),
+        };
+        #[cfg(target_arch = "wasm32")]
         let (comp_of, comp_count) = tarjan(&adj);
 
         // Relabel: positions sorted by (topological class rank, position). Sorted as plain pairs,
@@ -175,12 +194,30 @@ impl Order {
         let height = chain_height.iter().copied().max().unwrap_or(0);
 
         let dense = adj == closure;
-        Order { closure, class_of, classes, hasse, adj, dense, height }
+        Order {
+            #[cfg(not(target_arch = "wasm32"))]
+            sparse,
+            closure,
+            class_of,
+            classes,
+            hasse,
+            adj,
+            dense,
+            height,
+        }
     }
 
     /// `Ā = M ∨ I`, the mask with its residual self-loops.
     pub(crate) fn adj(&self) -> &BitMatrix {
         &self.adj
+    }
+
+    /// The reads graph, when the mask looked sparse and is ([`Graph::sparse`]; natively only).
+    pub(crate) fn sparse_graph(&self) -> Option<&Graph> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.sparse.as_ref();
+        #[cfg(target_arch = "wasm32")]
+        None
     }
 
     /// Side length `n` of the mask.

@@ -1,0 +1,181 @@
+//! The reads graph of a sparse mask as adjacency lists, built in one pass over its bit rows: what
+//! the order's components (natively, `order::tarjan_reads`) and the layers' frontier BFS
+//! (`analysis::frontier`) walk instead of the `n x n` rows.
+
+use crate::bits::{BitMatrix, WORD_BITS};
+
+/// Keys per row (diagonal excluded), on average, up to which the frontier BFS is used.
+pub(crate) const SPARSE_KEYS_PER_ROW: usize = 32;
+
+/// Compressed rows, diagonal dropped: row `v`'s positions are `list[start[v]..start[v + 1]]`.
+#[derive(Clone, Debug)]
+pub(crate) struct Csr {
+    start: Vec<u32>,
+    pub(crate) list: Vec<u32>,
+}
+
+impl Csr {
+    #[inline]
+    pub(crate) fn of(&self, v: usize) -> &[u32] {
+        &self.list[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
+/// The reads graph in both directions, diagonal dropped: `reads[q]` are the keys `q` reads,
+/// `readers[k]` the positions that read `k`; built in one pass over the rows of the mask.
+#[derive(Clone, Debug)]
+pub(crate) struct Graph {
+    pub(crate) n: usize,
+    pub(crate) reads: Csr,
+    pub(crate) readers: Csr,
+    /// Whether the rows are scattered (more than 4 intervals per row on average, diagonal
+    /// included): the structured engine would fragment at once, so it is not tried first.
+    pub(crate) scattered: bool,
+}
+
+impl Graph {
+    /// The graph of a sparse `adj` (with its diagonal): at most [`SPARSE_KEYS_PER_ROW`] keys per
+    /// row on average, else `None`, found once the rows read so far hold more (a dense mask pays
+    /// for a few rows, not the matrix). One pass gives the sparsity, the scattering and both
+    /// directions, where three scans of the matrix and a fourth to build the graph ran before.
+    pub(crate) fn sparse(adj: &BitMatrix) -> Option<Graph> {
+        Self::bounded(adj, (SPARSE_KEYS_PER_ROW + 1) * adj.n())
+    }
+
+    /// The graph of any `adj` (with its diagonal).
+    #[cfg(test)]
+    pub(crate) fn of(adj: &BitMatrix) -> Graph {
+        Self::bounded(adj, usize::MAX).expect("no bound")
+    }
+
+    /// The number of positions.
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The keys `q` reads, ascending, its own left out (natively, for `Order::new`'s components).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn reads(&self, q: usize) -> &[u32] {
+        self.reads.of(q)
+    }
+
+    /// Whether `adj` looks sparse enough to try [`Graph::sparse`] on: within its bound on average
+    /// over 64 rows spread across it. A guess that spares the masks above the bound a wasted pass
+    /// (a window of 64 keys a row would be read halfway before the bound refuses it); a wrong
+    /// guess costs time, never a result. Native builds only (`Order::new`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn likely_sparse(adj: &BitMatrix) -> bool {
+        let n = adj.n();
+        let rows = n.min(64);
+        let ones: usize = (0..rows).map(|i| adj.row_count(i * n / rows)).sum();
+        ones <= (SPARSE_KEYS_PER_ROW + 1) * rows
+    }
+
+    fn bounded(adj: &BitMatrix, bound: usize) -> Option<Graph> {
+        let n = adj.n();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut list: Vec<u32> = Vec::with_capacity(bound.min(9 * n));
+        let mut count = vec![0u32; n + 1];
+        let (mut ones, mut starts) = (0usize, 0usize);
+        start.push(0);
+        for q in 0..n {
+            let from = list.len();
+            // Branch-free in the common case: each word's lowest one is written whether or not
+            // there is one, and kept if there is (a sparse row's words are zero or hold one key,
+            // at random: a branch per word would be mispredicted at every key).
+            for (w, &word) in adj.row(q).iter().enumerate() {
+                let at = list.len();
+                list.push((w * WORD_BITS) as u32 + word.trailing_zeros());
+                list.truncate(at + usize::from(word != 0));
+                let mut rest = word & word.wrapping_sub(1);
+                while rest != 0 {
+                    list.push((w * WORD_BITS) as u32 + rest.trailing_zeros());
+                    rest &= rest - 1;
+                }
+            }
+            ones += list.len() - from;
+            if ones > bound {
+                return None;
+            }
+            // The row's keys, ascending: count the intervals, drop the diagonal.
+            let mut next = u32::MAX;
+            let mut kept = from;
+            for i in from..list.len() {
+                let k = list[i];
+                starts += usize::from(k != next);
+                next = k + 1;
+                list[kept] = k;
+                kept += usize::from(k as usize != q);
+                count[k as usize + 1] += 1;
+            }
+            if kept < list.len() {
+                count[q + 1] -= 1;
+            }
+            list.truncate(kept);
+            start.push(list.len() as u32);
+        }
+        for k in 0..n {
+            count[k + 1] += count[k];
+        }
+        let reads = Csr { start, list };
+        let mut readers = Csr { start: count.clone(), list: vec![0; reads.list.len()] };
+        for q in 0..n {
+            for &k in reads.of(q) {
+                let at = &mut count[k as usize];
+                readers.list[*at as usize] = q as u32;
+                *at += 1;
+            }
+        }
+        Some(Graph { n, reads, readers, scattered: starts > 4 * n })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    /// The one-pass graph against the definitions it replaced, on random masks from empty to
+    /// past the sparsity bound (rows of one key a word, of several, and dense runs): both
+    /// directions hold every key but the diagonal, ascending; the scattering is the count of
+    /// interval starts (diagonal included) against `4 n`; the bound refuses exactly the masks
+    /// with more than `33 n` ones.
+    #[test]
+    fn the_graph_of_one_pass_is_the_mask_less_its_diagonal() {
+        let mut rng = SplitMix64::new(31);
+        let (mut refused, mut scattered, mut compact) = (0, 0, 0);
+        for case in 0..400 {
+            let n = [0, 1, 2, 63, 64, 65, 130, 200][case % 8];
+            let p = [0.0, 0.01, 0.05, 0.2, 0.4, 0.6][case % 6];
+            let runs = case % 3 == 0;
+            let mut m =
+                BitMatrix::from_fn(n, |q, k| if runs { q.abs_diff(k) < (case % 40) } else { rng.next_f64() < p });
+            for q in 0..n {
+                m.set(q, q, true);
+            }
+            let ones = m.count_ones();
+            let Some(g) = Graph::sparse(&m) else {
+                assert!(ones > (SPARSE_KEYS_PER_ROW + 1) * n, "case {case}: {ones} ones refused");
+                refused += 1;
+                continue;
+            };
+            assert!(ones <= (SPARSE_KEYS_PER_ROW + 1) * n, "case {case}: {ones} ones kept");
+            assert_eq!(g.n(), n);
+            let mut starts = 0;
+            for q in 0..n {
+                let keys: Vec<u32> = m.row_ones(q).filter(|&k| k != q).map(|k| k as u32).collect();
+                assert_eq!(g.reads.of(q), &keys[..], "case {case}: reads of {q}");
+                let readers: Vec<u32> = (0..n).filter(|&r| r != q && m.get(r, q)).map(|r| r as u32).collect();
+                assert_eq!(g.readers.of(q), &readers[..], "case {case}: readers of {q}");
+                starts += (0..n).filter(|&k| m.get(q, k) && (k == 0 || !m.get(q, k - 1))).count();
+            }
+            assert_eq!(g.scattered, starts > 4 * n, "case {case}: scattered");
+            scattered += usize::from(g.scattered);
+            compact += usize::from(!g.scattered && n > 0);
+        }
+        assert!(
+            refused > 20 && scattered > 20 && compact > 20,
+            "{refused} refused, {scattered} scattered, {compact} compact"
+        );
+    }
+}
