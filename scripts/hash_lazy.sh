@@ -6,6 +6,8 @@
 # - crates/formats (the config reader and the model type table, the .npy and kernel readers and
 #   the exports, loaded when the Models view first needs a model, or on the first such import or
 #   export): hasseflow-formats;
+# - crates/designer (the Designer's derivation pipeline, loaded when the Designer first derives):
+#   hasseflow-designer;
 # - crates/flow_worker, the third (the flow model, run in the Flow view's Web Workers):
 #   hasseflow-flow.
 # A returning browser so never pairs a cached old module with a new page.
@@ -26,4 +28,5 @@ hash_module() {
 }
 hash_module hasseflow-lazy hasseflow-lazy
 hash_module hasseflow-formats hasseflow-formats
+hash_module hasseflow-designer hasseflow-designer
 hash_module hasseflow-flow-worker hasseflow-flow

@@ -10,9 +10,9 @@ const href = (kind) => {
 };
 
 // The modules fetched on first use (src/ui/lazy.rs), never with the page, each by the name of
-// its <meta>: hasseflow-lazy (crates/lazy: the mask_mod reader) and hasseflow-formats
+// its <meta>: hasseflow-lazy (crates/lazy: the mask_mod reader), hasseflow-formats
 // (crates/formats: the config reader, the model type table, the .npy and kernel readers and the
-// exports). scripts/hash_lazy.sh names each after its contents and writes the names into a
+// exports) and hasseflow-designer (crates/designer: the Designer's pipeline). scripts/hash_lazy.sh names each after its contents and writes the names into a
 // <meta>. One load per module is shared by every caller; a failed one (offline, a missing file)
 // is forgotten, so the next call tries again.
 const lazy = new Map();

@@ -368,6 +368,10 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
         "trunk builds the lazily loaded hasseflow-formats, as the app, with the release profile"
     );
     assert!(
+        html.contains(r#"href="crates/designer/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
+        "trunk builds the lazily loaded hasseflow-designer, as the app, with the release profile"
+    );
+    assert!(
         html.contains(r#"href="crates/flow_worker/Cargo.toml" data-type="worker" data-bindgen-target="web" data-cargo-profile-release="wasm-release""#),
         "trunk builds the Flow view's worker module, hasseflow-flow-worker, with the release profile"
     );
@@ -389,9 +393,9 @@ fn the_release_wasm_keeps_the_kernels_at_full_speed() {
     }
 }
 
-/// The first download links no mask_mod interpreter, no codecs and no config reader: the packages
-/// the app's wasm is built from take the core without its `interpreter`, `codecs` and
-/// `model-reader` features
+/// The first download links no mask_mod interpreter, no codecs, no config reader and no Designer
+/// pipeline: the packages the app's wasm is built from take the core without its `interpreter`,
+/// `codecs`, `model-reader` and `derivation` features
 /// (in their dependencies; the state's tests may have them), and the workspace's dependency on
 /// the core turns its defaults off.
 #[test]
@@ -418,11 +422,13 @@ fn the_app_links_no_mask_mod_interpreter_and_no_config_reader() {
             assert!(!line.contains("interpreter"), "{manifest}: `{line}` links the interpreter into the app");
             assert!(!line.contains("model-reader"), "{manifest}: `{line}` links the config reader into the app");
             assert!(!line.contains("codecs"), "{manifest}: `{line}` links the codecs into the app");
+            assert!(!line.contains("derivation"), "{manifest}: `{line}` links the Designer's pipeline into the app");
         }
     }
-    for lazy in ["crates/lazy/Cargo.toml", "crates/formats/Cargo.toml"] {
-        // One feature set for both, so that a dev build compiles the core once for the two.
-        assert!(read(lazy).contains(r#"features = ["interpreter", "codecs", "model-reader"]"#), "{lazy} has all three");
+    for lazy in ["crates/lazy/Cargo.toml", "crates/formats/Cargo.toml", "crates/designer/Cargo.toml"] {
+        // One feature set for all, so that a dev build compiles the core once for them.
+        let all = r#"features = ["interpreter", "codecs", "model-reader", "derivation"]"#;
+        assert!(read(lazy).contains(all), "{lazy} has all four");
     }
 }
 
@@ -466,7 +472,7 @@ fn the_release_bundle_is_built_by_release_sh_with_the_target_flags() {
     // The same for every module: the app and the three fetched later.
     let html = read("index.html");
     let modules: Vec<&str> = html.split("data-trunk rel=\"rust\"").skip(1).collect();
-    assert_eq!(modules.len(), 4, "index.html builds the app and three more modules");
+    assert_eq!(modules.len(), 5, "index.html builds the app and four more modules");
     for module in modules {
         let params = module
             .split("data-wasm-opt-params=\"")

@@ -12,9 +12,11 @@ use std::rc::Rc;
 use hasseflow_render::{Engine, HasseInput, LayoutOptions, Scene, layout};
 use yew::prelude::*;
 
+use hasseflow_core::derive;
+
 use super::form::on_click;
-use super::io;
 use super::palette::Theme;
+use super::{io, lazy};
 use crate::state::{Action, Design, DesignerAction, FamilySpec, Level, MAX_TASKS_DRAWN, ViewAction};
 use crate::ui::store::use_groups;
 
@@ -35,6 +37,8 @@ pub struct DesignerProps {
     pub seq: u64,
     /// Colour theme.
     pub theme: Theme,
+    /// The family being derived while the lazily loaded module answers, in a few words.
+    pub deriving: Option<String>,
     /// Dispatch.
     pub dispatch: Callback<Action>,
 }
@@ -46,7 +50,7 @@ impl PartialEq for DesignerProps {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             _ => false,
         };
-        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq
+        same && self.hover == o.hover && self.theme == o.theme && self.seq == o.seq && self.deriving == o.deriving
     }
 }
 
@@ -66,19 +70,19 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         let design = p.design.clone();
         use_memo(p.seq, move |_| {
             design.map(|d| {
+                let v = &d.view;
                 let merged = layout(
-                    &HasseInput { classes: &d.members, edges: d.derivation.edges(), labels: Some(&d.positions) },
+                    &HasseInput { classes: &v.members, edges: &v.edges, labels: Some(&v.positions) },
                     &LayoutOptions::default(),
                 );
                 let small = LayoutOptions { engine: Engine::Layered, ..LayoutOptions::default() };
-                let tasks = d
-                    .derivation
-                    .diagrams()
+                let tasks = v
+                    .tasks
                     .iter()
                     .take(MAX_TASKS_DRAWN)
-                    .enumerate()
-                    .map(|(t, diag)| {
-                        Rc::new(layout(&HasseInput::from_analysis(diag.analysis(), Some(&d.task_inputs[t])), &small))
+                    .map(|t| {
+                        let input = HasseInput { classes: &t.classes, edges: &t.hasse, labels: Some(&t.inputs) };
+                        Rc::new(layout(&input, &small))
                     })
                     .collect();
                 Scenes { merged: Rc::new(merged), tasks }
@@ -92,6 +96,16 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         FamilySpec::File { .. } => None,
     });
     let form = html! { <FamilyForm shown={shown} on_designer={on_designer.clone()} on_view={on_view.clone()} /> };
+    // The pipeline is fetched on first use: the view says so until the answer comes.
+    let form = html! {
+        <>
+            { form }
+            if let Some(what) = &p.deriving {
+                <p class="models-status" id="design-deriving" role="status"><progress aria-label="deriving" />
+                    { format!(" deriving {what}: loading the Designer's module…") }</p>
+            }
+        </>
+    };
 
     let Some(design) = p.design.clone() else {
         return html! {
@@ -103,37 +117,37 @@ pub fn designer_view(p: &DesignerProps) -> Html {
     };
     let Some(scenes) = (*scenes).as_ref().map(|s| (s.merged.clone(), s.tasks.clone())) else { return html! {} };
     let (merged_scene, task_scenes) = scenes;
-    let d = &design.derivation;
-    let r = d.report();
+    let d = &design.view;
+    let r = &d.report;
     let on_hover = on_designer.reform(DesignerAction::HoverMerged);
     // The hovered merged node's positions light up in the derived masks and the inputs row.
-    let lit = p.hover.and_then(|h| design.members.get(h)).map(|m| Rc::new(m.clone()));
-    let total_tasks = d.family().tasks().len();
-    let node_class = d.node_class();
+    let lit = p.hover.and_then(|h| d.members.get(h)).map(|m| Rc::new(m.clone()));
+    let total_tasks = d.task_names.len();
     let tasks: Html = task_scenes
         .iter()
+        .zip(&d.tasks)
+        .zip(&d.task_names)
         .enumerate()
-        .map(|(t, scene)| {
-            let task = &d.family().tasks()[t];
+        .map(|(t, ((scene, task), name))| {
             html! {
                 <figure class="task" data-task={t.to_string()}>
-                    <figcaption title={task.name.clone()}>{ format!("#{t} {}", task.name) }</figcaption>
-                    <IoRow inputs={design.task_inputs[t].clone()} labels={design.task_labels[t].clone()} />
+                    <figcaption title={name.clone()}>{ format!("#{t} {name}") }</figcaption>
+                    <IoRow inputs={task.inputs.clone()} labels={task.labels.clone()} />
                     <div class="task-body">
                         <MaskCanvas mask={Rc::new(task.mask.clone())} px={96.0} theme={p.theme} />
-                        <MiniHasse scene={scene.clone()} colour={Rc::new(node_class[t].clone())} hover={p.hover}
+                        <MiniHasse scene={scene.clone()} colour={Rc::new(task.merged.clone())} hover={p.hover}
                             on_hover={on_hover.clone()} width={260.0} height={190.0} served={None::<Rc<Vec<String>>>} />
                     </div>
                 </figure>
             }
         })
         .collect();
-    let served: Rc<Vec<String>> = Rc::new((0..design.members.len()).map(|c| design.served_text(c)).collect());
-    let identity: Rc<Vec<usize>> = Rc::new((0..design.members.len()).collect());
+    let served: Rc<Vec<String>> = Rc::new((0..d.members.len()).map(|c| design.served_text(c)).collect());
+    let identity: Rc<Vec<usize>> = Rc::new((0..d.members.len()).collect());
     // Tall diagrams (large n) get room to stay readable; the page scrolls.
     let merged_height = (merged_scene.height * 0.8 + 40.0).clamp(380.0, 1400.0);
-    let dense = Rc::new(d.dense().clone());
-    let sparse = Rc::new(d.sparse().clone());
+    let dense = Rc::new(d.dense.clone());
+    let sparse = Rc::new(d.sparse.clone());
     html! {
         <div class="designer" id="designer">
             { form }
@@ -147,7 +161,7 @@ pub fn designer_view(p: &DesignerProps) -> Html {
             </div>
             <section class="panel derived" aria-label="Derived mask">
                 <span class="title">{"Derived mask: inputs and labels above, dense M* and sparse side by side"}</span>
-                <IoRow inputs={design.positions.clone()} labels={design.labels.clone()} id={Some(AttrValue::from("derived-io"))} lit={lit.clone()} />
+                <IoRow inputs={d.positions.clone()} labels={d.labels.clone()} id={Some(AttrValue::from("derived-io"))} lit={lit.clone()} />
                 <div class="derived-masks">
                     <figure>
                         <MaskCanvas mask={dense} px={300.0} theme={p.theme} id={Some(AttrValue::from("derived-dense"))} lit={lit.clone()} />
@@ -191,7 +205,7 @@ impl PartialEq for ReportProps {
 fn design_report(p: &ReportProps) -> Html {
     let design_url = use_state(|| None::<String>);
     let design = p.design.clone();
-    let r = design.derivation.report();
+    let r = &design.view.report;
     let open = on_click(&p.on_designer, DesignerAction::OpenDerived);
     let share = {
         let (dsp, link, url) = (p.on_view.clone(), design.link.clone(), design_url.clone());
@@ -209,12 +223,22 @@ fn design_report(p: &ReportProps) -> Html {
             });
         })
     };
+    // The pipeline loads on first use (the Designer module, which derived this design): the
+    // request is made now, and the download follows the answer.
     let export = {
         let (dsp, design) = (p.on_view.clone(), design.clone());
         Callback::from(move |_: MouseEvent| {
-            if let Err(e) = io::download_text(&design.to_json(), "hasseflow-derived.json", "application/json") {
-                dsp.emit(ViewAction::Notify(Level::Error, format!("download failed: {e}")));
-            }
+            let (dsp, request) = (dsp.clone(), design.export_request());
+            wasm_bindgen_futures::spawn_local(async move {
+                let r = lazy::derive(request)
+                    .await
+                    .map_err(|e| format!("the Designer's module did not load ({e})"))
+                    .and_then(|a| derive::wire::read_json(&a))
+                    .and_then(|json| io::download_text(&json, "hasseflow-derived.json", "application/json"));
+                if let Err(e) = r {
+                    dsp.emit(ViewAction::Notify(Level::Error, format!("export failed: {e}")));
+                }
+            });
         })
     };
     let leaks = if r.leaks.is_empty() {

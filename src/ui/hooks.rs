@@ -164,6 +164,21 @@ pub fn use_lazy_models(state: &AppState, dispatch: &Callback<Action>) {
     });
 }
 
+/// Asks the lazily loaded Designer module for the derivation the store is waiting for, while the
+/// Designer is shown (`AppState::design_request`).
+#[hook]
+pub fn use_lazy_designer(state: &AppState, dispatch: &Callback<Action>) {
+    let d = dispatch.clone();
+    use_effect_with(state.design_request(), move |deriving| {
+        if let Some(r) = deriving.clone() {
+            wasm_bindgen_futures::spawn_local(async move {
+                let answer = lazy::derive(r.request.clone()).await;
+                d.emit(Action::Designer(DesignerAction::Answered { id: r.id, answer }));
+            });
+        }
+    });
+}
+
 /// The colour theme: the system's preference at first, then the user's; set on the document
 /// element so CSS variables follow it.
 #[hook]

@@ -6,7 +6,9 @@
 //! - `hasseflow-formats` (crates/formats): the config reader and the model type table, the `.npy`
 //!   and kernel readers and the exports; [`read_model`] asks it one `core::model::wire` request,
 //!   [`answer`] one `core::interop::wire` request for a `.npy` array or kernel parameters,
-//!   [`export`] one export request.
+//!   [`export`] one export request;
+//! - `hasseflow-designer` (crates/designer): the Designer's pipeline; [`derive`] asks it one
+//!   `core::derive::wire` request.
 //!
 //! A failure to load (offline, a missing file) comes back as a sentence, and the next request
 //! tries again.
@@ -43,4 +45,9 @@ pub async fn export(request: String) -> Result<String, String> {
 /// The config reader's answer to `request` (JSON of `core::model::wire::Request`).
 pub async fn read_model(request: String) -> Result<String, String> {
     call("hasseflow-formats", "read", &request).await
+}
+
+/// The Designer pipeline's answer to `request` (JSON of `core::derive::wire::Request`).
+pub async fn derive(request: String) -> Result<String, String> {
+    call("hasseflow-designer", "derive", &request).await
 }

@@ -34,8 +34,9 @@ use designer::DesignerView;
 use editor::EditorView;
 use header::{Header, StatusLine};
 use hooks::{
-    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation, use_lazy_models,
-    use_lazy_reader, use_message_timeout, use_models_runner, use_startup_and_links, use_theme,
+    use_autosave, use_dispatch, use_flow_runner, use_hasse_layout, use_keyboard, use_layer_animation,
+    use_lazy_designer, use_lazy_models, use_lazy_reader, use_message_timeout, use_models_runner, use_startup_and_links,
+    use_theme,
 };
 use palette::Theme;
 use store::{Store, use_groups};
@@ -60,6 +61,7 @@ pub fn app() -> Html {
     use_flow_runner(&state, &dispatch);
     use_lazy_reader(&state, &dispatch);
     use_lazy_models(&state, &dispatch);
+    use_lazy_designer(&state, &dispatch);
     use_models_runner(&state, &dispatch);
     let laid = use_hasse_layout(&state);
 
@@ -118,7 +120,7 @@ pub fn app() -> Html {
             <StatusLine message={state.message.clone()} on_view={on_view.clone()} />
             if state.view == View::Designer {
                 <DesignerView design={state.designer.design.clone()} hover={state.designer.hover} seq={state.designer.seq} theme={*theme}
-                    dispatch={dispatch.clone()} />
+                    deriving={state.designer.deriving.as_ref().map(|p| p.spec.describe())} dispatch={dispatch.clone()} />
             } else if state.view == View::Models {
                 <models::ModelsView models={Rc::new(state.models.clone())} theme={*theme} {on_models} {on_view} />
             } else {

@@ -633,6 +633,43 @@ async function deriveFamily(page, family, params = {}) {
 const derivedRows = (page) => page.locator('#derived-dense').evaluate((c) => c.dataset.rows.split(','));
 const sparseRows = (page) => page.locator('#derived-sparse').evaluate((c) => c.dataset.rows.split(','));
 
+test('designer: its module is fetched on the first derivation, once; a failed fetch is one line, and Derive again loads it', async () => {
+  const page = await fresh();
+  const fetched = [];
+  page.on('request', (r) => {
+    const name = path.basename(new URL(r.url()).pathname);
+    if (name.startsWith('hasseflow-designer-')) fetched.push(name);
+  });
+  await openDesigner(page);
+  assert.deepEqual(fetched, [], 'the page, the editor and the Designer before a derivation fetch no pipeline');
+  // The module's wasm is held, then refused: the deriving state shows, then the failure.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const WASM = /hasseflow-designer-[0-9a-f]+_bg\.wasm$/;
+  await page.route(WASM, async (route) => {
+    await held;
+    await route.abort();
+  });
+  await page.selectOption('#family', 'butterfly');
+  await page.click('#derive');
+  await page.waitForSelector('#design-deriving');
+  assert.match(await page.locator('#design-deriving').innerText(), /deriving butterfly n=4: loading the Designer's module/);
+  release();
+  await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes("the Designer's module did not load"));
+  const message = await page.locator('#message').innerText();
+  assert.match(message, /^could not derive butterfly n=4: the Designer's module did not load \(.+\)\. Nothing was changed\./);
+  assert.equal(await page.locator('#design-deriving').count(), 0, 'no longer deriving');
+  assert.equal(await page.locator('#design-report').count(), 0, 'nothing derived');
+  // Derive again: the module loads and the derivation is the CLI's.
+  await page.unroute(WASM);
+  await deriveFamily(page, 'butterfly', { n: 4 });
+  assert.deepEqual(await derivedRows(page), cliDerive(['butterfly', '--n', '4']).mask);
+  await deriveFamily(page, 'butterfly', { n: 5 });
+  const wasm = fetched.filter((f) => f.endsWith('_bg.wasm'));
+  assert.equal(wasm.length, 2, `the refused fetch and one load: ${wasm.join(', ')}`);
+  await page.close();
+});
+
 test('designer: the three case studies and MAE equal hasseflow derive --json', async () => {
   const page = await fresh();
   await openDesigner(page);

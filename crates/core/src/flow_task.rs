@@ -14,11 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bits::{pack_bits, unpack_bits};
 #[cfg(doc)]
 use crate::flow::cpu::{CpuFlowJob, run_flow};
 use crate::flow::{BackendInfo, FlowConfig, FlowError, FlowMasks, FlowModel, FlowRaw, MAX_LAYERS, MAX_N};
-use crate::hex::{hex, unhex};
+use crate::hex::{mask_hex, mask_unhex};
 
 /// The request on the wire.
 #[derive(Serialize, Deserialize)]
@@ -27,7 +26,7 @@ struct Wire {
     config: FlowConfig,
     /// Positions.
     n: usize,
-    /// The distinct masks, each [`pack_bits`] in hex (two digits a byte, low nibble second).
+    /// The distinct masks, each [`crate::bits::pack_bits`] in hex (two digits a byte, low nibble second).
     masks: Vec<String>,
     /// For each layer, each head's index into `masks`.
     heads: Vec<Vec<usize>>,
@@ -61,7 +60,7 @@ pub fn encode(config: &FlowConfig, masks: &FlowMasks) -> String {
     let wire = Wire {
         config: *config,
         n: masks.n(),
-        masks: masks.distinct().iter().map(|m| hex(&pack_bits(m))).collect(),
+        masks: masks.distinct().iter().map(mask_hex).collect(),
         heads: (0..config.layers).map(|l| (0..config.heads).map(|h| masks.mask_index(l, h)).collect()).collect(),
     };
     serde_json::to_string(&wire).unwrap_or_default()
@@ -90,8 +89,7 @@ pub fn decode(request: &str) -> Result<(FlowModel, FlowMasks), FlowTaskError> {
     }
     let mut distinct = Vec::with_capacity(wire.masks.len());
     for (i, text) in wire.masks.iter().enumerate() {
-        let bytes = unhex(text).ok_or_else(|| FlowTaskError::Request(format!("mask {i} is not hex")))?;
-        distinct.push(unpack_bits(&bytes, wire.n).map_err(|e| FlowTaskError::Request(format!("mask {i} {e}")))?);
+        distinct.push(mask_unhex(text, wire.n).map_err(|e| FlowTaskError::Request(format!("mask {i} {e}")))?);
     }
     let masks = FlowMasks::from_parts(distinct, wire.heads, &wire.config)?;
     let model = FlowModel::new(wire.config, masks.n())?;
@@ -325,19 +323,6 @@ mod tests {
         // Both sides are exercised: some mutations keep a valid request (a changed seed or mask
         // bit), most are refused.
         assert!(read > 10 && refused > 1000, "read {read}, refused {refused}");
-    }
-
-    /// Hex reads back every byte string, upper- or lowercase; odd lengths and other characters
-    /// are refused.
-    #[test]
-    fn hex_reads_back() {
-        let bytes: Vec<u8> = (0..=255).collect();
-        assert_eq!(unhex(&hex(&bytes)).as_deref(), Some(&bytes[..]));
-        assert_eq!(unhex(&hex(&bytes).to_uppercase()).as_deref(), Some(&bytes[..]));
-        assert_eq!(hex(&[0x0f, 0xa0]), "0fa0");
-        for bad in ["0", "0g", "é0", " 00", "0x"] {
-            assert_eq!(unhex(bad), None, "{bad}");
-        }
     }
 
     /// Malformed requests and answers are refused with what is wrong, in one line.

@@ -34,3 +34,4 @@ pub mod model;
 pub mod presets;
 pub mod report;
 pub mod share;
+mod tuple_wire;

@@ -5,8 +5,7 @@
 use std::rc::Rc;
 
 use hasseflow_core::BitMatrix;
-use hasseflow_core::derive::{self, BuiltinFamily, Derivation, Family, FamilyError};
-use hasseflow_core::format::MaskFile;
+use hasseflow_core::derive::{BuiltinFamily, DesignView, wire};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -17,7 +16,7 @@ use hasseflow_core::share;
 /// has `3n` positions; block generation `2n`).
 pub const MAX_DESIGN_N: usize = 256;
 /// Most tasks drawn as small multiples; the rest are counted in a note.
-pub const MAX_TASKS_DRAWN: usize = 24;
+pub const MAX_TASKS_DRAWN: usize = wire::TASKS_DRAWN;
 
 /// A family to derive: a built-in family with its options (the core's [`BuiltinFamily`]), or a
 /// user family file.
@@ -63,27 +62,19 @@ impl FamilySpec {
         }
     }
 
-    /// Builds the family with the core's constructors or parser.
+    /// The derivation request for this family (`core::derive::wire`), answered where the
+    /// pipeline is linked in or by the lazily loaded Designer module.
     ///
     /// # Errors
-    /// The core's [`FamilyError`], or `n` above [`MAX_DESIGN_N`].
-    pub fn build(&self) -> Result<Family, FamilyError> {
+    /// `n` above [`MAX_DESIGN_N`], in words.
+    pub fn request(&self) -> Result<wire::Request, String> {
         match self {
-            FamilySpec::Builtin(b) if b.n() > MAX_DESIGN_N => Err(FamilyError::Invalid {
-                at: self.describe(),
-                what: format!("the designer handles n up to {MAX_DESIGN_N} (the CLI has no such limit)"),
-            }),
-            FamilySpec::Builtin(b) => b.build(),
-            FamilySpec::File { bytes, .. } => derive::parse_family(bytes),
-        }
-    }
-
-    /// The dense mask of `d` (a derivation of this family) as a mask file: the core's, labels and
-    /// provenance as `hasseflow derive --mask-out` writes them.
-    pub fn mask_file(&self, d: &Derivation) -> MaskFile {
-        match self {
-            FamilySpec::Builtin(b) => b.mask_file(d, false),
-            FamilySpec::File { .. } => d.mask_file(false),
+            FamilySpec::Builtin(b) if b.n() > MAX_DESIGN_N => Err(format!(
+                "{}: the designer handles n up to {MAX_DESIGN_N} (the CLI has no such limit)",
+                self.describe()
+            )),
+            FamilySpec::Builtin(b) => Ok(wire::Request::builtin(*b)),
+            FamilySpec::File { bytes, .. } => Ok(wire::Request::file(bytes)),
         }
     }
 
@@ -182,26 +173,16 @@ fn upgrade_flat_shape(v: &mut Value) {
     }
 }
 
-/// One derivation and what the views draw from it, computed once by the reducer.
+/// One derivation and what the views draw from it, as the core's pipeline gives it
+/// ([`DesignView`]: derived here where it is linked in, else by the lazily loaded Designer module).
 #[derive(Debug)]
 pub struct Design {
     /// What was derived.
     pub spec: FamilySpec,
-    /// The pipeline's result (per-task diagrams, merged task, masks, report).
-    pub derivation: Derivation,
-    /// Input text of every position of every task.
-    pub task_inputs: Vec<Vec<String>>,
-    /// Label text of every position of every task (`None`: unlabelled).
-    pub task_labels: Vec<Vec<Option<String>>>,
-    /// The tasks each merged node serves (has a node in).
-    pub served: Vec<Vec<usize>>,
-    /// Input text of each merged position (the position labels in the editor).
-    pub positions: Vec<String>,
-    /// Label text of each merged position.
-    pub labels: Vec<Option<String>>,
-    /// Members (positions) of each merged node.
-    pub members: Vec<Vec<usize>>,
-    /// Milliseconds building the family and deriving took (injected clock).
+    /// What the Designer draws: report, tasks, merged task, masks.
+    pub view: DesignView,
+    /// Milliseconds from the request to the derivation (injected clock; a first derivation in
+    /// the web app includes fetching the module).
     pub millis: f64,
     /// The designer link's fragment ([`FamilySpec::link`]), serialised once here rather than on
     /// every render.
@@ -209,59 +190,21 @@ pub struct Design {
 }
 
 impl Design {
-    /// Builds and derives `spec`, timing it with `clock`.
-    ///
-    /// # Errors
-    /// The family's or the pipeline's [`FamilyError`].
-    pub fn compute(spec: FamilySpec, clock: fn() -> f64) -> Result<Design, FamilyError> {
-        let start = clock();
-        let family = spec.build()?;
-        let d = derive::derive(&family)?;
-        let f = d.family();
-        let text = |i| f.input(i).to_string();
-        let task_inputs = f.tasks().iter().map(|t| t.inputs.iter().map(|&i| text(i)).collect()).collect();
-        let task_labels = f.tasks().iter().map(|t| t.labels.iter().map(|l| l.map(text)).collect()).collect();
-        let mut served = vec![Vec::new(); d.nodes().len()];
-        for (t, classes) in d.node_class().iter().enumerate() {
-            for &c in classes {
-                if served[c].last() != Some(&t) {
-                    served[c].push(t);
-                }
-            }
-        }
-        let mut members = vec![Vec::new(); d.nodes().len()];
-        for (p, &c) in d.position_node().iter().enumerate() {
-            members[c].push(p);
-        }
-        Ok(Design {
-            link: spec.link(),
-            spec,
-            positions: d.position_texts(),
-            labels: d.label_texts(),
-            task_inputs,
-            task_labels,
-            served,
-            members,
-            derivation: d,
-            millis: clock() - start,
-        })
-    }
-
     /// The dense mask `M*`.
     pub fn dense(&self) -> &BitMatrix {
-        self.derivation.dense()
+        &self.view.dense
     }
 
     /// A short name of task `t`: its name when at most 8 characters, else `#t`.
     pub fn task_short(&self, t: usize) -> String {
-        let name = &self.derivation.family().tasks()[t].name;
-        if name.chars().count() <= 8 { name.clone() } else { format!("#{t}") }
+        let name = self.view.task_names.get(t).map_or("", String::as_str);
+        if name.chars().count() <= 8 { name.to_string() } else { format!("#{t}") }
     }
 
     /// The merged node's tasks in words (short task names, at most four, then a count).
     pub fn served_text(&self, node: usize) -> String {
-        let s = &self.served[node];
-        let total = self.derivation.family().tasks().len();
+        let s = &self.view.served[node];
+        let total = self.view.task_names.len();
         if s.len() == total && total > 1 {
             return format!("all {total} tasks");
         }
@@ -272,15 +215,27 @@ impl Design {
         parts.join(",")
     }
 
-    /// The derived task as one JSON object: the same object `hasseflow derive --json` prints (the
-    /// report's fields plus `mask`, `sparse_mask`, `positions` (inputs), `labels`, `n`, `nodes`,
-    /// `edges`).
-    pub fn to_json(&self) -> String {
-        // One core function builds the object for both, so they cannot drift apart.
-        let mut s = serde_json::to_string_pretty(&self.derivation.to_json()).unwrap_or_default();
-        s.push('\n');
-        s
+    /// The request for the derived task as one JSON object: the same object `hasseflow derive
+    /// --json` prints (the report's fields plus `mask`, `sparse_mask`, `positions` (inputs),
+    /// `labels`, `n`, `nodes`, `edges`). One core function builds it for both, so they cannot
+    /// drift apart; the shell asks the Designer module and downloads its answer.
+    pub fn export_request(&self) -> String {
+        self.spec.request().map(|r| r.for_json().to_json()).unwrap_or_default()
     }
+}
+
+/// A derivation waiting for the lazily loaded Designer module (`core::derive::wire`), which the
+/// web app fetches when the Designer first derives; answered with [`DesignerAction::Answered`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingDesign {
+    /// Tells this derivation's answer from a stale one.
+    pub id: u64,
+    /// What is derived.
+    pub spec: FamilySpec,
+    /// The request's JSON.
+    pub request: String,
+    /// When it was asked (the injected clock).
+    pub started: f64,
 }
 
 /// The designer's part of the store.
@@ -294,6 +249,13 @@ pub struct DesignerState {
     pub seq: u64,
     /// An autosaved family, derived when the designer is first opened.
     pub pending: Option<FamilySpec>,
+    /// Whether the pipeline is linked in (`derive::wire::LINKED`: the CLI's and the tests'
+    /// core). Without it (the web app's first download) a derivation waits in
+    /// [`DesignerState::deriving`].
+    pub linked: bool,
+    /// The derivation waiting for the lazily loaded module; the shell asks it while the
+    /// Designer is shown ([`AppState::design_request`]).
+    pub deriving: Option<Rc<PendingDesign>>,
 }
 
 /// The designer's actions (reduced here).
@@ -308,6 +270,14 @@ pub enum DesignerAction {
     HoverMerged(Option<usize>),
     /// Load the derived dense mask, with its position labels, into the editor (one undo step).
     OpenDerived,
+    /// The lazily loaded module's answer to [`DesignerState::deriving`] number `id`: the
+    /// answer's JSON (`derive::wire`), or why the module did not load.
+    Answered {
+        /// The derivation it answers (a stale one is dropped).
+        id: u64,
+        /// The module's answer, or why it could not be asked.
+        answer: Result<String, String>,
+    },
 }
 
 impl AppState {
@@ -319,24 +289,32 @@ impl AppState {
                 Err(e) => self.error(format!("the autosaved design is unreadable ({e}); it was ignored.")),
             },
             DesignerAction::Derive(spec) => {
-                let what = spec.describe();
-                match Design::compute(spec, self.clock) {
-                    Err(e) => self.error(format!("could not derive {what}: {e}. Nothing was changed.")),
-                    Ok(design) => {
-                        let r = design.derivation.report();
-                        self.info(format!(
-                            "derived {what}: {} nodes -> {}, {} positions.",
-                            r.nodes_before, r.nodes_after, r.positions
-                        ));
-                        self.designer.design = Some(Rc::new(design));
-                        self.designer.hover = None;
-                        self.designer.seq += 1;
+                let started = (self.clock)();
+                // A newer request replaces one still waiting: its answer is dropped as stale.
+                self.designer.deriving = None;
+                let request = match spec.request() {
+                    Err(e) => return self.derived(spec, Err(e), started),
+                    Ok(r) => r,
+                };
+                let here = if self.designer.linked { request.derive_here() } else { None };
+                match here {
+                    Some(view) => self.derived(spec, view, started),
+                    None => {
+                        let (id, request) = (self.actions, request.to_json());
+                        self.designer.deriving = Some(Rc::new(PendingDesign { id, spec, request, started }));
                     }
                 }
             }
+            DesignerAction::Answered { id, answer } => {
+                let Some(pending) = self.designer.deriving.take_if(|p| p.id == id) else { return };
+                let view = answer
+                    .map_err(|e| format!("the Designer's module did not load ({e})"))
+                    .and_then(|a| wire::read_view(&a));
+                self.derived(pending.spec.clone(), view, pending.started);
+            }
             DesignerAction::HoverMerged(c) => {
                 let d = &self.designer;
-                self.designer.hover = c.filter(|&c| d.design.as_ref().is_some_and(|d| c < d.members.len()));
+                self.designer.hover = c.filter(|&c| d.design.as_ref().is_some_and(|d| c < d.view.members.len()));
             }
             DesignerAction::OpenDerived => {
                 let Some(design) = self.designer.design.clone() else {
@@ -344,12 +322,34 @@ impl AppState {
                     return;
                 };
                 // The core's mask file: labels and provenance as `derive --mask-out` writes them.
-                let file = design.spec.mask_file(&design.derivation);
+                let file = design.view.mask_file();
                 if self.load_file(file, &format!("derived mask of {}", design.spec.describe())) {
                     self.view = View::Editor;
                 }
             }
         }
+    }
+
+    /// A derivation's outcome: the new design, with a message, or the refusal, leaving the last
+    /// design as it was.
+    fn derived(&mut self, spec: FamilySpec, view: Result<DesignView, String>, started: f64) {
+        let what = spec.describe();
+        let view = match view {
+            Err(e) => return self.error(format!("could not derive {what}: {e}. Nothing was changed.")),
+            Ok(v) => v,
+        };
+        let r = &view.report;
+        self.info(format!("derived {what}: {} nodes -> {}, {} positions.", r.nodes_before, r.nodes_after, r.positions));
+        let millis = (self.clock)() - started;
+        self.designer.design = Some(Rc::new(Design { link: spec.link(), spec, view, millis }));
+        self.designer.hover = None;
+        self.designer.seq += 1;
+    }
+
+    /// The derivation the shell should ask the lazily loaded module now: one is waiting and the
+    /// Designer is shown (a visitor who never opens it never loads the module).
+    pub fn design_request(&self) -> Option<Rc<PendingDesign>> {
+        self.designer.deriving.clone().filter(|_| self.view == View::Designer)
     }
 
     /// Shows `view`; the designer, opened for the first time, derives the autosaved family. A

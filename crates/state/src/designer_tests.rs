@@ -6,7 +6,7 @@ use hasseflow_core::interop::ExportKind;
 use super::test_support::*;
 use super::*;
 use hasseflow_core::derive::{
-    Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions,
+    Aggregate, AutoregressiveOptions, BlockOptions, BuiltinFamily, ButterflyOptions, MaeOptions, derive, wire,
 };
 use hasseflow_core::presets::{Inner, TwoStreamOrder};
 use hasseflow_core::share;
@@ -17,6 +17,18 @@ fn block(o: BlockOptions) -> FamilySpec {
 
 fn butterfly(o: ButterflyOptions) -> FamilySpec {
     FamilySpec::Builtin(BuiltinFamily::Butterfly(o))
+}
+
+/// What the Designer's export downloads: the answer to its request, here with the pipeline linked.
+fn exported(d: &Design) -> String {
+    let request: wire::Request = serde_json::from_str(&d.export_request()).expect("a request");
+    assert!(request.json, "the export asks for the JSON object");
+    request.json_here().expect("linked").expect("derives")
+}
+
+/// The core's own derivation of a built-in family.
+fn derivation(b: BuiltinFamily) -> hasseflow_core::derive::Derivation {
+    derive(&b.build().expect("builds")).expect("derives")
 }
 
 fn derived(s: &mut AppState, spec: FamilySpec) -> Rc<Design> {
@@ -30,15 +42,15 @@ fn designer_derives_the_three_case_studies() {
     s.apply(Action::View(ViewAction::SetView(View::Designer)));
     assert_eq!(s.view, View::Designer);
     let d = derived(&mut s, FamilySpec::Builtin(BuiltinFamily::Autoregressive(AutoregressiveOptions::new(5))));
-    let r = d.derivation.report();
+    let r = &d.view.report;
     assert_eq!((r.nodes_before, r.nodes_after), (10, 4));
     assert_eq!(d.dense().to_row_strings(), ["1...", "11..", "111.", "1111"]);
     // w_1..w_4 of w_0..w_4 are targets; each of the 4 positions predicts the next token.
     assert_eq!((r.target_tokens, r.sample_tokens, r.supervision_density), (4, 5, 0.8));
     assert_eq!(r.loss_position_share, 1.0);
     // The first node serves every task; the last only the longest.
-    assert_eq!(d.served[0], [0, 1, 2, 3]);
-    assert_eq!(d.served[3], [3]);
+    assert_eq!(d.view.served[0], [0, 1, 2, 3]);
+    assert_eq!(d.view.served[3], [3]);
     assert_eq!(d.served_text(0), "all 4 tasks");
     assert_eq!(d.served_text(3), d.task_short(3));
     let params = BTreeMap::from([("s".to_string(), "2".to_string())]);
@@ -48,14 +60,14 @@ fn designer_derives_the_three_case_studies() {
     let bf = build_preset("butterfly", 4, &BTreeMap::new(), MAX_EDIT_N).unwrap();
     let d = derived(&mut s, butterfly(ButterflyOptions::new(4)));
     assert_eq!(*d.dense(), bf);
-    let r = d.derivation.report();
+    let r = &d.view.report;
     assert_eq!((r.nodes_before, r.nodes_after), (16, 10));
     assert!(r.leaks.is_empty());
-    assert!(d.to_json().contains("\"sparse_mask\""));
+    assert!(exported(&d).contains("\"sparse_mask\""));
     // The exported object is the core's (the one `hasseflow derive --json` prints), with the
     // paper's supervision density (4 of 4 tokens) and the loss position share (4 of 12 positions).
-    let v: serde_json::Value = serde_json::from_str(&d.to_json()).expect("JSON");
-    assert_eq!(v, d.derivation.to_json());
+    let v: serde_json::Value = serde_json::from_str(&exported(&d)).expect("JSON");
+    assert_eq!(v, derivation(BuiltinFamily::Butterfly(ButterflyOptions::new(4))).to_json());
     assert_eq!((v["target_tokens"].as_u64(), v["sample_tokens"].as_u64()), (Some(4), Some(4)));
     assert_eq!(v["supervision_density"].as_f64(), Some(1.0));
     assert_eq!(v["labelled_positions"].as_u64(), Some(4));
@@ -94,7 +106,7 @@ fn designer_derives_the_three_case_studies() {
         butterfly(ButterflyOptions { aggregate: Aggregate::Neighbours(2), ..ButterflyOptions::new(5) }),
     );
     assert_eq!(*d.dense(), build_preset("butterfly", 5, &BTreeMap::new(), MAX_EDIT_N).unwrap());
-    assert!(d.derivation.report().leaks.is_empty());
+    assert!(d.view.report.leaks.is_empty());
     assert_eq!(s.designer.seq, 6);
     // Hover: only merged nodes that exist.
     s.apply(Action::Designer(DesignerAction::HoverMerged(Some(3))));
@@ -115,7 +127,7 @@ fn opening_the_derived_mask_is_one_undo_step_with_labels() {
     assert_eq!(s.view, View::Editor);
     assert_eq!(*s.editor.doc.mask, *d.dense());
     assert_eq!(s.editor.doc.labels.as_deref().map(Vec::len), Some(9));
-    assert_eq!(s.editor.doc.labels.as_ref().unwrap()[0], d.positions[0]);
+    assert_eq!(s.editor.doc.labels.as_ref().unwrap()[0], d.view.positions[0]);
     s.apply(Action::Edit(EditAction::Undo));
     assert_eq!(s.n(), 3);
     assert!(s.editor.doc.labels.is_none());
@@ -133,7 +145,7 @@ fn opening_a_derived_mask_keeps_the_provenance_the_cli_writes() {
     ];
     for (spec, preset, n, params, (at, label)) in cases {
         let mut s = state(BitMatrix::zeros(3));
-        let d = derived(&mut s, spec.clone());
+        derived(&mut s, spec.clone());
         s.apply(Action::Designer(DesignerAction::OpenDerived));
         assert_eq!(s.view, View::Editor);
         let p =
@@ -142,7 +154,7 @@ fn opening_a_derived_mask_keeps_the_provenance_the_cli_writes() {
         assert_eq!(serde_json::to_value(&p.params).unwrap(), params);
         // The same file the CLI writes: the core's mask file of the derivation, labels included.
         let FamilySpec::Builtin(b) = &spec else { unreachable!() };
-        let cli = b.mask_file(&d.derivation, false);
+        let cli = b.mask_file(&derivation(*b), false);
         assert_eq!(
             (s.editor.doc.provenance.as_ref(), s.editor.doc.labels.as_deref().map(Vec::as_slice)),
             (cli.provenance.as_ref(), cli.labels.as_deref())
@@ -317,4 +329,66 @@ fn designer_links_derive_the_same_family_and_damaged_ones_change_nothing() {
     assert!(s.designer.design.as_ref().is_some_and(|d| matches!(d.spec, FamilySpec::File { .. })), "{:?}", s.message);
     assert_eq!(s.design_fragment(), Err(LinkError::FamilyFile));
     assert!(LinkError::FamilyFile.to_string().contains("shared as the file"));
+}
+
+/// Without the pipeline linked in (the web app's first download), a derivation waits for the
+/// lazily loaded module; its answer gives the design the linked pipeline gives. The shell is
+/// asked only while the Designer is shown; a stale answer, a module that did not load and a
+/// damaged answer change nothing.
+#[test]
+fn a_design_waits_for_the_lazy_module_and_its_answer_is_the_linked_design() {
+    let spec = butterfly(ButterflyOptions::new(5));
+    let mut linked = state(BitMatrix::zeros(2));
+    let want = derived(&mut linked, spec.clone());
+    let mut s = state(BitMatrix::zeros(2));
+    s.designer.linked = false;
+    s.apply(Action::Designer(DesignerAction::Restore(spec.to_json().expect("savable"))));
+    assert!(s.design_request().is_none(), "nothing is asked before the Designer opens");
+    s.apply(Action::View(ViewAction::SetView(View::Designer)));
+    assert!(s.designer.design.is_none(), "waits for the module");
+    let pending = s.design_request().expect("asked while the Designer is shown");
+    assert_eq!(pending.spec, spec);
+    s.apply(Action::View(ViewAction::SetView(View::Editor)));
+    assert!(s.design_request().is_none() && s.designer.deriving.is_some(), "kept, not asked, elsewhere");
+    s.apply(Action::View(ViewAction::SetView(View::Designer)));
+    // A stale answer is dropped.
+    let answer = wire::answer(&pending.request);
+    s.apply(Action::Designer(DesignerAction::Answered { id: pending.id + 1, answer: Ok(answer.clone()) }));
+    assert!(s.designer.design.is_none() && s.designer.deriving.is_some());
+    s.apply(Action::Designer(DesignerAction::Answered { id: pending.id, answer: Ok(answer) }));
+    let got = s.designer.design.clone().expect("derived from the answer");
+    assert!(s.designer.deriving.is_none());
+    assert_eq!(
+        (&got.spec, got.dense(), &got.view.members, &got.view.tasks),
+        (&spec, want.dense(), &want.view.members, &want.view.tasks)
+    );
+    assert_eq!((&got.view.served, &got.link), (&want.view.served, &want.link));
+    assert_eq!(s.message.as_ref().map(|m| m.text.clone()), linked.message.as_ref().map(|m| m.text.clone()));
+    assert_eq!(s.designer.seq, 1);
+    // A module that did not load, or a damaged answer: one line, the last design stays.
+    let other = butterfly(ButterflyOptions::new(3));
+    for answer in [Err("offline".to_string()), Ok("{\"View\": 3}".to_string())] {
+        s.apply(Action::Designer(DesignerAction::Derive(other.clone())));
+        let id = s.design_request().expect("asked").id;
+        s.apply(Action::Designer(DesignerAction::Answered { id, answer }));
+        let m = s.message.clone().expect("a message");
+        assert_eq!(m.level, Level::Error);
+        assert!(m.text.starts_with("could not derive butterfly n=3") && !m.text.contains('\n'), "{}", m.text);
+        assert!(s.designer.design.as_ref().is_some_and(|d| Rc::ptr_eq(d, &got)), "the last design stays");
+        assert!(s.designer.deriving.is_none());
+    }
+    // Too large is refused before anything is asked.
+    s.apply(Action::Designer(DesignerAction::Derive(butterfly(ButterflyOptions::new(MAX_DESIGN_N + 1)))));
+    assert!(s.designer.deriving.is_none() && s.message.as_ref().is_some_and(|m| m.text.contains("handles n up to")));
+    // Open in editor takes the answer's mask file: labels and provenance as the CLI writes them.
+    s.apply(Action::Designer(DesignerAction::OpenDerived));
+    let cli = match &spec {
+        FamilySpec::Builtin(b) => b.mask_file(&derivation(*b), false),
+        FamilySpec::File { .. } => unreachable!(),
+    };
+    let labels = s.editor.doc.labels.as_deref().map(Vec::as_slice);
+    assert_eq!(
+        (&*s.editor.doc.mask, labels, &s.editor.doc.provenance),
+        (&cli.mask, cli.labels.as_deref(), &cli.provenance)
+    );
 }

@@ -34,7 +34,7 @@ mod tools;
 mod view;
 pub use designer::{
     Design, DesignerAction, DesignerState, FamilySpec, LinkError, MAX_DESIGN_N, MAX_SAVED_FAMILY_BYTES,
-    MAX_TASKS_DRAWN, SavedFamilyError,
+    MAX_TASKS_DRAWN, PendingDesign, SavedFamilyError,
 };
 use document::stats_of;
 pub use document::{Derived, Document, History, UNDO_LIMIT, default_block_size};
@@ -221,7 +221,7 @@ impl AppState {
                 show_blocks: false,
                 blocks,
             },
-            designer: DesignerState::default(),
+            designer: DesignerState { linked: hasseflow_core::derive::wire::LINKED, ..DesignerState::default() },
             flow: FlowState::default(),
             models: ModelsState::default(),
             message: None,

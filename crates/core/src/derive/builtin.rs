@@ -349,7 +349,6 @@ trait Options {
     fn name(&self) -> &'static str;
     fn n(&self) -> usize;
     fn describe(&self) -> String;
-    fn build(&self) -> Result<Family, FamilyError>;
     /// The parameters [`FamilyEntry::read`] reads back into these options.
     fn params(&self) -> Vec<(&'static str, String)>;
 }
@@ -363,9 +362,6 @@ impl Options for AutoregressiveOptions {
     }
     fn describe(&self) -> String {
         format!("autoregressive n={}", self.n)
-    }
-    fn build(&self) -> Result<Family, FamilyError> {
-        autoregressive(*self)
     }
     fn params(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -385,9 +381,6 @@ impl Options for BlockOptions {
     }
     fn describe(&self) -> String {
         format!("block generation n={} s={}", self.n, self.block)
-    }
-    fn build(&self) -> Result<Family, FamilyError> {
-        block_generation(*self)
     }
     fn params(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -412,9 +405,6 @@ impl Options for ButterflyOptions {
     fn describe(&self) -> String {
         format!("butterfly n={}", self.n)
     }
-    fn build(&self) -> Result<Family, FamilyError> {
-        butterfly(*self)
-    }
     fn params(&self) -> Vec<(&'static str, String)> {
         let mut p = vec![("n", self.n.to_string()), ("minimal", self.minimal.to_string())];
         match self.aggregate {
@@ -434,9 +424,6 @@ impl Options for MaeOptions {
     }
     fn describe(&self) -> String {
         format!("MAE n={} span={}", self.n, self.span)
-    }
-    fn build(&self) -> Result<Family, FamilyError> {
-        masked_autoencoding(*self)
     }
     fn params(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -528,7 +515,14 @@ impl BuiltinFamily {
     /// # Errors
     /// The constructor's [`FamilyError::Parameter`] (see each constructor).
     pub fn build(&self) -> Result<Family, FamilyError> {
-        self.options().build()
+        // A match, not a method of `Options`: the trait's vtable (which `describe` and `n` go
+        // through) would keep every builder in the web app's first download.
+        match *self {
+            BuiltinFamily::Autoregressive(o) => autoregressive(o),
+            BuiltinFamily::Block(o) => block_generation(o),
+            BuiltinFamily::Butterfly(o) => butterfly(o),
+            BuiltinFamily::Mae(o) => masked_autoencoding(o),
+        }
     }
 
     /// The preset whose mask this family's dense mask `mask` is, checked by rebuilding it

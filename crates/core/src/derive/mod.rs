@@ -14,6 +14,8 @@
 //! - [`builtin`]: [`BuiltinFamily`], a built-in family with its options as one (serde) value, and
 //!   the mask file of its derivation with the preset it reproduces.
 //! - [`file`]: the user family file (`docs/FAMILY_FORMAT.md`).
+//! - [`wire`]: a derivation asked of the web app's Designer module, and [`DesignView`], what the
+//!   Designer draws of it.
 //!
 //! # Examples
 //! ```
@@ -33,6 +35,7 @@ pub mod keys;
 pub mod merge;
 pub mod report;
 pub mod task;
+pub mod wire;
 
 pub use builtin::{BuiltinFamily, FAMILIES, FamilyEntry, FamilyParam, family_entry};
 pub use families::{
@@ -47,3 +50,4 @@ pub use task::{
     Family, FamilyError, Input, InputId, MAX_FAMILY_MASK_BYTES, MAX_TASK_POSITIONS, Task, Token, parse_input,
     parse_token,
 };
+pub use wire::{DesignView, TaskView};

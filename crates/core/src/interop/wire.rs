@@ -19,6 +19,7 @@ use super::{ExportKind, ImportError, SizeHint, Source};
 #[cfg(any(feature = "interpreter", feature = "codecs"))]
 use crate::format::{Encoding, write_json};
 use crate::format::{MaskFile, parse_mask_file};
+use crate::tuple_wire::tuple_wire;
 
 /// What to import: a `mask_mod` text, kernel parameters or a `.npy` array, the size hint and the
 /// `(b, h)` a `mask_mod` is read at.
@@ -90,21 +91,18 @@ impl Request {
 
 /// An answer on the wire, as [`read_answer`] reads it: either module's (their variants'
 /// names are the wire's tags, so each module serialises only its own, [`MaskModAnswer`] and
-/// [`FormatsAnswer`], and neither carries the other's code).
+/// [`FormatsAnswer`], and neither carries the other's code). Tuple variants, read with no field
+/// names to match (`crate::tuple_wire`).
 #[derive(Deserialize)]
 enum Answer {
     /// A `mask_mod`'s mask (a mask file, packed) and the import's report.
-    Mask {
-        mask: String,
-        #[serde(with = "ReportDef")]
-        report: MaskModReport,
-    },
+    Mask(String, ReportWire),
     /// A `mask_mod`'s refusal, with its place.
-    Refused(#[serde(with = "ErrorDef")] MaskModError),
+    Refused(ErrorWire),
     /// A `.npy` array's mask.
-    Array { mask: String },
+    Array(String),
     /// Kernel parameters' mask; `sized` when the size came from the hint.
-    Kernel { mask: String, sized: bool },
+    Kernel(String, bool),
     /// The formats module's refusal, in its one line.
     RefusedText(String),
 }
@@ -113,44 +111,63 @@ enum Answer {
 #[cfg(feature = "interpreter")]
 #[derive(Serialize)]
 enum MaskModAnswer {
-    Mask {
-        mask: String,
-        #[serde(with = "ReportDef")]
-        report: MaskModReport,
-    },
-    Refused(#[serde(with = "ErrorDef")] MaskModError),
+    Mask(String, ReportWire),
+    Refused(ErrorWire),
 }
 
 /// The formats module's answer ([`answer_formats`]): [`Answer`]'s last three variants.
 #[cfg(feature = "codecs")]
 #[derive(Serialize)]
 enum FormatsAnswer {
-    Array { mask: String },
-    Kernel { mask: String, sized: bool },
+    Array(String),
+    Kernel(String, bool),
     RefusedText(String),
 }
 
-/// [`MaskModReport`]'s fields, for serde (the interpreter's crate has no serde).
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "MaskModReport")]
-struct ReportDef {
+tuple_wire!(MaskModReport as ReportWire {
     name: String,
     skipped: Vec<(usize, usize, String)>,
     uses_batch: bool,
     uses_head: bool,
     operations: usize,
+});
+
+/// [`MaskModError`]'s variants on the wire, each as a JSON array of its fields (the
+/// interpreter's crate has no serde).
+#[derive(Serialize, Deserialize)]
+enum ErrorWire {
+    At(usize, usize, String),
+    Text(String),
+    Cell(usize, usize, u64, u64, String),
+    NeedsSize,
+    Size(i128, u64),
+    TooIrregular(u64, usize, usize),
 }
 
-/// [`MaskModError`]'s variants, for serde.
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "MaskModError")]
-enum ErrorDef {
-    At { line: usize, col: usize, what: String },
-    Text(String),
-    Cell { line: usize, col: usize, q: u64, k: u64, what: String },
-    NeedsSize,
-    Size { n: i128, max: u64 },
-    TooIrregular { q: u64, cap: usize, dense: usize },
+impl From<MaskModError> for ErrorWire {
+    fn from(e: MaskModError) -> Self {
+        match e {
+            MaskModError::At { line, col, what } => ErrorWire::At(line, col, what),
+            MaskModError::Text(t) => ErrorWire::Text(t),
+            MaskModError::Cell { line, col, q, k, what } => ErrorWire::Cell(line, col, q, k, what),
+            MaskModError::NeedsSize => ErrorWire::NeedsSize,
+            MaskModError::Size { n, max } => ErrorWire::Size(n, max),
+            MaskModError::TooIrregular { q, cap, dense } => ErrorWire::TooIrregular(q, cap, dense),
+        }
+    }
+}
+
+impl From<ErrorWire> for MaskModError {
+    fn from(e: ErrorWire) -> Self {
+        match e {
+            ErrorWire::At(line, col, what) => MaskModError::At { line, col, what },
+            ErrorWire::Text(t) => MaskModError::Text(t),
+            ErrorWire::Cell(line, col, q, k, what) => MaskModError::Cell { line, col, q, k, what },
+            ErrorWire::NeedsSize => MaskModError::NeedsSize,
+            ErrorWire::Size(n, max) => MaskModError::Size { n, max },
+            ErrorWire::TooIrregular(q, cap, dense) => MaskModError::TooIrregular { q, cap, dense },
+        }
+    }
 }
 
 /// Whether `bytes` are what a lazily loaded module reads: a `mask_mod` (crates/lazy), kernel
@@ -166,12 +183,12 @@ pub fn needs_lazy_reader(bytes: &[u8]) -> bool {
 #[cfg(feature = "interpreter")]
 pub fn answer(request: &str) -> String {
     let answer = match serde_json::from_str::<Request>(request) {
-        Err(e) => MaskModAnswer::Refused(MaskModError::Text(format!("not a mask_mod request: {e}"))),
-        Ok(r) if !r.is_mask_mod() => MaskModAnswer::Refused(MaskModError::Text("the text is not a mask_mod".into())),
+        Err(e) => MaskModAnswer::Refused(ErrorWire::Text(format!("not a mask_mod request: {e}"))),
+        Ok(r) if !r.is_mask_mod() => MaskModAnswer::Refused(ErrorWire::Text("the text is not a mask_mod".into())),
         // The mask_mod branch alone: this module reads no other format.
         Ok(r) => match super::import_mask_mod(r.text.as_bytes(), r.size(), r.batch, r.head) {
-            Ok((file, report)) => MaskModAnswer::Mask { mask: write_json(&file, Encoding::Packed), report },
-            Err(e) => MaskModAnswer::Refused(e),
+            Ok((file, report)) => MaskModAnswer::Mask(write_json(&file, Encoding::Packed), report.into()),
+            Err(e) => MaskModAnswer::Refused(e.into()),
         },
     };
     serde_json::to_string(&answer).unwrap_or_default()
@@ -190,8 +207,8 @@ pub fn answer_formats(request: &str) -> String {
                 let mask = write_json(&file, Encoding::Packed);
                 // `import_codec` reads arrays and kernel parameters only.
                 match source {
-                    Source::Kernel { sized } => FormatsAnswer::Kernel { mask, sized },
-                    _ => FormatsAnswer::Array { mask },
+                    Source::Kernel { sized } => FormatsAnswer::Kernel(mask, sized),
+                    _ => FormatsAnswer::Array(mask),
                 }
             }
             Some(Err(e)) => FormatsAnswer::RefusedText(e.to_string()),
@@ -210,15 +227,15 @@ pub fn read_answer(answer: &str) -> Result<(MaskFile, Source), ImportError> {
         |why: String| ImportError::MaskMod(MaskModError::Text(format!("the mask_mod reader's answer: {why}")));
     let read_mask = |mask: &str| parse_mask_file(mask.as_bytes()).map_err(|e| malformed(e.to_string()));
     match serde_json::from_str::<Answer>(answer).map_err(|e| malformed(e.to_string()))? {
-        Answer::Refused(e) => Err(ImportError::MaskMod(e)),
+        Answer::Refused(e) => Err(ImportError::MaskMod(e.into())),
         Answer::RefusedText(e) => Err(ImportError::Refused(e)),
-        Answer::Mask { mask, report } => {
+        Answer::Mask(mask, report) => {
             let file = read_mask(&mask)?;
             let n = file.mask.n();
-            Ok((file, Source::mask_mod(n, report)))
+            Ok((file, Source::mask_mod(n, report.into())))
         }
-        Answer::Array { mask } => Ok((read_mask(&mask)?, Source::Npy)),
-        Answer::Kernel { mask, sized } => Ok((read_mask(&mask)?, Source::Kernel { sized })),
+        Answer::Array(mask) => Ok((read_mask(&mask)?, Source::Npy)),
+        Answer::Kernel(mask, sized) => Ok((read_mask(&mask)?, Source::Kernel { sized })),
     }
 }
 

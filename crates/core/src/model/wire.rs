@@ -10,7 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ModelError, config_text, gallery_entry};
-use crate::pattern::ModelSpec;
+use crate::pattern::{EncoderSpec, LayerKind, ModelSpec, Packing};
+use crate::tuple_wire::{each, tuple_wire};
 
 /// What to read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,11 +71,66 @@ impl Request {
     }
 }
 
-/// The answer on the wire: the model, or the reader's refusal in its one line.
+/// The answer on the wire: the model, or the reader's refusal in its one line. The model goes as
+/// arrays (`crate::tuple_wire`), read with no field names to match.
 #[derive(Serialize, Deserialize)]
 enum Answer {
-    Model(ModelSpec),
+    Model(SpecWire),
     Refused(String),
+}
+
+tuple_wire!(ModelSpec as SpecWire {
+    name: String,
+    model_type: String,
+    causal: bool,
+    layers: Vec<KindWire> => each, each,
+    max_position_embeddings: Option<u64>,
+    encoder: Option<EncoderWire> => |e: Option<EncoderSpec>| e.map(EncoderWire::from), |e: Option<EncoderWire>| e.map(EncoderSpec::from),
+    notes: Vec<String>,
+    packing: Packing,
+});
+
+tuple_wire!(EncoderSpec as EncoderWire { layers: Vec<KindWire> => each, each, causal: bool, context: u64 });
+
+/// [`LayerKind`] on the wire: externally tagged, each variant's fields as an array (the named
+/// form is internally tagged, which serde reads through a buffer).
+#[derive(Serialize, Deserialize)]
+enum KindWire {
+    Full,
+    Sliding(u64),
+    Chunked(u64),
+    Linear,
+    Conv(u64),
+    Indexed,
+    Pointwise,
+}
+
+impl From<LayerKind> for KindWire {
+    fn from(k: LayerKind) -> Self {
+        match k {
+            LayerKind::Full => KindWire::Full,
+            LayerKind::Sliding { window } => KindWire::Sliding(window),
+            LayerKind::Chunked { size } => KindWire::Chunked(size),
+            LayerKind::Linear => KindWire::Linear,
+            LayerKind::Conv { width } => KindWire::Conv(width),
+            LayerKind::Indexed => KindWire::Indexed,
+            LayerKind::Pointwise => KindWire::Pointwise,
+        }
+    }
+}
+
+impl From<KindWire> for LayerKind {
+    fn from(k: KindWire) -> Self {
+        match k {
+            KindWire::Full => LayerKind::Full,
+            KindWire::Sliding(window) => LayerKind::Sliding { window },
+            KindWire::Chunked(size) => LayerKind::Chunked { size },
+            KindWire::Linear => LayerKind::Linear,
+            KindWire::Conv(width) => LayerKind::Conv { width },
+            KindWire::Indexed => LayerKind::Indexed,
+            KindWire::Pointwise => LayerKind::Pointwise,
+        }
+    }
 }
 
 /// Answers a request (JSON from [`Request::to_json`]) as the linked reader would
@@ -85,7 +141,7 @@ pub fn answer(request: &str) -> String {
     let answer = match serde_json::from_str::<Request>(request) {
         Err(e) => Answer::Refused(format!("not a model request: {e}")),
         Ok(r) => match r.read() {
-            Ok(spec) => Answer::Model(spec),
+            Ok(spec) => Answer::Model(spec.into()),
             Err(e) => Answer::Refused(e.to_string()),
         },
     };
@@ -100,7 +156,7 @@ pub fn answer(request: &str) -> String {
 pub fn read_answer(answer: &str) -> Result<ModelSpec, String> {
     match serde_json::from_str::<Answer>(answer) {
         Err(e) => Err(format!("the model reader's answer: {e}")),
-        Ok(Answer::Model(spec)) => Ok(spec),
+        Ok(Answer::Model(spec)) => Ok(spec.into()),
         Ok(Answer::Refused(why)) => Err(why),
     }
 }
