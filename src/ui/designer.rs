@@ -299,8 +299,9 @@ fn design_report(p: &ReportProps) -> Html {
                     <div class="stat" title={what}><dt>{ label }</dt><dd id={format!("design-{id}")}>{ value }</dd></div>
                 }) }
             </dl>
-            <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}>
-                { format!("family + derivation {:.1} ms (wasm)", design.millis) }</p>
+            <p class="timing" id="design-time" data-ms={format!("{:.1}", design.millis)} data-seq={p.seq.to_string()}
+                title="from the request to the answer: the first derivation includes loading the Designer's module">
+                { format!("derived in {:.1} ms (wasm)", design.millis) }</p>
             <div class="toolrow">
                 <button type="button" id="open-derived" class="primary" onclick={open}>{"Open in editor"}</button>
                 <button type="button" id="share-design" onclick={share} disabled={design.link.is_err()}
