@@ -111,7 +111,9 @@ pub fn designer_view(p: &DesignerProps) -> Html {
         return html! {
             <div class="designer" id="designer">
                 { form }
-                <p class="hint">{"Choose a family and press Derive: every task's Hasse diagram, the minimal merged task and its mask appear here."}</p>
+                if p.deriving.is_none() {
+                    <p class="hint">{"Choose a family and press Derive: every task's Hasse diagram, the minimal merged task and its mask appear here."}</p>
+                }
             </div>
         };
     };

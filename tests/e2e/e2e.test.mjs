@@ -654,6 +654,7 @@ test('designer: its module is fetched on the first derivation, once; a failed fe
   await page.click('#derive');
   await page.waitForSelector('#design-deriving');
   assert.match(await page.locator('#design-deriving').innerText(), /deriving butterfly n=4: loading the Designer's module/);
+  await shot(page, 'designer-deriving');
   release();
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes("the Designer's module did not load"));
   const message = await page.locator('#message').innerText();

@@ -22,9 +22,14 @@ pub const LINKED: bool = cfg!(feature = "derivation");
 /// named only.
 pub const TASKS_DRAWN: usize = 24;
 
-/// The longest answer or request text read (a merged task of 768 positions is 74 KB a mask in
-/// hex; 24 drawn tasks of up to 768 positions each, and the names of many more).
-const MAX_WIRE_BYTES: usize = 64 << 20;
+/// The longest request text read: a family file as large as the reader takes, in hex (so a file
+/// is refused by the reader, with the reader's words, wherever it is derived).
+#[cfg(feature = "derivation")]
+const MAX_REQUEST_BYTES: usize = 2 * crate::format::MAX_INPUT_BYTES + (1 << 20);
+
+/// The longest answer text read (a merged task of 768 positions is 74 KB a mask in hex; 24 drawn
+/// tasks of up to 768 positions each, and the names of many more).
+const MAX_ANSWER_BYTES: usize = 64 << 20;
 
 /// What to derive, and what to answer with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -300,16 +305,16 @@ pub fn answer(request: &str) -> String {
 /// The request `text` holds, or why not (bounded before it is parsed).
 #[cfg(feature = "derivation")]
 fn read_request(text: &str) -> Result<Request, String> {
-    if text.len() > MAX_WIRE_BYTES {
-        return Err(format!("a derivation request of {} bytes, at most {MAX_WIRE_BYTES}", text.len()));
+    if text.len() > MAX_REQUEST_BYTES {
+        return Err(format!("a derivation request of {} bytes, at most {MAX_REQUEST_BYTES}", text.len()));
     }
     serde_json::from_str(text).map_err(|e| format!("not a derivation request: {e}"))
 }
 
 /// The answer `text` holds, or why not.
 fn read_answer(text: &str) -> Result<Answer, String> {
-    if text.len() > MAX_WIRE_BYTES {
-        return Err(format!("a derivation answer of {} bytes, at most {MAX_WIRE_BYTES}", text.len()));
+    if text.len() > MAX_ANSWER_BYTES {
+        return Err(format!("a derivation answer of {} bytes, at most {MAX_ANSWER_BYTES}", text.len()));
     }
     serde_json::from_str(text).map_err(|e| format!("a damaged derivation answer: {e}"))
 }
@@ -405,6 +410,10 @@ mod tests {
             assert_eq!(Err(e.clone()), Request::file(bad).derive_here().expect("linked"));
             assert!(!e.contains('\n'), "{e}");
         }
+        // A file over the reader's limit: the reader's refusal, across the wire too.
+        let huge = vec![b' '; crate::format::MAX_INPUT_BYTES + 1];
+        let here = Request::file(&huge).derive_here().expect("linked").expect_err("too large");
+        assert_eq!(read_view(&answer(&Request::file(&huge).to_json())), Err(here));
         let empty = BuiltinFamily::Butterfly(ButterflyOptions::new(0));
         assert!(read_view(&answer(&Request::builtin(empty).to_json())).is_err());
         for bad in ["", "{", r#"{"builtin": 3}"#, r#"{"file": "zz"}"#, r#"{"json": true, "what": 1}"#] {
