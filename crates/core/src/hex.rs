@@ -1,5 +1,5 @@
 //! Bytes as hex, for the requests of the lazily loaded modules (`flow_task`, `interop::wire`), and
-//! a mask as its [`pack_bits`] in hex (`flow_task`, `derive::wire`).
+//! a mask as its [`pack_bits`] in hex (`flow_task`, `interop::wire`'s exports, `derive::wire`).
 
 use crate::bits::{BitMatrix, pack_bits, unpack_bits};
 

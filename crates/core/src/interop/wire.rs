@@ -245,7 +245,7 @@ pub fn read_answer(answer: &str) -> Result<(MaskFile, Source), ImportError> {
 pub struct ExportRequest {
     /// The mask's size.
     pub n: usize,
-    /// The mask's [`pack_bits`](crate::bits::pack_bits), in hex.
+    /// The mask's [`pack_bits`](crate::bits::pack_bits), in hex (`crate::hex::mask_hex`).
     pub bits: String,
     /// Its position labels.
     pub labels: Option<Vec<String>>,
@@ -263,7 +263,7 @@ impl ExportRequest {
     pub fn new(file: &MaskFile, kind: ExportKind, block_size: usize) -> Self {
         ExportRequest {
             n: file.mask.n(),
-            bits: crate::hex::hex(&crate::bits::pack_bits(&file.mask)),
+            bits: crate::hex::mask_hex(&file.mask),
             labels: file.labels.clone(),
             provenance: file.provenance.clone(),
             kind: kind.name().to_string(),
@@ -292,8 +292,7 @@ impl ExportRequest {
         if self.n > crate::format::MAX_N {
             return Err(format!("the mask to export: n = {} is more than {}", self.n, crate::format::MAX_N));
         }
-        let bytes = crate::hex::unhex(&self.bits).ok_or("the mask to export: its bits are not hex")?;
-        let mask = crate::bits::unpack_bits(&bytes, self.n).map_err(|e| format!("the mask to export: {e}"))?;
+        let mask = crate::hex::mask_unhex(&self.bits, self.n).map_err(|e| format!("the mask to export {e}"))?;
         if let Some(l) = &self.labels
             && l.len() != self.n
         {
@@ -457,7 +456,7 @@ mod tests {
             ExportRequest { labels: Some(vec!["a".into()]), ..req.clone() },
         ] {
             let e = read_export(&export_answer(&bad.to_json())).expect_err("no mask");
-            assert!(e.starts_with("the mask to export: ") && !e.contains('\n'), "{e}");
+            assert!(e.starts_with("the mask to export") && !e.contains('\n'), "{e}");
         }
         let e = read_export(&export_answer(
             &ExportRequest { kind: "pdf".into(), ..ExportRequest::new(&file, ExportKind::Npy, 1) }.to_json(),
