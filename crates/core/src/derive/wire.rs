@@ -73,7 +73,7 @@ impl Request {
     /// refusal in one line; `None` without it: ask the lazily loaded module ([`answer`]).
     pub fn derive_here(&self) -> Option<Result<DesignView, String>> {
         #[cfg(feature = "derivation")]
-        return Some(self.derivation().map(|(d, provenance)| DesignView::of(&d, provenance)));
+        return Some(self.view());
         #[cfg(not(feature = "derivation"))]
         None
     }
@@ -81,15 +81,31 @@ impl Request {
     /// The `derive --json` text here when this build links the pipeline, as [`Self::derive_here`].
     pub fn json_here(&self) -> Option<Result<String, String>> {
         #[cfg(feature = "derivation")]
-        return Some(self.derivation().map(|(d, _)| pretty(&d)));
+        return Some(self.json_text());
         #[cfg(not(feature = "derivation"))]
         None
     }
 
-    /// The family built and derived, with the provenance of its dense mask (a built-in family's
-    /// preset, where it reproduces one), or the refusal in one line.
+    /// The view of the family's derivation; its dense mask's file carries the preset a built-in
+    /// family reproduces, where it does.
     #[cfg(feature = "derivation")]
-    fn derivation(&self) -> Result<(super::Derivation, Option<Provenance>), String> {
+    fn view(&self) -> Result<DesignView, String> {
+        let d = self.derivation()?;
+        let provenance = self.builtin.and_then(|b| b.provenance(d.dense()));
+        Ok(DesignView::of(&d, provenance))
+    }
+
+    /// The family's `derive --json` object, pretty, with a line break at the end.
+    #[cfg(feature = "derivation")]
+    fn json_text(&self) -> Result<String, String> {
+        let mut s = serde_json::to_string_pretty(&self.derivation()?.to_json()).unwrap_or_default();
+        s.push('\n');
+        Ok(s)
+    }
+
+    /// The family built and derived, or the refusal in one line.
+    #[cfg(feature = "derivation")]
+    fn derivation(&self) -> Result<super::Derivation, String> {
         let family = match (&self.builtin, self.file.as_str()) {
             (Some(b), "") => b.build(),
             (None, hex) => {
@@ -98,18 +114,8 @@ impl Request {
             }
             (Some(_), _) => return Err("a request holds a built-in family or a file, not both".into()),
         };
-        let d = family.and_then(|f| super::derive(&f)).map_err(|e| e.to_string())?;
-        let provenance = self.builtin.and_then(|b| b.mask_file(&d, false).provenance);
-        Ok((d, provenance))
+        family.and_then(|f| super::derive(&f)).map_err(|e| e.to_string())
     }
-}
-
-/// `d`'s `derive --json` object, pretty, with a line break at the end.
-#[cfg(feature = "derivation")]
-fn pretty(d: &super::Derivation) -> String {
-    let mut s = serde_json::to_string_pretty(&d.to_json()).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 /// One task as the Designer draws it: its inputs and labels row, its mask and its Hasse diagram,
@@ -294,10 +300,8 @@ enum Answer {
 pub fn answer(request: &str) -> String {
     let answer = match read_request(request) {
         Err(e) => Answer::Refused(e),
-        Ok(r) if r.json => r.derivation().map_or_else(Answer::Refused, |(d, _)| Answer::Json(pretty(&d))),
-        Ok(r) => {
-            r.derivation().map_or_else(Answer::Refused, |(d, p)| Answer::View(Box::new(DesignView::of(&d, p).into())))
-        }
+        Ok(r) if r.json => r.json_text().map_or_else(Answer::Refused, Answer::Json),
+        Ok(r) => r.view().map_or_else(Answer::Refused, |v| Answer::View(Box::new(v.into()))),
     };
     serde_json::to_string(&answer).unwrap_or_default()
 }
