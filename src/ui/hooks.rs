@@ -131,51 +131,53 @@ pub fn use_models_runner(state: &AppState, dispatch: &Callback<Action>) {
     job::use_job(request.as_ref().map(|r| r.key), move |cancel| request.map(|req| models::run(req, cancel, d)));
 }
 
+/// Asks a lazily loaded module for the store's waiting request, once per request: `ask` awaits the
+/// module's answer and gives the action that carries it (a stale answer is dropped by the store).
+/// The three below are this hook with their request and module.
+#[hook]
+fn use_lazy_answer<P, A, F>(pending: Option<Rc<P>>, dispatch: &Callback<Action>, ask: A)
+where
+    P: PartialEq + 'static,
+    A: FnOnce(Rc<P>) -> F + 'static,
+    F: std::future::Future<Output = Action> + 'static,
+{
+    let d = dispatch.clone();
+    use_effect_with(pending, move |pending| {
+        if let Some(p) = pending.clone() {
+            wasm_bindgen_futures::spawn_local(async move { d.emit(ask(p).await) });
+        }
+    });
+}
+
 /// An import waiting for a lazily loaded reader (`EditorState::reading`: a `mask_mod`, a `.npy`
-/// array or kernel parameters, each asked of its module by `lazy::answer`): asked once
-/// per pending read, answered with `ImportAction::Answered` (a stale answer is dropped by the
-/// store).
+/// array or kernel parameters, each asked of its module by `lazy::answer`), answered with
+/// `ImportAction::Answered`.
 #[hook]
 pub fn use_lazy_reader(state: &AppState, dispatch: &Callback<Action>) {
-    let d = dispatch.clone();
-    use_effect_with(state.editor.reading.clone(), move |reading| {
-        if let Some(r) = reading.clone() {
-            wasm_bindgen_futures::spawn_local(async move {
-                let answer = lazy::answer(r.request.to_json(), r.request.is_mask_mod()).await;
-                d.emit(Action::Import(ImportAction::Answered { id: r.id, answer }));
-            });
-        }
+    use_lazy_answer(state.editor.reading.clone(), dispatch, |r| async move {
+        let answer = lazy::answer(r.request.to_json(), r.request.is_mask_mod()).await;
+        Action::Import(ImportAction::Answered { id: r.id, answer })
     });
 }
 
-/// Asks the lazily loaded config reader for the store's waiting model read
-/// ([`AppState::model_read`]: only while the Models view is shown), once per read, answered with
-/// `ModelsAction::Answered` (a stale answer is dropped by the store).
+/// The store's waiting model read for the lazily loaded config reader ([`AppState::model_read`]:
+/// only while the Models view is shown), answered with `ModelsAction::Answered`.
 #[hook]
 pub fn use_lazy_models(state: &AppState, dispatch: &Callback<Action>) {
-    let d = dispatch.clone();
-    use_effect_with(state.model_read(), move |reading| {
-        if let Some(r) = reading.clone() {
-            wasm_bindgen_futures::spawn_local(async move {
-                let answer = lazy::read_model(r.request.to_json()).await;
-                d.emit(Action::Models(ModelsAction::Answered { id: r.id, answer }));
-            });
-        }
+    use_lazy_answer(state.model_read(), dispatch, |r| async move {
+        let answer = lazy::read_model(r.request.to_json()).await;
+        Action::Models(ModelsAction::Answered { id: r.id, answer })
     });
 }
 
-/// Asks the lazily loaded Designer module for the derivation the store is waiting for, while the
-/// Designer is shown (`AppState::design_request`).
+/// The derivation the store is waiting for, for the lazily loaded Designer module
+/// ([`AppState::design_request`]: only while the Designer is shown), answered with
+/// `DesignerAction::Answered`.
 #[hook]
 pub fn use_lazy_designer(state: &AppState, dispatch: &Callback<Action>) {
-    let d = dispatch.clone();
-    use_effect_with(state.design_request(), move |deriving| {
-        if let Some(r) = deriving.clone() {
-            wasm_bindgen_futures::spawn_local(async move {
-                let answer = lazy::derive(r.request.clone()).await;
-                d.emit(Action::Designer(DesignerAction::Answered { id: r.id, answer }));
-            });
-        }
+    use_lazy_answer(state.design_request(), dispatch, |r| async move {
+        let answer = lazy::derive(r.request.clone()).await;
+        Action::Designer(DesignerAction::Answered { id: r.id, answer })
     });
 }
 

@@ -13,8 +13,11 @@ import {
   FIX,
   ROOT,
   cellCentre,
+  holdModule,
   launch,
   loadPreset,
+  messageText,
+  moduleFetches,
   openFresh,
   paintCausal,
   setSize,
@@ -635,34 +638,24 @@ const sparseRows = (page) => page.locator('#derived-sparse').evaluate((c) => c.d
 
 test('designer: its module is fetched on the first derivation, once; a failed fetch is one line, and Derive again loads it', async () => {
   const page = await fresh();
-  const fetched = [];
-  page.on('request', (r) => {
-    const name = path.basename(new URL(r.url()).pathname);
-    if (name.startsWith('hasseflow-designer-')) fetched.push(name);
-  });
+  const fetched = moduleFetches(page, 'hasseflow-designer');
   await openDesigner(page);
   assert.deepEqual(fetched, [], 'the page, the editor and the Designer before a derivation fetch no pipeline');
   // The module's wasm is held, then refused: the deriving state shows, then the failure.
-  let release;
-  const held = new Promise((r) => { release = r; });
-  const WASM = /hasseflow-designer-[0-9a-f]+_bg\.wasm$/;
-  await page.route(WASM, async (route) => {
-    await held;
-    await route.abort();
-  });
+  const module = await holdModule(page, 'hasseflow-designer');
   await page.selectOption('#family', 'butterfly');
   await page.click('#derive');
   await page.waitForSelector('#design-deriving');
   assert.match(await page.locator('#design-deriving').innerText(), /deriving butterfly n=4: loading the Designer's module/);
   await shot(page, 'designer-deriving');
-  release();
+  module.release();
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes("the Designer's module did not load"));
-  const message = await page.locator('#message').innerText();
-  assert.match(message, /^could not derive butterfly n=4: the Designer's module did not load \(.+\)\. Nothing was changed\./);
+  const failed = await messageText(page);
+  assert.match(failed, /^could not derive butterfly n=4: the Designer's module did not load \(.+\)\. Nothing was changed\.$/);
   assert.equal(await page.locator('#design-deriving').count(), 0, 'no longer deriving');
   assert.equal(await page.locator('#design-report').count(), 0, 'nothing derived');
   // Derive again: the module loads and the derivation is the CLI's.
-  await page.unroute(WASM);
+  await module.restore();
   await deriveFamily(page, 'butterfly', { n: 4 });
   assert.deepEqual(await derivedRows(page), cliDerive(['butterfly', '--n', '4']).mask);
   await deriveFamily(page, 'butterfly', { n: 5 });

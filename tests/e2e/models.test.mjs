@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { ART, CLI, launch, openFresh, shot, startServer, waitStat } from './support.mjs';
+import { ART, CLI, holdModule, launch, messageText, moduleFetches, openFresh, shot, startServer, waitStat } from './support.mjs';
 
 let server;
 let context;
@@ -58,31 +58,21 @@ const verdict = (page) => page.locator('#model-verdict').evaluate((e) => ({ ...e
 test('the config reader is fetched when the Models view first needs a model, once; a failed fetch is one line, and the next pick loads it', async () => {
   const page = await openFresh(context, server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
-  const fetched = [];
-  page.on('request', (r) => {
-    const name = path.basename(new URL(r.url()).pathname);
-    if (name.startsWith('hasseflow-formats-')) fetched.push(name);
-  });
+  const fetched = moduleFetches(page, 'hasseflow-formats');
   await page.waitForSelector('#grid');
   assert.deepEqual(fetched, [], 'the page and the editor fetch no config reader');
   // The module's wasm is held, then refused: the reading state shows, then the failure.
-  let release;
-  const held = new Promise((r) => { release = r; });
-  const WASM = /hasseflow-formats-[0-9a-f]+_bg\.wasm$/;
-  await page.route(WASM, async (route) => {
-    await held;
-    await route.abort();
-  });
+  const module = await holdModule(page, 'hasseflow-formats');
   await page.click('#tab-models');
   await page.waitForFunction(() => document.querySelector('#models-view')?.dataset.state === 'reading');
   assert.match(await page.locator('#models-reading').innerText(), /reading mistral-7b-v0\.1: loading the model reader/);
-  release();
+  module.release();
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('the model reader did not load'));
-  const failed = (await page.locator('#message').innerText()).replace(/\s*×$/, '');
+  const failed = await messageText(page);
   assert.match(failed, /Nothing was changed/);
   assert.equal(failed.includes('\n'), false, failed);
   assert.equal(await page.locator('#models-none').count(), 1, 'no model, and the view says how to get one');
-  await page.unroute(WASM);
+  await module.restore();
   // The next pick loads it and runs; another pick fetches nothing more.
   const start = Date.now();
   await page.selectOption('#model-gallery', 'gpt2');

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ART, loadPreset, openFresh, servedApp, shot, stat, waitStat } from './support.mjs';
+import { ART, holdModule, loadPreset, messageText, moduleFetches, openFresh, servedApp, shot, stat, waitStat } from './support.mjs';
 
 const app = servedApp();
 
@@ -172,31 +172,21 @@ test('b and h pick the head a per-head mask is read at, and the message says it 
 
 test('the mask_mod reader is fetched on first use, once; a failed fetch is one line, changes nothing, and the next paste loads it', async () => {
   const page = await openFresh(app.context, app.server.base);
-  const lazy = [];
-  page.on('request', (r) => {
-    const name = path.basename(new URL(r.url()).pathname);
-    if (name.startsWith('hasseflow-lazy-')) lazy.push(name);
-  });
+  const lazy = moduleFetches(page, 'hasseflow-lazy');
   await loadPreset(page, 'causal', 6);
   assert.deepEqual(lazy, [], 'the page and the editor fetch no reader');
   // The module's wasm is held, then refused: the loading state shows, then the failure.
-  let release;
-  const held = new Promise((r) => { release = r; });
-  await page.route(/hasseflow-lazy-[0-9a-f]+_bg\.wasm$/, async (route) => {
-    await held;
-    await route.abort();
-  });
+  const module = await holdModule(page, 'hasseflow-lazy');
   await pasteImport(page, DOCUMENTS, 8, { landed: false });
   await page.waitForFunction(() => document.querySelector('#message')?.textContent.includes('loading the mask_mod reader'));
   assert.equal(await page.locator('.panel.files').getAttribute('aria-busy'), 'true');
-  release();
+  module.release();
   await page.waitForFunction(() => document.querySelector('#message.error')?.textContent.includes('the mask_mod reader did not load'));
-  // The message's text, without its close button.
-  const failed = (await page.locator('#message').innerText()).replace(/\s*×$/, '');
+  const failed = await messageText(page);
   assert.match(failed, /Nothing was changed/);
   assert.equal(failed.includes('\n'), false, failed);
   assert.equal(await stat(page, 'n'), '6');
-  await page.unroute(/hasseflow-lazy-[0-9a-f]+_bg\.wasm$/);
+  await module.restore();
   // The next paste loads it and imports; a third fetches nothing more.
   await pasteImport(page, DOCUMENTS, 8);
   await waitStat(page, 'n', 8);

@@ -113,6 +113,33 @@ export async function openFresh(context, url) {
   return page;
 }
 
+/** The files of the lazily loaded module `name` (`hasseflow-lazy`, `hasseflow-formats`,
+ * `hasseflow-designer`) that `page` fetches from now on, in order (a list that grows). */
+export function moduleFetches(page, name) {
+  const fetched = [];
+  page.on('request', (r) => {
+    const file = path.basename(new URL(r.url()).pathname);
+    if (file.startsWith(`${name}-`)) fetched.push(file);
+  });
+  return fetched;
+}
+
+/** Holds every fetch of module `name`'s wasm until `release()`, then refuses it (a load that
+ * fails); `restore()` lets it load again. */
+export async function holdModule(page, name) {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const wasm = new RegExp(`${name}-[0-9a-f]+_bg\\.wasm$`);
+  await page.route(wasm, async (route) => {
+    await held;
+    await route.abort();
+  });
+  return { release, restore: () => page.unroute(wasm) };
+}
+
+/** The status line's message, without its close button. */
+export const messageText = async (page) => (await page.locator('#message').innerText()).replace(/\s*×$/, '');
+
 export const stat = (page, id) => page.locator(`#stat-${id}`).innerText();
 
 export async function waitStat(page, id, value) {
