@@ -10,7 +10,7 @@ pub(crate) const SPARSE_KEYS_PER_ROW: usize = 32;
 /// Compressed rows, diagonal dropped: row `v`'s positions are `list[start[v]..start[v + 1]]`.
 #[derive(Clone, Debug)]
 pub(crate) struct Csr {
-    start: Vec<u32>,
+    pub(crate) start: Vec<u32>,
     pub(crate) list: Vec<u32>,
 }
 
@@ -71,49 +71,70 @@ impl Graph {
         ones <= (SPARSE_KEYS_PER_ROW + 1) * rows
     }
 
-    fn bounded(adj: &BitMatrix, bound: usize) -> Option<Graph> {
-        let n = adj.n();
+    /// The graph of `m ∨ I` (whether or not `m` holds its diagonal), `None` once the ones read
+    /// (diagonal included) pass `bound`.
+    fn bounded(m: &BitMatrix, bound: usize) -> Option<Graph> {
+        let n = m.n();
         let mut start = Vec::with_capacity(n + 1);
-        let mut list: Vec<u32> = Vec::with_capacity(bound.min(9 * n));
+        // The keys are written into `list` at `len`, past which it is scratch (room for a whole row
+        // is made before each: no capacity check a word, as `Vec::push` would make).
+        let mut list = vec![0u32; bound.min(9 * n) + n + 1];
+        let mut len = 0;
         let mut count = vec![0u32; n + 1];
         let (mut ones, mut starts) = (0usize, 0usize);
         start.push(0);
         for q in 0..n {
-            let from = list.len();
+            if list.len() < len + n + 1 {
+                list.resize(2 * list.len() + n + 1, 0);
+            }
+            let from = len;
             // Branch-free in the common case: each word's lowest one is written whether or not
             // there is one, and kept if there is (a sparse row's words are zero or hold one key,
             // at random: a branch per word would be mispredicted at every key).
-            for (w, &word) in adj.row(q).iter().enumerate() {
-                let at = list.len();
-                list.push((w * WORD_BITS) as u32 + word.trailing_zeros());
-                list.truncate(at + usize::from(word != 0));
+            for (w, &word) in m.row(q).iter().enumerate() {
+                let base = (w * WORD_BITS) as u32;
+                list[len] = base + word.trailing_zeros();
+                len += usize::from(word != 0);
                 let mut rest = word & word.wrapping_sub(1);
                 while rest != 0 {
-                    list.push((w * WORD_BITS) as u32 + rest.trailing_zeros());
+                    list[len] = base + rest.trailing_zeros();
+                    len += 1;
                     rest &= rest - 1;
                 }
             }
-            ones += list.len() - from;
-            if ones > bound {
-                return None;
-            }
-            // The row's keys, ascending: count the intervals, drop the diagonal.
-            let mut next = u32::MAX;
+            // The row's keys, ascending, its own left out; the intervals are counted with it in.
+            let (mut next, mut own) = (u32::MAX, false);
             let mut kept = from;
-            for i in from..list.len() {
+            let qk = q as u32;
+            for i in from..len {
                 let k = list[i];
+                if !own && k >= qk {
+                    own = true;
+                    if k > qk {
+                        starts += usize::from(qk != next);
+                        next = qk + 1;
+                    }
+                }
                 starts += usize::from(k != next);
                 next = k + 1;
                 list[kept] = k;
-                kept += usize::from(k as usize != q);
+                kept += usize::from(k != qk);
                 count[k as usize + 1] += 1;
             }
-            if kept < list.len() {
+            if !own {
+                starts += usize::from(qk != next);
+            }
+            if kept < len {
                 count[q + 1] -= 1;
             }
-            list.truncate(kept);
-            start.push(list.len() as u32);
+            len = kept;
+            ones += len - from + 1;
+            if ones > bound {
+                return None;
+            }
+            start.push(len as u32);
         }
+        list.truncate(len);
         for k in 0..n {
             count[k + 1] += count[k];
         }
@@ -139,7 +160,8 @@ mod tests {
     /// past the sparsity bound (rows of one key a word, of several, and dense runs): both
     /// directions hold every key but the diagonal, ascending; the scattering is the count of
     /// interval starts (diagonal included) against `4 n`; the bound refuses exactly the masks
-    /// with more than `33 n` ones.
+    /// with more than `33 n` ones. The graph of a mask is that of the mask with its diagonal,
+    /// whether the mask holds none, some or all of it.
     #[test]
     fn the_graph_of_one_pass_is_the_mask_less_its_diagonal() {
         let mut rng = SplitMix64::new(31);
@@ -154,6 +176,15 @@ mod tests {
                 m.set(q, q, true);
             }
             let ones = m.count_ones();
+            // The same mask with some or all of its diagonal left out gives the same graph.
+            let mut without = m.clone();
+            for q in 0..n {
+                if case % 4 == 0 || rng.below(2) == 0 {
+                    without.set(q, q, false);
+                }
+            }
+            let g_without = Graph::sparse(&without);
+            assert_eq!(g_without.is_some(), Graph::sparse(&m).is_some(), "case {case}: refused either way");
             let Some(g) = Graph::sparse(&m) else {
                 assert!(ones > (SPARSE_KEYS_PER_ROW + 1) * n, "case {case}: {ones} ones refused");
                 refused += 1;
@@ -170,6 +201,13 @@ mod tests {
                 starts += (0..n).filter(|&k| m.get(q, k) && (k == 0 || !m.get(q, k - 1))).count();
             }
             assert_eq!(g.scattered, starts > 4 * n, "case {case}: scattered");
+            let g_without = g_without.expect("kept either way");
+            assert_eq!(
+                (&g_without.reads.start, &g_without.reads.list, &g_without.readers.start, &g_without.readers.list),
+                (&g.reads.start, &g.reads.list, &g.readers.start, &g.readers.list),
+                "case {case}: without the diagonal"
+            );
+            assert_eq!(g_without.scattered, g.scattered, "case {case}: scattered without the diagonal");
             scattered += usize::from(g.scattered);
             compact += usize::from(!g.scattered && n > 0);
         }

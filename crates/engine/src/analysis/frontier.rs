@@ -2,8 +2,9 @@
 //! layers of masks with few, scattered keys per row (random and BigBird-like sparse masks), where
 //! the layer sweep pays `n/64` words per key and layer however few cells are new.
 //!
-//! 512 sources (keys `k`) at a time, eight `u64` per position: bit `s` of `visited[q]` is
-//! whether `q` sees key `base + s` yet. Each layer moves the frontier (the bits first set in the
+//! A batch of sources (keys `k`) at a time, [`BATCH_WORDS`] `u64` per position (1024 keys
+//! natively, 512 in wasm): bit `s` of `visited[q]` is whether `q` sees key `base + s` yet.
+//! Each position's block of a batch is aligned to its own cache lines. Each layer moves the frontier (the bits first set in the
 //! previous layer) along the reads edges in one of two directions (Beamer's direction-optimising
 //! BFS): *push* from the frontier's positions to the positions that read them while the frontier
 //! is thin, else *pull* into the positions still short of their limit from the positions they
@@ -35,10 +36,37 @@ impl<'a> Limit<'a> {
     }
 }
 
-/// Words of keys per position in one batch: `64 · BATCH_WORDS` keys are searched at once.
+/// Words of keys per position in one batch: `64 · BATCH_WORDS` keys are searched at once. Natively
+/// 1024 (two cache lines a block: a position's work is shared by twice the keys, and the three
+/// arrays of blocks, 1.5 MB at n = 4096, stay within a core's L2); in wasm 512, as before (a
+/// smaller program for the first download).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) const BATCH_WORDS: usize = 16;
+#[cfg(target_arch = "wasm32")]
 pub(crate) const BATCH_WORDS: usize = 8;
 
-type Block = [u64; BATCH_WORDS];
+/// A position's words of one batch, on a cache line of its own: a large `Vec` starts 16 bytes
+/// into a page (the allocator's header), so unaligned blocks would each span two lines.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Block<const W: usize>([u64; W]);
+
+impl<const W: usize> Block<W> {
+    const ZERO: Self = Block([0; W]);
+}
+
+impl<const W: usize> std::ops::Deref for Block<W> {
+    type Target = [u64; W];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<const W: usize> std::ops::DerefMut for Block<W> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
 
 /// The frontier pushes while its out-edges are under `1 / PULL_RATIO` of the in-edges of the
 /// rows still short; past that, rows pull.
@@ -46,12 +74,12 @@ const PULL_RATIO: usize = 8;
 
 /// Set bits in a block, summed as a whole (vectorised: baseline x86-64 has no `popcnt`).
 #[inline]
-fn count(b: &Block) -> usize {
+fn count<const W: usize>(b: &Block<W>) -> usize {
     b.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 #[inline]
-fn is_zero(b: &Block) -> bool {
+fn is_zero<const W: usize>(b: &Block<W>) -> bool {
     b.iter().fold(0, |acc, &w| acc | w) == 0
 }
 
@@ -78,9 +106,10 @@ pub(crate) enum Direction {
 ///
 /// Complexity: per batch and layer, the smaller of the frontier's out-edges and the in-edges of
 /// the positions still short (times `PULL_RATIO` for pushing), each edge `BATCH_WORDS` words;
-/// at worst `O(n/512 · edges · 8)` words per layer, the sweep's word count but in
-/// cache-resident `O(n · 64 B)` arrays instead of `n x n` bit matrices, and far less once the
-/// frontier is thin or the rows are full. Memory: `O(n · 192 B + edges)`, and a block per class.
+/// at worst `O(n/64 · edges)` words per layer, the sweep's word count but in cache-resident
+/// arrays of `n` blocks (`8 · BATCH_WORDS` bytes each) instead of `n x n` bit matrices, and far
+/// less once the frontier is thin or the rows are full. Memory: three such arrays and the
+/// edges, and a block per class.
 ///
 /// Each layer moves the frontier by `direction`; `on_batch_done(first_word)` is called after each
 /// batch of `BATCH_WORDS` words of keys (from `first_word`).
@@ -92,10 +121,10 @@ pub(crate) fn frontier_layers_by(
     mut on_batch_done: impl FnMut(usize),
 ) -> (usize, Vec<usize>) {
     let n = graph.n;
-    let mut work = Work::new(n);
+    let mut work = Work::<BATCH_WORDS>::new(n);
     let mut added = vec![n];
     let mut depth = 0;
-    for batch in 0..n.div_ceil(BATCH_KEYS) {
+    for batch in 0..n.div_ceil(BATCH_WORDS * WORD_BITS) {
         run_batch(graph, limit, direction, batch, &mut work, &mut depth, &mut added, &mut on_new);
         on_batch_done(batch * BATCH_WORDS);
     }
@@ -116,11 +145,22 @@ pub(crate) fn frontier_growth(graph: &Graph, limit: Option<&Limit>) -> (usize, V
 /// [`frontier_growth`] on at most `threads` threads (batch `b` on thread `b mod threads`: the
 /// costly middle batches spread evenly).
 pub(crate) fn frontier_growth_on(graph: &Graph, limit: Option<&Limit>, threads: usize) -> (usize, Vec<usize>) {
+    // Natively, batches of 1024 keys while there are as many as threads, else of 512 (at
+    // n = 1024 on 2 cores, one batch of 1024 would leave a core idle).
+    #[cfg(not(target_arch = "wasm32"))]
+    if graph.n.div_ceil(16 * WORD_BITS) < threads {
+        return growth_in_batches_of::<8>(graph, limit, threads);
+    }
+    growth_in_batches_of::<BATCH_WORDS>(graph, limit, threads)
+}
+
+/// [`frontier_growth_on`] in batches of `64 · W` keys.
+fn growth_in_batches_of<const W: usize>(graph: &Graph, limit: Option<&Limit>, threads: usize) -> (usize, Vec<usize>) {
     let n = graph.n;
-    let batches = n.div_ceil(BATCH_KEYS);
+    let batches = n.div_ceil(W * WORD_BITS);
     let threads = threads.clamp(1, batches.max(1));
     let share = |t: usize| {
-        let (mut work, mut depth, mut added) = (Work::new(n), 0, vec![0]);
+        let (mut work, mut depth, mut added) = (Work::<W>::new(n), 0, vec![0]);
         for batch in (t..batches).step_by(threads) {
             run_batch(graph, limit, Direction::Cheaper, batch, &mut work, &mut depth, &mut added, &mut |_, _, _, _| {});
         }
@@ -155,30 +195,26 @@ pub(crate) fn frontier_growth_on(graph: &Graph, limit: Option<&Limit>, threads: 
     (depth, added)
 }
 
-/// Keys searched at once: `64 · BATCH_WORDS`.
-const BATCH_KEYS: usize = WORD_BITS * BATCH_WORDS;
-
 /// One search's working memory, reused batch after batch.
-struct Work {
-    visited: Vec<Block>,
-    front: Vec<Block>,
-    next: Vec<Block>,
+struct Work<const W: usize> {
+    visited: Vec<Block<W>>,
+    front: Vec<Block<W>>,
+    next: Vec<Block<W>>,
     /// What each class can gain in this batch: its limit's keys (one block for all without a
     /// limit).
-    targets: Vec<Block>,
+    targets: Vec<Block<W>>,
     front_list: Vec<u32>,
     next_list: Vec<u32>,
     /// Positions short of their target in this batch; built on the first pull.
     active: Vec<u32>,
 }
 
-impl Work {
+impl<const W: usize> Work<W> {
     fn new(n: usize) -> Self {
-        const ZERO: Block = [0; BATCH_WORDS];
         Work {
-            visited: vec![ZERO; n],
-            front: vec![ZERO; n],
-            next: vec![ZERO; n],
+            visited: vec![Block::ZERO; n],
+            front: vec![Block::ZERO; n],
+            next: vec![Block::ZERO; n],
             targets: Vec::new(),
             front_list: Vec::new(),
             next_list: Vec::new(),
@@ -187,37 +223,36 @@ impl Work {
     }
 }
 
-/// Searches batch `batch` (keys from `64 · BATCH_WORDS · batch`): raises `depth` to its last
+/// Searches batch `batch` (keys from `64 · W · batch`): raises `depth` to its last
 /// layer, adds each layer's new cells to `added`, reports them to `on_new`.
 #[allow(clippy::too_many_arguments)]
-fn run_batch(
+fn run_batch<const W: usize>(
     graph: &Graph,
     limit: Option<&Limit>,
     direction: Direction,
     batch: usize,
-    work: &mut Work,
+    work: &mut Work<W>,
     depth: &mut usize,
     added: &mut Vec<usize>,
     on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
 ) {
-    const ZERO: Block = [0; BATCH_WORDS];
     let n = graph.n;
     let (reads, readers) = (&graph.reads, &graph.readers);
-    let batch_keys = BATCH_KEYS;
+    let batch_keys = W * WORD_BITS;
     let Work { visited, front, next, targets, front_list, next_list, active } = work;
     let base = batch * batch_keys;
-    let word0 = batch * BATCH_WORDS;
-    let words = BATCH_WORDS.min(n.div_ceil(WORD_BITS) - word0);
+    let word0 = batch * W;
+    let words = W.min(n.div_ceil(WORD_BITS) - word0);
     let end = n.min(base + batch_keys);
     targets.clear();
     match limit {
         Some(l) => targets.extend(l.members.iter().map(|&q| {
-            let mut t = ZERO;
+            let mut t = Block::<W>::ZERO;
             t[..words].copy_from_slice(&l.closure.row(q)[word0..word0 + words]);
             t
         })),
         None => {
-            let mut all = ZERO;
+            let mut all = Block::<W>::ZERO;
             for k in base..end {
                 all[(k - base) / WORD_BITS] |= 1 << (k % WORD_BITS);
             }
@@ -233,7 +268,7 @@ fn run_batch(
     let mut cells = 0;
     for q in 0..n {
         let keys = reads.of(q);
-        let mut new = ZERO;
+        let mut new = Block::<W>::ZERO;
         for &k in keys[keys.partition_point(|&k| (k as usize) < base)..].iter().take_while(|&&k| (k as usize) < end) {
             let (w, b) = bit(k as usize);
             new[w] |= b;
@@ -275,7 +310,7 @@ fn run_batch(
                     if is_zero(slot) {
                         next_list.push(q);
                     }
-                    for (s, w) in slot.iter_mut().zip(&f) {
+                    for (s, w) in slot.iter_mut().zip(f.iter()) {
                         *s |= w;
                     }
                 }
@@ -284,7 +319,7 @@ fn run_batch(
             for i in 0..next_list.len() {
                 let q = next_list[i] as usize;
                 let mut any = 0;
-                for w in 0..BATCH_WORDS {
+                for w in 0..W {
                     let fresh = next[q][w] & !visited[q][w];
                     next[q][w] = fresh;
                     visited[q][w] |= fresh;
@@ -299,11 +334,16 @@ fn run_batch(
             }
             next_list.truncate(kept);
         } else {
-            // Keys whose search still runs: a position can gain no other.
-            let mut alive = ZERO;
-            for &j in front_list.iter() {
-                for (a, w) in alive.iter_mut().zip(&front[j as usize]) {
-                    *a |= w;
+            // Keys whose search still runs: a position can gain no other. With a limit, a key
+            // of a position's limit that it does not see yet is one of them (its search reaches
+            // the position later, so its frontier is not empty): no pass over the frontier.
+            let mut alive = Block([u64::MAX; W]);
+            if limit.is_none() {
+                alive = Block::<W>::ZERO;
+                for &j in front_list.iter() {
+                    for (a, w) in alive.iter_mut().zip(front[j as usize].iter()) {
+                        *a |= w;
+                    }
                 }
             }
             if !active_built {
@@ -313,13 +353,17 @@ fn run_batch(
             }
             active_edges = 0;
             let mut kept = 0;
+            // Slices, not the vectors: their pointers stay in registers across the stores.
+            let (seen_all, front_all, next_all) = (&mut visited[..], &front[..], &mut next[..]);
+            let (starts, keys) = (&reads.start[..], &reads.list[..]);
             for i in 0..active.len() {
                 let q = active[i] as usize;
                 let target = &targets[class_of.map_or(0, |c| c[q])];
-                let mut missing = ZERO;
+                let seen = &mut seen_all[q];
+                let mut missing = Block::<W>::ZERO;
                 let mut short = 0;
-                for w in 0..BATCH_WORDS {
-                    missing[w] = target[w] & alive[w] & !visited[q][w];
+                for w in 0..W {
+                    missing[w] = target[w] & alive[w] & !seen[w];
                     short |= missing[w];
                 }
                 if short == 0 {
@@ -328,37 +372,37 @@ fn run_batch(
                 // Branch-free: the loads of a row's keys overlap (a check per key to stop
                 // early made each wait for the last, and rarely stopped: a row short of a
                 // key after layer 3 or so usually stays short of it this layer too).
-                let mut got = ZERO;
-                for &j in reads.of(q) {
-                    for (g, w) in got.iter_mut().zip(&front[j as usize]) {
-                        *g |= w;
+                let row = &keys[starts[q] as usize..starts[q + 1] as usize];
+                let mut got = Block::<W>::ZERO;
+                for &j in row {
+                    let f = &front_all[j as usize];
+                    for w in 0..W {
+                        got[w] |= f[w];
                     }
                 }
-                for (g, m) in got.iter_mut().zip(&missing) {
-                    *g &= m;
+                let (mut any, mut left) = (0, 0);
+                for w in 0..W {
+                    got[w] &= missing[w];
+                    any |= got[w];
+                    left |= missing[w] & !got[w];
+                    seen[w] |= got[w];
                 }
-                let mut left = short;
-                if !is_zero(&got) {
+                if any != 0 {
                     cells += count(&got);
-                    left = 0;
-                    for w in 0..BATCH_WORDS {
-                        visited[q][w] |= got[w];
-                        left |= missing[w] & !got[w];
-                    }
                     on_new(layer, q, word0, &got[..words]);
-                    next[q] = got;
+                    next_all[q] = got;
                     next_list.push(q as u32);
                 }
                 if left != 0 {
                     active[kept] = q as u32;
                     kept += 1;
-                    active_edges += reads.of(q).len();
+                    active_edges += row.len();
                 }
             }
             active.truncate(kept);
         }
         for &j in front_list.iter() {
-            front[j as usize] = ZERO;
+            front[j as usize] = Block::<W>::ZERO;
         }
         std::mem::swap(front, next);
         std::mem::swap(front_list, next_list);

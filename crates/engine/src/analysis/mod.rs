@@ -8,7 +8,7 @@
 //!    [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine
 //!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); when rows are at most
 //!    32 scattered keys on average (random, sparse BigBird-like masks), by a bit-parallel frontier
-//!    BFS of 512 keys at a time (`frontier.rs`: push or pull, whichever touches fewer edges, a
+//!    BFS of 1024 keys at a time, 512 in wasm (`frontier.rs`: push or pull, whichever touches fewer edges, a
 //!    position leaving a batch once it holds its limit); otherwise by a semi-naive ("delta")
 //!    layer sweep: a row only ORs the cells that
 //!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
@@ -74,19 +74,25 @@ impl Analysis {
     /// not need them, and for sparse masks the sweep costs more than the order.
     fn layers(&self) -> &(usize, Vec<usize>) {
         self.layers.get_or_init(|| {
-            let (adj, closure) = (self.order.adj(), self.order.closure());
-            let n = adj.n();
-            if adj.count_ones() == n {
+            let closure = self.order.closure();
+            let n = closure.n();
+            // The order's graph of a sparse mask: its edges say what the mask's ones would.
+            let graph = self.order.sparse_graph();
+            let within_diagonal = match graph {
+                Some(graph) => graph.reads.list.is_empty(),
+                None => self.order.adj().count_ones() == n,
+            };
+            if within_diagonal {
                 (0, vec![n])
             } else if self.order.is_dense() {
                 (1, vec![n, closure.count_ones()])
             } else {
                 // The order's graph, or (a mask that did not look sparse to the order) built here.
                 let built;
-                let sparse = match self.order.sparse_graph() {
+                let sparse = match graph {
                     Some(graph) => Some(graph),
                     None => {
-                        built = crate::sparse::Graph::sparse(adj);
+                        built = crate::sparse::Graph::sparse(self.order.adj());
                         built.as_ref()
                     }
                 };
@@ -94,18 +100,23 @@ impl Analysis {
                 let structured = if sparse.is_some_and(|g| g.scattered) {
                     None
                 } else {
-                    crate::reach::repeated_growth(adj, closure.count_ones(), crate::reach::DEFAULT_MAX_ROW_INTERVALS)
+                    crate::reach::repeated_growth(
+                        self.order.adj(),
+                        closure.count_ones(),
+                        crate::reach::DEFAULT_MAX_ROW_INTERVALS,
+                    )
                 };
                 if let Some(growth) = structured {
                     // Rows of few intervals: the structured engine, O(L* · n · intervals).
                     (growth.len() - 1, growth)
                 } else if let Some(graph) = sparse {
-                    // Few keys per row: the frontier BFS, 512 keys at a time, a position leaving a
+                    // Few keys per row: the frontier BFS, a batch of keys at a time, a position leaving a
                     // batch once it holds its limit; natively the batches share the cores.
                     let (depth, added) =
                         frontier::frontier_growth(graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
                     (depth, sweep::running_sums(&added))
                 } else {
+                    let adj = self.order.adj();
                     let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
                     // The sweep counts each layer's new cells itself: no per-word callback.
                     let (depth, added) = layer_sweep(adj, Some(&targets), |_, _, _, _, _| {});

@@ -380,13 +380,14 @@ impl FirstReach {
     /// Computes the first-reach matrix of `mask`: when its rows (with the diagonal) are at most
     /// [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine,
     /// layer by layer, filling each row's newly reached intervals (`O(L* · n · intervals + |R|)`);
-    /// otherwise, or once the reach rows fragment into many intervals, by a frontier BFS of 512
-    /// keys at a time when the mask has at most 32 keys per row on average (first, without the
+    /// otherwise, or once the reach rows fragment into many intervals, by a frontier BFS of 1024
+    /// keys at a time (512 in wasm) when the mask has at most 32 keys per row on average (first, without the
     /// structured attempt, when those keys are scattered: random masks), else by the semi-naive
     /// bit sweep ([`FirstReach::by_sweep`]).
     ///
     /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`; `n²/2` on the BFS's first path while `L* < 15`), plus the engine's rows, three bit matrices
-    /// (the sweep) or `n` rows of 512 bytes and `4n` blocks of 64 bytes (the BFS).
+    /// (the sweep) or `n` rows of a byte per key of a batch and `3n` blocks of its keys' bits
+    /// (the BFS: 1024 bytes and 128-byte blocks natively).
     ///
     /// # Examples
     /// ```
@@ -425,7 +426,7 @@ impl FirstReach {
         }
     }
 
-    /// The first-reach matrix by the frontier BFS alone (512 keys at a time); what
+    /// The first-reach matrix by the frontier BFS alone (a batch of keys at a time); what
     /// [`FirstReach::new`] runs on sparse masks.
     #[cfg(test)]
     pub(crate) fn by_frontier(mask: &BitMatrix) -> FirstReach {
@@ -448,8 +449,8 @@ impl FirstReach {
     }
 
     /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
-    /// `n` rows of 512 cells, copied into the matrix when the batch is done, so that the matrix
-    /// is written in row segments of 512 cells, not one word of 64 cells per row and layer (each
+    /// `n` rows of a batch's cells, copied into the matrix when the batch is done, so that the
+    /// matrix is written in row segments of 1024 cells (512 in wasm), not one word of 64 cells per row and layer (each
     /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
     fn frontier_with(
         graph: &crate::sparse::Graph,

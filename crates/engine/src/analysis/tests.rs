@@ -132,13 +132,13 @@ fn first_reach_past_255_layers() {
 /// Random sparse masks for the frontier BFS: `d` random keys per row on average (some rows
 /// empty, some positions isolated), either over the whole mask (one big class) or inside
 /// blocks with a few links from earlier blocks to later ones (several classes and a chain of
-/// them), sometimes plus a short window; sizes around the 64-key words and the 512-key batches.
+/// them), sometimes plus a short window; sizes around the 64-key words and the 1024-key batches.
 fn random_sparse_mask(rng: &mut crate::rng::SplitMix64, case: usize) -> BitMatrix {
     let n = match case % 10 {
         0 | 4 => 1 + rng.below(70),
         1 | 5 => 60 + rng.below(80),
-        // Past one batch of 512 keys.
-        9 => 500 + rng.below(700),
+        // Past one batch of 1024 keys, and past two.
+        9 => 900 + rng.below(1400),
         _ => 1 + rng.below(260),
     };
     let d = 0.5 + rng.below(12) as f64 / 2.0;
@@ -192,7 +192,12 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
             }
         }
         assert_eq!((a.depth(), a.growth()), (slow.depth(), &growth[..]), "case {case}: analysis");
-        // The growth alone, its batches shared among 1 to 4 threads (n up to 1200: 3 batches).
+        // The order of a sparse mask keeps its graph, not `Ā`: built on demand, it is `Ā`, and the
+        // density (from the graph's counts) is `Ā = R`.
+        assert_eq!(a.adj(), &adj, "case {case}: Ā");
+        assert_eq!(a.is_dense(), adj == *a.closure(), "case {case}: dense");
+
+        // The growth alone, its batches shared among 1 to 4 threads (n up to 2300: 3 batches).
         let graph = crate::sparse::Graph::of(&adj);
         let limit = frontier::Limit::new(a.closure(), a.class_of());
         for (threads, limit) in [(1, None), (2, Some(&limit)), (3, None), (4, Some(&limit))] {
@@ -213,6 +218,40 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
         multi_class += usize::from(a.classes().len() > 1 && a.classes().iter().any(|c| c.len() > 1));
     }
     assert!(multi_class > 50, "the corpus has several non-trivial classes in {multi_class} masks");
+}
+
+/// The density of a sparse mask, read from its graph's counts (the order keeps no `Ā`): masks of
+/// two levels, where the upper positions read random lower ones and the lower read none, are
+/// their own limit (`L* = 1`); one link from a lower position that is read to another lower
+/// one that its reader does not read makes the limit larger (`L* = 2`).
+#[test]
+fn the_density_of_a_sparse_mask_comes_from_its_graph() {
+    let mut rng = crate::rng::SplitMix64::new(2);
+    for (case, n) in [3, 9, 64, 65, 300, 1500].into_iter().enumerate() {
+        let lower = n / 3;
+        let mut m = BitMatrix::zeros(n);
+        for q in lower..n {
+            for _ in 0..4 {
+                m.set(q, rng.below(lower), true);
+            }
+        }
+        for linked in [false, true] {
+            if linked {
+                // An upper position reads 0 and not 1, and 0 now reads 1.
+                m.set(lower, 0, true);
+                m.set(lower, 1, false);
+                m.set(0, 1, true);
+            }
+            let a = Analysis::new(&m);
+            let adj = m.with_diagonal();
+            assert!(a.sparse_graph().is_some(), "case {case}: the graph's path");
+            assert_eq!(a.is_dense(), !linked, "case {case}, linked {linked}");
+            assert_eq!(a.is_dense(), adj == *a.closure(), "case {case}, linked {linked}");
+            let slow = FirstReach::by_sweep(&m);
+            assert_eq!((a.depth(), a.growth()), (slow.depth(), &slow.growth()[..]), "case {case}, linked {linked}");
+            assert_eq!(a.depth(), 1 + usize::from(linked), "case {case}, linked {linked}");
+        }
+    }
 }
 
 /// The frontier BFS's half-byte matrix: on scattered sparse masks of odd and even sizes whose

@@ -15,6 +15,8 @@
 //!    closure for free and the word work is `O((hasse edges + classes) · n / 64)`, not
 //!    `O(edges · n / 64)`.
 
+use std::cell::OnceCell;
+
 use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
 
 mod graph;
@@ -39,7 +41,9 @@ pub struct Order {
     class_of: Vec<usize>,
     classes: Vec<Vec<usize>>,
     hasse: Vec<(usize, usize)>,
-    adj: BitMatrix,
+    /// `Ā = M ∨ I`; natively, for a sparse mask, built from its graph on first use (the order
+    /// and the frontier BFS need only the graph: a copy of the `n x n` mask less).
+    adj: OnceCell<BitMatrix>,
     dense: bool,
     height: usize,
 }
@@ -53,27 +57,30 @@ impl Order {
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(mask: &BitMatrix) -> Order {
         let n = mask.n();
-        let adj = mask.with_diagonal();
         // Natively, a sparse mask's components come from its lists, not its bit rows (one pass over
         // the rows builds the lists, which the layers' frontier BFS then uses too: 0.6 ms off a
-        // random mask at 4096). In wasm they come from the bit rows as before: the lists' code
-        // would cost every visitor's first download 0.9 KB (docs/BENCHMARKS.md, stop 40).
+        // random mask at 4096), and so do its classes' candidates and its density: `Ā` is not
+        // copied. In wasm they come from the bit rows as before: the lists' code would cost every
+        // visitor's first download 0.9 KB (docs/BENCHMARKS.md, stop 40).
         #[cfg(not(target_arch = "wasm32"))]
-        let sparse = Graph::likely_sparse(&adj).then(|| Graph::sparse(&adj)).flatten();
+        let sparse = Graph::likely_sparse(mask).then(|| Graph::sparse(mask)).flatten();
         #[cfg(not(target_arch = "wasm32"))]
-        let (comp_of, comp_count) = match &sparse {
-            Some(graph) => tarjan_reads(n, |v| graph.reads(v)),
-            None => tarjan(&adj),
-        };
+        let graph = sparse.as_ref();
         #[cfg(target_arch = "wasm32")]
-        let (comp_of, comp_count) = tarjan(&adj);
+        let graph: Option<&Graph> = None;
+        let adj = OnceCell::new();
+        if graph.is_none() {
+            let _ = adj.set(mask.with_diagonal());
+        }
+        let (comp_of, comp_count) = match (graph, adj.get()) {
+            #[cfg(not(target_arch = "wasm32"))]
+            (Some(graph), _) => tarjan_reads(n, |v| graph.reads(v)),
+            (_, Some(adj)) => tarjan(adj),
+            _ => unreachable!("a graph or the mask with its diagonal"),
+        };
 
-        // Relabel: positions sorted by (topological class rank, position). Sorted as plain pairs,
-        // like `hasse` below: one sort routine in the wasm for both.
-        let mut keyed: Vec<(usize, usize)> = (0..n).map(|p| (comp_of[p] as usize, p)).collect();
-        keyed.sort_unstable();
-        let order: Vec<usize> = keyed.into_iter().map(|(_, p)| p).collect();
-        let identity = order.iter().enumerate().all(|(i, &p)| i == p);
+        // Relabel: positions sorted by (topological class rank, position), by counting (the
+        // positions of a class stay ascending).
         let mut start = vec![0usize; comp_count + 1];
         for &c in &comp_of {
             start[c as usize + 1] += 1;
@@ -81,6 +88,13 @@ impl Order {
         for c in 0..comp_count {
             start[c + 1] += start[c];
         }
+        let mut order = vec![0usize; n];
+        let mut fill = start.clone();
+        for (p, &c) in comp_of.iter().enumerate() {
+            order[fill[c as usize]] = p;
+            fill[c as usize] += 1;
+        }
+        let identity = order.iter().enumerate().all(|(i, &p)| i == p);
         // rank[p] = index of position p in `order` (only needed when that is not the identity).
         let mut rank = Vec::new();
         if !identity {
@@ -109,11 +123,21 @@ impl Order {
             // Candidates: keys read by members of the class, strictly before the class.
             let top_word = (s - 1) / WORD_BITS;
             cand[..=top_word].fill(0);
-            if identity {
+            if let Some(graph) = graph {
+                // The members' keys from their lists: Σ |keys read|, not their rows' words.
+                for &q in &order[s..e] {
+                    for &k in graph.reads.of(q) {
+                        let r = if identity { k as usize } else { rank[k as usize] };
+                        if r < s {
+                            set_bit(&mut cand, r);
+                        }
+                    }
+                }
+            } else if let Some(adj) = adj.get().filter(|_| identity) {
                 for i in s..e {
                     or_into(&mut cand[..=top_word], &adj.row(i)[..=top_word]);
                 }
-            } else {
+            } else if let Some(adj) = adj.get() {
                 // OR the members' rows in original positions, then move each key to its rank:
                 // Σ over classes of |keys read| bit moves, never a permuted copy of the matrix.
                 read.fill(0);
@@ -193,7 +217,17 @@ impl Order {
         hasse.sort_unstable();
         let height = chain_height.iter().copied().max().unwrap_or(0);
 
-        let dense = adj == closure;
+        // `Ā ⊆ R`: dense when each row holds as many ones (a sparse mask's from its class's row).
+        let dense = match (graph, adj.get()) {
+            (Some(graph), _) => {
+                let ones: Vec<usize> = (0..comp_count)
+                    .map(|c| class_rows[c * words..(c + 1) * words].iter().map(|w| w.count_ones() as usize).sum())
+                    .collect();
+                (0..n).all(|q| graph.reads.of(q).len() + 1 == ones[comp_of[q] as usize])
+            }
+            (_, Some(adj)) => *adj == closure,
+            _ => unreachable!("a graph or the mask with its diagonal"),
+        };
         Order {
             #[cfg(not(target_arch = "wasm32"))]
             sparse,
@@ -209,7 +243,22 @@ impl Order {
 
     /// `Ā = M ∨ I`, the mask with its residual self-loops.
     pub(crate) fn adj(&self) -> &BitMatrix {
-        &self.adj
+        self.adj.get_or_init(|| {
+            let n = self.n();
+            let mut adj = BitMatrix::zeros(n);
+            #[cfg(not(target_arch = "wasm32"))]
+            if let Some(graph) = &self.sparse {
+                for q in 0..n {
+                    for &k in graph.reads.of(q) {
+                        adj.set(q, k as usize, true);
+                    }
+                }
+            }
+            for q in 0..n {
+                adj.set(q, q, true);
+            }
+            adj
+        })
     }
 
     /// The reads graph, when the mask looked sparse and is ([`Graph::sparse`]; natively only).
