@@ -7,6 +7,21 @@ use super::figures::{DeriveReport, multiset_text};
 use super::merge::Derivation;
 use crate::format::{MAX_LABEL_CHARS, MaskFile};
 
+/// A derived mask file's position labels: the positions' input texts, each cut to
+/// [`MAX_LABEL_CHARS`] (a long aggregated token ends in `…`).
+pub(crate) fn file_labels(positions: &[String]) -> Vec<String> {
+    positions
+        .iter()
+        .map(|l| {
+            if l.chars().count() > MAX_LABEL_CHARS {
+                l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
+            } else {
+                l.clone()
+            }
+        })
+        .collect()
+}
+
 impl Derivation {
     /// The derived task as one JSON object: the report's fields plus `mask` and `sparse_mask`
     /// (row strings), `positions` (the input of each position), `labels` (what each predicts,
@@ -31,19 +46,8 @@ impl Derivation {
     /// in `…`). No provenance: [`super::BuiltinFamily::mask_file`] adds the preset a built-in
     /// family reproduces.
     pub fn mask_file(&self, sparse: bool) -> MaskFile {
-        let labels = self
-            .position_texts()
-            .into_iter()
-            .map(|l| {
-                if l.chars().count() > MAX_LABEL_CHARS {
-                    l.chars().take(MAX_LABEL_CHARS - 1).chain(['…']).collect()
-                } else {
-                    l
-                }
-            })
-            .collect();
         let mask = if sparse { &self.sparse } else { &self.dense };
-        MaskFile { labels: Some(labels), ..MaskFile::new(mask.clone()) }
+        MaskFile { labels: Some(file_labels(&self.position_texts())), ..MaskFile::new(mask.clone()) }
     }
 
     /// A human-readable report: the figures, the checks, and for small families each task's

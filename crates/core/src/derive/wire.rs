@@ -161,7 +161,8 @@ pub struct DesignView {
     pub dense: BitMatrix,
     /// The sparse mask.
     pub sparse: BitMatrix,
-    /// The position labels of the derived mask file (the inputs, each cut to the file's limit).
+    /// The position labels of the derived mask file (the inputs, each cut to the file's limit:
+    /// cut where the pipeline runs, so that the page's module holds no code for it).
     pub file_labels: Vec<String>,
     /// The preset a built-in family's dense mask reproduces.
     pub provenance: Option<Provenance>,
@@ -199,18 +200,20 @@ impl DesignView {
         for (p, &c) in d.position_node().iter().enumerate() {
             members[c].push(p);
         }
+        // The position texts once: shown as they are, and cut for the mask file.
+        let positions = d.position_texts();
         DesignView {
             report: d.report().clone(),
             task_names: f.tasks().iter().map(|t| t.name.clone()).collect(),
             tasks,
-            positions: d.position_texts(),
+            file_labels: super::report::file_labels(&positions),
+            positions,
             labels: d.label_texts(),
             members,
             edges: d.edges().to_vec(),
             served,
             dense: d.dense().clone(),
             sparse: d.sparse().clone(),
-            file_labels: d.mask_file(false).labels.unwrap_or_default(),
             provenance,
         }
     }
@@ -409,6 +412,20 @@ mod tests {
         let here = Request::file(file).derive_here().expect("linked").expect("derives");
         same_view(&read_view(&answer(&Request::file(file).to_json())).expect("a view"), &here);
         assert_eq!(here.provenance, None, "a family file names no preset");
+        // A token past the mask file's label limit: the view's file cuts it as the derivation's.
+        let long = format!("{}_0", "w".repeat(crate::format::MAX_LABEL_CHARS + 5));
+        let text = format!(
+            r#"{{"format": "hasseflow-family", "version": 1, "tasks": [{{"name": "t", "inputs": ["{long}", "w_1"], "labels": [null, "w_2"], "mask": ["1.", "11"]}}]}}"#
+        );
+        let here = Request::file(text.as_bytes()).derive_here().expect("linked").expect("derives");
+        let d = derive(&crate::derive::file::parse_family(text.as_bytes()).expect("reads")).expect("derives");
+        let labels = here.mask_file().labels.expect("labels");
+        assert_eq!(Some(labels.clone()), d.mask_file(false).labels);
+        assert!(
+            labels.iter().any(|l| l.ends_with('…') && l.chars().count() == crate::format::MAX_LABEL_CHARS),
+            "{labels:?}"
+        );
+        assert!(here.positions.contains(&long), "the view keeps the whole text");
         for bad in [&b"{"[..], b"\xff\xfe", br#"{"format": "hasseflow-family", "version": 9}"#] {
             let e = read_view(&answer(&Request::file(bad).to_json())).expect_err("refused");
             assert_eq!(Err(e.clone()), Request::file(bad).derive_here().expect("linked"));
