@@ -10,7 +10,7 @@ pub(crate) const SPARSE_KEYS_PER_ROW: usize = 32;
 /// Compressed rows, diagonal dropped: row `v`'s positions are `list[start[v]..start[v + 1]]`.
 #[derive(Clone, Debug)]
 pub(crate) struct Csr {
-    pub(crate) start: Vec<u32>,
+    start: Vec<u32>,
     pub(crate) list: Vec<u32>,
 }
 

@@ -2,15 +2,15 @@
 //! layers of masks with few, scattered keys per row (random and BigBird-like sparse masks), where
 //! the layer sweep pays `n/64` words per key and layer however few cells are new.
 //!
-//! A batch of sources (keys `k`) at a time, [`BATCH_WORDS`] `u64` per position (1024 keys
-//! natively, 512 in wasm): bit `s` of `visited[q]` is whether `q` sees key `base + s` yet.
-//! Each position's block of a batch is aligned to its own cache lines. Each layer moves the frontier (the bits first set in the
-//! previous layer) along the reads edges in one of two directions (Beamer's direction-optimising
-//! BFS): *push* from the frontier's positions to the positions that read them while the frontier
-//! is thin, else *pull* into the positions still short of their limit from the positions they
-//! read. A position leaves a batch once it sees every key of its limit whose search still runs.
-//! The layer at which a bit is first set is its BFS depth, i.e. the first-reach layer `D[q][k]`,
-//! so one pass gives growth, `L*` and, when asked, every cell's layer.
+//! A batch of sources (keys `k`) at a time, [`BATCH_WORDS`] `u64` per position (1024 keys natively,
+//! 512 in wasm): bit `s` of `visited[q]` is whether `q` sees key `base + s` yet. Each position's
+//! block of a batch is aligned to its own cache lines. Each layer moves the frontier (the bits
+//! first set in the previous layer) along the reads edges in one of two directions (Beamer's
+//! direction-optimising BFS): *push* from the frontier's positions to the positions that read them
+//! while the frontier is thin, else *pull* into the positions still short of their limit from the
+//! positions they read. A position leaves a batch once it sees every key of its limit whose search
+//! still runs. The layer at which a bit is first set is its BFS depth, i.e. the first-reach layer
+//! `D[q][k]`, so one pass gives growth, `L*` and, when asked, every cell's layer.
 
 use crate::bits::{BitMatrix, WORD_BITS};
 use crate::sparse::Graph;
@@ -148,7 +148,7 @@ pub(crate) fn frontier_growth_on(graph: &Graph, limit: Option<&Limit>, threads: 
     // Natively, batches of 1024 keys while there are as many as threads, else of 512 (at
     // n = 1024 on 2 cores, one batch of 1024 would leave a core idle).
     #[cfg(not(target_arch = "wasm32"))]
-    if graph.n.div_ceil(16 * WORD_BITS) < threads {
+    if graph.n.div_ceil(BATCH_WORDS * WORD_BITS) < threads {
         return growth_in_batches_of::<8>(graph, limit, threads);
     }
     growth_in_batches_of::<BATCH_WORDS>(graph, limit, threads)
@@ -355,7 +355,6 @@ fn run_batch<const W: usize>(
             let mut kept = 0;
             // Slices, not the vectors: their pointers stay in registers across the stores.
             let (seen_all, front_all, next_all) = (&mut visited[..], &front[..], &mut next[..]);
-            let (starts, keys) = (&reads.start[..], &reads.list[..]);
             for i in 0..active.len() {
                 let q = active[i] as usize;
                 let target = &targets[class_of.map_or(0, |c| c[q])];
@@ -372,7 +371,7 @@ fn run_batch<const W: usize>(
                 // Branch-free: the loads of a row's keys overlap (a check per key to stop
                 // early made each wait for the last, and rarely stopped: a row short of a
                 // key after layer 3 or so usually stays short of it this layer too).
-                let row = &keys[starts[q] as usize..starts[q + 1] as usize];
+                let row = reads.of(q);
                 let mut got = Block::<W>::ZERO;
                 for &j in row {
                     let f = &front_all[j as usize];

@@ -8,10 +8,10 @@
 //!    [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine
 //!    ([`crate::reach::repeated_growth`], `O(L* · n)` for windows); when rows are at most
 //!    32 scattered keys on average (random, sparse BigBird-like masks), by a bit-parallel frontier
-//!    BFS of 1024 keys at a time, 512 in wasm (`frontier.rs`: push or pull, whichever touches fewer edges, a
-//!    position leaving a batch once it holds its limit); otherwise by a semi-naive ("delta")
-//!    layer sweep: a row only ORs the cells that
-//!    were *new* in the previous layer, each over its non-zero word span, and a row leaves the sweep
+//!    BFS of 1024 keys at a time, 512 in wasm (`frontier.rs`: push or pull, whichever touches
+//!    fewer edges, a position leaving a batch once it holds its limit); otherwise by a
+//!    semi-naive ("delta") layer sweep: a row only ORs the cells that were *new* in the previous
+//!    layer, each over its non-zero word span, and a row leaves the sweep
 //!    once it holds its limit. Dense masks are answered without a sweep (`L* ≤ 1`).
 
 use std::cell::OnceCell;
@@ -110,8 +110,8 @@ impl Analysis {
                     // Rows of few intervals: the structured engine, O(L* · n · intervals).
                     (growth.len() - 1, growth)
                 } else if let Some(graph) = sparse {
-                    // Few keys per row: the frontier BFS, a batch of keys at a time, a position leaving a
-                    // batch once it holds its limit; natively the batches share the cores.
+                    // Few keys per row: the frontier BFS, a batch of keys at a time, a position
+                    // leaving a batch once it holds its limit; natively the batches share the cores.
                     let (depth, added) =
                         frontier::frontier_growth(graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
                     (depth, sweep::running_sums(&added))

@@ -381,9 +381,9 @@ impl FirstReach {
     /// [`crate::reach::DEFAULT_MAX_ROW_INTERVALS`] intervals, by the structured reach engine,
     /// layer by layer, filling each row's newly reached intervals (`O(L* · n · intervals + |R|)`);
     /// otherwise, or once the reach rows fragment into many intervals, by a frontier BFS of 1024
-    /// keys at a time (512 in wasm) when the mask has at most 32 keys per row on average (first, without the
-    /// structured attempt, when those keys are scattered: random masks), else by the semi-naive
-    /// bit sweep ([`FirstReach::by_sweep`]).
+    /// keys at a time (512 in wasm) when the mask has at most 32 keys per row on average (first,
+    /// without the structured attempt, when those keys are scattered: random masks), else by the
+    /// semi-naive bit sweep ([`FirstReach::by_sweep`]).
     ///
     /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`; `n²/2` on the BFS's first path while `L* < 15`), plus the engine's rows, three bit matrices
     /// (the sweep) or `n` rows of a byte per key of a batch and `3n` blocks of its keys' bits

@@ -267,20 +267,17 @@ impl Order {
     /// `Ā = M ∨ I`, the mask with its residual self-loops.
     pub(crate) fn adj(&self) -> &BitMatrix {
         self.adj.get_or_init(|| {
-            let n = self.n();
-            let mut adj = BitMatrix::zeros(n);
             #[cfg(not(target_arch = "wasm32"))]
             if let Some(graph) = &self.sparse {
-                for q in 0..n {
+                let mut adj = BitMatrix::identity(self.n());
+                for q in 0..self.n() {
                     for &k in graph.reads.of(q) {
                         adj.set(q, k as usize, true);
                     }
                 }
+                return adj;
             }
-            for q in 0..n {
-                adj.set(q, q, true);
-            }
-            adj
+            BitMatrix::identity(self.n())
         })
     }
 
