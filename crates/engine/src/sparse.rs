@@ -23,11 +23,19 @@ impl Csr {
 
 /// The reads graph in both directions, diagonal dropped: `reads[q]` are the keys `q` reads,
 /// `readers[k]` the positions that read `k`; built in one pass over the rows of the mask.
+/// Natively the readers' lists are built on first use (only a frontier that pushes walks them:
+/// 0.1 ms at n = 4096 that a random mask's search, which always pulls, did not need); in wasm
+/// with the graph (lazily, they would cost the first download 0.6 KB).
 #[derive(Clone, Debug)]
 pub(crate) struct Graph {
     pub(crate) n: usize,
     pub(crate) reads: Csr,
-    pub(crate) readers: Csr,
+    /// Where each key's readers start in `readers`' list (its `start`): their counts.
+    readers_start: Vec<u32>,
+    #[cfg(not(target_arch = "wasm32"))]
+    readers: std::sync::OnceLock<Csr>,
+    #[cfg(target_arch = "wasm32")]
+    readers: Csr,
     /// Whether the rows are scattered (more than 4 intervals per row on average, diagonal
     /// included): the structured engine would fragment at once, so it is not tried first.
     pub(crate) scattered: bool,
@@ -51,6 +59,21 @@ impl Graph {
     /// The number of positions.
     pub(crate) fn n(&self) -> usize {
         self.n
+    }
+
+    /// How many positions read `k` (its own row left out).
+    #[inline]
+    pub(crate) fn readers_count(&self, k: usize) -> usize {
+        (self.readers_start[k + 1] - self.readers_start[k]) as usize
+    }
+
+    /// `readers[k]`: the positions that read `k`, ascending, itself left out (natively built on
+    /// first call).
+    pub(crate) fn readers(&self) -> &Csr {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.readers.get_or_init(|| readers_of(&self.reads, &self.readers_start));
+        #[cfg(target_arch = "wasm32")]
+        &self.readers
     }
 
     /// The keys `q` reads, ascending, its own left out (natively, for `Order::new`'s components).
@@ -139,16 +162,31 @@ impl Graph {
             count[k + 1] += count[k];
         }
         let reads = Csr { start, list };
-        let mut readers = Csr { start: count.clone(), list: vec![0; reads.list.len()] };
-        for q in 0..n {
-            for &k in reads.of(q) {
-                let at = &mut count[k as usize];
-                readers.list[*at as usize] = q as u32;
-                *at += 1;
-            }
-        }
-        Some(Graph { n, reads, readers, scattered: starts > 4 * n })
+        Some(Graph {
+            n,
+            #[cfg(target_arch = "wasm32")]
+            readers: readers_of(&reads, &count),
+            reads,
+            #[cfg(not(target_arch = "wasm32"))]
+            readers: std::sync::OnceLock::new(),
+            readers_start: count,
+            scattered: starts > 4 * n,
+        })
     }
+}
+
+/// The readers' lists of `reads`, whose readers start at `start` (`start[k]` for key `k`).
+fn readers_of(reads: &Csr, start: &[u32]) -> Csr {
+    let mut at = start.to_vec();
+    let mut list = vec![0; reads.list.len()];
+    for q in 0..start.len() - 1 {
+        for &k in reads.of(q) {
+            let at = &mut at[k as usize];
+            list[*at as usize] = q as u32;
+            *at += 1;
+        }
+    }
+    Csr { start: start.to_vec(), list }
 }
 
 #[cfg(test)]
@@ -197,14 +235,15 @@ mod tests {
                 let keys: Vec<u32> = m.row_ones(q).filter(|&k| k != q).map(|k| k as u32).collect();
                 assert_eq!(g.reads.of(q), &keys[..], "case {case}: reads of {q}");
                 let readers: Vec<u32> = (0..n).filter(|&r| r != q && m.get(r, q)).map(|r| r as u32).collect();
-                assert_eq!(g.readers.of(q), &readers[..], "case {case}: readers of {q}");
+                assert_eq!(g.readers().of(q), &readers[..], "case {case}: readers of {q}");
+                assert_eq!(g.readers_count(q), readers.len(), "case {case}: readers of {q}");
                 starts += (0..n).filter(|&k| m.get(q, k) && (k == 0 || !m.get(q, k - 1))).count();
             }
             assert_eq!(g.scattered, starts > 4 * n, "case {case}: scattered");
             let g_without = g_without.expect("kept either way");
             assert_eq!(
-                (&g_without.reads.start, &g_without.reads.list, &g_without.readers.start, &g_without.readers.list),
-                (&g.reads.start, &g.reads.list, &g.readers.start, &g.readers.list),
+                (&g_without.reads.start, &g_without.reads.list, &g_without.readers().start, &g_without.readers().list),
+                (&g.reads.start, &g.reads.list, &g.readers().start, &g.readers().list),
                 "case {case}: without the diagonal"
             );
             assert_eq!(g_without.scattered, g.scattered, "case {case}: scattered without the diagonal");

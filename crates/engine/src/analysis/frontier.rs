@@ -11,28 +11,28 @@
 //! positions they read. A position leaves a batch once it sees every key of its limit whose search
 //! still runs. The layer at which a bit is first set is its BFS depth, i.e. the first-reach layer
 //! `D[q][k]`, so one pass gives growth, `L*` and, when asked, every cell's layer.
+//!
+//! Natively on x86-64 a batch runs in the widest build the CPU has ([`Kernel`]: AVX-512, AVX2 or
+//! x86-64-v2, chosen at run time), and the working memory of a search is kept for the next one
+//! (`Work::take`, `Work::give_back`).
 
-use crate::bits::{BitMatrix, WORD_BITS};
+use crate::bits::WORD_BITS;
+use crate::order::Order;
 use crate::sparse::Graph;
 
-/// What a position can ever see: its row of the closure, which it shares with its class (a
-/// random mask's one big class is one row, not thousands). A position leaves a batch once it
-/// sees every key of its limit in the batch.
+/// What a position can ever see: its class's row of the closure (a random mask's one big class
+/// is one row, not thousands). A position leaves a batch once it sees every key of its limit in
+/// the batch.
 pub(crate) struct Limit<'a> {
-    closure: &'a BitMatrix,
     class_of: &'a [usize],
-    /// A position of each class, whose closure row stands for the class's.
-    members: Vec<usize>,
+    /// Each class's row.
+    rows: Vec<&'a [u64]>,
 }
 
 impl<'a> Limit<'a> {
-    /// The limit of a mask with this `closure` and these classes (`class_of[q]`, from `0`).
-    pub(crate) fn new(closure: &'a BitMatrix, class_of: &'a [usize]) -> Self {
-        let mut members = vec![usize::MAX; class_of.iter().max().map_or(0, |&c| c + 1)];
-        for (q, &c) in class_of.iter().enumerate().rev() {
-            members[c] = q;
-        }
-        Limit { closure, class_of, members }
+    /// The limit of a mask with this order.
+    pub(crate) fn new(order: &'a Order) -> Self {
+        Limit { class_of: order.class_of(), rows: (0..order.classes().len()).map(|c| order.class_row(c)).collect() }
     }
 }
 
@@ -94,6 +94,48 @@ pub(crate) enum Direction {
     Pull,
 }
 
+/// Which build of a batch's search runs. Natively on x86-64 the widest the CPU has: AVX-512 with
+/// its vector bit count (a block's 16 words in two instructions, where x86-64-v2 takes eight),
+/// else AVX2, else the baseline. The tests run each the CPU has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    Widest,
+    #[cfg(test)]
+    Avx2,
+    #[cfg(test)]
+    Baseline,
+}
+
+/// What every batch of one search shares.
+#[derive(Clone, Copy)]
+struct Search<'a> {
+    graph: &'a Graph,
+    limit: Option<&'a Limit<'a>>,
+    direction: Direction,
+    /// Only x86-64 has builds to choose from.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    kernel: Kernel,
+}
+
+/// The layers the batches found: the deepest, and the cells each added.
+struct Tally {
+    depth: usize,
+    added: Vec<usize>,
+}
+
+impl Tally {
+    /// Counts the `cells` a batch added at `layer` (none: no count, `depth` unchanged).
+    fn record(&mut self, layer: usize, cells: usize) {
+        if cells > 0 {
+            self.depth = self.depth.max(layer);
+            if self.added.len() <= layer {
+                self.added.resize(layer + 1, 0);
+            }
+            self.added[layer] += cells;
+        }
+    }
+}
+
 /// The layer sweep's answer by frontier BFS over `graph` (of a mask with its diagonal): calls
 /// `on_new(layer, q, word, bits)` for each position `q` that gains keys at `layer`, once per
 /// batch, with the batch's words of keys from `64·word` on (bit `s` of `bits[i]` = key
@@ -117,18 +159,20 @@ pub(crate) fn frontier_layers_by(
     graph: &Graph,
     limit: Option<&Limit>,
     direction: Direction,
+    kernel: Kernel,
     mut on_new: impl FnMut(usize, usize, usize, &[u64]),
     mut on_batch_done: impl FnMut(usize),
 ) -> (usize, Vec<usize>) {
     let n = graph.n;
-    let mut work = Work::<BATCH_WORDS>::new(n);
-    let mut added = vec![n];
-    let mut depth = 0;
+    let mut work = Work::<BATCH_WORDS>::take(n);
+    let mut tally = Tally { depth: 0, added: vec![n] };
+    let search = Search { graph, limit, direction, kernel };
     for batch in 0..n.div_ceil(BATCH_WORDS * WORD_BITS) {
-        run_batch(graph, limit, direction, batch, &mut work, &mut depth, &mut added, &mut on_new);
+        search_batch(search, batch, &mut work, &mut tally, &mut on_new);
         on_batch_done(batch * BATCH_WORDS);
     }
-    (depth, added)
+    work.give_back();
+    (tally.depth, tally.added)
 }
 
 /// `L*` and the cells each layer added, as [`frontier_layers_by`] gives them with no cells asked for
@@ -139,43 +183,60 @@ pub(crate) fn frontier_growth(graph: &Graph, limit: Option<&Limit>) -> (usize, V
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     #[cfg(target_arch = "wasm32")]
     let threads = 1;
-    frontier_growth_on(graph, limit, threads)
+    frontier_growth_on(graph, limit, threads, Kernel::Widest)
 }
 
 /// [`frontier_growth`] on at most `threads` threads (batch `b` on thread `b mod threads`: the
 /// costly middle batches spread evenly).
-pub(crate) fn frontier_growth_on(graph: &Graph, limit: Option<&Limit>, threads: usize) -> (usize, Vec<usize>) {
+pub(crate) fn frontier_growth_on(
+    graph: &Graph,
+    limit: Option<&Limit>,
+    threads: usize,
+    kernel: Kernel,
+) -> (usize, Vec<usize>) {
     // Natively, batches of 1024 keys while there are as many as threads, else of 512 (at
     // n = 1024 on 2 cores, one batch of 1024 would leave a core idle).
     #[cfg(not(target_arch = "wasm32"))]
     if graph.n.div_ceil(BATCH_WORDS * WORD_BITS) < threads {
-        return growth_in_batches_of::<8>(graph, limit, threads);
+        return growth_in_batches_of::<8>(graph, limit, threads, kernel);
     }
-    growth_in_batches_of::<BATCH_WORDS>(graph, limit, threads)
+    growth_in_batches_of::<BATCH_WORDS>(graph, limit, threads, kernel)
 }
 
 /// [`frontier_growth_on`] in batches of `64 · W` keys.
-fn growth_in_batches_of<const W: usize>(graph: &Graph, limit: Option<&Limit>, threads: usize) -> (usize, Vec<usize>) {
+fn growth_in_batches_of<const W: usize>(
+    graph: &Graph,
+    limit: Option<&Limit>,
+    threads: usize,
+    kernel: Kernel,
+) -> (usize, Vec<usize>) {
     let n = graph.n;
     let batches = n.div_ceil(W * WORD_BITS);
     let threads = threads.clamp(1, batches.max(1));
-    let share = |t: usize| {
-        let (mut work, mut depth, mut added) = (Work::<W>::new(n), 0, vec![0]);
+    let share = |t: usize, work: &mut Work<W>| {
+        let mut tally = Tally { depth: 0, added: vec![0] };
+        let search = Search { graph, limit, direction: Direction::Cheaper, kernel };
         for batch in (t..batches).step_by(threads) {
-            run_batch(graph, limit, Direction::Cheaper, batch, &mut work, &mut depth, &mut added, &mut |_, _, _, _| {});
+            search_batch(search, batch, work, &mut tally, &mut |_, _, _, _| {});
         }
-        (depth, added)
+        (tally.depth, tally.added)
+    };
+    let run = |t: usize| {
+        let mut work = Work::take(n);
+        let part = share(t, &mut work);
+        work.give_back();
+        part
     };
     let parts: Vec<(usize, Vec<usize>)> = if threads == 1 {
-        vec![share(0)]
+        vec![run(0)]
     } else {
         // No threads in wasm: there `frontier_growth` asks for one.
         #[cfg(target_arch = "wasm32")]
-        let parts = (0..threads).map(share).collect();
+        let parts = (0..threads).map(run).collect();
         #[cfg(not(target_arch = "wasm32"))]
         let parts = std::thread::scope(|s| {
-            let handles: Vec<_> = (1..threads).map(|t| s.spawn(move || share(t))).collect();
-            let mut parts = vec![share(0)];
+            let handles: Vec<_> = (1..threads).map(|t| s.spawn(move || run(t))).collect();
+            let mut parts = vec![run(0)];
             parts.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
             parts
         });
@@ -209,6 +270,16 @@ struct Work<const W: usize> {
     active: Vec<u32>,
 }
 
+/// Working memory kept between searches (natively), each with its size in bytes: a new
+/// allocation of that size is fresh pages, whose faults cost more than the search (0.4-1.2 ms
+/// per thread at n = 4096, where a batch's search takes 0.7 ms). At most [`SPARE_BYTES`] are kept.
+#[cfg(not(target_arch = "wasm32"))]
+static SPARE: std::sync::Mutex<Vec<(usize, Box<dyn std::any::Any + Send>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The most working memory kept between searches: that of 2 threads at n = 16384 (12 MiB).
+#[cfg(not(target_arch = "wasm32"))]
+const SPARE_BYTES: usize = 2 * 3 * 16384 * 8 * BATCH_WORDS;
+
 impl<const W: usize> Work<W> {
     fn new(n: usize) -> Self {
         Work {
@@ -221,23 +292,106 @@ impl<const W: usize> Work<W> {
             active: Vec::new(),
         }
     }
+
+    /// Working memory for `n` positions: a spare one when there is one (natively).
+    fn take(n: usize) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let spare = SPARE.lock().ok().and_then(|mut spare| {
+                let i = spare.iter().position(|(_, w)| w.is::<Work<W>>())?;
+                Some(spare.swap_remove(i).1)
+            });
+            if let Some(mut work) = spare.and_then(|w| w.downcast::<Work<W>>().ok()) {
+                // Its frontier blocks are all zero (as each batch leaves them); it may be for fewer
+                // positions.
+                if work.front.len() < n {
+                    for blocks in [&mut work.visited, &mut work.front, &mut work.next] {
+                        blocks.resize(n, Block::ZERO);
+                    }
+                }
+                return *work;
+            }
+        }
+        Work::new(n)
+    }
+
+    /// Keeps this working memory for the next search, if the spares hold less than
+    /// [`SPARE_BYTES`] with it (natively; in wasm it is dropped: there freed memory is reused
+    /// without faults).
+    fn give_back(self) {
+        debug_assert!(self.front.iter().chain(&self.next).all(is_zero), "a search leaves its frontier blocks zero");
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Ok(mut spare) = SPARE.lock() {
+            let bytes = 3 * self.front.len() * std::mem::size_of::<Block<W>>();
+            if spare.iter().map(|(b, _)| b).sum::<usize>() + bytes <= SPARE_BYTES {
+                spare.push((bytes, Box::new(self)));
+            }
+        }
+    }
 }
 
-/// Searches batch `batch` (keys from `64 · W · batch`): raises `depth` to its last
-/// layer, adds each layer's new cells to `added`, reports them to `on_new`.
-#[allow(clippy::too_many_arguments)]
-fn run_batch<const W: usize>(
-    graph: &Graph,
-    limit: Option<&Limit>,
-    direction: Direction,
+/// [`run_batch`] by its kernel's build.
+fn search_batch<const W: usize>(
+    search: Search,
     batch: usize,
     work: &mut Work<W>,
-    depth: &mut usize,
-    added: &mut Vec<usize>,
+    tally: &mut Tally,
     on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
 ) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let avx512 = has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512vpopcntdq");
+        let avx2 = has!("avx2") && has!("popcnt");
+        #[allow(unsafe_code)]
+        match search.kernel {
+            // SAFETY: the one requirement of calling a function built for target features is
+            // that the CPU has them, and this one has (checked just above).
+            Kernel::Widest if avx512 => return unsafe { run_batch_avx512(search, batch, work, tally, on_new) },
+            #[cfg(test)]
+            Kernel::Avx2 if avx2 => return unsafe { run_batch_avx2(search, batch, work, tally, on_new) },
+            // SAFETY: as above.
+            Kernel::Widest if avx2 => return unsafe { run_batch_avx2(search, batch, work, tally, on_new) },
+            _ => {}
+        }
+    }
+    run_batch(search, batch, work, tally, on_new)
+}
+
+/// `$name`: [`run_batch`] built for the target features `$features` (the same code: `run_batch`
+/// is inlined in each build).
+macro_rules! run_batch_built_for {
+    ($name:ident, $features:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name<const W: usize>(
+            search: Search,
+            batch: usize,
+            work: &mut Work<W>,
+            tally: &mut Tally,
+            on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
+        ) {
+            run_batch(search, batch, work, tally, on_new)
+        }
+    };
+}
+run_batch_built_for!(run_batch_avx512, "avx512f,avx512vl,avx512bw,avx512vpopcntdq,popcnt");
+run_batch_built_for!(run_batch_avx2, "avx2,popcnt");
+
+/// Searches batch `batch` (keys from `64 · W · batch`): records each layer's new cells in
+/// `tally`, reports them to `on_new`. Always inlined, so that each build ([`search_batch`])
+/// compiles it for its own instructions.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn run_batch<const W: usize>(
+    search: Search,
+    batch: usize,
+    work: &mut Work<W>,
+    tally: &mut Tally,
+    on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
+) {
+    let Search { graph, limit, direction, .. } = search;
     let n = graph.n;
-    let (reads, readers) = (&graph.reads, &graph.readers);
+    let reads = &graph.reads;
     let batch_keys = W * WORD_BITS;
     let Work { visited, front, next, targets, front_list, next_list, active } = work;
     let base = batch * batch_keys;
@@ -246,9 +400,9 @@ fn run_batch<const W: usize>(
     let end = n.min(base + batch_keys);
     targets.clear();
     match limit {
-        Some(l) => targets.extend(l.members.iter().map(|&q| {
+        Some(l) => targets.extend(l.rows.iter().map(|row| {
             let mut t = Block::<W>::ZERO;
-            t[..words].copy_from_slice(&l.closure.row(q)[word0..word0 + words]);
+            t[..words].copy_from_slice(&row[word0..word0 + words]);
             t
         })),
         None => {
@@ -267,32 +421,40 @@ fn run_batch<const W: usize>(
     front_list.clear();
     let mut cells = 0;
     for q in 0..n {
-        let keys = reads.of(q);
-        let mut new = Block::<W>::ZERO;
-        for &k in keys[keys.partition_point(|&k| (k as usize) < base)..].iter().take_while(|&&k| (k as usize) < end) {
-            let (w, b) = bit(k as usize);
-            new[w] |= b;
+        // Branch-free: a key outside the batch sets no bit (a search for the batch's run of the
+        // list, and the loop over it, were mispredicted at most rows). The bits go straight to
+        // memory: the frontier is all zero between batches, and a block built on the stack bit
+        // by bit, then read whole, waited for each store.
+        let (seen, new) = (&mut visited[q], &mut front[q]);
+        *seen = Block::ZERO;
+        let mut gained = 0;
+        for &k in reads.of(q) {
+            let at = (k as usize).wrapping_sub(base);
+            let inside = at < batch_keys;
+            let at = at % batch_keys;
+            let b = u64::from(inside) << (at % WORD_BITS);
+            new[at / WORD_BITS] |= b;
+            seen[at / WORD_BITS] |= b;
+            gained += usize::from(inside);
         }
-        visited[q] = new;
         if (base..end).contains(&q) {
             let (w, b) = bit(q);
-            visited[q][w] |= b;
+            seen[w] |= b;
         }
-        if !is_zero(&new) {
-            cells += count(&new);
+        if gained != 0 {
+            cells += gained;
             on_new(1, q, word0, &new[..words]);
-            front[q] = new;
             front_list.push(q as u32);
         }
     }
-    record(depth, added, 1, cells);
+    tally.record(1, cells);
     let mut active_built = false;
     let mut active_edges = reads.list.len();
     let mut layer = 1;
     while !front_list.is_empty() {
         layer += 1;
         let mut cells = 0usize;
-        let push_cost: usize = front_list.iter().map(|&j| readers.of(j as usize).len()).sum();
+        let push_cost: usize = front_list.iter().map(|&j| graph.readers_count(j as usize)).sum();
         let push = match direction {
             // Pull scans rows once, writes each row once and stops a row's scan early:
             // it wins well before the frontier's out-edges reach the rows' in-edges.
@@ -303,6 +465,7 @@ fn run_batch<const W: usize>(
             Direction::Pull => false,
         };
         if push {
+            let readers = graph.readers();
             for &j in front_list.iter() {
                 let f = front[j as usize];
                 for &q in readers.of(j as usize) {
@@ -374,7 +537,9 @@ fn run_batch<const W: usize>(
                 let row = reads.of(q);
                 let mut got = Block::<W>::ZERO;
                 for &j in row {
-                    let f = &front_all[j as usize];
+                    // A copy of the block: its loads are then aligned (through a reference
+                    // to its words the AVX2 build split each into two halves).
+                    let f = front_all[j as usize];
                     for w in 0..W {
                         got[w] |= f[w];
                     }
@@ -406,17 +571,6 @@ fn run_batch<const W: usize>(
         std::mem::swap(front, next);
         std::mem::swap(front_list, next_list);
         next_list.clear();
-        record(depth, added, layer, cells);
-    }
-}
-
-/// Counts the `cells` a batch added at `layer` (none: no count, `depth` unchanged).
-fn record(depth: &mut usize, added: &mut Vec<usize>, layer: usize, cells: usize) {
-    if cells > 0 {
-        *depth = (*depth).max(layer);
-        if added.len() <= layer {
-            added.resize(layer + 1, 0);
-        }
-        added[layer] += cells;
+        tally.record(layer, cells);
     }
 }

@@ -74,8 +74,7 @@ impl Analysis {
     /// not need them, and for sparse masks the sweep costs more than the order.
     fn layers(&self) -> &(usize, Vec<usize>) {
         self.layers.get_or_init(|| {
-            let closure = self.order.closure();
-            let n = closure.n();
+            let n = self.order.n();
             // The order's graph of a sparse mask: its edges say what the mask's ones would.
             let graph = self.order.sparse_graph();
             let within_diagonal = match graph {
@@ -85,7 +84,7 @@ impl Analysis {
             if within_diagonal {
                 (0, vec![n])
             } else if self.order.is_dense() {
-                (1, vec![n, closure.count_ones()])
+                (1, vec![n, self.order.limit_cells()])
             } else {
                 // The order's graph, or (a mask that did not look sparse to the order) built here.
                 let built;
@@ -102,7 +101,7 @@ impl Analysis {
                 } else {
                     crate::reach::repeated_growth(
                         self.order.adj(),
-                        closure.count_ones(),
+                        self.order.limit_cells(),
                         crate::reach::DEFAULT_MAX_ROW_INTERVALS,
                     )
                 };
@@ -112,12 +111,14 @@ impl Analysis {
                 } else if let Some(graph) = sparse {
                     // Few keys per row: the frontier BFS, a batch of keys at a time, a position
                     // leaving a batch once it holds its limit; natively the batches share the cores.
-                    let (depth, added) =
-                        frontier::frontier_growth(graph, Some(&frontier::Limit::new(closure, self.order.class_of())));
+                    let (depth, added) = frontier::frontier_growth(graph, Some(&frontier::Limit::new(&self.order)));
                     (depth, sweep::running_sums(&added))
                 } else {
                     let adj = self.order.adj();
-                    let targets: Vec<usize> = (0..n).map(|q| closure.row_count(q)).collect();
+                    let ones: Vec<usize> = (0..self.order.classes().len())
+                        .map(|c| self.order.class_row(c).iter().map(|w| w.count_ones() as usize).sum())
+                        .collect();
+                    let targets: Vec<usize> = self.order.class_of().iter().map(|&c| ones[c]).collect();
                     // The sweep counts each layer's new cells itself: no per-word callback.
                     let (depth, added) = layer_sweep(adj, Some(&targets), |_, _, _, _, _| {});
                     (depth, sweep::running_sums(&added))
@@ -135,7 +136,7 @@ impl Analysis {
     pub fn with_first_reach(self, first_reach: &FirstReach) -> Analysis {
         assert_eq!(first_reach.n(), self.n(), "first-reach matrix of another mask");
         let growth = first_reach.growth();
-        assert_eq!(growth.last().copied(), Some(self.closure().count_ones()), "first-reach matrix of another mask");
+        assert_eq!(growth.last().copied(), Some(self.limit_cells()), "first-reach matrix of another mask");
         let _ = self.layers.set((first_reach.depth(), growth));
         self
     }

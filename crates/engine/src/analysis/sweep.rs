@@ -440,12 +440,13 @@ impl FirstReach {
         adj: &BitMatrix,
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
+        kernel: super::frontier::Kernel,
     ) -> (FirstReach, Vec<usize>) {
-        Self::frontier_with(&crate::sparse::Graph::of(adj), Self::diagonal(adj.n()), limit, direction)
+        Self::frontier_with(&crate::sparse::Graph::of(adj), Self::diagonal(adj.n()), limit, direction, kernel)
     }
 
     fn frontier_into(graph: &crate::sparse::Graph, layers: Cells) -> FirstReach {
-        Self::frontier_with(graph, layers, None, super::frontier::Direction::Cheaper).0
+        Self::frontier_with(graph, layers, None, super::frontier::Direction::Cheaper, super::frontier::Kernel::Widest).0
     }
 
     /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
@@ -457,6 +458,7 @@ impl FirstReach {
         layers: Cells,
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
+        kernel: super::frontier::Kernel,
     ) -> (FirstReach, Vec<usize>) {
         const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
         let n = graph.n();
@@ -468,6 +470,7 @@ impl FirstReach {
             graph,
             limit,
             direction,
+            kernel,
             |layer, q, word0, words| {
                 let (layers, buffer) = &mut *cells.borrow_mut();
                 for (w, &new) in words.iter().enumerate().filter(|(_, new)| **new != 0) {

@@ -18,6 +18,47 @@ fn down_sets_up_sets_and_comparable_pairs() {
     assert_eq!(a.comparable_pairs(5), (pairs[..5].to_vec(), true));
 }
 
+/// The order keeps the closure as one row per class and builds the `n x n` matrix only when asked:
+/// the class queries (`class_le`, `down_set`, `seen_by`) and the limit's cell count read those
+/// rows, and must say what the limit by layers says (as must the matrix built from them), on
+/// masks whose classes are relabelled (random sparse, windows both ways) or not (causal-like),
+/// dense or not.
+#[test]
+fn the_class_queries_read_the_closure_from_the_class_rows() {
+    let mut rng = crate::rng::SplitMix64::new(77);
+    let mut interleaved = 0;
+    for case in 0..120 {
+        let m = if case % 2 == 0 { random_mask(&mut rng, case) } else { random_sparse_mask(&mut rng, case % 9) };
+        let a = Analysis::new(&m);
+        let n = m.n();
+        // Queried before the matrix is built, then checked against it.
+        let cells = a.limit_cells();
+        let classes = a.classes().len();
+        let down: Vec<Vec<usize>> = (0..classes).map(|c| a.down_set(c)).collect();
+        let seen: Vec<usize> = (0..classes).map(|c| a.seen_by(c)).collect();
+        let le: Vec<bool> = (0..classes * classes).map(|i| a.class_le(i % classes, i / classes)).collect();
+        // The oracle: the limit by layers, `R(n)`.
+        let r = &reach_after(&m, n);
+        assert_eq!(a.closure(), r, "case {case}: the closure built from the class rows");
+        assert_eq!(cells, r.count_ones(), "case {case}: cells of the limit");
+        for c in 0..classes {
+            let rep = a.classes()[c][0];
+            assert_eq!(down[c], r.row_ones(rep).collect::<Vec<_>>(), "case {case}: down-set of {c}");
+            assert_eq!(seen[c], (0..n).filter(|&q| r.get(q, rep)).count(), "case {case}: seen by {c}");
+            for &q in &a.classes()[c] {
+                assert_eq!(r.row(q), r.row(rep), "case {case}: {q} sees what its class sees");
+            }
+            for lower in 0..classes {
+                let sees = r.get(rep, a.classes()[lower][0]);
+                assert_eq!(le[c * classes + lower], sees, "case {case}: {lower} <= {c}");
+            }
+        }
+        let topological = (1..n).all(|q| a.class_of()[q] >= a.class_of()[q - 1]);
+        interleaved += usize::from(!topological && classes > 2);
+    }
+    assert!(interleaved > 20, "{interleaved} masks have classes out of position order");
+}
+
 #[test]
 fn cycle_needs_n_minus_one_layers() {
     let n = 9;
@@ -182,11 +223,15 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
         let a = Analysis::new(&m);
         let adj = m.with_diagonal();
         let growth = slow.growth();
-        for direction in [frontier::Direction::Cheaper, frontier::Direction::Push, frontier::Direction::Pull] {
-            for limit in [None, Some(&frontier::Limit::new(a.closure(), a.class_of()))] {
-                let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction);
+        let kernels = [frontier::Kernel::Widest, frontier::Kernel::Avx2, frontier::Kernel::Baseline];
+        for (direction, kernel) in [frontier::Direction::Cheaper, frontier::Direction::Push, frontier::Direction::Pull]
+            .into_iter()
+            .flat_map(|d| kernels.map(|k| (d, k)))
+        {
+            for limit in [None, Some(&frontier::Limit::new(&a))] {
+                let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction, kernel);
                 let depth = fast.depth();
-                let why = format!("case {case}: {direction:?}, limit {}", limit.is_some());
+                let why = format!("case {case}: {direction:?}, {kernel:?}, limit {}", limit.is_some());
                 assert_eq!((depth, sweep::running_sums(&added)), (slow.depth(), growth.clone()), "{why}");
                 assert_eq!(fast, slow, "{why}");
             }
@@ -199,13 +244,18 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
 
         // The growth alone, its batches shared among 1 to 4 threads (n up to 2300: 3 batches).
         let graph = crate::sparse::Graph::of(&adj);
-        let limit = frontier::Limit::new(a.closure(), a.class_of());
-        for (threads, limit) in [(1, None), (2, Some(&limit)), (3, None), (4, Some(&limit))] {
-            let (depth, added) = frontier::frontier_growth_on(&graph, limit, threads);
+        let limit = frontier::Limit::new(&a);
+        for (threads, limit, kernel) in [
+            (1, None, frontier::Kernel::Widest),
+            (2, Some(&limit), frontier::Kernel::Baseline),
+            (3, None, frontier::Kernel::Avx2),
+            (4, Some(&limit), frontier::Kernel::Widest),
+        ] {
+            let (depth, added) = frontier::frontier_growth_on(&graph, limit, threads, kernel);
             assert_eq!(
                 (depth, sweep::running_sums(&added)),
                 (slow.depth(), growth.clone()),
-                "case {case}: {threads} threads"
+                "case {case}: {threads} threads, {kernel:?}"
             );
         }
         assert_eq!(a.closure(), &slow.reach_at(slow.depth()), "case {case}: limit");

@@ -141,12 +141,14 @@ pub(crate) fn tarjan(adj: &BitMatrix) -> (Vec<u32>, usize) {
 pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> (Vec<u32>, usize) {
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0u32; n];
-    let mut stack: Vec<u32> = Vec::new();
+    // Both stacks hold each position at most once: sized once (a random mask's search goes
+    // thousands of positions deep, and each doubling copied what it held).
+    let mut stack: Vec<u32> = Vec::with_capacity(n);
     let mut comp = vec![UNVISITED; n];
     let mut comps = 0usize;
     let mut counter = 0u32;
     // Frames: (vertex, next neighbour's index in its list).
-    let mut call: Vec<(u32, u32)> = Vec::new();
+    let mut call: Vec<(u32, u32)> = Vec::with_capacity(n);
     for root in 0..n {
         if index[root] != UNVISITED {
             continue;
@@ -156,35 +158,41 @@ pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> 
         counter += 1;
         stack.push(root as u32);
         call.push((root as u32, 0));
-        while let Some(frame) = call.last_mut() {
+        'frames: while let Some(frame) = call.last_mut() {
             let v = frame.0 as usize;
-            if let Some(&w) = reads(v).get(frame.1 as usize) {
+            // The rest of v's list in one loop: its slice is looked up once per visit of v, not
+            // once per key, and low[v] stays in a register.
+            let list = reads(v);
+            let mut low_v = low[v];
+            while let Some(&w) = list.get(frame.1 as usize) {
                 frame.1 += 1;
                 let w = w as usize;
                 if index[w] == UNVISITED {
+                    low[v] = low_v;
                     index[w] = counter;
                     low[w] = counter;
                     counter += 1;
                     stack.push(w as u32);
                     call.push((w as u32, 0));
+                    continue 'frames;
                 } else if comp[w] == UNVISITED {
                     // Visited, in no component yet: on the stack.
-                    low[v] = low[v].min(index[w]);
+                    low_v = low_v.min(index[w]);
                 }
-            } else {
-                call.pop();
-                if let Some(&(parent, _)) = call.last() {
-                    low[parent as usize] = low[parent as usize].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    while let Some(x) = stack.pop() {
-                        comp[x as usize] = comps as u32;
-                        if x as usize == v {
-                            break;
-                        }
+            }
+            low[v] = low_v;
+            call.pop();
+            if let Some(&(parent, _)) = call.last() {
+                low[parent as usize] = low[parent as usize].min(low_v);
+            }
+            if low_v == index[v] {
+                while let Some(x) = stack.pop() {
+                    comp[x as usize] = comps as u32;
+                    if x as usize == v {
+                        break;
                     }
-                    comps += 1;
                 }
+                comps += 1;
             }
         }
     }

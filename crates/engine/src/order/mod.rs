@@ -14,8 +14,10 @@
 //!    taken are exactly the classes covered by this class, so the Hasse diagram falls out of the
 //!    closure for free and the word work is `O((hasse edges + classes) · n / 64)`, not
 //!    `O(edges · n / 64)`. When relabelled, the same ORs build each class's row in original
-//!    positions too (in its first member's row of the closure), so that no bit of the closure is
-//!    moved back one at a time.
+//!    positions too, so that no bit of the closure is moved back one at a time.
+//! 5. The closure is kept as one row per class; the `n x n` matrix is built from them when first
+//!    asked for ([`Order::closure`]: the layers and the class queries read the rows). When each
+//!    class is one position, the rows are the matrix, built here.
 
 use std::cell::OnceCell;
 
@@ -39,10 +41,20 @@ pub struct Order {
     /// layers), `None` for the others. Native builds only (see `Order::new`).
     #[cfg(not(target_arch = "wasm32"))]
     sparse: Option<Graph>,
-    closure: BitMatrix,
+    n: usize,
+    /// The closure, one row per class in original positions (`row_of[c]` is class `c`'s): every
+    /// member of a class sees what it sees. Empty when each class is one position: the rows are
+    /// then the `n x n` closure itself, built with the order.
+    rows: Vec<u64>,
+    row_of: Vec<usize>,
+    /// The `n x n` closure: built from `rows` on first use (the layers and the class queries need
+    /// only `rows`), or with the order when each class is one position.
+    closure: OnceCell<BitMatrix>,
     class_of: Vec<usize>,
     classes: Vec<Vec<usize>>,
     hasse: Vec<(usize, usize)>,
+    /// `|R|`, the cells of the closure.
+    limit_cells: usize,
     /// `Ā = M ∨ I`; natively, for a sparse mask, built from its graph on first use (the order
     /// and the frontier BFS need only the graph: a copy of the `n x n` mask less).
     adj: OnceCell<BitMatrix>,
@@ -66,8 +78,9 @@ impl Order {
     /// The order of `mask`.
     ///
     /// Complexity: `O(n²/64 + ones(M))` for the components and relabelling, plus
-    /// `O((hasse edges + classes) · n/64)` for the closure and Hasse diagram.
-    /// Memory: a few `n x n` bit matrices (2 MiB each at n = 4096).
+    /// `O((hasse edges + classes) · n/64)` for the closure (a row per class) and Hasse diagram.
+    /// Memory: `Ā` (none for a sparse mask: its graph) and two rows per class (a few `n x n` bit
+    /// matrices at most, 2 MiB each at n = 4096); the `n x n` closure when first asked for.
     #[inline(never)] // Not inlined into its callers: see `profile.wasm-release` in Cargo.toml.
     pub fn new(mask: &BitMatrix) -> Order {
         let n = mask.n();
@@ -120,11 +133,14 @@ impl Order {
 
         let words = words_for(n);
         let mut class_rows = vec![0u64; comp_count * words];
-        // The closure in original positions. Relabelled, each class's row is also built there, in
-        // its first member's row, alongside its topological one (an OR of the same rows): one
-        // word pass per covering pair, where moving each bit of each row back to its position
-        // cost a step per cell of the closure (16 ms for a butterfly of 4095 positions).
-        let mut closure_bits = vec![0u64; n * words];
+        // Relabelled, each class's row is also built in original positions, alongside its
+        // topological one (an OR of the same rows): one word pass per covering pair, where moving
+        // each bit of each row back to its position cost a step per cell of the closure (16 ms
+        // for a butterfly of 4095 positions). When each class is one position, its row goes to
+        // that position's: these rows are then the `n x n` closure.
+        let singletons = comp_count == n;
+        let slot = |c: usize| if singletons { order[start[c]] } else { c };
+        let mut original_rows = if identity { Vec::new() } else { vec![0u64; comp_count * words] };
         let mut cand = vec![0u64; words];
         let mut read = vec![0u64; words];
         let mut topo_hasse: Vec<(usize, usize)> = Vec::new();
@@ -136,10 +152,10 @@ impl Order {
             for i in s..e {
                 set_bit(row, i);
             }
-            let lead = order[s];
             if !identity {
+                let at = slot(c);
                 for &q in &order[s..e] {
-                    set_bit(&mut closure_bits[lead * words..(lead + 1) * words], q);
+                    set_bit(&mut original_rows[at * words..(at + 1) * words], q);
                 }
             }
             if s == 0 {
@@ -195,7 +211,7 @@ impl Order {
                 let upto = (start[p + 1] - 1) / WORD_BITS + 1;
                 or_into(&mut row[..upto], &prow[..upto]);
                 if !identity {
-                    let (into, from) = two_rows(&mut closure_bits, words, lead, order[start[p]]);
+                    let (into, from) = two_rows(&mut original_rows, words, slot(c), slot(p));
                     or_into(into, from);
                 }
                 let cut = upto.min(w as usize + 1);
@@ -204,20 +220,6 @@ impl Order {
                 }
             }
         }
-
-        // Each class's row copied to its members (relabelled: from its first member's row).
-        for c in 0..comp_count {
-            let members = &order[start[c]..start[c + 1]];
-            for &q in &members[usize::from(!identity)..] {
-                if identity {
-                    closure_bits[q * words..(q + 1) * words].copy_from_slice(&class_rows[c * words..(c + 1) * words]);
-                } else {
-                    let (into, from) = two_rows(&mut closure_bits, words, q, members[0]);
-                    into.copy_from_slice(from);
-                }
-            }
-        }
-        let closure = BitMatrix::from_words(n, closure_bits);
 
         // Public class numbering: by smallest member (order[start[c]] is the smallest member).
         let mut keyed: Vec<(usize, usize)> = (0..comp_count).map(|c| (order[start[c]], c)).collect();
@@ -239,22 +241,35 @@ impl Order {
         let mut hasse: Vec<(usize, usize)> = topo_hasse.iter().map(|&(a, b)| (rank[a], rank[b])).collect();
         hasse.sort_unstable();
         let height = chain_height.iter().copied().max().unwrap_or(0);
+        // Each class's closure row, in original positions (the topological rows are those when
+        // the order is the identity).
+        let ones: Vec<usize> = (0..comp_count)
+            .map(|c| class_rows[c * words..(c + 1) * words].iter().map(|w| w.count_ones() as usize).sum())
+            .collect();
+        let mut rows = if identity { class_rows } else { original_rows };
 
         // `Ā ⊆ R`: dense when each row holds as many ones (a sparse mask's from its class's row).
         let dense = match (graph, adj.get()) {
-            (Some(graph), _) => {
-                let ones: Vec<usize> = (0..comp_count)
-                    .map(|c| class_rows[c * words..(c + 1) * words].iter().map(|w| w.count_ones() as usize).sum())
-                    .collect();
-                (0..n).all(|q| graph.reads.of(q).len() + 1 == ones[comp_of[q] as usize])
-            }
-            (_, Some(adj)) => *adj == closure,
+            (Some(graph), _) => (0..n).all(|q| graph.reads.of(q).len() + 1 == ones[comp_of[q] as usize]),
+            (_, Some(adj)) => (0..n).all(|q| {
+                let c = slot(comp_of[q] as usize);
+                adj.row(q) == &rows[c * words..(c + 1) * words]
+            }),
             _ => unreachable!("a graph or the mask with its diagonal"),
         };
+        let limit_cells = (0..comp_count).map(|c| ones[c] * (start[c + 1] - start[c])).sum();
+        let closure = OnceCell::new();
+        if singletons {
+            let _ = closure.set(BitMatrix::from_words(n, std::mem::take(&mut rows)));
+        }
         Order {
             #[cfg(not(target_arch = "wasm32"))]
             sparse,
+            n,
+            rows,
+            row_of: by_min,
             closure,
+            limit_cells,
             class_of,
             classes,
             hasse,
@@ -291,12 +306,38 @@ impl Order {
 
     /// Side length `n` of the mask.
     pub fn n(&self) -> usize {
-        self.closure.n()
+        self.n
     }
 
     /// The limit `R`: `R[q][k]` iff `q` sees `k` after enough layers (reflexive-transitive closure).
+    ///
+    /// Built on first call from the classes' rows (`O(n²/64)`), then kept.
     pub fn closure(&self) -> &BitMatrix {
-        &self.closure
+        self.closure.get_or_init(|| {
+            let words = words_for(self.n);
+            let mut bits = vec![0u64; self.n * words];
+            for (row, &c) in bits.chunks_exact_mut(words.max(1)).zip(&self.class_of) {
+                row.copy_from_slice(self.class_row(c));
+            }
+            BitMatrix::from_words(self.n, bits)
+        })
+    }
+
+    /// Class `class`'s row of the closure (that of each of its members), in original positions.
+    #[inline(never)] // Not inlined into each class query of the app (the first download).
+    pub(crate) fn class_row(&self, class: usize) -> &[u64] {
+        match self.closure.get() {
+            Some(closure) if self.rows.is_empty() => closure.row(self.classes[class][0]),
+            _ => {
+                let (words, r) = (words_for(self.n), self.row_of[class]);
+                &self.rows[r * words..(r + 1) * words]
+            }
+        }
+    }
+
+    /// The number of cells of the limit, `closure().count_ones()` without building the matrix.
+    pub fn limit_cells(&self) -> usize {
+        self.limit_cells
     }
 
     /// Whether `M ∨ I` already equals its closure (one layer reaches the limit).
@@ -328,7 +369,8 @@ impl Order {
 
     /// Whether class `lower ≤ upper` in the partial order (`upper` sees `lower`).
     pub fn class_le(&self, lower: usize, upper: usize) -> bool {
-        self.closure.get(self.classes[upper][0], self.classes[lower][0])
+        let k = self.classes[lower][0];
+        self.class_row(upper)[k / WORD_BITS] >> (k % WORD_BITS) & 1 == 1
     }
 
     /// The positions class `class` sees in the limit (its down-set, its own members included),
@@ -337,7 +379,7 @@ impl Order {
     /// # Panics
     /// If `class` is not a class index.
     pub fn down_set(&self, class: usize) -> Vec<usize> {
-        self.closure.row_ones(self.classes[class][0]).collect()
+        Ones::new(self.class_row(class)).collect()
     }
 
     /// How many positions see class `class` in the limit (the size of its up-set, its own
@@ -347,7 +389,8 @@ impl Order {
     /// If `class` is not a class index.
     pub fn seen_by(&self, class: usize) -> usize {
         let rep = self.classes[class][0];
-        (0..self.n()).filter(|&q| self.closure.get(q, rep)).count()
+        let sees = |c: usize| self.class_row(c)[rep / WORD_BITS] >> (rep % WORD_BITS) & 1 == 1;
+        (0..self.classes.len()).filter(|&c| sees(c)).map(|c| self.classes[c].len()).sum()
     }
 
     /// The strictly comparable class pairs `(lower, upper)` (`upper` sees `lower`), in order of
@@ -385,8 +428,7 @@ impl Order {
         // up[a] = { b : a < b }.
         let mut up = vec![0u64; c * words];
         for b in 0..c {
-            let rep = self.classes[b][0];
-            for k in self.closure.row_ones(rep) {
+            for k in Ones::new(self.class_row(b)) {
                 let a = self.class_of[k];
                 if a != b {
                     set_bit(&mut up[a * words..(a + 1) * words], b);
