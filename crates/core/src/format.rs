@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
+use crate::base64::STANDARD as BASE64;
 use crate::bits::{BitMatrix, pack_bits, unpack_bits};
 use crate::stack::{Layer, LayerStack, StackError, StackMode};
 

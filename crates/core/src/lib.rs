@@ -25,6 +25,7 @@
 // Every engine module and root item, at the same paths as the engine's (one list: its lib.rs).
 pub use hasseflow_engine::*;
 
+pub mod base64;
 pub mod derive;
 pub mod flow_task;
 pub mod format;

@@ -6,12 +6,11 @@
 //!
 //! The codec knows nothing of the editor: the largest side a link may carry is the caller's.
 
+use crate::base64::{DecodeError, URL_SAFE_NO_PAD};
 use crate::bits::BitMatrix;
 use crate::bits::PackedBitsError;
 use crate::bits::{pack_bits, unpack_bits};
 use crate::format::{FormatError, MAX_LABEL_CHARS, check_labels};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// Why a share link (or a designer link) cannot be read: what a tampered or truncated link broke.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -38,7 +37,7 @@ pub enum ShareError {
     MaskTooLong(usize),
     /// The mask data is not unpadded base64url.
     #[error("the mask data is not base64url ({0})")]
-    MaskNotBase64(base64::DecodeError),
+    MaskNotBase64(DecodeError),
     /// The mask data has the wrong length or bits past the last cell.
     #[error("the mask data {0}")]
     MaskBits(PackedBitsError),
@@ -47,7 +46,7 @@ pub enum ShareError {
     LabelsTooLong(usize),
     /// The label data is not unpadded base64url.
     #[error("the labels are not base64url ({0})")]
-    LabelsNotBase64(base64::DecodeError),
+    LabelsNotBase64(DecodeError),
     /// The label data is not UTF-8.
     #[error("the labels are not text")]
     LabelsNotText,
@@ -62,7 +61,7 @@ pub enum ShareError {
     DesignTooLong,
     /// The designer (or Models) data is not unpadded base64url.
     #[error("the link's data is not base64url ({0})")]
-    DesignNotBase64(base64::DecodeError),
+    DesignNotBase64(DecodeError),
     /// The designer (or Models) data is not UTF-8.
     #[error("the link's data is not text")]
     DesignNotText,

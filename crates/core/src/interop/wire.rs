@@ -11,8 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
+use crate::base64::STANDARD as BASE64;
 
 use super::mask_mod::{MaskModError, MaskModReport};
 use super::{ExportKind, ImportError, SizeHint, Source};

@@ -25,8 +25,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
+use crate::base64::STANDARD as BASE64;
 
 use crate::bits::BitMatrix;
 use crate::format::{MAX_N, MaskFile, Provenance};
