@@ -391,6 +391,12 @@ pub fn set_bit(words: &mut [u64], i: usize) {
     words[i / WORD_BITS] |= 1 << (i % WORD_BITS);
 }
 
+/// Whether bit `i` of a word slice is set.
+#[inline]
+pub fn get_bit(words: &[u64], i: usize) -> bool {
+    words[i / WORD_BITS] >> (i % WORD_BITS) & 1 == 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

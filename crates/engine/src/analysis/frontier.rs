@@ -213,21 +213,18 @@ fn growth_in_batches_of<const W: usize>(
     let n = graph.n;
     let batches = n.div_ceil(W * WORD_BITS);
     let threads = threads.clamp(1, batches.max(1));
-    let share = |t: usize, work: &mut Work<W>| {
+    // Thread `t`'s batches, in one working memory.
+    let run = |t: usize| {
+        let mut work = Work::<W>::take(n);
         let mut tally = Tally { depth: 0, added: vec![0] };
         let search = Search { graph, limit, direction: Direction::Cheaper, kernel };
         for batch in (t..batches).step_by(threads) {
-            search_batch(search, batch, work, &mut tally, &mut |_, _, _, _| {});
+            search_batch(search, batch, &mut work, &mut tally, &mut |_, _, _, _| {});
         }
-        (tally.depth, tally.added)
-    };
-    let run = |t: usize| {
-        let mut work = Work::take(n);
-        let part = share(t, &mut work);
         work.give_back();
-        part
+        tally
     };
-    let parts: Vec<(usize, Vec<usize>)> = if threads == 1 {
+    let parts: Vec<Tally> = if threads == 1 {
         vec![run(0)]
     } else {
         // No threads in wasm: there `frontier_growth` asks for one.
@@ -242,18 +239,14 @@ fn growth_in_batches_of<const W: usize>(
         });
         parts
     };
-    let mut added = vec![n];
-    let mut depth = 0;
-    for (d, a) in parts {
-        depth = depth.max(d);
-        if added.len() < a.len() {
-            added.resize(a.len(), 0);
-        }
-        for (t, x) in added.iter_mut().zip(&a).skip(1) {
-            *t += x;
+    // The threads' counts added up, layer by layer.
+    let mut total = Tally { depth: 0, added: vec![n] };
+    for part in parts {
+        for (layer, &cells) in part.added.iter().enumerate().skip(1) {
+            total.record(layer, cells);
         }
     }
-    (depth, added)
+    (total.depth, total.added)
 }
 
 /// One search's working memory, reused batch after batch.

@@ -21,7 +21,7 @@
 
 use std::cell::OnceCell;
 
-use crate::bits::{BitMatrix, Ones, WORD_BITS, or_into, set_bit, words_for};
+use crate::bits::{BitMatrix, Ones, WORD_BITS, get_bit, or_into, set_bit, words_for};
 
 mod graph;
 
@@ -369,8 +369,7 @@ impl Order {
 
     /// Whether class `lower ≤ upper` in the partial order (`upper` sees `lower`).
     pub fn class_le(&self, lower: usize, upper: usize) -> bool {
-        let k = self.classes[lower][0];
-        self.class_row(upper)[k / WORD_BITS] >> (k % WORD_BITS) & 1 == 1
+        get_bit(self.class_row(upper), self.classes[lower][0])
     }
 
     /// The positions class `class` sees in the limit (its down-set, its own members included),
@@ -389,8 +388,7 @@ impl Order {
     /// If `class` is not a class index.
     pub fn seen_by(&self, class: usize) -> usize {
         let rep = self.classes[class][0];
-        let sees = |c: usize| self.class_row(c)[rep / WORD_BITS] >> (rep % WORD_BITS) & 1 == 1;
-        (0..self.classes.len()).filter(|&c| sees(c)).map(|c| self.classes[c].len()).sum()
+        (0..self.classes.len()).filter(|&c| get_bit(self.class_row(c), rep)).map(|c| self.classes[c].len()).sum()
     }
 
     /// The strictly comparable class pairs `(lower, upper)` (`upper` sees `lower`), in order of
