@@ -47,6 +47,14 @@ fn reducer_refuses_bad_json_in_wasm_and_keeps_the_mask() {
     assert!(message.text.contains("malformed JSON"), "{}", message.text);
 }
 
+#[wasm_bindgen_test]
+fn flow_attention_on_wasm_simd_is_bit_identical_to_key_by_key() {
+    // The CPU flow's attention scores 64 keys at a time in wasm's 128-bit lanes (crates/engine's
+    // flow::lanes); natively the same test runs on plain arrays. Both against the one-key loop.
+    let paths = hasseflow_core::flow::cpu::attention_matches_key_by_key(300, 31).unwrap_or_else(|e| panic!("{e}"));
+    assert!(paths.iter().all(|&p| p > 50), "every path is exercised: {paths:?}");
+}
+
 /// Waits (yielding to the browser) until `selector` matches an element, up to ~5 s.
 async fn wait_for(selector: &str) -> web_sys::Element {
     let document = web_sys::window().and_then(|w| w.document()).expect("a document");

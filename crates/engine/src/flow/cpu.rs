@@ -1,8 +1,10 @@
 //! The CPU reference of the flow model: the test oracle for the WGSL kernels and the fallback
 //! when no GPU adapter exists. Plain `f32` loops in the same order of operations as the kernels.
 
+use super::lanes::F4;
 use super::{BackendInfo, FlowMasks, FlowModel, FlowRaw, LN_EPS};
 use crate::bits::{BitMatrix, Ones};
+use crate::rng::SplitMix64;
 
 /// Runs the unperturbed pass and the `n` perturbed passes (copy `k` adds
 /// [`FlowModel::perturbation`] to input `k`) and measures every layer's influence.
@@ -62,6 +64,8 @@ pub struct CpuFlowJob {
     base_states: Vec<Vec<f32>>,
     /// Unperturbed `[Q | K | V]` of each layer (`n x 3d`).
     base_qkv: Vec<Vec<f32>>,
+    /// Unperturbed keys of each layer, transposed (see [`transpose_keys`]).
+    base_keys: Vec<Vec<f32>>,
     /// `R(l + 1)` transposed: row `k` lists the positions input `k` can reach after layer `l + 1`.
     reach_t: Vec<BitMatrix>,
     attention: Vec<Vec<f32>>,
@@ -98,6 +102,7 @@ impl CpuFlowJob {
             base_h: model.inputs().to_vec(),
             base_states: Vec::with_capacity(cfg.layers),
             base_qkv: Vec::with_capacity(cfg.layers),
+            base_keys: Vec::with_capacity(cfg.layers),
             reach_t: masks.reach().iter().map(BitMatrix::transpose).collect(),
             attention: Vec::with_capacity(cfg.layers),
             influence: vec![vec![0f32; n * n]; cfg.layers],
@@ -181,6 +186,7 @@ impl CpuFlowJob {
         self.attention.push(probs);
         self.base_states.push(self.base_h.clone());
         self.base_qkv.push(self.scratch.qkv.clone());
+        self.base_keys.push(self.scratch.keys.clone());
     }
 
     /// Layer `l` of copy `k` (input `k` perturbed). Only positions in `R(L)` of `k` can differ
@@ -218,19 +224,21 @@ impl CpuFlowJob {
             let w = LayerWeights::of(model, l);
             // [Q | K | V] of every row: the cached unperturbed ones, the moved rows recomputed.
             s.qkv.copy_from_slice(&self.base_qkv[l]);
+            s.keys.copy_from_slice(&self.base_keys[l]);
+            let stride = key_stride(n);
             for &j in &c.affected {
-                matmul(&h[j * d..(j + 1) * d], w.qkv, w.qkv_bias, &mut s.qkv[j * 3 * d..(j + 1) * 3 * d], d, false);
+                let row = &mut s.qkv[j * 3 * d..(j + 1) * 3 * d];
+                matmul(&h[j * d..(j + 1) * d], w.qkv, w.qkv_bias, row, d, false);
+                put_key(row, d, stride, j, &mut s.keys);
             }
             let qkv = &s.qkv;
             for &q in &next {
                 for head in 0..cfg.heads {
-                    let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
+                    let qo = head * dh;
                     let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
-                    let kv = |j: usize| {
-                        (&qkv[j * 3 * d + ko..j * 3 * d + ko + dh], &qkv[j * 3 * d + vo..j * 3 * d + vo + dh])
-                    };
+                    let kv = HeadKv::of(&s.keys, stride, qkv, head, dh);
                     let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
-                    attend(query, masks.mask(l, head).row(q), kv, scale, out, &mut s.scores);
+                    attend(query, masks.mask(l, head).row(q), &kv, scale, out, &mut s.scores);
                 }
             }
             let f = cfg.hidden();
@@ -284,6 +292,8 @@ struct Scratch {
     heads_out: Vec<f32>,
     hidden: Vec<f32>,
     scores: Vec<f32>,
+    /// The keys of `qkv`, transposed (see [`transpose_keys`]).
+    keys: Vec<f32>,
     /// Rows of a perturbed copy being finished (`n x d`).
     rows: Vec<f32>,
 }
@@ -296,7 +306,8 @@ impl Scratch {
             qkv: vec![0.0; n * 3 * d],
             heads_out: vec![0.0; n * d],
             hidden: vec![0.0; n * model.config().hidden()],
-            scores: vec![0.0; n],
+            scores: vec![0.0; n + 64],
+            keys: vec![0.0; d * key_stride(n)],
             rows: vec![0.0; n * d],
         }
     }
@@ -406,40 +417,180 @@ impl<'a> LayerWeights<'a> {
     }
 }
 
-/// One head's attention for one query: a softmax over the keys `allowed` lets it read (`kv`
-/// gives a key's key and value vectors), the weighted values written to `out`. Returns `1 / Σ`
-/// with the normalised weights' numerators left in `scores` (for recording), or `None` for a
-/// fully masked row, whose output is 0 (FlexAttention's convention, no 0/0).
-fn attend<'a>(
+/// Scores of 64 consecutive keys at once, `block[j] = (query · key[base + j]) · scale` (`keys` is
+/// the head's keys transposed, `dh x stride`); returns the largest score in each of 4 lanes.
+/// Each key's products are summed in the order the one-key loop sums them (`i` ascending, from
+/// `-0.0` as `Iterator::sum`), so the scores are bit for bit the same; only the keys go side by
+/// side, in SIMD lanes. The maximum is a comparison, not `f32::max`, which wasm makes a call.
+#[inline(always)]
+fn score_block(query: &[f32], keys: &[f32], stride: usize, base: usize, scale: f32, block: &mut [f32]) -> [f32; 4] {
+    let (mut top, scale) = (F4::splat(f32::NEG_INFINITY), F4::splat(scale));
+    for (part, dst) in block[..64].chunks_exact_mut(16).enumerate() {
+        let mut acc = [F4::splat(-0.0); 4];
+        for (i, &qi) in query.iter().enumerate() {
+            let row = &keys[i * stride + base + part * 16..][..16];
+            let qi = F4::splat(qi);
+            for (a, k) in acc.iter_mut().zip(row.chunks_exact(4)) {
+                *a = a.add(qi.mul(F4::load(k)));
+            }
+        }
+        for (a, d) in acc.iter().zip(dst.chunks_exact_mut(4)) {
+            let score = a.mul(scale);
+            score.store(d);
+            top = top.keep_greater(score);
+        }
+    }
+    let mut lanes = [0.0; 4];
+    top.store(&mut lanes);
+    lanes
+}
+
+/// Words of an attention row with at least this many keys are scored 64 keys at a time (those
+/// not allowed discarded); sparser ones key by key.
+const BLOCK_WORD: u32 = 8;
+
+/// One head's keys and values, as [`attend`] reads them.
+struct HeadKv<'a> {
+    /// The head's keys transposed (`dh x stride`, see [`transpose_keys`]).
+    keys: &'a [f32],
+    stride: usize,
+    /// Key `k`'s key vector is `rows[k · row + d..][..dh]`, its value vector `rows[k · row +
+    /// 2d..][..dh]` (`[Q | K | V]` rows from the head's first column).
+    rows: &'a [f32],
+    row: usize,
+    d: usize,
+}
+
+impl<'a> HeadKv<'a> {
+    /// Head `head`'s part of the transposed `keys` (`d x stride`) and of the `[Q | K | V]` rows.
+    fn of(keys: &'a [f32], stride: usize, qkv: &'a [f32], head: usize, dh: usize) -> HeadKv<'a> {
+        let d = keys.len() / stride;
+        HeadKv {
+            keys: &keys[head * dh * stride..(head + 1) * dh * stride],
+            stride,
+            rows: &qkv[head * dh..],
+            row: 3 * d,
+            d,
+        }
+    }
+
+    fn key(&self, k: usize, dh: usize) -> &'a [f32] {
+        &self.rows[k * self.row + self.d..][..dh]
+    }
+
+    fn value(&self, k: usize, dh: usize) -> &'a [f32] {
+        &self.rows[k * self.row + 2 * self.d..][..dh]
+    }
+}
+
+/// One head's attention for one query: a softmax over the keys `allowed` lets it read from `kv`,
+/// the weighted values written to `out`. Returns `1 / Σ` with the normalised weights'
+/// numerators left in `scores` (for recording), or `None` for a fully masked row, whose output is
+/// 0 (FlexAttention's convention, no 0/0). `scores` holds 64 more than the row's keys: a word's
+/// block of scores is written whole, then the allowed ones kept.
+#[inline(never)] // one copy for the dense layer and the row-by-row one (the worker's size)
+fn attend(
     query: &[f32],
     allowed: &[u64],
-    kv: impl Fn(usize) -> (&'a [f32], &'a [f32]),
+    kv: &HeadKv<'_>,
     scale: f32,
     out: &mut [f32],
     scores: &mut [f32],
 ) -> Option<f32> {
+    let (keys, stride, dh) = (kv.keys, kv.stride, query.len());
     out.fill(0.0);
     let mut max = f32::NEG_INFINITY;
     let mut count = 0;
-    for k in Ones::new(allowed) {
-        let score = query.iter().zip(kv(k).0).map(|(a, b)| a * b).sum::<f32>() * scale;
-        scores[count] = score;
-        count += 1;
-        max = max.max(score);
+    for (w, &word) in allowed.iter().enumerate() {
+        if word == 0 {
+            continue;
+        }
+        let base = w * 64;
+        if word.count_ones() >= BLOCK_WORD {
+            let top = score_block(query, keys, stride, base, scale, &mut scores[count..]);
+            if word == u64::MAX {
+                max = top.iter().fold(max, |m, &t| if t > m { t } else { m });
+                count += 64;
+            } else {
+                // The allowed keys' scores, moved down in place (the i-th from j >= i).
+                let at = count;
+                for j in Ones::new(std::slice::from_ref(&word)) {
+                    let score = scores[at + j];
+                    scores[count] = score;
+                    count += 1;
+                    max = if score > max { score } else { max };
+                }
+            }
+        } else {
+            for j in Ones::new(std::slice::from_ref(&word)) {
+                let score = query.iter().zip(kv.key(base + j, dh)).map(|(a, b)| a * b).sum::<f32>() * scale;
+                scores[count] = score;
+                count += 1;
+                max = if score > max { score } else { max };
+            }
+        }
     }
     if count == 0 {
         return None;
     }
     let scores = &mut scores[..count];
     scores.iter_mut().for_each(|s| *s = exp(*s - max)); // vectorised
-    let mut sum = 0.0;
-    for (&e, k) in scores.iter().zip(Ones::new(allowed)) {
-        sum += e;
-        out.iter_mut().zip(kv(k).1).for_each(|(a, v)| *a += e * v);
-    }
+    let sum = match out.len() {
+        8 => weigh::<2>(scores, allowed, kv, out),
+        _ => {
+            let mut sum = 0.0;
+            for (&e, k) in scores.iter().zip(Ones::new(allowed)) {
+                sum += e;
+                out.iter_mut().zip(kv.value(k, dh)).for_each(|(a, v)| *a += e * v);
+            }
+            sum
+        }
+    };
     let inv = 1.0 / sum;
     out.iter_mut().for_each(|a| *a *= inv);
     Some(inv)
+}
+
+/// [`attend`]'s weighted sum of values for a head width known at compile time (`4 · V`; the
+/// default model's 8): the same operations in the same order, with `out` in SIMD registers, and
+/// the keys of a whole word taken in a row. Returns the weights' sum.
+#[inline(always)]
+fn weigh<const V: usize>(weights: &[f32], allowed: &[u64], kv: &HeadKv<'_>, out: &mut [f32]) -> f32 {
+    let (mut sum, mut acc) = (0.0, [F4::splat(0.0); V]);
+    for (&e, k) in weights.iter().zip(Ones::new(allowed)) {
+        sum += e;
+        let e = F4::splat(e);
+        for (a, v) in acc.iter_mut().zip(kv.value(k, 4 * V).chunks_exact(4)) {
+            *a = a.add(e.mul(F4::load(v)));
+        }
+    }
+    for (a, o) in acc.iter().zip(out.chunks_exact_mut(4)) {
+        a.store(o);
+    }
+    sum
+}
+
+/// The keys of `[Q | K | V]` rows (`n x 3d`) transposed into `keys` (`d x stride`, `stride` a
+/// multiple of 64 at least `n`): `keys[c · stride + j]` is key `j`'s component `c`, so a head's
+/// keys are `dh` consecutive rows and 64 keys' `i`-th components lie side by side for
+/// [`score_block`]. Columns past `n` stay as they are (0).
+fn transpose_keys(qkv: &[f32], d: usize, stride: usize, keys: &mut [f32]) {
+    for (j, row) in qkv.chunks_exact(3 * d).enumerate() {
+        put_key(row, d, stride, j, keys);
+    }
+}
+
+/// Key `j`'s column of [`transpose_keys`]'s layout, from its `[Q | K | V]` row.
+#[inline]
+fn put_key(row: &[f32], d: usize, stride: usize, j: usize, keys: &mut [f32]) {
+    for (c, &k) in row[d..2 * d].iter().enumerate() {
+        keys[c * stride + j] = k;
+    }
+}
+
+/// The padded length of a transposed key row: `n` rounded up to whole words.
+fn key_stride(n: usize) -> usize {
+    n.div_ceil(64) * 64
 }
 
 /// Everything after attention, in place on rows `x` (the residual input, `d` wide) given their
@@ -470,16 +621,20 @@ fn layer_forward(
     let dh = cfg.head_dim();
     let w = LayerWeights::of(model, layer);
     matmul(h, w.qkv, w.qkv_bias, &mut s.qkv, d, false);
+    let stride = key_stride(n);
+    transpose_keys(&s.qkv, d, stride, &mut s.keys);
     let scale = 1.0 / (dh as f32).sqrt();
     for head in 0..cfg.heads {
         let mask = masks.mask(layer, head);
-        let (qo, ko, vo) = (head * dh, d + head * dh, 2 * d + head * dh);
+        let qo = head * dh;
         let qkv = &s.qkv;
+        let kv = HeadKv::of(&s.keys, stride, qkv, head, dh);
         for q in 0..n {
             let out = &mut s.heads_out[q * d + head * dh..q * d + (head + 1) * dh];
-            let kv = |k: usize| (&qkv[k * 3 * d + ko..k * 3 * d + ko + dh], &qkv[k * 3 * d + vo..k * 3 * d + vo + dh]);
             let query = &qkv[q * 3 * d + qo..q * 3 * d + qo + dh];
-            let Some(inv) = attend(query, mask.row(q), kv, scale, out, &mut s.scores) else { continue };
+            let Some(inv) = attend(query, mask.row(q), &kv, scale, out, &mut s.scores) else {
+                continue;
+            };
             if let Some(probs) = probs.as_deref_mut() {
                 for (i, k) in Ones::new(mask.row(q)).enumerate() {
                     probs[q * n + k] += s.scores[i] * inv;
@@ -490,11 +645,93 @@ fn layer_forward(
     finish_rows(&w, h, &s.heads_out, &mut s.hidden, d);
 }
 
+/// The one-key-at-a-time attention [`attend`] replaced: each score a dot product summed in `i`
+/// order, then the same softmax and weighted sum. Returns the output and the weights.
+fn attend_key_by_key(
+    query: &[f32],
+    allowed: &[u64],
+    key: &[Vec<f32>],
+    value: &[Vec<f32>],
+    scale: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let mut scores: Vec<f32> =
+        Ones::new(allowed).map(|k| query.iter().zip(&key[k]).map(|(a, b)| a * b).sum::<f32>() * scale).collect();
+    let max = scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+    scores.iter_mut().for_each(|s| *s = exp(*s - max));
+    let mut out = vec![0f32; query.len()];
+    let mut sum = 0.0;
+    for (&e, k) in scores.iter().zip(Ones::new(allowed)) {
+        sum += e;
+        out.iter_mut().zip(&value[k]).for_each(|(a, v)| *a += e * v);
+    }
+    out.iter_mut().for_each(|a| *a *= 1.0 / sum);
+    scores.iter_mut().for_each(|s| *s *= 1.0 / sum);
+    (out, scores)
+}
+
+/// Test support, here so that the browser's tests run it on the wasm SIMD build too: [`attend`]
+/// on `cases` random rows against the one-key-at-a-time attention it replaced, bit for bit. The
+/// rows are causal prefixes (whole words and a partial last one), windows, and random rows from
+/// nearly empty to nearly full, at head widths 1 to 16. Returns how many words went each way
+/// (whole words, partial words in a block, key by key), or the first difference.
+#[doc(hidden)]
+pub fn attention_matches_key_by_key(cases: usize, seed: u64) -> Result<[usize; 3], String> {
+    let mut rng = SplitMix64::new(seed);
+    let mut paths = [0usize; 3];
+    for case in 0..cases {
+        let n = 1 + rng.below(300);
+        let dh = [1, 4, 8, 16][rng.below(4)];
+        let mut normal = || (rng.next_f64() * 6.0 - 3.0) as f32;
+        let key: Vec<Vec<f32>> = (0..n).map(|_| (0..dh).map(|_| normal()).collect()).collect();
+        let value: Vec<Vec<f32>> = (0..n).map(|_| (0..dh).map(|_| normal()).collect()).collect();
+        let query: Vec<f32> = (0..dh).map(|_| normal()).collect();
+        let (lo, hi) = (rng.below(n), rng.below(n + 1));
+        let density = rng.below(65) as u64;
+        let mut allowed = vec![0u64; n.div_ceil(64)];
+        for k in 0..n {
+            let set = match case % 3 {
+                0 => k <= hi,
+                1 => k >= lo && k <= lo.max(hi),
+                _ => (rng.below(64) as u64) < density,
+            };
+            allowed[k / 64] |= u64::from(set) << (k % 64);
+        }
+        for &w in &allowed {
+            paths[usize::from(w != u64::MAX) + usize::from(w.count_ones() < BLOCK_WORD)] += 1;
+        }
+        let stride = key_stride(n);
+        let mut keys = vec![0f32; dh * stride];
+        for (j, k) in key.iter().enumerate() {
+            for (i, &x) in k.iter().enumerate() {
+                keys[i * stride + j] = x;
+            }
+        }
+        // Rows of [Q | K | V] with only K and V filled.
+        let rows: Vec<f32> = key.iter().zip(&value).flat_map(|(k, v)| [&vec![0.0; dh][..], k, v].concat()).collect();
+        let kv = HeadKv { keys: &keys, stride, rows: &rows, row: 3 * dh, d: dh };
+        let scale = 1.0 / (dh as f32).sqrt();
+        let (mut out, mut scores) = (vec![0f32; dh], vec![0f32; n + 64]);
+        let got = attend(&query, &allowed, &kv, scale, &mut out, &mut scores);
+        let (want_out, want) = attend_key_by_key(&query, &allowed, &key, &value, scale);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let same = match got {
+            None => want.is_empty(),
+            Some(inv) => {
+                let probs: Vec<f32> = scores[..want.len()].iter().map(|s| s * inv).collect();
+                bits(&out) == bits(&want_out) && bits(&probs) == bits(&want)
+            }
+        };
+        if !same {
+            return Err(format!("case {case} (n {n}, dh {dh}): attention differs from key by key"));
+        }
+    }
+    Ok(paths)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::flow::FlowConfig;
-    use crate::rng::SplitMix64;
     use crate::stack::{Layer, LayerStack};
 
     /// The dense reference: every row of every perturbed copy recomputed.
@@ -526,7 +763,9 @@ mod tests {
     fn recomputing_only_the_reached_rows_is_bit_identical_to_the_dense_pass() {
         let mut rng = SplitMix64::new(77);
         for case in 0..24 {
-            let n = 1 + rng.below(14);
+            // Mostly small; every eighth case past one word of keys (whole words scored in a
+            // block, transposed keys patched at a stride past 64).
+            let n = if case % 8 == 7 { 65 + rng.below(70) } else { 1 + rng.below(14) };
             let heads = [1, 2, 4][rng.below(3)];
             let config = FlowConfig { d_model: 16, heads, layers: 1 + rng.below(4), seed: case };
             let density = rng.below(4);
@@ -540,10 +779,11 @@ mod tests {
                     .collect();
                 FlowMasks::from_stack(&LayerStack::new(layers).expect("valid stack"), &config).expect("fits")
             };
-            // Every third case a full or a window mask: the dense and the row-by-row layers.
+            // Every third case a full or a window mask (of 2 + n / 2 keys): the dense and the
+            // row-by-row layers.
             let masks = match case % 3 {
                 0 => FlowMasks::uniform(&BitMatrix::ones(n), &config),
-                1 => FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| q >= k && q - k < 2), &config),
+                1 => FlowMasks::uniform(&BitMatrix::from_fn(n, |q, k| q >= k && q - k < 2 + n / 2), &config),
                 _ => masks,
             };
             let model = FlowModel::new(config, n).expect("valid");
@@ -554,6 +794,12 @@ mod tests {
                 assert!(same, "case {case}, layer {}: sparse and dense influence differ", l + 1);
             }
         }
+    }
+
+    #[test]
+    fn scoring_64_keys_side_by_side_is_bit_identical_to_key_by_key() {
+        let paths = attention_matches_key_by_key(300, 31).unwrap_or_else(|e| panic!("{e}"));
+        assert!(paths.iter().all(|&b| b > 50), "every path is exercised: {paths:?}");
     }
 
     /// Distance in units in the last place between `a` and the `f32` nearest to `want`.

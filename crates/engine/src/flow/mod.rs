@@ -25,6 +25,7 @@
 
 pub mod cpu;
 mod job;
+mod lanes;
 mod report;
 
 pub use job::{CompareJob, FlowJob, FlowOutput};
