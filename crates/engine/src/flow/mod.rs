@@ -271,11 +271,12 @@ impl FlowModel {
         let offsets = LayerOffsets::new(&config);
         let mut rng = SplitMix64::new(config.seed);
         let mut weights = Vec::with_capacity(offsets.stride * config.layers);
-        let mut fill = |w: &mut Vec<f32>, len: usize, center: f32, a: f64| {
-            for _ in 0..len {
-                w.push(center + uniform(&mut rng, a));
-            }
-        };
+        // Out of line: inlined, its twelve calls a layer were 4 KB of the flow worker's wasm.
+        #[inline(never)]
+        fn fill_with(rng: &mut SplitMix64, w: &mut Vec<f32>, len: usize, center: f32, a: f64) {
+            w.extend((0..len).map(|_| center + uniform(rng, a)));
+        }
+        let mut fill = |w: &mut Vec<f32>, len: usize, center: f32, a: f64| fill_with(&mut rng, w, len, center, a);
         let ga = |fan_in: usize| (3.0 / fan_in as f64).sqrt();
         for _ in 0..config.layers {
             let start = weights.len();
