@@ -1,7 +1,7 @@
 //! The CPU reference of the flow model: the test oracle for the WGSL kernels and the fallback
 //! when no GPU adapter exists. Plain `f32` loops in the same order of operations as the kernels.
 
-use super::lanes::F4;
+use super::lanes::{F4, greater};
 use super::{BackendInfo, FlowMasks, FlowModel, FlowRaw, LN_EPS};
 use crate::bits::{BitMatrix, Ones};
 use crate::rng::SplitMix64;
@@ -421,7 +421,7 @@ impl<'a> LayerWeights<'a> {
 /// the head's keys transposed, `dh x stride`); returns the largest score in each of 4 lanes.
 /// Each key's products are summed in the order the one-key loop sums them (`i` ascending, from
 /// `-0.0` as `Iterator::sum`), so the scores are bit for bit the same; only the keys go side by
-/// side, in SIMD lanes. The maximum is a comparison, not `f32::max`, which wasm makes a call.
+/// side, in SIMD lanes. The maximum is a comparison ([`greater`]).
 #[inline(always)]
 fn score_block(query: &[f32], keys: &[f32], stride: usize, base: usize, scale: f32, block: &mut [f32]) -> [f32; 4] {
     let (mut top, scale) = (F4::splat(f32::NEG_INFINITY), F4::splat(scale));
@@ -509,7 +509,7 @@ fn attend(
         if word.count_ones() >= BLOCK_WORD {
             let top = score_block(query, keys, stride, base, scale, &mut scores[count..]);
             if word == u64::MAX {
-                max = top.iter().fold(max, |m, &t| if t > m { t } else { m });
+                max = top.iter().fold(max, |m, &t| greater(m, t));
                 count += 64;
             } else {
                 // The allowed keys' scores, moved down in place (the i-th from j >= i).
@@ -518,7 +518,7 @@ fn attend(
                     let score = scores[at + j];
                     scores[count] = score;
                     count += 1;
-                    max = if score > max { score } else { max };
+                    max = greater(max, score);
                 }
             }
         } else {
@@ -526,7 +526,7 @@ fn attend(
                 let score = query.iter().zip(kv.key(base + j, dh)).map(|(a, b)| a * b).sum::<f32>() * scale;
                 scores[count] = score;
                 count += 1;
-                max = if score > max { score } else { max };
+                max = greater(max, score);
             }
         }
     }
@@ -552,8 +552,8 @@ fn attend(
 }
 
 /// [`attend`]'s weighted sum of values for a head width known at compile time (`4 · V`; the
-/// default model's 8): the same operations in the same order, with `out` in SIMD registers, and
-/// the keys of a whole word taken in a row. Returns the weights' sum.
+/// default model's 8): the same operations in the same order, with `out` in SIMD registers.
+/// Returns the weights' sum.
 #[inline(always)]
 fn weigh<const V: usize>(weights: &[f32], allowed: &[u64], kv: &HeadKv<'_>, out: &mut [f32]) -> f32 {
     let (mut sum, mut acc) = (0.0, [F4::splat(0.0); V]);

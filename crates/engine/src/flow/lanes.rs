@@ -49,6 +49,8 @@ mod imp {
 
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 mod imp {
+    use super::greater;
+
     /// Four lanes; [`F4::load`] reads and [`F4::store`] writes the first four of a slice.
     #[derive(Clone, Copy)]
     pub struct F4([f32; 4]);
@@ -77,10 +79,17 @@ mod imp {
         /// Per lane, `o` where `o > self`, else `self` (a NaN in `o` is skipped).
         #[inline(always)]
         pub fn keep_greater(self, o: F4) -> F4 {
-            let pick = |a: f32, b: f32| if b > a { b } else { a };
-            F4([pick(self.0[0], o.0[0]), pick(self.0[1], o.0[1]), pick(self.0[2], o.0[2]), pick(self.0[3], o.0[3])])
+            let (a, b) = (self.0, o.0);
+            F4([greater(a[0], b[0]), greater(a[1], b[1]), greater(a[2], b[2]), greater(a[3], b[3])])
         }
     }
 }
 
 pub(crate) use imp::F4;
+
+/// `b` if `b > a`, else `a` (a NaN `b` is skipped): the running maximum as a comparison, since
+/// `f32::max` is a libm call in wasm.
+#[inline(always)]
+pub(crate) fn greater(a: f32, b: f32) -> f32 {
+    if b > a { b } else { a }
+}
