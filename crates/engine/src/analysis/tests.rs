@@ -224,10 +224,13 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
         let adj = m.with_diagonal();
         let growth = slow.growth();
         let kernels = [frontier::Kernel::Widest, frontier::Kernel::Avx2, frontier::Kernel::Baseline];
-        for (direction, kernel) in [frontier::Direction::Cheaper, frontier::Direction::Push, frontier::Direction::Pull]
-            .into_iter()
-            .flat_map(|d| kernels.map(|k| (d, k)))
-        {
+        let directions = [
+            frontier::Direction::Cheaper,
+            frontier::Direction::Push,
+            frontier::Direction::Pull,
+            frontier::Direction::Mixed,
+        ];
+        for (direction, kernel) in directions.into_iter().flat_map(|d| kernels.map(|k| (d, k))) {
             for limit in [None, Some(&frontier::Limit::new(&a))] {
                 let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction, kernel);
                 let depth = fast.depth();
