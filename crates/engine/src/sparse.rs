@@ -95,97 +95,18 @@ impl Graph {
     }
 
     /// The graph of `m ∨ I` (whether or not `m` holds its diagonal), `None` once the ones read
-    /// (diagonal included) pass `bound`. Natively, from 2048 positions on, the rows are read in
-    /// two halves at once (0.3 ms a random mask at 4096 on one core).
+    /// (diagonal included) pass `bound`.
     fn bounded(m: &BitMatrix, bound: usize) -> Option<Graph> {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let parts =
-                if m.n() >= 2048 { std::thread::available_parallelism().map_or(1, usize::from).min(2) } else { 1 };
-            Self::bounded_in(m, bound, parts)
-        }
-        #[cfg(target_arch = "wasm32")]
-        Self::of_rows(m.n(), bound, Rows::read(m, 0..m.n(), bound)?)
-    }
-
-    /// [`Graph::bounded`], its rows read in `parts` runs at once, then joined.
-    #[cfg(not(target_arch = "wasm32"))]
-    fn bounded_in(m: &BitMatrix, bound: usize, parts: usize) -> Option<Graph> {
         let n = m.n();
-        let parts = parts.clamp(1, n.max(1));
-        let cuts: Vec<usize> = (0..=parts).map(|i| i * n / parts).collect();
-        let read = |i: usize| Rows::read(m, cuts[i]..cuts[i + 1], bound);
-        let runs: Vec<Option<Rows>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (1..parts).map(|i| s.spawn(move || read(i))).collect();
-            let mut runs = vec![read(0)];
-            runs.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
-            runs
-        });
-        let mut runs = runs.into_iter();
-        let mut all = runs.next().flatten()?;
-        for run in runs {
-            let run = run?;
-            let shift = all.list.len() as u32;
-            all.start.extend(run.start[1..].iter().map(|s| s + shift));
-            all.list.extend_from_slice(&run.list);
-            for (c, r) in all.count.iter_mut().zip(&run.count) {
-                *c += r;
-            }
-            all.ones += run.ones;
-            all.starts += run.starts;
-        }
-        Self::of_rows(n, bound, all)
-    }
-
-    /// The graph of all `n` rows, `None` if their ones pass `bound`.
-    fn of_rows(n: usize, bound: usize, rows: Rows) -> Option<Graph> {
-        if rows.ones > bound {
-            return None;
-        }
-        let Rows { start, list, mut count, starts, .. } = rows;
-        for k in 0..n {
-            count[k + 1] += count[k];
-        }
-        let reads = Csr { start, list };
-        Some(Graph {
-            n,
-            #[cfg(target_arch = "wasm32")]
-            readers: readers_of(&reads, &count),
-            reads,
-            #[cfg(not(target_arch = "wasm32"))]
-            readers: std::sync::OnceLock::new(),
-            readers_start: count,
-            scattered: starts > 4 * n,
-        })
-    }
-}
-
-/// A run of a mask's rows as lists (what `Graph::bounded_in` joins natively): their keys, the diagonal
-/// left out; each key's readers among them (`count[k + 1]`); their ones, diagonal included, and
-/// their intervals' starts.
-struct Rows {
-    /// Where each row's keys start in `list`, from 0, and where the last ends.
-    start: Vec<u32>,
-    list: Vec<u32>,
-    count: Vec<u32>,
-    ones: usize,
-    starts: usize,
-}
-
-impl Rows {
-    /// The lists of `m ∨ I`'s rows `rows`, `None` once their ones (diagonal included) pass
-    /// `bound`.
-    fn read(m: &BitMatrix, rows: std::ops::Range<usize>, bound: usize) -> Option<Rows> {
-        let n = m.n();
-        let mut start = Vec::with_capacity(rows.len() + 1);
+        let mut start = Vec::with_capacity(n + 1);
         // The keys are written into `list` at `len`, past which it is scratch (room for a whole row
         // is made before each: no capacity check a word, as `Vec::push` would make).
-        let mut list = vec![0u32; bound.min(9 * rows.len()) + n + 1];
+        let mut list = vec![0u32; bound.min(9 * n) + n + 1];
         let mut len = 0;
         let mut count = vec![0u32; n + 1];
         let (mut ones, mut starts) = (0usize, 0usize);
         start.push(0);
-        for q in rows {
+        for q in 0..n {
             if list.len() < len + n + 1 {
                 list.resize(2 * list.len() + n + 1, 0);
             }
@@ -273,7 +194,20 @@ impl Rows {
             start.push(len as u32);
         }
         list.truncate(len);
-        Some(Rows { start, list, count, ones, starts })
+        for k in 0..n {
+            count[k + 1] += count[k];
+        }
+        let reads = Csr { start, list };
+        Some(Graph {
+            n,
+            #[cfg(target_arch = "wasm32")]
+            readers: readers_of(&reads, &count),
+            reads,
+            #[cfg(not(target_arch = "wasm32"))]
+            readers: std::sync::OnceLock::new(),
+            readers_start: count,
+            scattered: starts > 4 * n,
+        })
     }
 }
 
@@ -325,19 +259,6 @@ mod tests {
             }
             let g_without = Graph::sparse(&without);
             assert_eq!(g_without.is_some(), Graph::sparse(&m).is_some(), "case {case}: refused either way");
-            // Natively, its rows read in runs at once, then joined, give the same graph (or
-            // refusal).
-            #[cfg(not(target_arch = "wasm32"))]
-            {
-                let bound = (SPARSE_KEYS_PER_ROW + 1) * n;
-                let whole = Graph::bounded_in(&without, bound, 1);
-                for parts in [2, 3, 5] {
-                    let joined = Graph::bounded_in(&without, bound, parts);
-                    let fields =
-                        |g: &Graph| (g.reads.start.clone(), g.reads.list.clone(), g.readers_start.clone(), g.scattered);
-                    assert_eq!(joined.as_ref().map(fields), whole.as_ref().map(fields), "case {case}: in {parts} runs");
-                }
-            }
             let Some(g) = Graph::sparse(&m) else {
                 assert!(ones > (SPARSE_KEYS_PER_ROW + 1) * n, "case {case}: {ones} ones refused");
                 refused += 1;
@@ -369,5 +290,33 @@ mod tests {
             refused > 20 && scattered > 20 && compact > 20,
             "{refused} refused, {scattered} scattered, {compact} compact"
         );
+    }
+
+    /// Rows of several 64-word chunks (whose non-zero words are found a chunk at a time natively):
+    /// the lists are the rows' keys, the diagonal left out, whether the words hold one key, a few,
+    /// or runs across words, and wherever the chunks end (n = 600: one chunk of 10 words; 4200:
+    /// a chunk of 64 and one of 2).
+    #[test]
+    fn the_lists_of_long_rows_are_their_keys() {
+        let mut rng = SplitMix64::new(5);
+        for (n, p, run) in [(600, 0.02, 0), (4200, 0.002, 0), (4200, 0.0005, 40), (4200, 0.0, 300)] {
+            let mut m = BitMatrix::from_fn(n, |_, _| rng.next_f64() < p);
+            for q in (0..n).step_by(7) {
+                let from = rng.below(n);
+                for k in from..n.min(from + run) {
+                    m.set(q, k, true);
+                }
+            }
+            let g = Graph::of(&m);
+            let mut readers = vec![0; n];
+            for q in 0..n {
+                let keys: Vec<u32> = m.row_ones(q).filter(|&k| k != q).map(|k| k as u32).collect();
+                assert_eq!(g.reads.of(q), &keys[..], "n = {n}, p = {p}, runs {run}: reads of {q}");
+                for &k in &keys {
+                    readers[k as usize] += 1;
+                }
+            }
+            assert!((0..n).all(|k| g.readers_count(k) == readers[k]), "n = {n}: readers' counts");
+        }
     }
 }
