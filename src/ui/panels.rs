@@ -247,10 +247,12 @@ pub struct GrowthProps {
 /// Reached cells against `L`, as a small SVG step plot.
 #[function_component(GrowthPlot)]
 pub fn growth_plot(p: &GrowthProps) -> Html {
-    let (w, h, pad) = (300.0, 74.0, 24.0);
+    // The left margin holds a four-character label (`chart::count`).
+    let (w, h, pad) = (300.0, 74.0, 32.0);
     let g = &p.growth;
     let last = g.len().max(1);
-    let top = g.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let top_cells = g.iter().copied().max().unwrap_or(1).max(1);
+    let top = top_cells as f64;
     let bottom = g.first().copied().unwrap_or(0) as f64 * 0.0;
     let x = |l: usize| pad + (w - pad - 8.0) * l as f64 / last as f64;
     let y = |v: usize| h - pad + 6.0 - (h - pad - 2.0) * (v as f64 - bottom) / (top - bottom).max(1.0);
@@ -270,7 +272,7 @@ pub fn growth_plot(p: &GrowthProps) -> Html {
                 <circle class="cursor" cx={chart::at(x(cur))} cy={chart::at(y(cur_v))} r="4" />
                 { chart::tick((pad, h - 4.0), "middle", "0".into()) }
                 { chart::tick((x(last), h - 4.0), "middle", last.to_string().into()) }
-                { chart::tick((pad - 4.0, 12.0), "end", top.to_string().into()) }
+                { chart::tick((pad - 4.0, 12.0), "end", chart::count(top_cells)) }
                 { chart::tick(((w + pad) / 2.0, h - 4.0), "middle", "layer L".into()) }
             </svg>
             <figcaption>{ format!("|R({cur})| = {cur_v} reached cells") }</figcaption>

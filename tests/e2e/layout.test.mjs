@@ -141,6 +141,25 @@ for (const [width, height] of SIZES) {
   }
 }
 
+test('the growth curve\'s labels fit beside its axes at 1440x900, the largest as a short count', async () => {
+  const page = await openFresh(app.context, app.server.base);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // 512 positions, one class: |R(L*)| = 512² = 262,144 cells, a six-digit top that was cut to "144".
+  await loadPreset(page, 'random', 512, { p: 0.0156, seed: 1 });
+  await page.waitForFunction(() => document.querySelector('#stat-n')?.textContent === '512');
+  const ticks = await page.locator('.growth svg').evaluate((svg) => {
+    const frame = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('text.tick')].map((t) => {
+      const r = t.getBoundingClientRect();
+      return { text: t.textContent, inside: r.left >= frame.left - 0.5 && r.right <= frame.right + 0.5 && r.top >= frame.top - 0.5 && r.bottom <= frame.bottom + 0.5 };
+    });
+  });
+  assert.deepEqual(ticks.filter((t) => !t.inside), [], 'every label of the growth curve is inside its drawing');
+  assert.ok(ticks.some((t) => t.text === '262k'), `the top of the axis reads 262k: ${JSON.stringify(ticks)}`);
+  await shot(page, 'layout-growth-random-512');
+  await page.close();
+});
+
 test('the diagram keeps the user\'s zoom across changes; "all" fits it again', async () => {
   const page = await openFresh(app.context, app.server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
