@@ -445,8 +445,8 @@ fn run_batch<const W: usize, const COPIES: bool>(
     while !front_list.is_empty() {
         layer += 1;
         let push = match direction {
-            // Pull scans rows once, writes each row once and stops a row's scan early:
-            // it wins well before the frontier's out-edges reach the rows' in-edges.
+            // Pull scans rows once and writes each row once: it wins well before the
+            // frontier's out-edges reach the rows' in-edges.
             Direction::Cheaper => {
                 // Summed until it passes the pull's cost: a dense frontier's list is not read to
                 // its end (9% off a random mask's search at 4096).
@@ -617,9 +617,12 @@ impl<const W: usize> Pull<'_, W> {
 }
 
 /// The union of the blocks of `rows`, natively four at a time (an OR tree: fewer instructions,
-/// shorter chains; 20% off a random mask's search at 4096). With `COPIES`, through copies of the blocks: the AVX2 build then loads them whole
-/// (through references it split each load in two halves, 15% slower at n = 4096), where the
-/// AVX-512 build loads references whole and splits copies at odd offsets (7% slower).
+/// shorter chains; a fifth off the gather alone at 4096). Every block is read: a check per block
+/// to stop early made each load wait for the last, and stopping once a row's reads cover what it
+/// misses was slower too (docs/BENCHMARKS.md, stop 46). With `COPIES`, through copies of the
+/// blocks: the AVX2 build then loads them whole (through references it split each load in two
+/// halves, 15% slower at n = 4096), where the AVX-512 build loads references whole and splits
+/// copies at odd offsets (7% slower).
 #[inline(always)]
 fn gather<const W: usize, const COPIES: bool>(blocks: &[Block<W>], rows: &[u32]) -> Block<W> {
     let mut got = Block::<W>::ZERO;
