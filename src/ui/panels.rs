@@ -247,14 +247,15 @@ pub struct GrowthProps {
 /// Reached cells against `L`, as a small SVG step plot.
 #[function_component(GrowthPlot)]
 pub fn growth_plot(p: &GrowthProps) -> Html {
-    // The left margin holds a four-character label (`chart::count`).
-    let (w, h, pad) = (300.0, 74.0, 32.0);
+    // `left`: the margin beside the vertical axis, which holds a four-character label
+    // (`chart::count`); `pad`: the margin under the horizontal axis.
+    let (w, h, left, pad) = (300.0, 74.0, 32.0, 24.0);
     let g = &p.growth;
     let last = g.len().max(1);
     let top_cells = g.iter().copied().max().unwrap_or(1).max(1);
     let top = top_cells as f64;
     let bottom = g.first().copied().unwrap_or(0) as f64 * 0.0;
-    let x = |l: usize| pad + (w - pad - 8.0) * l as f64 / last as f64;
+    let x = |l: usize| left + (w - left - 8.0) * l as f64 / last as f64;
     let y = |v: usize| h - pad + 6.0 - (h - pad - 2.0) * (v as f64 - bottom) / (top - bottom).max(1.0);
     let mut pts: Vec<String> = g.iter().enumerate().map(|(l, &v)| format!("{:.1},{:.1}", x(l), y(v))).collect();
     if let Some(&v) = g.last() {
@@ -266,14 +267,14 @@ pub fn growth_plot(p: &GrowthProps) -> Html {
         <figure class="growth">
             <svg width={w.to_string()} height={h.to_string()} role="img"
                 aria-label={format!("Reached cells per layer: {}", g.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))}>
-                { chart::line("axis", (pad, h - pad + 6.0), (w - 4.0, h - pad + 6.0)) }
-                { chart::line("axis", (pad, 4.0), (pad, h - pad + 6.0)) }
+                { chart::line("axis", (left, h - pad + 6.0), (w - 4.0, h - pad + 6.0)) }
+                { chart::line("axis", (left, 4.0), (left, h - pad + 6.0)) }
                 <polyline class="curve" points={pts.join(" ")} />
                 <circle class="cursor" cx={chart::at(x(cur))} cy={chart::at(y(cur_v))} r="4" />
-                { chart::tick((pad, h - 4.0), "middle", "0".into()) }
+                { chart::tick((left, h - 4.0), "middle", "0".into()) }
                 { chart::tick((x(last), h - 4.0), "middle", last.to_string().into()) }
-                { chart::tick((pad - 4.0, 12.0), "end", chart::count(top_cells)) }
-                { chart::tick(((w + pad) / 2.0, h - 4.0), "middle", "layer L".into()) }
+                { chart::tick((left - 4.0, 12.0), "end", chart::count(top_cells)) }
+                { chart::tick(((w + left) / 2.0, h - 4.0), "middle", "layer L".into()) }
             </svg>
             <figcaption>{ format!("|R({cur})| = {cur_v} reached cells") }</figcaption>
         </figure>
