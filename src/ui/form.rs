@@ -58,7 +58,7 @@ pub fn param_control(spec: &ParamSpec, id: String, value: &str, toggle: bool, on
             <input {id} type="number" min={min.to_string()} value={value.to_string()} {onchange} />
         },
         ParamKind::Fraction => html! {
-            <input {id} type="number" min="0" max="1" step="0.01" value={value.to_string()} {onchange} />
+            <input {id} class="fraction" type="number" min="0" max="1" step="0.01" value={value.to_string()} {onchange} />
         },
         ParamKind::IntList => html! {
             <input {id} type="text" value={value.to_string()} placeholder="e.g. 3,2,4" {onchange} />

@@ -161,8 +161,10 @@ pub fn preset_picker(p: &PresetProps) -> Html {
                             <option value={c.name} selected={c.name == draft.name}>{ c.name }</option>
                         }) }
                     </select>
-                    <label for="preset-n">{"n"}</label>
-                    <input id="preset-n" type="number" min="1" max={MAX_EDIT_N.to_string()} value={draft.n.clone()} onchange={on_n} />
+                    // One item, so that a narrow row never leaves "n" apart from its box.
+                    <label>{"n "}
+                        <input id="preset-n" type="number" min="1" max={MAX_EDIT_N.to_string()} value={draft.n.clone()} onchange={on_n} />
+                    </label>
                     <button type="submit" id="preset-load" class="primary">{"Load"}</button>
                 </div>
                 <p class="formula" title={spec.positions}>{ format!("q reads k iff {}", spec.formula) }</p>

@@ -141,7 +141,7 @@ for (const [width, height] of SIZES) {
   }
 }
 
-test('the growth curve\'s labels fit beside its axes at 1440x900, the largest as a short count', async () => {
+test('the growth curve\'s labels fit beside its axes at 1440x900, the largest as a short count; the preset\'s boxes show their values beside their labels', async () => {
   const page = await openFresh(app.context, app.server.base);
   await page.setViewportSize({ width: 1440, height: 900 });
   // 512 positions, one class: |R(L*)| = 512² = 262,144 cells, a six-digit top that was cut to "144".
@@ -156,6 +156,31 @@ test('the growth curve\'s labels fit beside its axes at 1440x900, the largest as
   });
   assert.deepEqual(ticks.filter((t) => !t.inside), [], 'every label of the growth curve is inside its drawing');
   assert.ok(ticks.some((t) => t.text === '262k'), `the top of the axis reads 262k: ${JSON.stringify(ticks)}`);
+  // The preset's p box shows its whole value (a 64-px box showed 0.0156 as "0.015").
+  // So does a longer one (8 / 4096 to three figures), within its panel.
+  const pBox = () => page.locator('#param-p').evaluate((e) => {
+    const panel = e.closest('.param').getBoundingClientRect();
+    const r = e.getBoundingClientRect();
+    return { value: e.value, scroll: e.scrollWidth, client: e.clientWidth, inside: r.right <= panel.right + 0.5 };
+  });
+  for (const value of ['0.0156', '0.00195']) {
+    if (value !== '0.0156') {
+      await page.fill('#param-p', value);
+      await page.locator('#param-p').dispatchEvent('change');
+    }
+    const p = await pBox();
+    assert.equal(p.value, value);
+    assert.ok(p.scroll <= p.client && p.inside, `the p box shows all of ${p.value}: ${JSON.stringify(p)}`);
+  }
+  // The preset's "n" stays on the line of its box.
+  const n = await page.locator('#preset-n').evaluate((e) => {
+    const range = document.createRange();
+    const text = [...e.labels[0].childNodes].find((c) => c.nodeType === Node.TEXT_NODE && c.textContent.trim() === 'n');
+    range.selectNodeContents(text);
+    const [t, r] = [range.getBoundingClientRect(), e.getBoundingClientRect()];
+    return { text: t.top + t.height / 2, box: r.top + r.height / 2, height: r.height };
+  });
+  assert.ok(Math.abs(n.text - n.box) < n.height / 2, `"n" beside its box: ${JSON.stringify(n)}`);
   await shot(page, 'layout-growth-random-512');
   await page.close();
 });
