@@ -2299,6 +2299,40 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     super::views::written(it, cell, pos)?;
                     recv.clone()
                 }
+                "fill_diagonal_" => {
+                    // Torch's rule: positions `k · step` of the row-major data, `step` the sum of
+                    // the strides; `min(dims)` of them, or while inside the data when a tall 2-d
+                    // tensor wraps.
+                    let v = scalar_of(&a.need(0, "fill_value")?, pos)?.0;
+                    let wrap = match a.get(1, "wrap") {
+                        None => false,
+                        Some(w) => it.truthy(&w, pos)?,
+                    };
+                    let shape = t.shape.clone();
+                    if shape.len() < 2 {
+                        return exc(pos, "dimensions must larger than 1 (RuntimeError)");
+                    }
+                    if shape.iter().any(|&d| d != shape[0]) && shape.len() > 2 {
+                        return exc(pos, "all dimensions of input must be of equal length (RuntimeError)");
+                    }
+                    let (mut step, mut stride) = (0, 1);
+                    for &d in shape.iter().rev() {
+                        step += stride;
+                        stride *= d;
+                    }
+                    let numel = t.numel();
+                    let smallest = shape.iter().copied().min().unwrap_or(0);
+                    let count =
+                        if wrap && shape.len() == 2 && shape[0] > shape[1] { numel.div_ceil(step) } else { smallest };
+                    let mut tb = cell.borrow_mut();
+                    let dt = tb.dtype;
+                    for k in 0..count {
+                        tb.data[k * step] = cast(v, dt);
+                    }
+                    drop(tb);
+                    super::views::written(it, cell, pos)?;
+                    recv.clone()
+                }
                 "masked_fill" | "masked_fill_" => {
                     let mask = a.need(0, "mask")?;
                     let v = a.need(1, "value")?;
