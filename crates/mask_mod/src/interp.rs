@@ -992,6 +992,18 @@ impl Eval for Interp {
             }
             Value::Class(c) if c.is_enum() && kwargs.is_empty() => super::enums::by_value(self, c, &args, pos),
             Value::Class(c) => self.instantiate(c, args, kwargs, pos),
+            // An instance whose class defines `__call__` (looked up on the class, as Python does).
+            Value::Instance(inst) => match inst.class.lookup("__call__") {
+                Some(method @ Value::Func(_)) => {
+                    let mut all = vec![f.clone()];
+                    all.extend(args);
+                    self.call(&method, all, kwargs, pos)
+                }
+                Some(_) => {
+                    unsup(pos, format!("`{}.__call__` that is not a plain method is not supported", inst.class.name))
+                }
+                None => exc(pos, format!("a `{}` object is not callable (TypeError)", inst.class.name)),
+            },
             Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
             other => exc(pos, format!("a {} is not callable (TypeError)", other.type_name())),
         }

@@ -139,8 +139,8 @@ pub enum MaskModError {
 }
 
 /// True when the bytes look like Python mask code rather than JSON, a text grid or `.npy`: UTF-8
-/// text whose first significant character is not `{` or `[`, and which has a `def`, `lambda` or
-/// `import` word.
+/// text whose first significant character is not `{` or `[`, and which has a `def`, `lambda`,
+/// `import` or `class` word (a callable class's instance is a mask_mod too).
 pub fn is_mask_mod(bytes: &[u8]) -> bool {
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
@@ -149,9 +149,9 @@ pub fn is_mask_mod(bytes: &[u8]) -> bool {
     match first {
         None => false,
         Some(l) if l.starts_with('{') || l.starts_with('[') => false,
-        Some(_) => {
-            text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| matches!(w, "def" | "lambda" | "import"))
-        }
+        Some(_) => text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "def" | "lambda" | "import" | "class")),
     }
 }
 
@@ -244,7 +244,9 @@ impl MaskMod {
             _ => None,
         };
         let args: Vec<Value> = (0..4).map(|i| Value::Traced(i, tensor::DType::I64)).collect();
-        let pos = ast::Pos::default();
+        // The call is placed at the entry's binding, where a refusal of the call itself points.
+        let pos = binding_line(text, &name)
+            .map_or(ast::Pos::default(), |line| ast::Pos { line: u32::try_from(line).unwrap_or(0), col: 1 });
         let result = it.call(&entry, args, Vec::new(), pos).map_err(|f| {
             let mut e = fail_error(f);
             if let MaskModError::At { what, .. } = &mut e {

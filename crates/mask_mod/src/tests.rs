@@ -335,6 +335,7 @@ fn detection() {
     assert!(is_mask_mod(b"# a mask\ndef f(b,h,q,k): return q >= k\n"));
     assert!(is_mask_mod(b"m = lambda b, h, q, k: q >= k"));
     assert!(!is_mask_mod(b"{\"format\": \"def \"}"));
+    assert!(is_mask_mod(b"class Causal:\n    __call__ = staticmethod(max)\nmask_mod = Causal()\n"));
     assert!(!is_mask_mod(b"1.\n11\n"));
     assert!(!is_mask_mod(&[0x93, b'N', b'U', b'M', b'P', b'Y']));
 }
