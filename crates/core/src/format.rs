@@ -421,6 +421,13 @@ pub fn parse_grid(text: &str) -> Result<BitMatrix, FormatError> {
     if n > MAX_N {
         return Err(FormatError::SizeOutOfRange { n });
     }
+    // A character that is no cell first: a text that is not a grid (Python without a `def`, say)
+    // is then named by what it holds, not by its shape.
+    for (q, row) in rows.iter().enumerate() {
+        if let Some((k, ch)) = row.chars().enumerate().find(|&(_, c)| !matches!(c, '1' | '.' | '0')) {
+            return Err(FormatError::BadChar { where_: "text grid".into(), row: q, column: k, ch });
+        }
+    }
     let columns = rows[0].chars().count();
     if columns != n {
         // A row-length error is more precise when only some rows differ.
@@ -519,6 +526,9 @@ mod tests {
         );
         assert!(err("11\n1\n").contains("row 1 has 1 columns"));
         assert!(err("111\n111\n").contains("not square"));
+        // A text that holds other characters is named by the first, whatever its shape.
+        assert!(err("mask_mod = 3\n").contains("row 0, column 0: unexpected character 'm'"));
+        assert!(err("11.\n1x\n").contains("row 1, column 1: unexpected character 'x'"));
         assert!(parse_mask_file(&[0xff, 0xfe]).unwrap_err().to_string().contains("UTF-8"));
     }
 
