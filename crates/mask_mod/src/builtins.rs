@@ -76,8 +76,9 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 83] = [
+const TORCH_FNS: [&str; 84] = [
     "pow",
+    "isin",
     "tril",
     "triu",
     "arange",
@@ -598,6 +599,71 @@ fn binop_fn(it: &mut Interp, kind: Elem, a: &Args) -> R<Value> {
     let x = tensor_arg(&a.need(0, "input")?, a)?;
     let y = a.need(1, "other")?;
     elementwise(it, kind, &[x, y], a.at)
+}
+
+/// The most distinct test values `torch.isin` compares an index with (one comparison each in the
+/// traced program).
+const ISIN_MOST: usize = 4096;
+
+/// `torch.isin(elements, test_elements, *, assume_unique, invert)`: whether each element equals
+/// one of the test values (a tensor or a number; a list is torch's TypeError), as `==` compares
+/// them. On a traced index, an OR of one comparison per distinct test value.
+fn isin(it: &mut Interp, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let x = a.need(0, "elements")?;
+    let test = a.need(1, "test_elements")?;
+    let _ = a.kw("assume_unique");
+    let invert = match a.kw("invert") {
+        None => false,
+        Some(v) => it.truthy(&v, pos)?,
+    };
+    let scalar = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+    let tensor_like = |v: &Value| matches!(v, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_));
+    if !(tensor_like(&x) || scalar(&x)) || !(tensor_like(&test) || scalar(&test)) || (scalar(&x) && scalar(&test)) {
+        return exc(
+            pos,
+            "isin() received an invalid combination of arguments: give tensors, or a tensor and a number (TypeError)",
+        );
+    }
+    let values = match &test {
+        Value::Tensor(t) => t.borrow().clone(),
+        Value::Traced(..) | Value::TracedVec(_) => {
+            return unsup(pos, "torch.isin with test values that depend on the indices is not supported");
+        }
+        number => tensor_from(number, None, pos)?,
+    };
+    let bool_input = |v: &Value| match v {
+        Value::Bool(_) => true,
+        Value::Tensor(t) => t.borrow().dtype.is_bool(),
+        Value::Traced(_, d) => d.is_bool(),
+        _ => false,
+    };
+    if bool_input(&x) || values.dtype.is_bool() {
+        return exc(pos, "Unsupported input type encountered for isin(): Bool (NotImplementedError)");
+    }
+    // Distinct test values in their first order: each compared once.
+    let mut distinct: Vec<Sc> = Vec::new();
+    for &v in &values.data {
+        if !distinct.contains(&v) {
+            if distinct.len() == ISIN_MOST {
+                return unsup(
+                    pos,
+                    format!("torch.isin with more than {ISIN_MOST} distinct test values is not supported"),
+                );
+            }
+            distinct.push(v);
+        }
+    }
+    let x = if scalar(&x) { Value::tensor(tensor_from(&x, None, pos)?) } else { x };
+    let same = elementwise(it, Elem::Cmp(Cmp::Eq), &[x.clone(), x.clone()], pos)?;
+    // No test value: false everywhere, in the elements' shape.
+    let mut found = elementwise(it, Elem::LogicalXor, &[same.clone(), same], pos)?;
+    for v in distinct {
+        let v = Value::tensor(Tensor::new(values.dtype, Vec::new(), vec![v]));
+        let eq = elementwise(it, Elem::Cmp(Cmp::Eq), &[x.clone(), v], pos)?;
+        found = elementwise(it, Elem::LogicalOr, &[found, eq], pos)?;
+    }
+    if invert { elementwise(it, Elem::LogicalNot, &[found], pos) } else { Ok(found) }
 }
 
 /// A reduction with its `dtype=` keyword: torch casts the input to it and sums in it.
@@ -1190,6 +1256,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             }
             _ => reduce_all(it, f, &a.need(0, "input")?, None, pos)?,
         },
+        "isin" => isin(it, &a)?,
         "logical_and" => binop_fn(it, Elem::LogicalAnd, &a)?,
         "logical_or" => binop_fn(it, Elem::LogicalOr, &a)?,
         "logical_xor" => binop_fn(it, Elem::LogicalXor, &a)?,
