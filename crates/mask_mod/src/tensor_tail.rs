@@ -1,4 +1,4 @@
-//! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`,
+//! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`, `repeat`,
 //! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
 //! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
 //! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`. Each follows torch's CPU
@@ -303,6 +303,42 @@ fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
     let mut own = vec![1; lead];
     own.extend_from_slice(&t.shape);
     let data = (0..n).map(|i| t.data[broadcast_index(i, &out, &own)]).collect();
+    Ok(Tensor::new(t.dtype, out, data))
+}
+
+/// `t.repeat(*sizes)`: `t` tiled `sizes[k]` times along dimension `k` (new leading dimensions
+/// for the sizes past `t`'s own), as torch's `Tensor.repeat`.
+fn repeat(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
+    if sizes.len() < t.shape.len() {
+        return exc(
+            pos,
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor (RuntimeError)",
+        );
+    }
+    let lead = sizes.len() - t.shape.len();
+    let mut own = vec![1; lead];
+    own.extend_from_slice(&t.shape);
+    let mut out = Vec::with_capacity(sizes.len());
+    for (&s, &o) in sizes.iter().zip(&own) {
+        let d = usize::try_from(s).ok().and_then(|s| s.checked_mul(o)).ok_or(()).or_else(|()| {
+            exc(
+                pos,
+                format!(
+                    "Trying to create tensor with negative dimension {} (RuntimeError)",
+                    s.saturating_mul(o as i64)
+                ),
+            )
+        })?;
+        out.push(d);
+    }
+    let n = checked_numel(&out).or_else(|m| limit(pos, m))?;
+    let (out_strides, own_strides) = (strides(&out), strides(&own));
+    let data = (0..n)
+        .map(|i| {
+            let at: usize = (0..out.len()).map(|k| (i / out_strides[k] % out[k]) % own[k] * own_strides[k]).sum();
+            t.data[at]
+        })
+        .collect();
     Ok(Tensor::new(t.dtype, out, data))
 }
 
@@ -760,8 +796,8 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
 
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
-    let known =
-        TAIL_FNS.contains(&m) || matches!(m, "expand" | "expand_as" | "scatter_" | "index_put_" | "diff" | "unbind");
+    let known = TAIL_FNS.contains(&m)
+        || matches!(m, "expand" | "expand_as" | "repeat" | "scatter_" | "index_put_" | "diff" | "unbind");
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
@@ -796,6 +832,20 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
                 other => other.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
             };
             let e = expand(t, &sizes, pos)?;
+            it.charge(pos, e.numel())?;
+            tv(e)
+        }
+        "repeat" => {
+            let sizes = match a.pos.as_slice() {
+                [Value::Tuple(x)] => x.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+                [Value::List(x)] => x.borrow().iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+                [] => match a.kw("repeats") {
+                    Some(s) => shape_args(&[s], pos)?.into_iter().map(|x| x as i64).collect(),
+                    None => Vec::new(),
+                },
+                other => other.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
+            };
+            let e = repeat(t, &sizes, pos)?;
             it.charge(pos, e.numel())?;
             tv(e)
         }
