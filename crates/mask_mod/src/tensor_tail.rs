@@ -306,6 +306,21 @@ fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
     Ok(Tensor::new(t.dtype, out, data))
 }
 
+/// The sizes of `expand`/`repeat`: as arguments, one tuple or list, or the keyword `kw`.
+fn sizes_of(a: &Args, kw: &str) -> R<Vec<i64>> {
+    let pos = a.at;
+    let ints = |vals: &[Value]| vals.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>();
+    match a.pos.as_slice() {
+        [Value::Tuple(x)] => ints(x),
+        [Value::List(x)] => ints(&x.borrow()),
+        [] => match a.kw(kw) {
+            Some(s) => Ok(shape_args(&[s], pos)?.into_iter().map(|x| x as i64).collect()),
+            None => Ok(Vec::new()),
+        },
+        other => ints(other),
+    }
+}
+
 /// `t.repeat(*sizes)`: `t` tiled `sizes[k]` times along dimension `k` (new leading dimensions
 /// for the sizes past `t`'s own), as torch's `Tensor.repeat`.
 fn repeat(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
@@ -820,32 +835,9 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
     Ok(match m {
         "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
         "flip" => tv(flip(t, a, pos)?),
-        "expand" | "broadcast_to" => {
-            let vals: Vec<Value> = a.pos.clone();
-            let sizes = match vals.as_slice() {
-                [Value::Tuple(x)] => x.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-                [Value::List(x)] => x.borrow().iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-                [] => match a.kw("size") {
-                    Some(s) => shape_args(&[s], pos)?.into_iter().map(|x| x as i64).collect(),
-                    None => Vec::new(),
-                },
-                other => other.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-            };
-            let e = expand(t, &sizes, pos)?;
-            it.charge(pos, e.numel())?;
-            tv(e)
-        }
-        "repeat" => {
-            let sizes = match a.pos.as_slice() {
-                [Value::Tuple(x)] => x.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-                [Value::List(x)] => x.borrow().iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-                [] => match a.kw("repeats") {
-                    Some(s) => shape_args(&[s], pos)?.into_iter().map(|x| x as i64).collect(),
-                    None => Vec::new(),
-                },
-                other => other.iter().map(|v| to_int(v, pos)).collect::<R<Vec<_>>>()?,
-            };
-            let e = repeat(t, &sizes, pos)?;
+        "expand" | "broadcast_to" | "repeat" => {
+            let sizes = sizes_of(a, if m == "repeat" { "repeats" } else { "size" })?;
+            let e = if m == "repeat" { repeat(t, &sizes, pos)? } else { expand(t, &sizes, pos)? };
             it.charge(pos, e.numel())?;
             tv(e)
         }
