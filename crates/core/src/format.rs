@@ -371,14 +371,20 @@ fn decode_rows<'a>(rows: impl Iterator<Item = &'a str>, n: usize, where_: &str) 
             return Err(FormatError::RowLength { where_: where_.into(), row: q, expected: n, found: len });
         }
         for (k, ch) in row.chars().enumerate() {
-            match ch {
-                '1' => m.set(q, k, true),
-                '.' | '0' => {}
-                _ => return Err(FormatError::BadChar { where_: where_.into(), row: q, column: k, ch }),
+            if !is_cell(ch) {
+                return Err(FormatError::BadChar { where_: where_.into(), row: q, column: k, ch });
+            }
+            if ch == '1' {
+                m.set(q, k, true);
             }
         }
     }
     Ok(m)
+}
+
+/// Whether `ch` is a cell of a row: `1` (set), `.` or `0` (unset).
+fn is_cell(ch: char) -> bool {
+    matches!(ch, '1' | '.' | '0')
 }
 
 fn decode_packed(packed: &str, n: usize, where_: &str) -> Result<BitMatrix, FormatError> {
@@ -424,7 +430,7 @@ pub fn parse_grid(text: &str) -> Result<BitMatrix, FormatError> {
     // A character that is no cell first: a text that is not a grid (Python without a `def`, say)
     // is then named by what it holds, not by its shape.
     for (q, row) in rows.iter().enumerate() {
-        if let Some((k, ch)) = row.chars().enumerate().find(|&(_, c)| !matches!(c, '1' | '.' | '0')) {
+        if let Some((k, ch)) = row.chars().enumerate().find(|&(_, c)| !is_cell(c)) {
             return Err(FormatError::BadChar { where_: "text grid".into(), row: q, column: k, ch });
         }
     }

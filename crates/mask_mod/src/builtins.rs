@@ -612,6 +612,7 @@ fn isin(it: &mut Interp, a: &Args) -> R<Value> {
     let pos = a.at;
     let x = a.need(0, "elements")?;
     let test = a.need(1, "test_elements")?;
+    // `assume_unique` only lets torch skip its own deduplication: the answer is the same.
     let _ = a.kw("assume_unique");
     let invert = match a.kw("invert") {
         None => false,
@@ -655,14 +656,23 @@ fn isin(it: &mut Interp, a: &Args) -> R<Value> {
         }
     }
     let x = if scalar(&x) { Value::tensor(tensor_from(&x, None, pos)?) } else { x };
-    let same = elementwise(it, Elem::Cmp(Cmp::Eq), &[x.clone(), x.clone()], pos)?;
-    // No test value: false everywhere, in the elements' shape.
-    let mut found = elementwise(it, Elem::LogicalXor, &[same.clone(), same], pos)?;
+    let mut found: Option<Value> = None;
     for v in distinct {
         let v = Value::tensor(Tensor::new(values.dtype, Vec::new(), vec![v]));
         let eq = elementwise(it, Elem::Cmp(Cmp::Eq), &[x.clone(), v], pos)?;
-        found = elementwise(it, Elem::LogicalOr, &[found, eq], pos)?;
+        found = Some(match found {
+            None => eq,
+            Some(f) => elementwise(it, Elem::LogicalOr, &[f, eq], pos)?,
+        });
     }
+    let found = match found {
+        Some(f) => f,
+        // No test value: false everywhere, in the elements' shape (`x == x` XOR itself).
+        None => {
+            let same = elementwise(it, Elem::Cmp(Cmp::Eq), &[x.clone(), x], pos)?;
+            elementwise(it, Elem::LogicalXor, &[same.clone(), same], pos)?
+        }
+    };
     if invert { elementwise(it, Elem::LogicalNot, &[found], pos) } else { Ok(found) }
 }
 
@@ -2375,7 +2385,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                         None => false,
                         Some(w) => it.truthy(&w, pos)?,
                     };
-                    let shape = t.shape.clone();
+                    let shape = &t.shape;
                     if shape.len() < 2 {
                         return exc(pos, "dimensions must larger than 1 (RuntimeError)");
                     }

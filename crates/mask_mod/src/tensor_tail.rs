@@ -335,16 +335,12 @@ fn repeat(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
     own.extend_from_slice(&t.shape);
     let mut out = Vec::with_capacity(sizes.len());
     for (&s, &o) in sizes.iter().zip(&own) {
-        let d = usize::try_from(s).ok().and_then(|s| s.checked_mul(o)).ok_or(()).or_else(|()| {
-            exc(
-                pos,
-                format!(
-                    "Trying to create tensor with negative dimension {} (RuntimeError)",
-                    s.saturating_mul(o as i64)
-                ),
-            )
-        })?;
-        out.push(d);
+        // A size past memory saturates, and `checked_numel` below refuses it by its shape.
+        let Ok(s) = usize::try_from(s) else {
+            let d = s.saturating_mul(o as i64);
+            return exc(pos, format!("Trying to create tensor with negative dimension {d} (RuntimeError)"));
+        };
+        out.push(s.saturating_mul(o));
     }
     let n = checked_numel(&out).or_else(|m| limit(pos, m))?;
     let (out_strides, own_strides) = (strides(&out), strides(&own));
