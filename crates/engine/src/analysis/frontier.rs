@@ -258,6 +258,11 @@ struct Work<const W: usize> {
     next_list: Vec<u32>,
     /// Positions short of their target in this batch; built on the first pull.
     active: Vec<u32>,
+    /// Whether `next` may hold blocks of an earlier batch (one that pulled: a pull writes every
+    /// row, and a batch is not followed by a pass to clear them). A batch's first pull overwrites
+    /// them all; a push before it clears them first (it adds into `next`). `front` needs no such
+    /// care: layer 1 writes every row's.
+    next_stale: bool,
 }
 
 /// Working memory kept between searches (natively), each with its size in bytes: a new
@@ -280,6 +285,7 @@ impl<const W: usize> Work<W> {
             front_list: Vec::new(),
             next_list: Vec::new(),
             active: Vec::new(),
+            next_stale: false,
         }
     }
 
@@ -292,12 +298,11 @@ impl<const W: usize> Work<W> {
                 Some(spare.swap_remove(i).1)
             });
             if let Some(mut work) = spare.and_then(|w| w.downcast::<Work<W>>().ok()) {
-                // Its frontier blocks are all zero (as each batch leaves them); it may be for fewer
-                // positions.
-                if work.front.len() < n {
-                    for blocks in [&mut work.visited, &mut work.front, &mut work.next] {
-                        blocks.resize(n, Block::ZERO);
-                    }
+                // Its blocks are zero or stale (`Work::next_stale`); it may be for more or fewer
+                // positions. Cut or grown to `n`, so that a pull, which writes every row, leaves
+                // no stale row behind (the capacity is kept: growing back costs no page faults).
+                for blocks in [&mut work.visited, &mut work.front, &mut work.next] {
+                    blocks.resize(n, Block::ZERO);
                 }
                 return *work;
             }
@@ -309,7 +314,7 @@ impl<const W: usize> Work<W> {
     /// [`SPARE_BYTES`] with it (natively; in wasm it is dropped: there freed memory is reused
     /// without faults).
     fn give_back(self) {
-        debug_assert!(self.front.iter().chain(&self.next).all(is_zero), "a search leaves its frontier blocks zero");
+        debug_assert!(self.next_stale || self.next.iter().all(is_zero), "a search that only pushed leaves `next` zero");
         #[cfg(not(target_arch = "wasm32"))]
         if let Ok(mut spare) = SPARE.lock() {
             let bytes = 3 * self.front.len() * std::mem::size_of::<Block<W>>();
@@ -384,7 +389,7 @@ fn run_batch<const W: usize, const COPIES: bool>(
     let n = graph.n;
     let reads = &graph.reads;
     let batch_keys = W * WORD_BITS;
-    let Work { visited, front, next, targets, front_list, next_list, active } = work;
+    let Work { visited, front, next, targets, front_list, next_list, active, next_stale } = work;
     let base = batch * batch_keys;
     let word0 = batch * W;
     let words = W.min(n.div_ceil(WORD_BITS) - word0);
@@ -405,7 +410,6 @@ fn run_batch<const W: usize, const COPIES: bool>(
         }
     }
     let class_of = limit.map(|l| l.class_of);
-    let bit = |k: usize| ((k - base) / WORD_BITS, 1u64 << (k % WORD_BITS));
     // Layer 1 read off the rows in one pass, where a push or pull from the batch's own keys ran:
     // each position gains the keys of the batch it reads (its reads are sorted, so they are one
     // run of its list). It sees them and its own key; they are the next layer's frontier.
@@ -413,11 +417,13 @@ fn run_batch<const W: usize, const COPIES: bool>(
     let mut cells = 0;
     for q in 0..n {
         // Branch-free: a key outside the batch sets no bit (a search for the batch's run of the
-        // list, and the loop over it, were mispredicted at most rows). The bits go straight to
-        // memory: the frontier is all zero between batches, and a block built on the stack bit
-        // by bit, then read whole, waited for each store.
+        // list, and the loop over it, were mispredicted at most rows). Both blocks are cleared
+        // here, whatever the batch before left in them (no pass to clear them after a batch),
+        // and the bits go straight to them: a block built on the stack bit by bit, then stored
+        // whole, waited for each store, and one built in registers cost a third more.
         let (seen, new) = (&mut visited[q], &mut front[q]);
         *seen = Block::ZERO;
+        *new = Block::ZERO;
         let mut gained = 0;
         for &k in reads.of(q) {
             let at = (k as usize).wrapping_sub(base);
@@ -429,8 +435,8 @@ fn run_batch<const W: usize, const COPIES: bool>(
             gained += usize::from(inside);
         }
         if (base..end).contains(&q) {
-            let (w, b) = bit(q);
-            seen[w] |= b;
+            let at = q - base;
+            seen[at / WORD_BITS] |= 1 << (at % WORD_BITS);
         }
         if gained != 0 {
             cells += gained;
@@ -467,7 +473,11 @@ fn run_batch<const W: usize, const COPIES: bool>(
         if push {
             // A push adds into `next`, which holds the frontier of two layers back: non-zero at
             // `next_list`'s rows, and maybe at rows that left the active list (see below), which
-            // gain nothing: they are not listed, whatever their blocks hold.
+            // gain nothing: they are not listed, whatever their blocks hold. Blocks of an earlier
+            // batch are cleared first.
+            if std::mem::take(next_stale) {
+                next.fill(Block::ZERO);
+            }
             for &q in next_list.iter() {
                 next[q as usize] = Block::ZERO;
             }
@@ -520,6 +530,8 @@ fn run_batch<const W: usize, const COPIES: bool>(
                 active.clear();
                 active.extend((0..n).map(|q| q as u32));
                 active_built = true;
+                // This pull writes every row's block of `next`.
+                *next_stale = false;
             }
             // A pull writes the block of every active row, gain or none. A row that leaves the
             // list gains nothing more (its frontier is empty) but keeps its last blocks, which a
@@ -533,11 +545,11 @@ fn run_batch<const W: usize, const COPIES: bool>(
         std::mem::swap(front_list, next_list);
         tally.record(layer, per_word.iter().sum::<u64>() as usize);
     }
-    // The blocks are cleared, as each batch leaves them: after a pull, all (it wrote every row);
-    // else the last frontier is empty and the one before it is non-zero at `next_list` alone.
+    // After a pull, the blocks are left as they are (the next batch writes or clears them before
+    // it reads them: see `Work::next_stale`); else the last frontier is empty and the one before
+    // it is non-zero at `next_list` alone, cleared here.
     if active_built {
-        front.fill(Block::ZERO);
-        next.fill(Block::ZERO);
+        *next_stale = true;
     } else {
         for &q in next_list.iter() {
             next[q as usize] = Block::ZERO;

@@ -273,6 +273,36 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
     assert!(multi_class > 50, "the corpus has several non-trivial classes in {multi_class} masks");
 }
 
+/// Working memory is kept between searches, and a batch that pulled leaves its blocks as they
+/// are: a search that pushes first, on a mask of any size, after searches that pulled on larger
+/// and smaller ones (the blocks of positions past the smaller `n` included), finds what the
+/// sweep finds. Each search takes the spare the one before gave back (unless a test running
+/// beside this one takes it first: then this one checks less, never wrongly).
+#[test]
+fn a_search_after_searches_that_pulled_finds_the_same_layers() {
+    let mut rng = crate::rng::SplitMix64::new(77);
+    let random = |rng: &mut crate::rng::SplitMix64, n: usize| {
+        BitMatrix::from_fn(n, |q, k| q != k && rng.next_f64() < 6.0 / n as f64).with_diagonal()
+    };
+    let (large, small) = (random(&mut rng, 1500), random(&mut rng, 300));
+    let (slow_large, slow_small) = (FirstReach::by_sweep(&large), FirstReach::by_sweep(&small));
+    let kernel = frontier::Kernel::Widest;
+    for round in 0..3 {
+        for (mask, slow, direction) in [
+            (&large, &slow_large, frontier::Direction::Pull),
+            (&small, &slow_small, frontier::Direction::Push),
+            (&large, &slow_large, frontier::Direction::Push),
+            (&small, &slow_small, frontier::Direction::Pull),
+            (&large, &slow_large, frontier::Direction::Push),
+            (&small, &slow_small, frontier::Direction::Mixed),
+            (&large, &slow_large, frontier::Direction::Cheaper),
+        ] {
+            let (fast, _) = FirstReach::by_frontier_with(mask, None, direction, kernel);
+            assert_eq!(&fast, slow, "round {round}: n = {}, {direction:?}", mask.n());
+        }
+    }
+}
+
 /// The density of a sparse mask, read from its graph's counts (the order keeps no `Ā`): masks of
 /// two levels, where the upper positions read random lower ones and the lower read none, are
 /// their own limit (`L* = 1`); one link from a lower position that is read to another lower
