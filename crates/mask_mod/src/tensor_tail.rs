@@ -1,7 +1,7 @@
 //! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`, `repeat`,
 //! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
 //! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
-//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`. Each follows torch's CPU
+//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`. Each follows torch's CPU
 //! semantics (dtypes, negative indices, stable sorts); where torch's result is not determined
 //! (ties in `topk`), the call is refused.
 
@@ -11,7 +11,9 @@ use std::rc::Rc;
 use super::args::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::ast::Pos;
 use super::rt::{Interp, R, exc, limit, unsup};
-use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel};
+use super::tensor::{
+    Bin, Class, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel, result_type,
+};
 use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
@@ -26,7 +28,7 @@ pub(super) const TAIL_FNS: [&str; 20] = [
     "scatter",
     "unique_consecutive",
     "unique",
-    "eye",
+    "block_diag",
     "nonzero",
     "gather",
     "index_select",
@@ -789,6 +791,9 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         }
         return Ok(Some(tv(t)));
     }
+    if f == "block_diag" {
+        return block_diag(it, a).map(Some);
+    }
     if !TAIL_FNS.contains(&f) {
         return Ok(None);
     }
@@ -803,6 +808,46 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         used: a.used.clone(),
     };
     tensor_method(it, f, &input, &t, &rest).map(Some)
+}
+
+/// `torch.block_diag(*tensors)`: each tensor (0-d as 1 x 1, 1-d as one row, 2-d) on the diagonal
+/// of a zero matrix, in their promoted dtype (a 0-d tensor of the same kind as the others does not
+/// widen it); none gives a 1 x 0 float32 matrix.
+fn block_diag(it: &mut Interp, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let (mut kinds, mut sides) = (Vec::new(), Vec::new());
+    let (mut rows, mut cols) = (0usize, 0usize);
+    for v in &a.pos {
+        // Anything but a tensor is `tensor_of`'s error.
+        let Value::Tensor(t) = v else { return tensor_of(v, pos).map(tv) };
+        let t = t.borrow();
+        let (r, c) = match t.shape[..] {
+            [r, c] => (r, c),
+            [c] => (1, c),
+            [] => (1, 1),
+            _ => return exc(pos, "block_diag: inputs must have 2 or fewer dimensions (RuntimeError)"),
+        };
+        (rows, cols) = (rows.saturating_add(r), cols.saturating_add(c));
+        kinds.push((t.dtype, if t.shape.is_empty() { Class::Zero } else { Class::Dim }));
+        sides.push((r, c));
+    }
+    let (dt, shape) = if sides.is_empty() { (DType::F32, vec![1, 0]) } else { (result_type(&kinds), vec![rows, cols]) };
+    checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    it.charge(pos, rows * cols)?;
+    let mut out = filled(dt, shape, Sc::I(0));
+    let (mut r0, mut c0) = (0, 0);
+    for (v, &(r, c)) in a.pos.iter().zip(&sides) {
+        let Value::Tensor(t) = v else { continue };
+        let t = t.borrow();
+        for i in 0..r {
+            let at = (r0 + i) * cols + c0;
+            for (o, &x) in out.data[at..at + c].iter_mut().zip(&t.data[i * c..]) {
+                *o = cast(x, dt);
+            }
+        }
+        (r0, c0) = (r0 + r, c0 + c);
+    }
+    Ok(tv(out))
 }
 
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
