@@ -1,7 +1,7 @@
 //! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`, `repeat`,
 //! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
 //! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
-//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`. Each follows torch's CPU
+//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`, `meshgrid`. Each follows torch's CPU
 //! semantics (dtypes, negative indices, stable sorts); where torch's result is not determined
 //! (ties in `topk`), the call is refused.
 
@@ -18,7 +18,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 20] = [
+pub(super) const TAIL_FNS: [&str; 21] = [
     "diff",
     "flip",
     "eye",
@@ -29,6 +29,7 @@ pub(super) const TAIL_FNS: [&str; 20] = [
     "unique_consecutive",
     "unique",
     "block_diag",
+    "meshgrid",
     "nonzero",
     "gather",
     "index_select",
@@ -794,6 +795,9 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
     if f == "block_diag" {
         return block_diag(it, a).map(Some);
     }
+    if f == "meshgrid" {
+        return meshgrid(it, a).map(Some);
+    }
     if !TAIL_FNS.contains(&f) {
         return Ok(None);
     }
@@ -848,6 +852,49 @@ fn block_diag(it: &mut Interp, a: &Args) -> R<Value> {
         (r0, c0) = (r0 + r, c0 + c);
     }
     Ok(tv(out))
+}
+
+/// `torch.meshgrid(*tensors, indexing=)`: 0- or 1-d tensors of one dtype (or one list or tuple of
+/// them), each repeated along the grid's other dimensions; `indexing="xy"` swaps the first two.
+/// The results are copies, where torch's are expanded views.
+fn meshgrid(it: &mut Interp, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let items = match &a.pos[..] {
+        [v @ (Value::List(_) | Value::Tuple(_))] => list_of(it, v, pos)?,
+        other => other.to_vec(),
+    };
+    let xy = match a.kw("indexing") {
+        None | Some(Value::None) => false,
+        Some(Value::Str(s)) if &*s == "ij" || &*s == "xy" => &*s == "xy",
+        Some(_) => return exc(pos, "meshgrid: indexing must be \"xy\" or \"ij\" (RuntimeError)"),
+    };
+    let mut ts = Vec::new();
+    for v in &items {
+        let t = tensor_of(v, pos)?;
+        if t.shape.len() > 1 || ts.first().is_some_and(|f: &Tensor| f.dtype != t.dtype) {
+            return exc(pos, "meshgrid expects 0-d or 1-d tensors of one dtype (RuntimeError)");
+        }
+        ts.push(t);
+    }
+    if ts.is_empty() {
+        return exc(pos, "meshgrid expects a non-empty TensorList (RuntimeError)");
+    }
+    let mut shape: Vec<usize> = ts.iter().map(Tensor::numel).collect();
+    let swap = xy && ts.len() > 1;
+    if swap {
+        shape.swap(0, 1);
+    }
+    let numel = checked_numel(&shape).or_else(|m| limit(pos, m))?;
+    it.charge(pos, numel.saturating_mul(ts.len()))?;
+    let mut out = Vec::new();
+    for (k, t) in ts.iter().enumerate() {
+        // The grid dimension along which `t` runs.
+        let d = if swap && k < 2 { 1 - k } else { k };
+        let inner: usize = shape[d + 1..].iter().product();
+        let data = (0..numel).map(|i| t.data[i / inner % shape[d]]).collect();
+        out.push(tv(Tensor::new(t.dtype, shape.clone(), data)));
+    }
+    Ok(Value::Tuple(Rc::new(out)))
 }
 
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
