@@ -1,7 +1,8 @@
 //! The tail of torch that mask code uses on fixed tables at module level: `roll`, `expand`, `repeat`,
 //! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
 //! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
-//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`, `meshgrid`. Each follows torch's CPU
+//! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`, `meshgrid`,
+//! `split` / `chunk` (views). Each follows torch's CPU
 //! semantics (dtypes, negative indices, stable sorts); where torch's result is not determined
 //! (ties in `topk`), the call is refused.
 
@@ -18,7 +19,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 21] = [
+pub(super) const TAIL_FNS: [&str; 23] = [
     "diff",
     "flip",
     "eye",
@@ -30,6 +31,8 @@ pub(super) const TAIL_FNS: [&str; 21] = [
     "unique",
     "block_diag",
     "meshgrid",
+    "split",
+    "chunk",
     "nonzero",
     "gather",
     "index_select",
@@ -897,6 +900,66 @@ fn meshgrid(it: &mut Interp, a: &Args) -> R<Value> {
     Ok(Value::Tuple(Rc::new(out)))
 }
 
+/// `split(size or sizes, dim)` and `chunk(chunks, dim)`: the pieces along `dim`, each a basic
+/// slice of the tensor, so a view of it as torch's are (a write through one is seen by the
+/// tensor).
+fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Value> {
+    let pos = a.at;
+    if t.shape.is_empty() {
+        return exc(pos, "split and chunk expect at least a 1-dimensional tensor (RuntimeError)");
+    }
+    let d = dim_of(a.int(1, "dim")?.unwrap_or(0), t.shape.len(), pos)?;
+    let n = t.shape[d] as i64;
+    let arg = a.need(0, "split_size_or_sections")?;
+    let mut sizes = Vec::new();
+    if matches!(arg, Value::List(_) | Value::Tuple(_)) && m == "split" {
+        let mut left = n;
+        for v in list_of(it, &arg, pos)? {
+            let s = to_int(&v, pos)?;
+            if s < 0 || s > left {
+                left = -1;
+                break;
+            }
+            left -= s;
+            sizes.push(s);
+        }
+        if left != 0 {
+            return exc(
+                pos,
+                "split_with_sizes expects sizes of at least 0 that sum to the dimension's size (RuntimeError)",
+            );
+        }
+    } else {
+        let k = to_int(&arg, pos)?;
+        // A chunk's size, or the split's; chunks of an empty dimension are `k` empty pieces.
+        let size = if m == "chunk" && k > 0 && n > 0 {
+            (n - 1) / k + 1
+        } else if m == "chunk" && k > 0 {
+            0
+        } else {
+            k
+        };
+        if size < 0 || (size == 0 && (n > 0 || m == "chunk" && k <= 0)) {
+            return exc(pos, "split and chunk need sizes of at least 0 and chunks of at least 1 (RuntimeError)");
+        }
+        let count = if n == 0 { if m == "chunk" { k } else { 1 } } else { (n - 1) / size + 1 };
+        it.charge_work(pos, count as usize, "pieces")?;
+        for i in 0..count {
+            sizes.push(size.min(n - i * size));
+        }
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for size in sizes {
+        let all = Value::Slice(Rc::new([Value::None, Value::None, Value::None]));
+        let mut index = vec![all; d];
+        index.push(Value::Slice(Rc::new([Value::Int(start), Value::Int(start + size), Value::None])));
+        pieces.push(super::builtins::getitem(it, recv, Value::Tuple(Rc::new(index)), pos)?);
+        start += size;
+    }
+    Ok(Value::Tuple(Rc::new(pieces)))
+}
+
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
     let known = TAIL_FNS.contains(&m)
@@ -923,6 +986,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
     Ok(match m {
         "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
         "flip" => tv(flip(t, a, pos)?),
+        "split" | "chunk" => split(it, m, recv, t, a)?,
         "expand" | "broadcast_to" | "repeat" => {
             let sizes = sizes_of(a, if m == "repeat" { "repeats" } else { "size" })?;
             let e = if m == "repeat" { repeat(t, &sizes, pos)? } else { expand(t, &sizes, pos)? };
