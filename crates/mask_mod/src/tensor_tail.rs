@@ -900,6 +900,10 @@ fn meshgrid(it: &mut Interp, a: &Args) -> R<Value> {
     Ok(Value::Tuple(Rc::new(out)))
 }
 
+/// The most pieces `split` or `chunk` makes: each is a view (a few hundred bytes and a few
+/// microseconds), and documents or heads are far fewer.
+const MAX_PIECES: usize = 1 << 16;
+
 /// `split(size or sizes, dim)` and `chunk(chunks, dim)`: the pieces along `dim`, each a basic
 /// slice of the tensor, so a view of it as torch's are (a write through one is seen by the
 /// tensor).
@@ -923,6 +927,9 @@ fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Valu
             left -= s;
             sizes.push(s);
         }
+        if sizes.len() > MAX_PIECES {
+            return limit(pos, format!("{m} into over {MAX_PIECES} pieces is not modelled"));
+        }
         if left != 0 {
             return exc(
                 pos,
@@ -943,7 +950,9 @@ fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Valu
             return exc(pos, "split and chunk need sizes of at least 0 and chunks of at least 1 (RuntimeError)");
         }
         let count = if n == 0 { if m == "chunk" { k } else { 1 } } else { (n - 1) / size + 1 };
-        it.charge_work(pos, count as usize, "pieces")?;
+        if count > MAX_PIECES as i64 {
+            return limit(pos, format!("{m} into over {MAX_PIECES} pieces is not modelled"));
+        }
         for i in 0..count {
             sizes.push(size.min(n - i * size));
         }
