@@ -423,18 +423,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
         return unsup(pos, unavailable_msg(u));
     }
     match o {
-        Value::Tensor(cell) => {
-            // Read in place (no copy of the whole tensor per index: a per-position loop stays
-            // linear); the index may read the same tensor, which only borrows it too.
-            let basic = super::views::is_basic_index(&i);
-            let r = tensor_ops::getitem(it, &cell.borrow(), i.clone(), pos)?;
-            if basic {
-                let shape = cell.borrow().shape.clone();
-                let map = tensor_ops::index_positions(&shape, i, pos)?;
-                super::views::register(it, cell, &r, Some(map));
-            }
-            Ok(r)
-        }
+        Value::Tensor(cell) => super::views::getitem(it, cell, i, pos),
         Value::List(_) | Value::Tuple(_) if matches!(i, Value::Int(_) | Value::Bool(_)) => {
             let k = to_int(&i, pos)?;
             let item = |items: &[Value]| {

@@ -909,9 +909,10 @@ const MAX_PIECES: usize = 1 << 16;
 /// tensor).
 fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Value> {
     let pos = a.at;
-    if t.shape.is_empty() {
+    // `t` is `recv`'s tensor: the pieces are views of `recv`.
+    let (Value::Tensor(cell), false) = (recv, t.shape.is_empty()) else {
         return exc(pos, "split and chunk expect at least a 1-dimensional tensor (RuntimeError)");
-    }
+    };
     let d = dim_of(a.int(1, "dim")?.unwrap_or(0), t.shape.len(), pos)?;
     let n = t.shape[d] as i64;
     let arg = a.need(0, "split_size_or_sections")?;
@@ -963,7 +964,7 @@ fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Valu
         let all = Value::Slice(Rc::new([Value::None, Value::None, Value::None]));
         let mut index = vec![all; d];
         index.push(Value::Slice(Rc::new([Value::Int(start), Value::Int(start + size), Value::None])));
-        pieces.push(super::builtins::getitem(it, recv, Value::Tuple(Rc::new(index)), pos)?);
+        pieces.push(super::views::getitem(it, cell, Value::Tuple(Rc::new(index)), pos)?);
         start += size;
     }
     Ok(Value::Tuple(Rc::new(pieces)))

@@ -26,6 +26,20 @@ pub(super) fn iota(shape: &[usize]) -> Tensor {
 
 /// Records `view` (a tensor just made from `src`) as a view of `src`'s memory: `local` is the flat
 /// position in `src` of each of its elements, or `None` when torch may have copied.
+/// `t[i]` on a tensor, read in place (no copy of the whole tensor per index: a per-position loop
+/// stays linear; the index may read the same tensor, which only borrows it too). A basic index
+/// gives a view of `t`, registered here.
+pub(super) fn getitem(it: &mut Interp, cell: &Shared<Tensor>, i: Value, pos: Pos) -> R<Value> {
+    let basic = is_basic_index(&i);
+    let r = super::tensor_ops::getitem(it, &cell.borrow(), i.clone(), pos)?;
+    if basic {
+        let shape = cell.borrow().shape.clone();
+        let map = super::tensor_ops::index_positions(&shape, i, pos)?;
+        register(it, cell, &r, Some(map));
+    }
+    Ok(r)
+}
+
 pub(super) fn register(it: &mut Interp, src: &Shared<Tensor>, view: &Value, local: Option<Vec<usize>>) {
     let Value::Tensor(v) = view else { return };
     if Rc::ptr_eq(v, src) {
