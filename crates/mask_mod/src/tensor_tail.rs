@@ -12,9 +12,7 @@ use std::rc::Rc;
 use super::args::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::ast::Pos;
 use super::rt::{Interp, R, exc, limit, unsup};
-use super::tensor::{
-    Bin, Class, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel, result_type,
-};
+use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel, result_type};
 use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
@@ -835,7 +833,7 @@ fn block_diag(it: &mut Interp, a: &Args) -> R<Value> {
             _ => return exc(pos, "block_diag: inputs must have 2 or fewer dimensions (RuntimeError)"),
         };
         (rows, cols) = (rows.saturating_add(r), cols.saturating_add(c));
-        kinds.push((t.dtype, if t.shape.is_empty() { Class::Zero } else { Class::Dim }));
+        kinds.extend(super::vector::class_of(v));
         sides.push((r, c));
     }
     let (dt, shape) = if sides.is_empty() { (DType::F32, vec![1, 0]) } else { (result_type(&kinds), vec![rows, cols]) };
@@ -891,10 +889,11 @@ fn meshgrid(it: &mut Interp, a: &Args) -> R<Value> {
     it.charge(pos, numel.saturating_mul(ts.len()))?;
     let mut out = Vec::new();
     for (k, t) in ts.iter().enumerate() {
-        // The grid dimension along which `t` runs.
+        // `t` runs along one grid dimension, and is broadcast along the others.
         let d = if swap && k < 2 { 1 - k } else { k };
-        let inner: usize = shape[d + 1..].iter().product();
-        let data = (0..numel).map(|i| t.data[i / inner % shape[d]]).collect();
+        let mut own = vec![1; shape.len()];
+        own[d] = shape[d];
+        let data = (0..numel).map(|i| t.data[broadcast_index(i, &shape, &own)]).collect();
         out.push(tv(Tensor::new(t.dtype, shape.clone(), data)));
     }
     Ok(Value::Tuple(Rc::new(out)))

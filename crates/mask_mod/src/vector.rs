@@ -125,7 +125,9 @@ pub(super) fn attr(v: &TVec, name: &str) -> Option<Value> {
     })
 }
 
-fn class_of(v: &Value) -> Option<(DType, Class)> {
+/// An operand's dtype and its class in torch's type promotion ([`super::tensor::result_type`]);
+/// `None` for a value that is no operand.
+pub(super) fn class_of(v: &Value) -> Option<(DType, Class)> {
     Some(match v {
         Value::Bool(_) => (DType::Bool, Class::Wrapped),
         Value::Int(_) => (DType::I64, Class::Wrapped),

@@ -24,8 +24,6 @@ pub(super) fn iota(shape: &[usize]) -> Tensor {
     Tensor::new(DType::I64, shape.to_vec(), (0..n as i64).map(Sc::I).collect())
 }
 
-/// Records `view` (a tensor just made from `src`) as a view of `src`'s memory: `local` is the flat
-/// position in `src` of each of its elements, or `None` when torch may have copied.
 /// `t[i]` on a tensor, read in place (no copy of the whole tensor per index: a per-position loop
 /// stays linear; the index may read the same tensor, which only borrows it too). A basic index
 /// gives a view of `t`, registered here.
@@ -40,6 +38,8 @@ pub(super) fn getitem(it: &mut Interp, cell: &Shared<Tensor>, i: Value, pos: Pos
     Ok(r)
 }
 
+/// Records `view` (a tensor just made from `src`) as a view of `src`'s memory: `local` is the flat
+/// position in `src` of each of its elements, or `None` when torch may have copied.
 pub(super) fn register(it: &mut Interp, src: &Shared<Tensor>, view: &Value, local: Option<Vec<usize>>) {
     let Value::Tensor(v) = view else { return };
     if Rc::ptr_eq(v, src) {
