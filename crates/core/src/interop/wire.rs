@@ -176,13 +176,29 @@ pub fn needs_lazy_reader(bytes: &[u8]) -> bool {
     super::is_mask_mod(bytes) || super::is_npy(bytes) || super::is_kernel_json(bytes)
 }
 
+/// What is wrong with a request the mask_mod reader's module cannot read, and where: by the kind
+/// of `serde_json` error, not its message, whose text (and that of `std::io`'s errors, which it
+/// can carry) cost that module 1.1 KB gzipped (the app's own requests never fail so). The formats
+/// module keeps the message: it reads JSON mask files, whose errors show it anyway.
+#[cfg(feature = "interpreter")]
+fn unreadable(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match e.classify() {
+        Category::Io => "unreadable",
+        Category::Syntax => "not JSON",
+        Category::Data => "JSON without a request's fields",
+        Category::Eof => "cut short",
+    };
+    format!("{what} at line {}, column {}", e.line(), e.column())
+}
+
 /// Answers a `mask_mod` request (JSON from [`Request::to_json`]) as
 /// [`import_mask_at`](super::import_mask_at) would, as one JSON string for [`read_answer`]: the
 /// interpreter's module. A request that is not one, or not for a `mask_mod`, is refused as text.
 #[cfg(feature = "interpreter")]
 pub fn answer(request: &str) -> String {
     let answer = match serde_json::from_str::<Request>(request) {
-        Err(e) => MaskModAnswer::Refused(ErrorWire::Text(format!("not a mask_mod request: {e}"))),
+        Err(e) => MaskModAnswer::Refused(ErrorWire::Text(format!("not a mask_mod request: {}", unreadable(&e)))),
         Ok(r) if !r.is_mask_mod() => MaskModAnswer::Refused(ErrorWire::Text("the text is not a mask_mod".into())),
         // The mask_mod branch alone: this module reads no other format.
         Ok(r) => match super::import_mask_mod(r.text.as_bytes(), r.size(), r.batch, r.head) {
@@ -474,7 +490,16 @@ mod tests {
             assert!(!e.to_string().contains('\n'));
         }
         let e = read_answer(&answer("not json")).expect_err("refused");
-        assert!(e.to_string().contains("not a mask_mod request"), "{e}");
+        assert_eq!(e.to_string(), "mask_mod not imported: not a mask_mod request: not JSON at line 1, column 2");
+        let e = read_answer(&answer("{\"text\": 1}")).expect_err("refused");
+        assert!(
+            e.to_string().starts_with(
+                "mask_mod not imported: not a mask_mod request: JSON without a request's fields at line 1"
+            ),
+            "{e}"
+        );
+        let e = read_answer(&answer("{\"text\": ")).expect_err("refused");
+        assert!(e.to_string().starts_with("mask_mod not imported: not a mask_mod request: cut short at line 1"), "{e}");
         let e =
             read_answer(&answer(&Request::new("x = 1\n", SizeHint::Given(3), 0, 0).to_json())).expect_err("refused");
         assert!(e.to_string().contains("the text is not a mask_mod"), "{e}");
