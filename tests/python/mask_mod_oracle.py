@@ -201,7 +201,17 @@ def entry_name(source, mod):
 
 
 def torch_side(path, n, b=0, h=0, entry=None):
-    """(mask as a bool array, None) or (None, why torch refused). `entry` overrides the rule."""
+    """(mask as a bool array, None) or (None, why torch refused). `entry` overrides the rule.
+    torch's default dtype is put back after each file: one that sets it must not change the
+    next file's `torch.Tensor(...)` or float factories."""
+    default_dtype = torch.get_default_dtype()
+    try:
+        return _torch_side(path, n, b, h, entry)
+    finally:
+        torch.set_default_dtype(default_dtype)
+
+
+def _torch_side(path, n, b, h, entry):
     try:
         with open(path) as f:
             source = f.read()

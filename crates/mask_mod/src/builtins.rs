@@ -16,7 +16,7 @@ use super::tensor_tail;
 use super::trace::{Op, Table};
 use super::value::{Native, Partial, Shared, Value, shared};
 
-const PY_BUILTINS: [&str; 37] = [
+const PY_BUILTINS: [&str; 38] = [
     "staticmethod",
     "classmethod",
     "property",
@@ -50,6 +50,7 @@ const PY_BUILTINS: [&str; 37] = [
     "map",
     "filter",
     "getattr",
+    "hasattr",
     "slice",
     "frozenset",
     "ValueError",
@@ -76,7 +77,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 84] = [
+const TORCH_FNS: [&str; 88] = [
     "pow",
     "isin",
     "tril",
@@ -144,6 +145,10 @@ const TORCH_FNS: [&str; 84] = [
     "any",
     "all",
     "sum",
+    "argmax",
+    "argmin",
+    "amax",
+    "amin",
     "searchsorted",
     "bucketize",
     "set_default_device",
@@ -665,17 +670,68 @@ fn isin(it: &mut Interp, a: &Args) -> R<Value> {
     if invert { elementwise(it, Elem::LogicalNot, &[found], pos) } else { Ok(found) }
 }
 
-/// A reduction with its `dtype=` keyword: torch casts the input to it and sums in it.
-fn reduce_typed(it: &mut Interp, kind: &str, x: Value, dim: Option<i64>, a: &Args) -> R<Value> {
-    match a.dtype()? {
-        None => reduce_all(it, kind, &x, dim, a.at),
+/// A reduction with its `dtype=` and `keepdim=` keywords: torch casts the input to the dtype and
+/// sums in it; `keepdim=True` keeps the reduced dimension, of size 1.
+fn reduce_typed(it: &mut Interp, kind: &str, x: Value, dim: Option<Value>, a: &Args) -> R<Value> {
+    let given = dim.is_some();
+    let dim = match dim {
+        None | Some(Value::None) => None,
+        Some(d) => Some(to_int(&d, a.at)?),
+    };
+    let keep = match a.kw("keepdim") {
+        // torch's `sum` has no form with `keepdim` and no `dim` (`dim=None` is one).
+        Some(_) if kind == "sum" && !given => {
+            return exc(a.at, "sum() received an invalid combination of arguments: keepdim without dim (TypeError)");
+        }
+        None | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(dim),
+        Some(_) => return exc(a.at, "keepdim must be a bool (TypeError)"),
+    };
+    let ndim = match (&x, keep) {
+        (_, None) | (Value::Traced(..), _) => 0,
+        (Value::Tensor(t), _) => t.borrow().shape.len(),
+        _ => return unsup(a.at, "`keepdim=True` over a per-position vector is not modelled"),
+    };
+    let r = match a.dtype()? {
+        None => reduce_all(it, kind, &x, dim, a.at)?,
         Some(d) if kind == "sum" => {
             let x = elementwise(it, Elem::Cast(d), &[x], a.at)?;
             let r = reduce_all(it, kind, &x, dim, a.at)?;
-            elementwise(it, Elem::Cast(d), &[r], a.at)
+            elementwise(it, Elem::Cast(d), &[r], a.at)?
         }
-        Some(_) => unsup(a.at, format!("`dtype=` of {kind} is not modelled")),
+        Some(_) => return unsup(a.at, format!("`dtype=` of {kind} is not modelled")),
+    };
+    match (keep, r) {
+        // Kept: the reduced dimension (every one without `dim`) of size 1; a 0-d input stays 0-d.
+        (Some(dim), Value::Tensor(t)) if ndim > 0 => {
+            let mut t = t.borrow().clone();
+            match dim {
+                Some(d) => t.shape.insert(dim_of(d, ndim, a.at)?, 1),
+                None => t.shape = vec![1; ndim],
+            }
+            Ok(Value::tensor(t))
+        }
+        (_, r) => Ok(r),
     }
+}
+
+/// `torch.max(x)`, `torch.max(x, other)` (elementwise, `other` a tensor) and `torch.max(x, dim)`
+/// / `x.min(dim=d)`: the pair (values, indices) along `dim`, unpacked or indexed as a tuple
+/// (`.values` and `.indices` are not modelled).
+fn min_max(it: &mut Interp, kind: &str, x: Value, other: Option<Value>, a: &Args) -> R<Value> {
+    let dim = match other.or_else(|| a.kw("dim")) {
+        Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
+            return elementwise(it, Elem::Bin(if kind == "min" { Bin::Min } else { Bin::Max }), &[x, o], a.at);
+        }
+        None => return reduce_all(it, kind, &x, None, a.at),
+        Some(d) => Some(Value::Int(to_int(&d, a.at)?)),
+    };
+    if let Value::TracedVec(_) = x {
+        return unsup(a.at, "max or min along a dimension of a per-position vector is not supported");
+    }
+    let values = reduce_typed(it, kind, x.clone(), dim.clone(), a)?;
+    let indices = reduce_typed(it, if kind == "max" { "max_index" } else { "min_index" }, x, dim, a)?;
+    Ok(Value::Tuple(Rc::new(vec![values, indices])))
 }
 
 fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {
@@ -686,6 +742,10 @@ fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos
             "sum" => {
                 let out = if d.is_float() { *d } else { DType::I64 };
                 elementwise(it, Elem::Cast(out), &[Value::Traced(*n, *d)], pos)
+            }
+            // The one element's index.
+            "argmax" | "argmin" | "max_index" | "min_index" => {
+                Ok(Value::tensor(Tensor::new(DType::I64, Vec::new(), vec![Sc::I(0)])))
             }
             _ => Ok(Value::Traced(*n, *d)),
         },
@@ -731,13 +791,19 @@ fn reduce_lane(kind: &str, dt: DType, lane: &[Sc], pos: Pos) -> R<(Sc, DType)> {
                 (Sc::I(lane.iter().fold(0i64, |a, v| a.wrapping_add(v.as_i64()))), DType::I64)
             }
         }
-        "max" | "min" | "amax" | "amin" => {
+        // `max_index`: the indices of `max(dim)`, which (unlike `argmax`) takes bools.
+        "max" | "min" | "amax" | "amin" | "argmax" | "argmin" | "max_index" | "min_index" => {
             if lane.is_empty() {
-                return exc(pos, "max()/min() of an empty tensor (RuntimeError)");
+                return exc(pos, "a reduction of an empty tensor or dimension (RuntimeError)");
             }
-            let pick_max = kind.ends_with("max");
-            let mut best = lane[0];
-            for &v in &lane[1..] {
+            let index = kind.starts_with("arg") || kind.ends_with("_index");
+            if kind.starts_with("arg") && dt.is_bool() {
+                return exc(pos, "argmax()/argmin(): does not support bool input (NotImplementedError)");
+            }
+            let pick_max = kind.contains("max");
+            // The first best (torch's index of a tie), a NaN the best of all (the first one).
+            let (mut best, mut at) = (lane[0], 0);
+            for (i, &v) in lane.iter().enumerate().skip(1) {
                 let better = match (v, best) {
                     (Sc::I(a), Sc::I(b)) => {
                         if pick_max {
@@ -747,20 +813,15 @@ fn reduce_lane(kind: &str, dt: DType, lane: &[Sc], pos: Pos) -> R<(Sc, DType)> {
                         }
                     }
                     _ => {
-                        if v.as_f64().is_nan() {
-                            true
-                        } else if pick_max {
-                            v.as_f64() > best.as_f64()
-                        } else {
-                            v.as_f64() < best.as_f64()
-                        }
+                        let (v, b) = (v.as_f64(), best.as_f64());
+                        !b.is_nan() && (v.is_nan() || if pick_max { v > b } else { v < b })
                     }
                 };
                 if better {
-                    best = v;
+                    (best, at) = (v, i);
                 }
             }
-            (best, dt)
+            if index { (Sc::I(at as i64), DType::I64) } else { (best, dt) }
         }
         _ => return unsup(pos, format!("the reduction `{kind}` is not supported")),
     })
@@ -1155,18 +1216,34 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let dt = a.dtype()?.unwrap_or(t.dtype);
             Value::tensor(filled(dt, t.shape.clone(), v))
         }
-        "tensor" | "as_tensor" => {
+        // The legacy constructor: float32 from a list or tuple of numbers; from sizes it would be
+        // uninitialised.
+        "Tensor" | "tensor" | "as_tensor" => {
             let data = a.need(0, "data")?;
+            if f == "Tensor" && !matches!(data, Value::List(_) | Value::Tuple(_)) {
+                return unsup(
+                    pos,
+                    "torch.Tensor of sizes or of a tensor is not modelled (use torch.zeros or torch.tensor)",
+                );
+            }
             if f == "as_tensor"
                 && let Value::Tensor(t) = &data
                 && a.dtype()?.is_none_or(|d| d == t.borrow().dtype)
             {
                 return Ok(data);
             }
-            if let Value::Traced(..) = data {
-                return exc(pos, "torch.tensor of a traced index value (vmap refuses this too)");
+            if let Value::Traced(..) | Value::TracedVec(_) = data {
+                if f == "tensor" {
+                    return exc(pos, "torch.tensor of a traced index value (vmap refuses this too)");
+                }
+                // `as_tensor` of a tensor is that tensor, in the dtype asked for (as under vmap).
+                return match a.dtype()? {
+                    Some(d) => elementwise(it, Elem::Cast(d), &[data], pos),
+                    None => Ok(data),
+                };
             }
-            let t = tensor_from(&data, a.dtype()?, pos)?;
+            let dt = if f == "Tensor" { Some(DType::F32) } else { a.dtype()? };
+            let t = tensor_from(&data, dt, pos)?;
             it.charge(pos, t.numel())?;
             Value::tensor(t)
         }
@@ -1243,18 +1320,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             }
             elementwise(it, Elem::Bin(if f == "minimum" { Bin::Min } else { Bin::Max }), &[x, y], pos)?
         }
-        "min" | "max" => match (a.pos.len(), a.get(1, "other")) {
-            (_, Some(o)) if matches!(o, Value::Tensor(_) | Value::Traced(..)) => elementwise(
-                it,
-                Elem::Bin(if f == "min" { Bin::Min } else { Bin::Max }),
-                &[a.need(0, "input")?, o],
-                pos,
-            )?,
-            (_, Some(_)) => {
-                return unsup(pos, format!("torch.{f} along a dimension (values, indices) is not supported"));
-            }
-            _ => reduce_all(it, f, &a.need(0, "input")?, None, pos)?,
-        },
+        "min" | "max" => min_max(it, f, a.need(0, "input")?, a.get(1, "other"), &a)?,
         "isin" => isin(it, &a)?,
         "logical_and" => binop_fn(it, Elem::LogicalAnd, &a)?,
         "logical_or" => binop_fn(it, Elem::LogicalOr, &a)?,
@@ -1334,9 +1400,9 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             };
             binop_fn(it, Elem::Bin(k), &a)?
         }
-        "any" | "all" | "sum" => {
+        "any" | "all" | "sum" | "amax" | "amin" | "argmax" | "argmin" => {
             let x = a.need(0, "input")?;
-            reduce_typed(it, f, x, a.int(1, "dim")?, &a)?
+            reduce_typed(it, f, x, a.get(1, "dim"), &a)?
         }
         "searchsorted" => {
             let right = matches!(a.kw("right"), Some(Value::Bool(true)))
@@ -1941,8 +2007,18 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             };
             match (getattr(it, &o, &n, pos), a.get(2, "default")) {
                 (Ok(v), _) => v,
-                (Err(e), Some(d)) if e.kind == FailKind::Exception => d,
-                (Err(e), _) => return Err(e),
+                (Err(e), Some(d)) => attribute_error(e, pos).map(|()| d)?,
+                (Err(e), None) => return Err(e),
+            }
+        }
+        "hasattr" => {
+            let o = a.need(0, "obj")?;
+            let Value::Str(n) = a.need(1, "name")? else {
+                return exc(pos, "hasattr(): attribute name must be string (TypeError)");
+            };
+            match getattr(it, &o, &n, pos) {
+                Ok(_) => Value::Bool(true),
+                Err(e) => attribute_error(e, pos).map(|()| Value::Bool(false))?,
             }
         }
         "slice" => {
@@ -1956,6 +2032,17 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
         }
         _ => return unsup(pos, format!("the builtin `{b}` is not supported")),
     })
+}
+
+/// `Ok` when `e` is an `AttributeError` (which `getattr` with a default and `hasattr` catch), else
+/// `e` itself (other exceptions propagate), or a refusal where the type of what was raised is not
+/// known.
+fn attribute_error(e: Fail, pos: Pos) -> R<()> {
+    match super::excepts::is_attribute_error(&e) {
+        Some(true) => Ok(()),
+        Some(false) => Err(e),
+        None => unsup(pos, format!("not known to be an AttributeError, or not: {}", e.msg)),
+    }
 }
 
 /// Tensor methods that return their receiver when nothing changes (same dtype, already there).
@@ -2249,14 +2336,10 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
         "clamp_max" => clamp(it, recv.clone(), None, a.get(0, "max"), pos)?,
         "where" => elementwise(it, Elem::Where, &[a.need(0, "condition")?, recv.clone(), a.need(1, "other")?], pos)?,
-        "any" | "all" | "sum" | "amax" | "amin" => reduce_typed(it, m, recv.clone(), a.int(0, "dim")?, &a)?,
-        "max" | "min" => match a.get(0, "other") {
-            Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
-                elementwise(it, Elem::Bin(if m == "min" { Bin::Min } else { Bin::Max }), &[recv.clone(), o], pos)?
-            }
-            Some(_) => return unsup(pos, format!("Tensor.{m} along a dimension (values, indices) is not supported")),
-            None => reduce_all(it, m, recv, None, pos)?,
-        },
+        "any" | "all" | "sum" | "amax" | "amin" | "argmax" | "argmin" => {
+            reduce_typed(it, m, recv.clone(), a.get(0, "dim"), &a)?
+        }
+        "max" | "min" => min_max(it, m, recv.clone(), a.get(0, "other"), &a)?,
         _ if traced => match m {
             "item" | "tolist" => {
                 return exc(pos, format!("`.{m}()` of a value that depends on the indices (vmap refuses this too)"));

@@ -20,7 +20,7 @@ use super::ast::{Arg, Expr, ExprKind, Pos, Stmt, StmtKind};
 use super::value::{Globals, Shared, Value};
 
 /// Methods that only read their receiver.
-const READING_METHODS: [&str; 40] = [
+const READING_METHODS: [&str; 42] = [
     "copy",
     "index",
     "count",
@@ -51,6 +51,8 @@ const READING_METHODS: [&str; 40] = [
     "all",
     "max",
     "min",
+    "argmax",
+    "argmin",
     "unsqueeze",
     "squeeze",
     "flatten",

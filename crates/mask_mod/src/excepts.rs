@@ -42,6 +42,15 @@ fn raised_type(f: &Fail) -> Option<ExcClass> {
     }
 }
 
+/// Whether a failure is an `AttributeError` (what `getattr` with a default and `hasattr` catch):
+/// `None` where the reader cannot tell the type of what was raised.
+pub(super) fn is_attribute_error(f: &Fail) -> Option<bool> {
+    if f.kind != FailKind::Exception {
+        return Some(false);
+    }
+    Some(catches(&ExcClass::Builtin("AttributeError"), &raised_type(f)?))
+}
+
 /// The class of a raised exception object: the builtin class, or the text's own.
 fn class_of_exception(i: &Rc<super::value::Instance>) -> Value {
     if is_builtin_exception_class(&i.class) {
