@@ -112,7 +112,14 @@ pub struct GpuFlow {
 impl GpuFlow {
     /// Finds an adapter, opens a device with the adapter's limits and compiles the kernels.
     pub async fn new() -> Result<GpuFlow, GpuError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        // Natively the environment may choose the backends and flags (`WGPU_BACKEND`, ...). A
+        // browser has no environment: reading it there changes nothing, and its parsing cost the
+        // Flow view's worker module Unicode's case tables (docs/BENCHMARKS.md, stop 49).
+        #[cfg(not(target_arch = "wasm32"))]
+        let descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        #[cfg(target_arch = "wasm32")]
+        let descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        let instance = wgpu::Instance::new(descriptor);
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
