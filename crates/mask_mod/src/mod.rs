@@ -149,8 +149,11 @@ pub fn is_mask_mod(bytes: &[u8]) -> bool {
     match first {
         None => false,
         Some(l) if l.starts_with('{') || l.starts_with('[') => false,
+        // A word is a run of ASCII letters, digits and `_`, and of any other character than
+        // ASCII (Python's identifiers, and what they are not, need no Unicode table here: it
+        // cost the first download 2 KB).
         Some(_) => text
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()))
             .any(|w| matches!(w, "def" | "lambda" | "import" | "class")),
     }
 }

@@ -190,6 +190,11 @@ fn python_text_forms_are_read_as_python_reads_them() {
     assert_eq!(mask("def f(b, h, q, k):\n    return q >= k\nmask_mod = f\n", 4), CAUSAL);
     assert!(is_mask_mod(b"def\tmask_mod(b, h, q, k):\n\treturn q >= k\n"));
     assert!(is_mask_mod(b"from attn_gym.masks import causal_mask\nmask_mod = causal_mask\n"));
+    // Words are runs of ASCII letters, digits and `_` and of other characters than ASCII: a
+    // keyword glued to a non-ASCII letter (an identifier such as `ídef`) is no keyword.
+    assert!(is_mask_mod("# Maske für Dokumente\ndef f(b, h, q, k):\n    return q >= k\n".as_bytes()));
+    assert!(!is_mask_mod("ídef λclass = 1\n".as_bytes()));
+    assert!(!is_mask_mod(b"definition = 1\nclassic = 2\n"));
     // Python folds identifiers by NFKC: the fullwidth W is W.
     assert_eq!(
         mask("W = 1\n\u{ff37} = 3\ndef f(b,h,q,k): return (k <= q) & (q - k < W)", 4),
