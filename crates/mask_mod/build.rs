@@ -6,8 +6,15 @@
 use std::{env, fs, path::Path};
 
 /// The preludes, by file name in `src/library/`.
-const PRELUDES: [&str; 6] =
-    ["attn_gym_masks", "attn_gym_utils", "torch_nested", "masking_utils", "flex_attention", "block_mask"];
+const PRELUDES: [&str; 7] = [
+    "attn_gym_masks",
+    "attn_gym_utils",
+    "torch_nested",
+    "masking_utils",
+    "flex_attention",
+    "block_mask",
+    "torch_nn_module",
+];
 
 fn main() {
     let out = env::var("OUT_DIR").expect("cargo sets OUT_DIR for a build script");

@@ -14,9 +14,9 @@ use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
 use super::tensor_tail;
 use super::trace::{Op, Table};
-use super::value::{Native, Partial, Shared, Value, shared};
+use super::value::{ClassObj, Native, Partial, Shared, Value, shared};
 
-const PY_BUILTINS: [&str; 38] = [
+const PY_BUILTINS: [&str; 40] = [
     "staticmethod",
     "classmethod",
     "property",
@@ -51,6 +51,8 @@ const PY_BUILTINS: [&str; 38] = [
     "filter",
     "getattr",
     "hasattr",
+    "setattr",
+    "super",
     "slice",
     "frozenset",
     "ValueError",
@@ -261,6 +263,63 @@ fn identity_decorator() -> Value {
     Value::native("hasseflow.identity")
 }
 
+/// `super(class, obj)`: a proxy whose attributes are looked up in the classes after `class` in the
+/// order of `obj`'s class (`obj` may be a class, in a classmethod).
+pub(super) fn super_of(class: &Rc<ClassObj>, obj: Value, pos: Pos) -> R<Value> {
+    let of = match &obj {
+        Value::Instance(i) => i.class.clone(),
+        Value::Class(c) => c.clone(),
+        _ => return exc(pos, "super(type, obj): obj must be an instance or subtype of type (TypeError)"),
+    };
+    if !of.is_subclass_of(class) {
+        return exc(pos, "super(type, obj): obj must be an instance or subtype of type (TypeError)");
+    }
+    Ok(Value::method("builtins.super", Value::Tuple(Rc::new(vec![Value::Class(class.clone()), obj]))))
+}
+
+/// `super(...).name`: found in the classes after the proxy's class, in the order of the object's
+/// class, and bound to the object as `obj.name` would be. The order is the chain of single bases;
+/// several bases (whose order is C3's) or a builtin base (an enum, an exception) are not modelled.
+fn super_attr(it: &mut Interp, n: &Native, name: &str, pos: Pos) -> R<Value> {
+    let Some(Value::Tuple(t)) = &n.recv else { return unsup(pos, "a super object without its class") };
+    let (Value::Class(start), obj) = (&t[0], &t[1]) else { return unsup(pos, "a super object without its class") };
+    let of = match obj {
+        Value::Instance(i) => i.class.clone(),
+        Value::Class(c) => c.clone(),
+        _ => return unsup(pos, "a super object of neither an instance nor a class"),
+    };
+    let mut class = Some(of.clone());
+    let mut after = false;
+    while let Some(c) = class {
+        if c.bases.len() > 1 || c.native.is_some() {
+            return unsup(
+                pos,
+                format!("super() in the class `{}`, of several or builtin bases, is not modelled", c.name),
+            );
+        }
+        let own = c.attrs.borrow().iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone());
+        if let (true, Some(v)) = (after, own) {
+            let bound =
+                |f: Value, to: Value| Value::Partial(Rc::new(Partial { func: f, args: vec![to], kwargs: Vec::new() }));
+            return Ok(match v {
+                Value::Func(_) => bound(v, obj.clone()),
+                Value::Wrapped(w) => match w.0 {
+                    "classmethod" => bound(w.1.clone(), Value::Class(of.clone())),
+                    "property" => return it.call(&w.1.clone(), vec![obj.clone()], Vec::new(), pos),
+                    _ => w.1.clone(),
+                },
+                v => v,
+            });
+        }
+        after |= Rc::ptr_eq(&c, start);
+        class = c.bases.first().cloned();
+    }
+    if name == "__init__" {
+        return Ok(Value::native("builtins.object_init"));
+    }
+    exc(pos, format!("`super` object has no attribute `{name}` (AttributeError)"))
+}
+
 /// `o.name`.
 pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Value> {
     Ok(match o {
@@ -288,6 +347,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 if matches!(name, "float16" | "half" | "bfloat16" | "complex64" | "uint16" | "uint32" | "uint64") {
                     return Ok(unavailable(format!("the dtype torch.{name} is not supported"), pos));
                 }
+            }
+            if full == "torch.nn.Module" {
+                return it.import_name("torch.nn.modules.module", "Module", pos);
             }
             if is_known(&full) {
                 Value::native(&full)
@@ -340,6 +402,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             "args" => Value::Tuple(Rc::new(p.args.clone())),
             _ => return exc(pos, format!("a partial has no attribute `{name}` (AttributeError)")),
         },
+        Value::Native(n) if &*n.name == "builtins.super" => return super_attr(it, n, name, pos),
         Value::Native(n) if name == "__name__" => Value::Str(n.name.rsplit('.').next().unwrap_or("").into()),
         Value::Class(c) => match name {
             "__name__" | "__qualname__" => Value::Str(c.name.clone()),
@@ -1348,16 +1411,18 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         }
         "tril" | "triu" => {
             let t = tensor_of(&a.need(0, "input")?, pos)?;
-            if t.shape.len() != 2 {
-                return unsup(pos, format!("torch.{f} of a tensor that is not 2-d is not supported"));
+            // The last two dimensions: a batch of matrices.
+            let nd = t.shape.len();
+            if nd < 2 {
+                return exc(pos, format!("{f}: input tensor must have at least 2 dimensions (RuntimeError)"));
             }
             let d = a.int(1, "diagonal")?.unwrap_or(0);
-            let (r, c) = (t.shape[0], t.shape[1]);
-            it.charge(pos, r * c)?;
+            let (r, c) = (t.shape[nd - 2], t.shape[nd - 1]);
+            it.charge(pos, t.numel())?;
             let zero = cast(Sc::I(0), t.dtype);
-            let data = (0..r * c)
+            let data = (0..t.numel())
                 .map(|i| {
-                    let (row, col) = ((i / c) as i64, (i % c) as i64);
+                    let (row, col) = (((i / c.max(1)) % r.max(1)) as i64, (i % c.max(1)) as i64);
                     let keep = if f == "tril" { col - row <= d } else { col - row >= d };
                     if keep { t.data[i] } else { zero }
                 })
@@ -2010,6 +2075,29 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 (Err(e), Some(d)) => attribute_error(e, pos).map(|()| d)?,
                 (Err(e), None) => return Err(e),
             }
+        }
+        "setattr" => {
+            let o = a.need(0, "obj")?;
+            let Value::Str(n) = a.need(1, "name")? else {
+                return exc(pos, "setattr(): attribute name must be string (TypeError)");
+            };
+            super::interp::set_attr(&o, &n, a.need(2, "value")?, pos)?;
+            Value::None
+        }
+        "super" => match a.pos.as_slice() {
+            [Value::Class(c), obj] => super_of(c, obj.clone(), pos)?,
+            [] => return unsup(pos, "super() without arguments outside a method is not modelled"),
+            _ => return unsup(pos, "super() of other arguments than a class and its instance is not modelled"),
+        },
+        // `object.__init__`, what `super().__init__()` finds past a class's own bases.
+        "object_init" => {
+            if !a.pos.is_empty() {
+                return exc(
+                    pos,
+                    "object.__init__() takes exactly one argument (the instance to initialize) (TypeError)",
+                );
+            }
+            Value::None
         }
         "hasattr" => {
             let o = a.need(0, "obj")?;

@@ -553,13 +553,29 @@ impl Interp {
                 }
             }
         }
-        let rebind = |v: Value| -> Value {
-            let retarget = |c: &Rc<Closure>| {
+        // Each method of the body sees the class's enclosing scope, through a frame of its own
+        // that holds what `super()` without arguments reads, as CPython's `__class__` cell: the
+        // class (set once it exists) and the name of the method's first parameter.
+        let mut method_frames = Vec::new();
+        let mut rebind = |v: Value| -> Value {
+            let mut retarget = |c: &Rc<Closure>| {
                 if c.env.as_ref().is_some_and(|e| Rc::ptr_eq(e, &ns)) {
+                    let mut vars = HashMap::new();
+                    if let Some(p) = c.def.params.first().filter(|p| p.kind == ParamKind::Normal) {
+                        vars.insert(Rc::from(SUPER_SELF), Value::Str(p.name.clone()));
+                    }
+                    let frame = shared(Frame {
+                        vars,
+                        locals: Vec::new(),
+                        global_names: Vec::new(),
+                        nonlocal_names: Vec::new(),
+                        parent: ctx.frame.clone(),
+                    });
+                    method_frames.push(frame.clone());
                     Value::Func(Rc::new(Closure {
                         def: c.def.clone(),
                         defaults: c.defaults.clone(),
-                        env: ctx.frame.clone(),
+                        env: Some(frame),
                         globals: c.globals.clone(),
                         name: std::cell::RefCell::new(c.name.borrow().clone()),
                     }))
@@ -588,6 +604,9 @@ impl Interp {
             native,
             members: std::cell::RefCell::new(Vec::new()),
         });
+        for f in method_frames {
+            f.borrow_mut().vars.insert("__class__".into(), Value::Class(class.clone()));
+        }
         if class.is_enum() {
             super::enums::make_members(self, &class, def.bases[0].pos)?;
         }
@@ -891,42 +910,77 @@ impl Interp {
             }
             ExprKind::Attr(obj, name) => {
                 let o = self.eval(obj, ctx)?;
-                match (&o, &**name) {
-                    (Value::Func(c), "__name__" | "__qualname__") => {
-                        if let Value::Str(s) = v {
-                            *c.name.borrow_mut() = s;
-                        }
-                        Ok(())
-                    }
-                    (Value::Func(_), "__doc__") => {
-                        unsup(target.pos, "assigning a function's `__doc__` is not modelled")
-                    }
-                    (Value::Instance(i), _) => {
-                        let mut attrs = i.attrs.borrow_mut();
-                        match attrs.iter_mut().find(|(k, _)| k == name) {
-                            Some(slot) => slot.1 = v,
-                            None => attrs.push((name.clone(), v)),
-                        }
-                        Ok(())
-                    }
-                    (Value::Class(c), _) => {
-                        let mut attrs = c.attrs.borrow_mut();
-                        match attrs.iter_mut().find(|(k, _)| k == name) {
-                            Some(slot) => slot.1 = v,
-                            None => attrs.push((name.clone(), v)),
-                        }
-                        Ok(())
-                    }
-                    _ => unsup(
-                        target.pos,
-                        format!("assigning the attribute `{name}` of a {} is not supported", o.type_name()),
-                    ),
-                }
+                set_attr(&o, name, v, target.pos)
             }
             ExprKind::Starred(inner) => self.assign(inner, v, ctx),
             _ => exc(target.pos, "cannot assign to this expression"),
         }
     }
+}
+
+/// The name under which a method's frame of its class (see `Interp::make_class`) keeps the name of
+/// its first parameter: not an identifier, so no text can read it.
+const SUPER_SELF: &str = "super self";
+
+impl Interp {
+    /// `super()` in a method: `super(__class__, first argument)`, from the frame the class gave the
+    /// method and the method's own frame.
+    fn super_here(&mut self, ctx: &Ctx, pos: Pos) -> R<Value> {
+        let Some(own) = &ctx.frame else { return exc(pos, "super(): no arguments (RuntimeError)") };
+        // The nearest frame a class gave a method, and whether it is this function's.
+        let (mut frame, mut direct) = (own.borrow().parent.clone(), true);
+        while let Some(f) = frame {
+            let (class, param) = {
+                let b = f.borrow();
+                (b.vars.get("__class__").cloned(), b.vars.get(SUPER_SELF).cloned())
+            };
+            if let Some(Value::Class(class)) = class {
+                let obj = match param {
+                    Some(Value::Str(p)) if direct => own.borrow().vars.get(&p).cloned(),
+                    _ => None,
+                };
+                // A function nested in a method passes its own first argument, which the reader
+                // does not know: with no instance of the class among its values, it has none.
+                let instance = |v: &Value| match v {
+                    Value::Instance(i) => i.class.is_subclass_of(&class),
+                    Value::Class(c) => c.is_subclass_of(&class),
+                    _ => false,
+                };
+                return match obj {
+                    Some(obj) => super::builtins::super_of(&class, obj, pos),
+                    None if direct || !own.borrow().vars.values().any(instance) => {
+                        exc(pos, "super(): no arguments (RuntimeError)")
+                    }
+                    None => unsup(pos, "super() without arguments in a function nested in a method is not modelled"),
+                };
+            }
+            direct = false;
+            frame = f.borrow().parent.clone();
+        }
+        exc(pos, "super(): __class__ cell not found (RuntimeError)")
+    }
+}
+
+/// `o.name = v` (an assignment, `setattr`): an instance's or class's attribute, a function's name.
+pub(super) fn set_attr(o: &Value, name: &Rc<str>, v: Value, pos: Pos) -> R<()> {
+    let attrs = match (o, &**name) {
+        (Value::Func(c), "__name__" | "__qualname__") => {
+            if let Value::Str(s) = v {
+                *c.name.borrow_mut() = s;
+            }
+            return Ok(());
+        }
+        (Value::Func(_), "__doc__") => return unsup(pos, "assigning a function's `__doc__` is not modelled"),
+        (Value::Instance(i), _) => &i.attrs,
+        (Value::Class(c), _) => &c.attrs,
+        _ => return unsup(pos, format!("assigning the attribute `{name}` of a {} is not supported", o.type_name())),
+    };
+    let mut attrs = attrs.borrow_mut();
+    match attrs.iter_mut().find(|(k, _)| k == name) {
+        Some(slot) => slot.1 = v,
+        None => attrs.push((name.clone(), v)),
+    }
+    Ok(())
 }
 
 impl Eval for Interp {
@@ -1193,6 +1247,10 @@ impl Interp {
             }
             ExprKind::Call(func, args) => {
                 let f = self.eval(func, ctx)?;
+                if args.is_empty() && matches!(&f, Value::Native(n) if &*n.name == "builtins.super" && n.recv.is_none())
+                {
+                    return self.super_here(ctx, pos);
+                }
                 let mut pos_args = Vec::new();
                 let mut kwargs: Vec<(Rc<str>, Value)> = Vec::new();
                 for a in args {
@@ -1598,6 +1656,23 @@ impl Interp {
     }
     pub(super) fn setitem(&mut self, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
         super::builtins::setitem(self, o, i, v, pos)
+    }
+
+    /// The parameters without a default that `inspect.signature` gives torch for a function of
+    /// the text, or an instance called through its class's `__call__` (`self` bound), counting
+    /// `*args`, `**kwargs` and keyword-only ones as torch's `create_mask` does; `None` for other
+    /// callables (a partial, a library mask).
+    pub(super) fn torch_param_count(f: &Value) -> Option<usize> {
+        let (c, bound) = match f {
+            Value::Func(c) => (c.clone(), 0),
+            Value::Instance(i) => match i.class.lookup("__call__") {
+                Some(Value::Func(c)) => (c, 1),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let without_default = (0..c.def.params.len()).filter(|&i| c.defaults[i].is_none()).count();
+        Some(without_default.saturating_sub(bound))
     }
 
     /// How many positional arguments a callable accepts: (required, maximum or None for *args).

@@ -22,6 +22,8 @@ const ATTN_GYM: Lib = Lib { module: "attn_gym.masks", source: prelude!("attn_gym
 const ATTN_GYM_UTILS: Lib = Lib { module: "attn_gym.utils", source: prelude!("attn_gym_utils") };
 const TORCH_NESTED: Lib = Lib { module: "torch.nested", source: prelude!("torch_nested") };
 const MASKING_UTILS: Lib = Lib { module: "transformers.masking_utils", source: prelude!("masking_utils") };
+/// `torch.nn.Module`, a base class of mask code (not a library of masks: not in [`LIBRARIES`]).
+const TORCH_NN_MODULE: Lib = Lib { module: "torch.nn.modules.module", source: prelude!("torch_nn_module") };
 const FLEX: Lib = Lib {
     module: "torch.nn.attention.flex_attention",
     source: concat!(prelude!("flex_attention"), "\n", prelude!("block_mask")),
@@ -46,6 +48,7 @@ pub(super) fn prelude_for(module: &str) -> Option<Lib> {
         "torch.nested" => Some(TORCH_NESTED),
         "transformers.masking_utils" => Some(MASKING_UTILS),
         "torch.nn.attention.flex_attention" => Some(FLEX),
+        "torch.nn.modules.module" => Some(TORCH_NN_MODULE),
         _ => None,
     }
 }
@@ -63,6 +66,7 @@ mod tests {
             (ATTN_GYM_UTILS.source, include_str!("library/attn_gym_utils.py")),
             (TORCH_NESTED.source, include_str!("library/torch_nested.py")),
             (MASKING_UTILS.source, include_str!("library/masking_utils.py")),
+            (TORCH_NN_MODULE.source, include_str!("library/torch_nn_module.py")),
             (
                 FLEX.source,
                 concat!(include_str!("library/flex_attention.py"), "\n", include_str!("library/block_mask.py")),

@@ -241,6 +241,18 @@ impl MaskMod {
                 None => MaskModError::Text(what),
             });
         }
+        if let Some(count) = Interp::torch_param_count(&entry).filter(|&c| c != 4) {
+            // torch's create_mask counts the parameters without a default (`*args` and
+            // `**kwargs` included) and takes 4: a mask_mod (5 would be a score_mod).
+            let what = format!(
+                "`{name}` has {count} parameters without a default, and torch's create_mask takes a mask_mod of 4 \
+                 (AssertionError)"
+            );
+            return Err(match binding_line(text, &name) {
+                Some(line) => MaskModError::At { line, col: 1, what },
+                None => MaskModError::Text(what),
+            });
+        }
         let declared_n = match globals.borrow().get("N") {
             Some(Value::Int(v)) => Some(Ok(v)),
             Some(Value::Unavailable(u)) => Some(Err(u.what.clone())),
