@@ -473,6 +473,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             _ => return unsup(pos, format!("the device attribute `{name}` is not supported")),
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
+        Value::Lookup(l) => return super::vector::too_large(l, pos),
         Value::Tuple(_) if matches!(name, "values" | "indices") => {
             // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
             return unsup(
@@ -509,6 +510,7 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
             })
         }
         Value::TracedVec(v) => super::vector::getitem(it, v, i, pos),
+        Value::Lookup(l) => super::vector::index_lookup(it, l, i, pos),
         Value::Class(c) if c.is_enum() => super::enums::by_name(it, c, &i, pos),
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let items: Vec<Value> = match o {
@@ -645,6 +647,7 @@ fn mentions(v: &Value, t: &Shared<Tensor>, depth: usize) -> bool {
 fn tensor_arg(v: &Value, a: &Args) -> R<Value> {
     match v {
         Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => Ok(v.clone()),
+        Value::Lookup(l) => super::vector::too_large(l, a.at),
         Value::Unavailable(u) => unsup(a.at, unavailable_msg(u)),
         other => {
             exc(a.at, format!("{}(): argument 'input' must be Tensor, not {} (TypeError)", a.name, other.type_name()))
@@ -685,7 +688,7 @@ fn isin(it: &mut Interp, a: &Args) -> R<Value> {
     }
     let values = match &test {
         Value::Tensor(t) => t.borrow().clone(),
-        Value::Traced(..) | Value::TracedVec(_) => {
+        Value::Traced(..) | Value::TracedVec(_) | Value::Lookup(_) => {
             return unsup(pos, "torch.isin with test values that depend on the indices is not supported");
         }
         number => tensor_from(number, None, pos)?,

@@ -1003,7 +1003,7 @@ impl Eval for Interp {
                 }
                 t.data[0].truthy()
             }
-            Value::Traced(..) | Value::TracedVec(_) => {
+            Value::Traced(..) | Value::TracedVec(_) | Value::Lookup(_) => {
                 return exc(
                     pos,
                     "data-dependent control flow: a tensor that depends on the indices is used as a Python bool \
@@ -1126,6 +1126,7 @@ impl Interp {
                 rows
             }
             Value::TracedVec(v) => super::vector::iterate(self, v, pos)?,
+            Value::Lookup(l) => return super::vector::too_large(l, pos),
             Value::Traced(..) => {
                 return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
             }

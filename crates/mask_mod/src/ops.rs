@@ -135,6 +135,9 @@ pub(super) trait VectorHooks {
 
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
+    if let Some(Value::Lookup(l)) = vals.iter().find(|v| matches!(v, Value::Lookup(_))) {
+        return super::vector::too_large(l, pos);
+    }
     let any_traced = vals.iter().any(|v| matches!(v, Value::Traced(..)));
     if vals.iter().any(|v| {
         matches!(v, Value::TracedVec(_))
@@ -242,6 +245,9 @@ fn overflow<T>(pos: Pos) -> R<T> {
 
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
+    if let Value::Lookup(l) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))).unwrap_or(&a) {
+        return super::vector::too_large(l, pos);
+    }
     // An `IntEnum` member is an int in arithmetic.
     let (a, b) = (a.plain(), b.plain());
     if let Value::Unavailable(u) = &a {
@@ -518,6 +524,9 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
 
 /// `<op> a` for `-`, `+`, `~`.
 pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
+    if let Value::Lookup(l) = &a {
+        return super::vector::too_large(l, pos);
+    }
     let a = a.plain();
     if let Value::Unavailable(u) = &a {
         return unsup(pos, unavailable_msg(u));

@@ -285,7 +285,7 @@ fn items_of(i: Value) -> Vec<Value> {
 /// `t[i]`.
 pub(super) fn getitem(it: &mut Interp, t: &Tensor, i: Value, pos: Pos) -> R<Value> {
     let items = items_of(i);
-    if items.iter().any(|v| matches!(v, Value::TracedVec(_))) {
+    if items.iter().any(|v| matches!(v, Value::TracedVec(_) | Value::Lookup(_))) {
         return unsup(
             pos,
             "a lookup at a per-position vector of indices is not supported (index with a scalar per position)",

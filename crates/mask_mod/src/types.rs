@@ -109,7 +109,7 @@ pub(super) fn type_of(it: &Interp, v: &Value, pos: Pos) -> R<Value> {
         Value::Dict(_) => "builtins.dict",
         Value::Range(..) => "builtins.range",
         Value::Slice(_) => "builtins.slice",
-        Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => "torch.Tensor",
+        Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) | Value::Lookup(_) => "torch.Tensor",
         other => return unsup(pos, format!("the type of a {} is not modelled", other.type_name())),
     };
     Ok(Value::native(name))
@@ -148,7 +148,9 @@ pub(super) fn isinstance(it: &Interp, v: &Value, t: &Value, depth: usize, visite
                 "builtins.NoneType" => matches!(v, Value::None),
                 "builtins.type" => matches!(v, Value::Class(c) if !c.is_enum()),
                 "builtins.object" => true,
-                "torch.Tensor" => matches!(v, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_)),
+                "torch.Tensor" => {
+                    matches!(v, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) | Value::Lookup(_))
+                }
                 // No value this reader makes is an enum member or an exception, but a class of the
                 // text's instances are handled above.
                 "enum.Enum" | "enum.IntEnum" => false,

@@ -148,6 +148,10 @@ pub(super) enum Value {
     Traced(usize, DType),
     /// A per-position value with trailing dimensions (built by `vector`).
     TracedVec(Rc<TVec>),
+    /// A lookup `table[idx...]` (traced indices of its leading dimensions) that leaves more values
+    /// per position than a vector holds ([`super::vector::MAX_VECTOR`]): not built, only indexed
+    /// further (`mask[b][h][q_idx][kv_idx]`); any other use is refused with its size.
+    Lookup(Rc<(Rc<Tensor>, Vec<usize>)>),
     Dtype(DType),
     Device,
     /// A seeded random generator (`torch.Generator`, `random.Random`; see `random`).
@@ -182,7 +186,7 @@ impl Value {
             Value::Ellipsis => "ellipsis",
             Value::Func(_) | Value::Native(_) | Value::Partial(_) => "function",
             Value::Module(_) => "module",
-            Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => "Tensor",
+            Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) | Value::Lookup(_) => "Tensor",
             Value::Dtype(_) => "torch.dtype",
             Value::Device => "torch.device",
             Value::Rng(g) => g.borrow().type_name(),

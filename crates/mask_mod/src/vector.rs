@@ -34,10 +34,8 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
     let free: Vec<usize> = t.shape[idx.len()..].to_vec();
     let n: usize = free.iter().product();
     if n > MAX_VECTOR {
-        return limit(
-            pos,
-            format!("a lookup leaving a vector of {n} values per position (over {MAX_VECTOR}): index more dimensions"),
-        );
+        // Not built: only a further index can use it (`mask[b][h][q_idx][kv_idx]`).
+        return Ok(Value::Lookup(Rc::new((Rc::new(t.clone()), idx))));
     }
     let table = Rc::new(Table::new(t.clone()));
     let mut consts: Vec<Option<usize>> = Vec::new();
@@ -69,13 +67,39 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
     Ok(wrap(free, nodes, t.dtype, Some((Rc::new(t.clone()), idx))))
 }
 
+/// A use of a lookup too large to build other than a further index: refused with its size.
+pub(super) fn too_large<T>(l: &(Rc<Tensor>, Vec<usize>), pos: Pos) -> R<T> {
+    let n: usize = l.0.shape[l.1.len()..].iter().product();
+    limit(
+        pos,
+        format!("a lookup leaving a vector of {n} values per position (over {MAX_VECTOR}): index more dimensions"),
+    )
+}
+
+/// `lookup[i]` of a lookup not built ([`Value::Lookup`]): traced and integer indices extend it
+/// (chained indexing, as `table[idx..., i]` in one lookup); anything else is refused with its size.
+pub(super) fn index_lookup(it: &mut Interp, l: &(Rc<Tensor>, Vec<usize>), i: Value, pos: Pos) -> R<Value> {
+    let items = match i {
+        Value::Tuple(t) => t.as_ref().clone(),
+        other => vec![other],
+    };
+    if !items.iter().all(|x| matches!(x, Value::Traced(..) | Value::Int(_))) {
+        return too_large(l, pos);
+    }
+    let mut all: Vec<Value> = l.1.iter().map(|&n| Value::Traced(n, it.graph.nodes[n].dtype)).collect();
+    all.extend(items);
+    tensor_ops::getitem(it, &l.0, Value::Tuple(Rc::new(all)), pos)
+}
+
 /// `v[i]`.
 pub(super) fn getitem(it: &mut Interp, v: &TVec, i: Value, pos: Pos) -> R<Value> {
     let items = match i {
         Value::Tuple(t) => t.as_ref().clone(),
         other => vec![other],
     };
-    if items.iter().any(|x| matches!(x, Value::Traced(..) | Value::TracedVec(_))) {
+    // Integers alone keep a pure lookup one (`mask[b][0][q_idx]`), as traced values do.
+    let ints = v.origin.is_some() && items.iter().all(|x| matches!(x, Value::Int(_)));
+    if ints || items.iter().any(|x| matches!(x, Value::Traced(..) | Value::TracedVec(_))) {
         // A pure lookup indexed again by traced values: the lookup grows.
         let Some((table, idx)) = &v.origin else {
             return unsup(
