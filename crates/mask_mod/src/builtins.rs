@@ -1805,7 +1805,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                         return exc(
                             pos,
                             format!(
-                                "invalid literal for int() with base {base}: {:?} (ValueError)",
+                                "invalid literal for int() with base {base}: '{}' (ValueError)",
                                 super::lex::short(&s)
                             ),
                         );
