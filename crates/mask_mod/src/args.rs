@@ -111,7 +111,7 @@ pub(super) fn tensor_of(v: &Value, pos: Pos) -> R<Tensor> {
         Value::Unavailable(u) => unsup(pos, unavailable_msg(u)),
         Value::Traced(..) => unsup(pos, "this operation on a traced index value is not supported"),
         Value::TracedVec(_) => unsup(pos, "this operation on a per-position vector is not supported"),
-        Value::Lookup(l) => super::vector::too_large(l, pos),
+        Value::Lookup(l) => super::ops::too_large(l, pos),
         other => exc(pos, format!("expected a Tensor, got a {} (TypeError)", other.type_name())),
     }
 }

@@ -263,6 +263,28 @@ fn identity_decorator() -> Value {
     Value::native("hasseflow.identity")
 }
 
+/// `o.name = v` (an assignment, `setattr`): an instance's or class's attribute, a function's name.
+pub(super) fn set_attr(o: &Value, name: &Rc<str>, v: Value, pos: Pos) -> R<()> {
+    let attrs = match (o, &**name) {
+        (Value::Func(c), "__name__" | "__qualname__") => {
+            if let Value::Str(s) = v {
+                *c.name.borrow_mut() = s;
+            }
+            return Ok(());
+        }
+        (Value::Func(_), "__doc__") => return unsup(pos, "assigning a function's `__doc__` is not modelled"),
+        (Value::Instance(i), _) => &i.attrs,
+        (Value::Class(c), _) => &c.attrs,
+        _ => return unsup(pos, format!("assigning the attribute `{name}` of a {} is not supported", o.type_name())),
+    };
+    let mut attrs = attrs.borrow_mut();
+    match attrs.iter_mut().find(|(k, _)| k == name) {
+        Some(slot) => slot.1 = v,
+        None => attrs.push((name.clone(), v)),
+    }
+    Ok(())
+}
+
 /// `super(class, obj)`: a proxy whose attributes are looked up in the classes after `class` in the
 /// order of `obj`'s class (`obj` may be a class, in a classmethod).
 pub(super) fn super_of(class: &Rc<ClassObj>, obj: Value, pos: Pos) -> R<Value> {
@@ -473,7 +495,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             _ => return unsup(pos, format!("the device attribute `{name}` is not supported")),
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        Value::Lookup(l) => return super::vector::too_large(l, pos),
+        Value::Lookup(l) => return super::ops::too_large(l, pos),
         Value::Tuple(_) if matches!(name, "values" | "indices") => {
             // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
             return unsup(
@@ -647,7 +669,7 @@ fn mentions(v: &Value, t: &Shared<Tensor>, depth: usize) -> bool {
 fn tensor_arg(v: &Value, a: &Args) -> R<Value> {
     match v {
         Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_) => Ok(v.clone()),
-        Value::Lookup(l) => super::vector::too_large(l, a.at),
+        Value::Lookup(l) => super::ops::too_large(l, a.at),
         Value::Unavailable(u) => unsup(a.at, unavailable_msg(u)),
         other => {
             exc(a.at, format!("{}(): argument 'input' must be Tensor, not {} (TypeError)", a.name, other.type_name()))
@@ -2084,7 +2106,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
             let Value::Str(n) = a.need(1, "name")? else {
                 return exc(pos, "setattr(): attribute name must be string (TypeError)");
             };
-            super::interp::set_attr(&o, &n, a.need(2, "value")?, pos)?;
+            set_attr(&o, &n, a.need(2, "value")?, pos)?;
             Value::None
         }
         "super" => match a.pos.as_slice() {
@@ -2129,7 +2151,7 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
 /// `e` itself (other exceptions propagate), or a refusal where the type of what was raised is not
 /// known.
 fn attribute_error(e: Fail, pos: Pos) -> R<()> {
-    match super::excepts::is_attribute_error(&e) {
+    match super::types::is_attribute_error(&e) {
         Some(true) => Ok(()),
         Some(false) => Err(e),
         None => unsup(pos, format!("not known to be an AttributeError, or not: {}", e.msg)),

@@ -7,58 +7,8 @@ use std::rc::Rc;
 use super::ast::{Expr, Handler, Pos, Stmt};
 use super::interp::{Ctx, Flow};
 use super::rt::{Eval, Fail, FailKind, Interp, R, limit, unavailable_msg, unsup};
-use super::types::{
-    ExcClass, catches, exception_parent, handler_types, is_builtin_exception_class, not_exception_class,
-};
+use super::types::{ExcClass, catches, exception_parent, handler_types, not_exception_class, raised_type};
 use super::value::{Unavailable, Value};
-
-/// The type of what a failure raised, if the reader knows it: a `raise` of the text, or one of
-/// the reader's own exceptions, whose message ends with the Python exception it is (`(KeyError)`).
-fn raised_type(f: &Fail) -> Option<ExcClass> {
-    if let Some(v) = &f.exc_type {
-        let class = match v {
-            Value::Instance(i) => class_of_exception(i),
-            v => v.clone(),
-        };
-        let mut t = Vec::new();
-        handler_types(&class, 0, &mut t)?;
-        return t.pop();
-    }
-    if f.msg.starts_with("the text raises") {
-        return None;
-    }
-    if f.msg == "AssertionError" || f.msg.starts_with("AssertionError: ") {
-        return Some(ExcClass::Builtin("AssertionError"));
-    }
-    let inner = f.msg.strip_suffix(')')?;
-    let name = &inner[inner.rfind('(')? + 1..];
-    match exception_parent(&format!("builtins.{name}")) {
-        Some(_) => {
-            let mut t = Vec::new();
-            handler_types(&Value::native(&format!("builtins.{name}")), 0, &mut t)?;
-            t.pop()
-        }
-        None => None,
-    }
-}
-
-/// Whether a failure is an `AttributeError` (what `getattr` with a default and `hasattr` catch):
-/// `None` where the reader cannot tell the type of what was raised.
-pub(super) fn is_attribute_error(f: &Fail) -> Option<bool> {
-    if f.kind != FailKind::Exception {
-        return Some(false);
-    }
-    Some(catches(&ExcClass::Builtin("AttributeError"), &raised_type(f)?))
-}
-
-/// The class of a raised exception object: the builtin class, or the text's own.
-fn class_of_exception(i: &Rc<super::value::Instance>) -> Value {
-    if is_builtin_exception_class(&i.class) {
-        Value::native(i.class.native.as_deref().unwrap_or(""))
-    } else {
-        Value::Class(i.class.clone())
-    }
-}
 
 impl Interp {
     pub(super) fn exec_try(

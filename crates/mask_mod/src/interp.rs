@@ -910,7 +910,7 @@ impl Interp {
             }
             ExprKind::Attr(obj, name) => {
                 let o = self.eval(obj, ctx)?;
-                set_attr(&o, name, v, target.pos)
+                super::builtins::set_attr(&o, name, v, target.pos)
             }
             ExprKind::Starred(inner) => self.assign(inner, v, ctx),
             _ => exc(target.pos, "cannot assign to this expression"),
@@ -959,28 +959,6 @@ impl Interp {
         }
         exc(pos, "super(): __class__ cell not found (RuntimeError)")
     }
-}
-
-/// `o.name = v` (an assignment, `setattr`): an instance's or class's attribute, a function's name.
-pub(super) fn set_attr(o: &Value, name: &Rc<str>, v: Value, pos: Pos) -> R<()> {
-    let attrs = match (o, &**name) {
-        (Value::Func(c), "__name__" | "__qualname__") => {
-            if let Value::Str(s) = v {
-                *c.name.borrow_mut() = s;
-            }
-            return Ok(());
-        }
-        (Value::Func(_), "__doc__") => return unsup(pos, "assigning a function's `__doc__` is not modelled"),
-        (Value::Instance(i), _) => &i.attrs,
-        (Value::Class(c), _) => &c.attrs,
-        _ => return unsup(pos, format!("assigning the attribute `{name}` of a {} is not supported", o.type_name())),
-    };
-    let mut attrs = attrs.borrow_mut();
-    match attrs.iter_mut().find(|(k, _)| k == name) {
-        Some(slot) => slot.1 = v,
-        None => attrs.push((name.clone(), v)),
-    }
-    Ok(())
 }
 
 impl Eval for Interp {
@@ -1126,7 +1104,7 @@ impl Interp {
                 rows
             }
             Value::TracedVec(v) => super::vector::iterate(self, v, pos)?,
-            Value::Lookup(l) => return super::vector::too_large(l, pos),
+            Value::Lookup(l) => return super::ops::too_large(l, pos),
             Value::Traced(..) => {
                 return exc(pos, "iterating over a traced index tensor is not possible (vmap refuses it too)");
             }

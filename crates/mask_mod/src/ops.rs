@@ -133,10 +133,22 @@ pub(super) trait VectorHooks {
     fn vector_lookup(&mut self, t: &Tensor, idx: Vec<usize>, pos: Pos) -> R<Value>;
 }
 
+/// Most elements of one vector value (each is a node of the graph).
+pub(super) const MAX_VECTOR: usize = 4096;
+
+/// A use of a lookup too large to build other than a further index: refused with its size.
+pub(super) fn too_large<T>(l: &(Rc<Tensor>, Vec<usize>), pos: Pos) -> R<T> {
+    let n: usize = l.0.shape[l.1.len()..].iter().product();
+    limit(
+        pos,
+        format!("a lookup leaving a vector of {n} values per position (over {MAX_VECTOR}): index more dimensions"),
+    )
+}
+
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
     if let Some(Value::Lookup(l)) = vals.iter().find(|v| matches!(v, Value::Lookup(_))) {
-        return super::vector::too_large(l, pos);
+        return too_large(l, pos);
     }
     let any_traced = vals.iter().any(|v| matches!(v, Value::Traced(..)));
     if vals.iter().any(|v| {
@@ -246,7 +258,7 @@ fn overflow<T>(pos: Pos) -> R<T> {
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
     if let Value::Lookup(l) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))).unwrap_or(&a) {
-        return super::vector::too_large(l, pos);
+        return too_large(l, pos);
     }
     // An `IntEnum` member is an int in arithmetic.
     let (a, b) = (a.plain(), b.plain());
@@ -525,7 +537,7 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
 /// `<op> a` for `-`, `+`, `~`.
 pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
     if let Value::Lookup(l) = &a {
-        return super::vector::too_large(l, pos);
+        return too_large(l, pos);
     }
     let a = a.plain();
     if let Value::Unavailable(u) = &a {

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::rt::{Interp, MAX_VALUE_DEPTH, R, unavailable_msg, unsup};
+use super::rt::{Fail, FailKind, Interp, MAX_VALUE_DEPTH, R, unavailable_msg, unsup};
 use super::value::{ClassObj, Instance, Value};
 
 /// CPython's builtin exceptions that mask code raises or catches, each with its base.
@@ -264,5 +264,53 @@ pub(super) fn exception_str(i: &super::value::Instance, one: impl Fn(&Value) -> 
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The type of what a failure raised, if the reader knows it: a `raise` of the text, or one of
+/// the reader's own exceptions, whose message ends with the Python exception it is (`(KeyError)`).
+pub(super) fn raised_type(f: &Fail) -> Option<ExcClass> {
+    if let Some(v) = &f.exc_type {
+        let class = match v {
+            Value::Instance(i) => class_of_exception(i),
+            v => v.clone(),
+        };
+        let mut t = Vec::new();
+        handler_types(&class, 0, &mut t)?;
+        return t.pop();
+    }
+    if f.msg.starts_with("the text raises") {
+        return None;
+    }
+    if f.msg == "AssertionError" || f.msg.starts_with("AssertionError: ") {
+        return Some(ExcClass::Builtin("AssertionError"));
+    }
+    let inner = f.msg.strip_suffix(')')?;
+    let name = &inner[inner.rfind('(')? + 1..];
+    match exception_parent(&format!("builtins.{name}")) {
+        Some(_) => {
+            let mut t = Vec::new();
+            handler_types(&Value::native(&format!("builtins.{name}")), 0, &mut t)?;
+            t.pop()
+        }
+        None => None,
+    }
+}
+
+/// Whether a failure is an `AttributeError` (what `getattr` with a default and `hasattr` catch):
+/// `None` where the reader cannot tell the type of what was raised.
+pub(super) fn is_attribute_error(f: &Fail) -> Option<bool> {
+    if f.kind != FailKind::Exception {
+        return Some(false);
+    }
+    Some(catches(&ExcClass::Builtin("AttributeError"), &raised_type(f)?))
+}
+
+/// The class of a raised exception object: the builtin class, or the text's own.
+fn class_of_exception(i: &Rc<super::value::Instance>) -> Value {
+    if is_builtin_exception_class(&i.class) {
+        Value::native(i.class.native.as_deref().unwrap_or(""))
+    } else {
+        Value::Class(i.class.clone())
     }
 }

@@ -149,7 +149,7 @@ pub(super) enum Value {
     /// A per-position value with trailing dimensions (built by `vector`).
     TracedVec(Rc<TVec>),
     /// A lookup `table[idx...]` (traced indices of its leading dimensions) that leaves more values
-    /// per position than a vector holds ([`super::vector::MAX_VECTOR`]): not built, only indexed
+    /// per position than a vector holds (`MAX_VECTOR` in `ops`): not built, only indexed
     /// further (`mask[b][h][q_idx][kv_idx]`); any other use is refused with its size.
     Lookup(Rc<(Rc<Tensor>, Vec<usize>)>),
     Dtype(DType),

@@ -11,16 +11,13 @@
 use std::rc::Rc;
 
 use super::ast::Pos;
-use super::ops::{Elem, VectorHooks, elementwise, push};
+use super::ops::{Elem, MAX_VECTOR, VectorHooks, elementwise, push};
 use super::rt::Interp;
 use super::rt::{R, exc, limit, unsup};
 use super::tensor::{Bin, Class, DType, Sc, Tensor, broadcast, broadcast_index, cast, result_type};
 use super::tensor_ops::{self, to_ix_pub};
 use super::trace::{Op, Table};
 use super::value::{TVec, Value};
-
-/// Most elements of one vector value (each is a node of the graph).
-pub(super) const MAX_VECTOR: usize = 4096;
 
 fn wrap(shape: Vec<usize>, nodes: Vec<usize>, dtype: DType, origin: Option<(Rc<Tensor>, Vec<usize>)>) -> Value {
     if shape.is_empty() {
@@ -67,15 +64,6 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
     Ok(wrap(free, nodes, t.dtype, Some((Rc::new(t.clone()), idx))))
 }
 
-/// A use of a lookup too large to build other than a further index: refused with its size.
-pub(super) fn too_large<T>(l: &(Rc<Tensor>, Vec<usize>), pos: Pos) -> R<T> {
-    let n: usize = l.0.shape[l.1.len()..].iter().product();
-    limit(
-        pos,
-        format!("a lookup leaving a vector of {n} values per position (over {MAX_VECTOR}): index more dimensions"),
-    )
-}
-
 /// `lookup[i]` of a lookup not built ([`Value::Lookup`]): traced and integer indices extend it
 /// (chained indexing, as `table[idx..., i]` in one lookup); anything else is refused with its size.
 pub(super) fn index_lookup(it: &mut Interp, l: &(Rc<Tensor>, Vec<usize>), i: Value, pos: Pos) -> R<Value> {
@@ -84,7 +72,7 @@ pub(super) fn index_lookup(it: &mut Interp, l: &(Rc<Tensor>, Vec<usize>), i: Val
         other => vec![other],
     };
     if !items.iter().all(|x| matches!(x, Value::Traced(..) | Value::Int(_))) {
-        return too_large(l, pos);
+        return super::ops::too_large(l, pos);
     }
     let mut all: Vec<Value> = l.1.iter().map(|&n| Value::Traced(n, it.graph.nodes[n].dtype)).collect();
     all.extend(items);
