@@ -372,6 +372,8 @@ impl Parser {
         let name = self.name()?;
         let start = self.i;
         let depth = self.depth;
+        // `class A[T]:` (type parameters, Python 3.12): a class the reader does not run.
+        let generic = self.is_op("[");
         let parsed = (|| -> R<(Vec<Expr>, Vec<Stmt>)> {
             let mut bases = Vec::new();
             if self.eat_op("(") {
@@ -388,7 +390,13 @@ impl Parser {
                 let def = ClassDef { name, bases, body, decorators };
                 out.push(Stmt { kind: StmtKind::Class(Rc::new(def)), pos });
             }
-            Err(_) => {
+            Err(e) => {
+                // A class whose body holds a construct the reader does not model is a statement
+                // it skips; a syntax error in it is Python's SyntaxError at import, as anywhere.
+                let what = e.to_string();
+                if !(generic || what.contains("not supported") || what.contains("not modelled")) {
+                    return Err(e);
+                }
                 self.i = start;
                 self.depth = depth;
                 self.skip_block()?;

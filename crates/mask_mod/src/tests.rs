@@ -200,6 +200,14 @@ fn python_text_forms_are_read_as_python_reads_them() {
         mask("W = 1\n\u{ff37} = 3\ndef f(b,h,q,k): return (k <= q) & (q - k < W)", 4),
         ["1...", "11..", "111.", ".111"]
     );
+    // A syntax error in a class body is Python's SyntaxError at import (the class is not skipped);
+    // a class the reader does not model (a body with `yield`, type parameters) is a skipped
+    // statement, and a mask that does not read it is read.
+    let body = "def mask_mod(b, h, q, k):\n    return q >= k\n";
+    let e = refused(&format!("class P:\n    @property\n    x = 1\n{body}"));
+    assert!(e.contains("line 3, column 5: invalid syntax"), "{e}");
+    assert_eq!(mask(&format!("class A[T]:\n    x = 1\n{body}"), 4), CAUSAL);
+    assert_eq!(mask(&format!("class A:\n    def f(self):\n        yield 1\n{body}"), 4), CAUSAL);
     // Mixed tabs and spaces that change meaning with the tab width: TabError, as in Python.
     assert!(refused("def f(b,h,q,k):\n        x = 1\n\treturn q >= k\n").contains("TabError"));
 }
