@@ -1445,9 +1445,10 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let (r, c) = (t.shape[nd - 2], t.shape[nd - 1]);
             it.charge(pos, t.numel())?;
             let zero = cast(Sc::I(0), t.dtype);
+            // Each cell's row and column in its matrix (no cell when a dimension is 0).
             let data = (0..t.numel())
                 .map(|i| {
-                    let (row, col) = (((i / c.max(1)) % r.max(1)) as i64, (i % c.max(1)) as i64);
+                    let (row, col) = (((i / c) % r) as i64, (i % c) as i64);
                     let keep = if f == "tril" { col - row <= d } else { col - row >= d };
                     if keep { t.data[i] } else { zero }
                 })

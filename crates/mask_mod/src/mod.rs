@@ -233,25 +233,25 @@ impl MaskMod {
         it.run_module(&body, &ctx).map_err(fail_error)?;
         random::seal(&mut it);
         let (name, entry) = pick_entry(&globals.borrow())?;
+        // A refusal of the entry, at its binding's line when the text has one.
+        let at_binding = |what: String| match binding_line(text, &name) {
+            Some(line) => MaskModError::At { line, col: 1, what },
+            None => MaskModError::Text(what),
+        };
         if !entry.is_callable() && !matches!(entry, Value::Instance(_) | Value::Wrapped(_) | Value::Unavailable(_)) {
             // `mask_mod = None` (a factory that forgot its `return`): torch's create_mask raises.
-            let what = format!("`{name}` is a {}, not a mask function: calling it raises TypeError", entry.type_name());
-            return Err(match binding_line(text, &name) {
-                Some(line) => MaskModError::At { line, col: 1, what },
-                None => MaskModError::Text(what),
-            });
+            return Err(at_binding(format!(
+                "`{name}` is a {}, not a mask function: calling it raises TypeError",
+                entry.type_name()
+            )));
         }
         if let Some(count) = Interp::torch_param_count(&entry).filter(|&c| c != 4) {
             // torch's create_mask counts the parameters without a default (`*args` and
             // `**kwargs` included) and takes 4: a mask_mod (5 would be a score_mod).
-            let what = format!(
+            return Err(at_binding(format!(
                 "`{name}` has {count} parameters without a default, and torch's create_mask takes a mask_mod of 4 \
                  (AssertionError)"
-            );
-            return Err(match binding_line(text, &name) {
-                Some(line) => MaskModError::At { line, col: 1, what },
-                None => MaskModError::Text(what),
-            });
+            )));
         }
         let declared_n = match globals.borrow().get("N") {
             Some(Value::Int(v)) => Some(Ok(v)),

@@ -257,7 +257,7 @@ fn overflow<T>(pos: Pos) -> R<T> {
 
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
-    if let Value::Lookup(l) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))).unwrap_or(&a) {
+    if let Some(Value::Lookup(l)) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))) {
         return too_large(l, pos);
     }
     // An `IntEnum` member is an int in arithmetic.

@@ -275,7 +275,8 @@ fn select(shape: &[usize], items: Vec<Ix>, pos: Pos) -> R<(Vec<usize>, Vec<usize
     Ok((positions, out_shape))
 }
 
-fn items_of(i: Value) -> Vec<Value> {
+/// An index as its items: a tuple's, or the one index.
+pub(super) fn items_of(i: Value) -> Vec<Value> {
     match i {
         Value::Tuple(t) => t.as_ref().clone(),
         other => vec![other],

@@ -67,24 +67,23 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
 /// `lookup[i]` of a lookup not built ([`Value::Lookup`]): traced and integer indices extend it
 /// (chained indexing, as `table[idx..., i]` in one lookup); anything else is refused with its size.
 pub(super) fn index_lookup(it: &mut Interp, l: &(Rc<Tensor>, Vec<usize>), i: Value, pos: Pos) -> R<Value> {
-    let items = match i {
-        Value::Tuple(t) => t.as_ref().clone(),
-        other => vec![other],
-    };
+    let items = tensor_ops::items_of(i);
     if !items.iter().all(|x| matches!(x, Value::Traced(..) | Value::Int(_))) {
         return super::ops::too_large(l, pos);
     }
-    let mut all: Vec<Value> = l.1.iter().map(|&n| Value::Traced(n, it.graph.nodes[n].dtype)).collect();
+    grow_lookup(it, &l.0, &l.1, items, pos)
+}
+
+/// `table[idx..., items...]`: a lookup (`idx`, its indices' nodes) indexed further, as one lookup.
+fn grow_lookup(it: &mut Interp, table: &Tensor, idx: &[usize], items: Vec<Value>, pos: Pos) -> R<Value> {
+    let mut all: Vec<Value> = idx.iter().map(|&n| Value::Traced(n, it.graph.nodes[n].dtype)).collect();
     all.extend(items);
-    tensor_ops::getitem(it, &l.0, Value::Tuple(Rc::new(all)), pos)
+    tensor_ops::getitem(it, table, Value::Tuple(Rc::new(all)), pos)
 }
 
 /// `v[i]`.
 pub(super) fn getitem(it: &mut Interp, v: &TVec, i: Value, pos: Pos) -> R<Value> {
-    let items = match i {
-        Value::Tuple(t) => t.as_ref().clone(),
-        other => vec![other],
-    };
+    let items = tensor_ops::items_of(i);
     // Integers alone keep a pure lookup one (`mask[b][0][q_idx]`), as traced values do.
     let ints = v.origin.is_some() && items.iter().all(|x| matches!(x, Value::Int(_)));
     if ints || items.iter().any(|x| matches!(x, Value::Traced(..) | Value::TracedVec(_))) {
@@ -96,9 +95,7 @@ pub(super) fn getitem(it: &mut Interp, v: &TVec, i: Value, pos: Pos) -> R<Value>
                  (write the lookup as one `table[i, j]`)",
             );
         };
-        let mut all: Vec<Value> = idx.iter().map(|&n| Value::Traced(n, it.graph.nodes[n].dtype)).collect();
-        all.extend(items);
-        return tensor_ops::getitem(it, table, Value::Tuple(Rc::new(all)), pos);
+        return grow_lookup(it, table, idx, items, pos);
     }
     // Integers, slices, None and Ellipsis select among the nodes as for a concrete tensor.
     let ix = items.iter().map(|x| to_ix_pub(x, pos)).collect::<R<Vec<_>>>()?;
