@@ -139,18 +139,23 @@ pub(crate) fn tarjan(adj: &BitMatrix) -> (Vec<u32>, usize) {
 /// mask of 8 keys a row at 4096). Native builds only (`Order::new`).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> (Vec<u32>, usize) {
-    let mut index = vec![UNVISITED; n];
+    // `index[v]`: 0 before its visit, its visit's number (from 1) while on the stack, `DONE` once
+    // in a component, where a neighbour lowers nothing: a visited neighbour is `min`'d without a
+    // branch (whether it was on the stack was a branch mispredicted at random, a fifth off the
+    // search of a random mask at 4096).
+    const DONE: u32 = u32::MAX;
+    let mut index = vec![0u32; n];
     let mut low = vec![0u32; n];
     // Both stacks hold each position at most once: sized once (a random mask's search goes
     // thousands of positions deep, and each doubling copied what it held).
     let mut stack: Vec<u32> = Vec::with_capacity(n);
-    let mut comp = vec![UNVISITED; n];
+    let mut comp = vec![0u32; n];
     let mut comps = 0usize;
-    let mut counter = 0u32;
+    let mut counter = 1u32;
     // Frames: (vertex, next neighbour's index in its list).
     let mut call: Vec<(u32, u32)> = Vec::with_capacity(n);
     for root in 0..n {
-        if index[root] != UNVISITED {
+        if index[root] != 0 {
             continue;
         }
         index[root] = counter;
@@ -167,7 +172,8 @@ pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> 
             while let Some(&w) = list.get(frame.1 as usize) {
                 frame.1 += 1;
                 let w = w as usize;
-                if index[w] == UNVISITED {
+                let at = index[w];
+                if at == 0 {
                     low[v] = low_v;
                     index[w] = counter;
                     low[w] = counter;
@@ -175,10 +181,8 @@ pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> 
                     stack.push(w as u32);
                     call.push((w as u32, 0));
                     continue 'frames;
-                } else if comp[w] == UNVISITED {
-                    // Visited, in no component yet: on the stack.
-                    low_v = low_v.min(index[w]);
                 }
+                low_v = low_v.min(at);
             }
             low[v] = low_v;
             call.pop();
@@ -188,6 +192,7 @@ pub(crate) fn tarjan_reads<'a>(n: usize, reads: impl Fn(usize) -> &'a [u32]) -> 
             if low_v == index[v] {
                 while let Some(x) = stack.pop() {
                     comp[x as usize] = comps as u32;
+                    index[x as usize] = DONE;
                     if x as usize == v {
                         break;
                     }
