@@ -496,12 +496,12 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
         Value::Lookup(l) => return super::ops::too_large(l, pos),
-        Value::Tuple(_) if matches!(name, "values" | "indices") => {
+        Value::Tuple(t) if matches!(name, "values" | "indices") => {
             // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
-            return unsup(
-                pos,
-                format!("`.{name}` of a (values, indices) result is not modelled: unpack it (`values, indices = ...`)"),
-            );
+            if !it.pairs.is_pair(t) {
+                return exc(pos, format!("`tuple` object has no attribute `{name}` (AttributeError)"));
+            }
+            t[usize::from(name == "indices")].clone()
         }
         other => return unsup(pos, format!("the attribute `{name}` of a {} is not supported", other.type_name())),
     })
@@ -804,8 +804,8 @@ fn reduce_typed(it: &mut Interp, kind: &str, x: Value, dim: Option<Value>, a: &A
 }
 
 /// `torch.max(x)`, `torch.max(x, other)` (elementwise, `other` a tensor) and `torch.max(x, dim)`
-/// / `x.min(dim=d)`: the pair (values, indices) along `dim`, unpacked or indexed as a tuple
-/// (`.values` and `.indices` are not modelled).
+/// / `x.min(dim=d)`: the pair (values, indices) along `dim`, a tuple that answers `.values` and
+/// `.indices`.
 fn min_max(it: &mut Interp, kind: &str, x: Value, other: Option<Value>, a: &Args) -> R<Value> {
     let dim = match other.or_else(|| a.kw("dim")) {
         Some(o @ (Value::Tensor(_) | Value::Traced(..))) => {
@@ -819,7 +819,7 @@ fn min_max(it: &mut Interp, kind: &str, x: Value, other: Option<Value>, a: &Args
     }
     let values = reduce_typed(it, kind, x.clone(), dim.clone(), a)?;
     let indices = reduce_typed(it, if kind == "max" { "max_index" } else { "min_index" }, x, dim, a)?;
-    Ok(Value::Tuple(Rc::new(vec![values, indices])))
+    Ok(it.pairs.pair(values, indices))
 }
 
 fn reduce_all(it: &mut Interp, kind: &str, v: &Value, dim: Option<i64>, pos: Pos) -> R<Value> {

@@ -1,6 +1,7 @@
 //! What the interpreter knows about memory that values share: the views of each tensor's base
-//! (used by [`super::views`]) and the sets the text made with whether their order is CPython's
-//! (used by [`super::pyset`]). Plain data, below the runtime that holds it.
+//! (used by [`super::views`]), the sets the text made with whether their order is CPython's
+//! (used by [`super::pyset`]), and the tuples that are torch's (values, indices) results. Plain
+//! data, below the runtime that holds it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -105,5 +106,31 @@ impl Sets {
         let Value::List(l) = v else { return None };
         let id = Rc::as_ptr(l) as *const () as usize;
         self.made.iter().find(|(i, w, _)| *i == id && w.strong_count() > 0).map(|(_, _, o)| *o)
+    }
+}
+
+/// torch's (values, indices) results made so far (`sort`, `topk`, `max(dim)`, `min(dim)`): tuples
+/// that also answer `.values` and `.indices`, as `torch.return_types` do. Any other tuple, one
+/// built from them included (`tuple(r)`, `r[:]`), is a plain tuple.
+#[derive(Default)]
+pub(super) struct Pairs {
+    made: Vec<(usize, Weak<Vec<Value>>)>,
+}
+
+impl Pairs {
+    /// A (values, indices) result.
+    pub(super) fn pair(&mut self, values: Value, indices: Value) -> Value {
+        if self.made.len() >= 4096 && self.made.len().is_power_of_two() {
+            self.made.retain(|(_, w)| w.strong_count() > 0);
+        }
+        let tuple = Rc::new(vec![values, indices]);
+        // The weak reference keeps the allocation: no other tuple takes its address meanwhile.
+        self.made.push((Rc::as_ptr(&tuple) as *const () as usize, Rc::downgrade(&tuple)));
+        Value::Tuple(tuple)
+    }
+    /// Whether a tuple is a (values, indices) result.
+    pub(super) fn is_pair(&self, tuple: &Rc<Vec<Value>>) -> bool {
+        let id = Rc::as_ptr(tuple) as *const () as usize;
+        self.made.iter().any(|(i, w)| *i == id && w.strong_count() > 0)
     }
 }

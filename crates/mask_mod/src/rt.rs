@@ -86,6 +86,8 @@ pub(super) struct Interp {
     pub(super) views: super::memory::Registry,
     /// Sets and whether their order is modelled.
     pub(super) sets: super::memory::Sets,
+    /// The tuples that are torch's (values, indices) results.
+    pub(super) pairs: super::memory::Pairs,
     /// The exceptions being handled (`except` bodies running), innermost last: a bare `raise`
     /// raises the last again.
     pub(super) handling: Vec<Fail>,
@@ -114,6 +116,7 @@ impl Interp {
             tainted: Vec::new(),
             views: super::memory::Registry::default(),
             sets: super::memory::Sets::default(),
+            pairs: super::memory::Pairs::default(),
             handling: Vec::new(),
             future_annotations: false,
             in_try: 0,

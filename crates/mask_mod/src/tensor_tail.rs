@@ -17,7 +17,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 23] = [
+pub(super) const TAIL_FNS: [&str; 27] = [
     "diff",
     "flip",
     "eye",
@@ -38,6 +38,10 @@ pub(super) const TAIL_FNS: [&str; 23] = [
     "count_nonzero",
     "bincount",
     "topk",
+    "cummax",
+    "cummin",
+    "outer",
+    "ger",
     "argwhere",
     "index_put",
     "broadcast_to",
@@ -188,6 +192,55 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
     let shape = t.shape.clone();
     let idx = (!unordered).then(|| Tensor::new(DType::I64, shape.clone(), idx.data));
     Ok((Tensor::new(vals.dtype, shape, vals.data), idx))
+}
+
+/// `cummax(dim)` / `cummin(dim)`: the running maximum (minimum) along `dim` and where it was
+/// last reached, as torch's CPU kernel takes it: a value equal to the running one, or NaN (which
+/// then stays), moves the index to it.
+fn cum_extreme(t: &Tensor, a: &Args, max: bool, name: &str) -> R<(Value, Value)> {
+    let Some(d) = a.int(0, "dim")? else {
+        return exc(a.at, format!("{name}() missing 1 required positional arguments: \"dim\" (TypeError)"));
+    };
+    let t0 = as_1d(t.clone());
+    let dim = dim_of(d, t0.shape.len(), a.at)?;
+    let mut at_lines = Vec::new();
+    let vals = lines(
+        &t0,
+        dim,
+        |line| {
+            let mut out = line.clone();
+            let mut at = Vec::with_capacity(line.len());
+            let (mut best, mut i) = (line.first().copied().unwrap_or(Sc::I(0)), 0);
+            for (k, &x) in line.iter().enumerate() {
+                let nan = matches!(x, Sc::F(f) if f.is_nan());
+                let order = cmp_sc(x, best);
+                let takes = match best {
+                    Sc::F(b) if b.is_nan() => nan,
+                    _ => nan || if max { order != Ordering::Less } else { order != Ordering::Greater },
+                };
+                if takes {
+                    (best, i) = (x, k);
+                }
+                out[k] = best;
+                at.push(Sc::I(i as i64));
+            }
+            at_lines.push(at);
+            Ok(out)
+        },
+        t0.dtype,
+    )?;
+    let mut k = 0;
+    let idx = lines(
+        &t0,
+        dim,
+        |_| {
+            k += 1;
+            Ok(std::mem::take(&mut at_lines[k - 1]))
+        },
+        DType::I64,
+    )?;
+    let shape = t.shape.clone();
+    Ok((tv(Tensor::new(vals.dtype, shape.clone(), vals.data)), tv(Tensor::new(DType::I64, shape, idx.data))))
 }
 
 const UNORDERED: &str = "the indices of a sort over tied values without stable=True: torch's CPU order of equal \
@@ -727,7 +780,7 @@ fn bincount(a: &Args, t: &Tensor) -> R<Tensor> {
     }
 }
 
-fn topk(t: &Tensor, a: &Args, off: usize) -> R<Value> {
+fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     let pos = a.at;
     let k = to_int(&a.need(off, "k")?, pos)?;
     let t0 = as_1d(t.clone());
@@ -771,7 +824,7 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<Value> {
         },
         DType::I64,
     )?;
-    Ok(Value::Tuple(Rc::new(vec![tv(vals), tv(idx)])))
+    Ok((tv(vals), tv(idx)))
 }
 
 /// `torch.NAME(...)` for the functions of [`TAIL_FNS`] (and `eye`).
@@ -1013,7 +1066,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
                 Some(i) => tv(i),
                 None => unavailable(UNORDERED.to_string(), pos),
             };
-            Value::Tuple(Rc::new(vec![tv(v), i]))
+            it.pairs.pair(tv(v), i)
         }
         "argsort" => match sorted(t, a, 0)?.1 {
             Some(i) => tv(i),
@@ -1090,7 +1143,28 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             }
         },
         "bincount" => tv(bincount(a, t)?),
-        "topk" => topk(t, a, 0)?,
+        "outer" | "ger" => {
+            // The products of every pair, as torch broadcasts a column by a row.
+            let other = tensor_of(&a.need(0, "vec2")?, pos)?;
+            for (v, which) in [(t, "self"), (&other, "vec2")] {
+                if v.shape.len() != 1 {
+                    let d = v.shape.len();
+                    return exc(pos, format!("outer: Expected 1-D argument {which}, but got {d}-D (RuntimeError)"));
+                }
+            }
+            let col = Tensor::new(t.dtype, vec![t.shape[0], 1], t.data.clone());
+            let row = Tensor::new(other.dtype, vec![1, other.shape[0]], other.data);
+            let kind = super::ops::Elem::Bin(super::tensor::Bin::Mul);
+            super::ops::elementwise(it, kind, &[tv(col), tv(row)], pos)?
+        }
+        "cummax" | "cummin" => {
+            let (values, indices) = cum_extreme(t, a, m == "cummax", m)?;
+            it.pairs.pair(values, indices)
+        }
+        "topk" => {
+            let (values, indices) = topk(t, a, 0)?;
+            it.pairs.pair(values, indices)
+        }
         "diff" => tv(diff(it, t, a, 0)?),
         "unbind" => {
             if t.shape.is_empty() {
