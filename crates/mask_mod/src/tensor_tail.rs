@@ -105,6 +105,12 @@ fn cmp_sc(a: Sc, b: Sc) -> Ordering {
 
 /// Applies `f` to every line along `dim`: `f(values) -> new values` (the line's new length may differ).
 fn lines(t: &Tensor, dim: usize, mut f: impl FnMut(Vec<Sc>) -> R<Vec<Sc>>, dtype: DType) -> R<Tensor> {
+    lines_dyn(t, dim, &mut f, dtype)
+}
+
+/// [`lines`], one copy for every caller's `f` (a copy inlined into each made the lazy module 3.1 KB larger, gzipped).
+#[inline(never)]
+fn lines_dyn(t: &Tensor, dim: usize, f: &mut dyn FnMut(Vec<Sc>) -> R<Vec<Sc>>, dtype: DType) -> R<Tensor> {
     let len = t.shape[dim];
     let outer: usize = t.shape[..dim].iter().product();
     let inner: usize = t.shape[dim + 1..].iter().product();
