@@ -107,6 +107,8 @@ pub(crate) enum Kernel {
 #[derive(Clone, Copy)]
 struct Search<'a> {
     graph: &'a Graph,
+    /// Each row's run of keys in each batch ([`batch_runs`]; natively).
+    #[cfg(not(target_arch = "wasm32"))]
     runs: &'a [u32],
     limit: Option<&'a Limit<'a>>,
     direction: Direction,
@@ -164,8 +166,16 @@ pub(crate) fn frontier_layers_by(
     let n = graph.n;
     let mut work = Work::<BATCH_WORDS>::take(n);
     let mut tally = Tally { depth: 0, added: vec![n] };
+    #[cfg(not(target_arch = "wasm32"))]
     let runs = batch_runs(graph, BATCH_WORDS * WORD_BITS);
-    let search = Search { graph, runs: &runs, limit, direction, kernel };
+    let search = Search {
+        graph,
+        #[cfg(not(target_arch = "wasm32"))]
+        runs: &runs,
+        limit,
+        direction,
+        kernel,
+    };
     for batch in 0..n.div_ceil(BATCH_WORDS * WORD_BITS) {
         search_batch(search, batch, &mut work, &mut tally, &mut on_new);
         on_batch_done(batch * BATCH_WORDS);
@@ -212,13 +222,20 @@ fn growth_in_batches_of<const W: usize>(
     let n = graph.n;
     let batches = n.div_ceil(W * WORD_BITS);
     let threads = threads.clamp(1, batches.max(1));
-    let runs = batch_runs(graph, W * WORD_BITS);
-    let runs = &runs;
+    #[cfg(not(target_arch = "wasm32"))]
+    let runs = &batch_runs(graph, W * WORD_BITS);
     // Thread `t`'s batches, in one working memory.
     let run = |t: usize| {
         let mut work = Work::<W>::take(n);
         let mut tally = Tally { depth: 0, added: vec![0] };
-        let search = Search { graph, runs, limit, direction: Direction::Cheaper, kernel };
+        let search = Search {
+            graph,
+            #[cfg(not(target_arch = "wasm32"))]
+            runs,
+            limit,
+            direction: Direction::Cheaper,
+            kernel,
+        };
         for batch in (t..batches).step_by(threads) {
             search_batch(search, batch, &mut work, &mut tally, &mut |_, _, _, _| {});
         }
@@ -389,7 +406,7 @@ fn run_batch<const W: usize, const COPIES: bool>(
     tally: &mut Tally,
     on_new: &mut impl FnMut(usize, usize, usize, &[u64]),
 ) {
-    let Search { graph, runs, limit, direction, .. } = search;
+    let Search { graph, limit, direction, .. } = search;
     let n = graph.n;
     let reads = &graph.reads;
     let batch_keys = W * WORD_BITS;
@@ -416,26 +433,33 @@ fn run_batch<const W: usize, const COPIES: bool>(
     let class_of = limit.map(|l| l.class_of);
     // Layer 1 read off the rows in one pass, where a push or pull from the batch's own keys ran:
     // each position gains the keys of the batch it reads (its reads are sorted, so they are one
-    // run of its list, found in `runs`). It sees them and its own key; they are the next layer's
-    // frontier.
+    // run of its list). It sees them and its own key; they are the next layer's frontier.
     front_list.clear();
     let mut cells = 0;
+    #[cfg(not(target_arch = "wasm32"))]
     let stride = n.div_ceil(batch_keys) + 1;
     for q in 0..n {
-        // The run's keys alone: every key of the list tested against the batch, branch-free,
-        // cost a third more (4 batches at 4096: 0.10 → 0.07 ms a batch), and a search for the
-        // run was mispredicted at most rows. Both blocks are written whole, whatever the batch
-        // before left in them (no pass to clear them after a batch).
-        let (seen, new) = (&mut visited[q], &mut front[q]);
-        let (lo, hi) = (runs[q * stride + batch] as usize, runs[q * stride + batch + 1] as usize);
+        // Natively the run's keys alone, found in `runs` (each key of the list tested cost a
+        // third more: 4 batches at 4096, 0.10 -> 0.07 ms a batch); in wasm every key, tested
+        // without a branch (a search for the run, and a loop over it, were mispredicted at most
+        // rows; the runs cost the first download 0.6 KB). Both blocks are written whole, whatever
+        // the batch before left in them (no pass to clear them after a batch).
+        #[cfg(not(target_arch = "wasm32"))]
+        let keys = &reads.of(q)[search.runs[q * stride + batch] as usize..search.runs[q * stride + batch + 1] as usize];
+        #[cfg(target_arch = "wasm32")]
+        let keys = reads.of(q);
         let mut b = Block::<W>::ZERO;
-        for &k in &reads.of(q)[lo..hi] {
-            let at = (k as usize - base) % batch_keys;
-            b[at / WORD_BITS] |= 1 << (at % WORD_BITS);
+        let mut gained = 0;
+        for &k in keys {
+            let at = (k as usize).wrapping_sub(base);
+            let inside = at < batch_keys;
+            let at = at % batch_keys;
+            b[at / WORD_BITS] |= u64::from(inside) << (at % WORD_BITS);
+            gained += usize::from(inside);
         }
+        let (seen, new) = (&mut visited[q], &mut front[q]);
         *new = b;
         *seen = b;
-        let gained = hi - lo;
         if (base..end).contains(&q) {
             let at = q - base;
             seen[at / WORD_BITS] |= 1 << (at % WORD_BITS);
@@ -563,7 +587,8 @@ fn run_batch<const W: usize, const COPIES: bool>(
 /// Where each row's keys of each batch start in its list, for the batches' first layer: row
 /// `q`'s keys of batch `b` are `reads.of(q)[runs[q·(B+1) + b]..runs[q·(B+1) + b + 1]]`, for `B`
 /// batches of `batch_keys`. Built once a search, by counting: `O(n · B + edges)`, `4 · (B + 1)`
-/// bytes a position (20 at n = 4096, where the blocks take 384).
+/// bytes a position (20 at n = 4096, where the blocks take 384). Native builds only.
+#[cfg(not(target_arch = "wasm32"))]
 fn batch_runs(graph: &Graph, batch_keys: usize) -> Vec<u32> {
     let n = graph.n;
     let stride = n.div_ceil(batch_keys) + 1;
