@@ -792,6 +792,9 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     let t0 = as_1d(t.clone());
     let dim = arg_dim(a, off + 1, "dim", -1, t0.shape.len())?;
     let largest = a.get(off + 2, "largest").is_none_or(|v| !matches!(v, Value::Bool(false)));
+    if a.get(off + 3, "sorted").is_some_and(|v| !matches!(v, Value::Bool(true))) {
+        return unsup(pos, "topk with `sorted=` other than True: the order of the k values is torch's own");
+    }
     let len = t0.shape[dim];
     if k < 0 || k as usize > len {
         return exc(pos, "topk: selected index k out of range (RuntimeError)");
