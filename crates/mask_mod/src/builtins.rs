@@ -220,6 +220,7 @@ pub(super) fn is_known(full: &str) -> bool {
             | "enum.auto"
             | "enum.unique"
             | "functools.reduce"
+            | "itertools.accumulate"
             | "functools.lru_cache"
             | "functools.cache"
             | "functools.wraps"
@@ -1089,6 +1090,29 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
             }
             _ => unsup(pos, format!("`{name}` is not supported")),
         };
+    }
+    if name == "itertools.accumulate" {
+        // The running totals (or `func`'s), `initial` first when given; a list, as `zip` and
+        // `enumerate` give here.
+        if a.pos.len() > 2 {
+            let n = a.pos.len();
+            return exc(pos, format!("accumulate() takes at most 2 positional arguments ({n} given) (TypeError)"));
+        }
+        let items = list_of(it, &a.need(0, "iterable")?, pos)?;
+        let func = a.get(1, "func").filter(|f| !matches!(f, Value::None));
+        let mut acc = a.kw("initial").filter(|v| !matches!(v, Value::None));
+        let mut out: Vec<Value> = acc.iter().cloned().collect();
+        it.alloc(pos, (items.len() + 1) * std::mem::size_of::<Value>())?;
+        for x in items {
+            let next = match (acc, &func) {
+                (None, _) => x,
+                (Some(prev), None) => super::ops::binary(it, super::ast::BinOp::Add, prev, x, pos)?,
+                (Some(prev), Some(f)) => it.call(f, vec![prev, x], Vec::new(), pos)?,
+            };
+            out.push(next.clone());
+            acc = Some(next);
+        }
+        return Ok(Value::List(shared(out)));
     }
     if name == "typing.NamedTuple" {
         return unsup(pos, "the functional form of NamedTuple is not supported (use the class form)");
