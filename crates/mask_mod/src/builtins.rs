@@ -960,6 +960,45 @@ fn searchsorted(it: &mut Interp, sorted: &Value, x: &Value, right: bool, pos: Po
     }
 }
 
+/// `functools.reduce(function, iterable[, initial])` (`keep` false: the last value) and
+/// `itertools.accumulate(iterable[, func], *, initial)` (`keep`: every value, a list as `zip` and
+/// `enumerate` give here; without a function, `+`).
+fn fold(
+    it: &mut Interp,
+    f: Option<&Value>,
+    items: Vec<Value>,
+    initial: Option<Value>,
+    keep: bool,
+    pos: Pos,
+) -> R<Value> {
+    let mut iter = items.into_iter();
+    let Some(mut acc) = initial.or_else(|| iter.next()) else {
+        return if keep {
+            Ok(Value::List(shared(Vec::new())))
+        } else {
+            exc(pos, "reduce() of empty iterable with no initial value (TypeError)")
+        };
+    };
+    let mut out = Vec::new();
+    if keep {
+        it.alloc(pos, (iter.len() + 1) * std::mem::size_of::<Value>())?;
+    }
+    for x in iter {
+        if keep {
+            out.push(acc.clone());
+        }
+        acc = match f {
+            Some(f) => it.call(f, vec![acc, x], Vec::new(), pos)?,
+            None => super::ops::binary(it, super::ast::BinOp::Add, acc, x, pos)?,
+        };
+    }
+    if !keep {
+        return Ok(acc);
+    }
+    out.push(acc);
+    Ok(Value::List(shared(out)))
+}
+
 /// Calls a method of a value (`tensor.NAME`, `list.NAME`, ...).
 fn call_method(
     it: &mut Interp,
@@ -1065,20 +1104,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
             "reduce" => {
                 let f = a.need(0, "function")?;
                 let items = list_of(it, &a.need(1, "iterable")?, pos)?;
-                let mut iter = items.into_iter();
-                let mut acc = match a.get(2, "initial") {
-                    Some(v) => v,
-                    None => iter.next().ok_or_else(|| Fail {
-                        kind: FailKind::Exception,
-                        msg: "reduce() of empty iterable with no initial value (TypeError)".into(),
-                        pos,
-                        exc_type: None,
-                    })?,
-                };
-                for x in iter {
-                    acc = it.call(&f, vec![acc, x], Vec::new(), pos)?;
-                }
-                Ok(acc)
+                fold(it, Some(&f), items, a.get(2, "initial"), false, pos)
             }
             "lru_cache" | "cache" | "wraps" => {
                 // Caching and wrapping change no value: their keywords are inert.
@@ -1092,27 +1118,14 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
         };
     }
     if name == "itertools.accumulate" {
-        // The running totals (or `func`'s), `initial` first when given; a list, as `zip` and
-        // `enumerate` give here.
         if a.pos.len() > 2 {
             let n = a.pos.len();
             return exc(pos, format!("accumulate() takes at most 2 positional arguments ({n} given) (TypeError)"));
         }
         let items = list_of(it, &a.need(0, "iterable")?, pos)?;
         let func = a.get(1, "func").filter(|f| !matches!(f, Value::None));
-        let mut acc = a.kw("initial").filter(|v| !matches!(v, Value::None));
-        let mut out: Vec<Value> = acc.iter().cloned().collect();
-        it.alloc(pos, (items.len() + 1) * std::mem::size_of::<Value>())?;
-        for x in items {
-            let next = match (acc, &func) {
-                (None, _) => x,
-                (Some(prev), None) => super::ops::binary(it, super::ast::BinOp::Add, prev, x, pos)?,
-                (Some(prev), Some(f)) => it.call(f, vec![prev, x], Vec::new(), pos)?,
-            };
-            out.push(next.clone());
-            acc = Some(next);
-        }
-        return Ok(Value::List(shared(out)));
+        let initial = a.kw("initial").filter(|v| !matches!(v, Value::None));
+        return fold(it, func.as_ref(), items, initial, true, pos);
     }
     if name == "typing.NamedTuple" {
         return unsup(pos, "the functional form of NamedTuple is not supported (use the class form)");
