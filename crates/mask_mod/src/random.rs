@@ -207,13 +207,20 @@ fn seed_python(it: &mut Interp, g: &Shared<Gen>, v: Option<Value>, pos: Pos) -> 
 
 /// Runs `f` on the generator's engine, once the draw is known to be reproducible.
 fn draw<T>(it: &Interp, g: &Shared<Gen>, what: &str, pos: Pos, f: impl FnOnce(&mut Mt) -> T) -> R<T> {
+    Ok(f(&mut *engine(it, g, what, pos)?))
+}
+
+/// The generator's engine, once a draw from it is known to be reproducible, else why not: one
+/// copy of the refusals for every kind of draw (inlined into each, they cost the module's size).
+#[inline(never)]
+fn engine<'a>(it: &Interp, g: &'a Shared<Gen>, what: &str, pos: Pos) -> R<std::cell::RefMut<'a, Mt>> {
     if it.rng.sealed {
         return unsup(
             pos,
             format!("{what} inside the mask function is not modelled (vmap refuses random operations there)"),
         );
     }
-    let mut g = g.borrow_mut();
+    let g = g.borrow_mut();
     if let Some((at, why)) = it.skipped.get(g.skipped_then) {
         return unsup(
             pos,
@@ -224,22 +231,23 @@ fn draw<T>(it: &Interp, g: &Shared<Gen>, what: &str, pos: Pos, f: impl FnOnce(&m
         );
     }
     let (kind, global) = (g.kind, g.global);
-    match g.mt.as_mut() {
-        Some(mt) => Ok(f(mt)),
-        None if kind == Kind::Torch => unsup(
-            pos,
-            format!(
-                "{what} from torch's default generator before `torch.manual_seed` is not modelled (torch seeds it from the OS)"
-            ),
-        ),
-        None if global => {
+    std::cell::RefMut::filter_map(g, |g| g.mt.as_mut()).or_else(|_| {
+        if kind == Kind::Torch {
+            unsup(
+                pos,
+                format!(
+                    "{what} from torch's default generator before `torch.manual_seed` is not modelled (torch seeds it from the OS)"
+                ),
+            )
+        } else if global {
             unsup(pos, format!("{what} before `random.seed(...)` is not modelled (Python seeds `random` from the OS)"))
+        } else {
+            unsup(
+                pos,
+                format!("{what} from a `random.Random()` made without a seed is not modelled (it is seeded from the OS)"),
+            )
         }
-        None => unsup(
-            pos,
-            format!("{what} from a `random.Random()` made without a seed is not modelled (it is seeded from the OS)"),
-        ),
-    }
+    })
 }
 
 /// An index sequence for `choice` and `sample`: items, or a range read by index.
