@@ -17,7 +17,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 27] = [
+pub(super) const TAIL_FNS: [&str; 28] = [
     "diff",
     "flip",
     "eye",
@@ -42,6 +42,7 @@ pub(super) const TAIL_FNS: [&str; 27] = [
     "cummin",
     "outer",
     "ger",
+    "kron",
     "argwhere",
     "index_put",
     "broadcast_to",
@@ -198,6 +199,27 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
     let shape = t.shape.clone();
     let idx = (!unordered).then(|| Tensor::new(DType::I64, shape.clone(), idx.data));
     Ok((Tensor::new(vals.dtype, shape, vals.data), idx))
+}
+
+/// `kron(other)`: `t` as [a0, 1, a1, 1, ...] times `other` as [1, b0, 1, b1, ...] (each padded
+/// with leading 1s to the larger rank): the product broadcasts to [a0, b0, a1, b1, ...], whose
+/// elements in order are the result's, of shape [a0·b0, a1·b1, ...].
+fn kron(it: &mut Interp, t: &Tensor, other: &Tensor, pos: Pos) -> R<Value> {
+    let rank = t.shape.len().max(other.shape.len());
+    let (mut xs, mut ys, mut shape) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..rank {
+        let dim = |s: &[usize]| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
+        let (p, q) = (dim(&t.shape), dim(&other.shape));
+        xs.extend([p, 1]);
+        ys.extend([1, q]);
+        shape.push(p * q);
+    }
+    let x = Tensor::new(t.dtype, xs, t.data.clone());
+    let y = Tensor::new(other.dtype, ys, other.data.clone());
+    let kind = super::ops::Elem::Bin(super::tensor::Bin::Mul);
+    let mut r = tensor_of(&super::ops::elementwise(it, kind, &[tv(x), tv(y)], pos)?, pos)?;
+    r.shape = shape;
+    Ok(tv(r))
 }
 
 /// `cummax(dim)` / `cummin(dim)`: the running maximum (minimum) along `dim` and where it was
@@ -1166,6 +1188,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             let kind = super::ops::Elem::Bin(super::tensor::Bin::Mul);
             super::ops::elementwise(it, kind, &[tv(col), tv(row)], pos)?
         }
+        "kron" => kron(it, t, &tensor_of(&a.need(0, "other")?, pos)?, pos)?,
         "cummax" | "cummin" => {
             let (values, indices) = cum_extreme(t, a, m == "cummax", m)?;
             it.pairs.pair(values, indices)
