@@ -181,24 +181,22 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
             {
                 unordered = true;
             }
-            idx_out.push(ix.clone());
+            idx_out.push(ix.iter().map(|&x| Sc::I(x as i64)).collect());
             Ok(ix.iter().map(|&k| line[k]).collect())
         },
         t0.dtype,
     )?;
-    let mut k = 0;
-    let idx = lines(
-        &t0,
-        dim,
-        |_| {
-            k += 1;
-            Ok(idx_out[k - 1].iter().map(|&x| Sc::I(x as i64)).collect())
-        },
-        DType::I64,
-    )?;
+    let idx = kept_lines(&t0, dim, idx_out)?;
     let shape = t.shape.clone();
     let idx = (!unordered).then(|| Tensor::new(DType::I64, shape.clone(), idx.data));
     Ok((Tensor::new(vals.dtype, shape, vals.data), idx))
+}
+
+/// The indices a pass of [`lines`] kept, one line of them per line of `t` along `dim` in the
+/// pass's order, as an int64 tensor (the second output of `sort`, `topk`, `cummax`, `cummin`).
+fn kept_lines(t: &Tensor, dim: usize, kept: Vec<Vec<Sc>>) -> R<Tensor> {
+    let mut kept = kept.into_iter();
+    lines(t, dim, |_| Ok(kept.next().unwrap_or_default()), DType::I64)
 }
 
 /// `kron(other)`: `t` as [a0, 1, a1, 1, ...] times `other` as [1, b0, 1, b1, ...] (each padded
@@ -257,16 +255,7 @@ fn cum_extreme(t: &Tensor, a: &Args, max: bool, name: &str) -> R<(Value, Value)>
         },
         t0.dtype,
     )?;
-    let mut k = 0;
-    let idx = lines(
-        &t0,
-        dim,
-        |_| {
-            k += 1;
-            Ok(std::mem::take(&mut at_lines[k - 1]))
-        },
-        DType::I64,
-    )?;
+    let idx = kept_lines(&t0, dim, at_lines)?;
     let shape = t.shape.clone();
     Ok((tv(Tensor::new(vals.dtype, shape.clone(), vals.data)), tv(Tensor::new(DType::I64, shape, idx.data))))
 }
@@ -837,7 +826,7 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
                     tied = true;
                 }
             }
-            idxs.push(ix[..k].to_vec());
+            idxs.push(ix[..k].iter().map(|&x| Sc::I(x as i64)).collect());
             Ok(ix[..k].iter().map(|&j| line[j]).collect())
         },
         t0.dtype,
@@ -845,16 +834,7 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     if tied {
         return unsup(pos, "topk over tied values: torch does not fix which of the equal values comes first");
     }
-    let mut c = 0;
-    let idx = lines(
-        &t0,
-        dim,
-        |_| {
-            c += 1;
-            Ok(idxs[c - 1].iter().map(|&x| Sc::I(x as i64)).collect())
-        },
-        DType::I64,
-    )?;
+    let idx = kept_lines(&t0, dim, idxs)?;
     Ok((tv(vals), tv(idx)))
 }
 
