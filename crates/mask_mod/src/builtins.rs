@@ -322,8 +322,9 @@ fn super_attr(it: &mut Interp, n: &Native, name: &str, pos: Pos) -> R<Value> {
         }
         let own = c.attrs.borrow().iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone());
         if let (true, Some(v)) = (after, own) {
-            let bound =
-                |f: Value, to: Value| Value::Partial(Rc::new(Partial { func: f, args: vec![to], kwargs: Vec::new() }));
+            let bound = |f: Value, to: Value| {
+                Value::Partial(Rc::new(Partial { func: f, args: vec![to], kwargs: Vec::new(), method: true }))
+            };
             return Ok(match v {
                 Value::Func(_) => bound(v, obj.clone()),
                 Value::Wrapped(w) => match w.0 {
@@ -436,6 +437,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                         func: w.1.clone(),
                         args: vec![o.clone()],
                         kwargs: Vec::new(),
+                        method: true,
                     })),
                     "default_factory" => {
                         return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name));
@@ -454,14 +456,18 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 return Ok(v.clone());
             }
             match i.class.lookup(name) {
-                Some(Value::Func(f)) => {
-                    Value::Partial(Rc::new(Partial { func: Value::Func(f), args: vec![o.clone()], kwargs: Vec::new() }))
-                }
+                Some(Value::Func(f)) => Value::Partial(Rc::new(Partial {
+                    func: Value::Func(f),
+                    args: vec![o.clone()],
+                    kwargs: Vec::new(),
+                    method: true,
+                })),
                 Some(Value::Wrapped(w)) => match w.0 {
                     "classmethod" => Value::Partial(Rc::new(Partial {
                         func: w.1.clone(),
                         args: vec![Value::Class(i.class.clone())],
                         kwargs: Vec::new(),
+                        method: true,
                     })),
                     "property" => return it.call(&w.1.clone(), vec![o.clone()], Vec::new(), pos),
                     "default_factory" => {
@@ -1099,7 +1105,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
                     return limit(pos, "a partial over the item limit");
                 }
                 it.alloc(pos, (args.len() + kwargs.len()) * std::mem::size_of::<Value>())?;
-                Ok(Value::Partial(Rc::new(Partial { func, args, kwargs })))
+                Ok(Value::Partial(Rc::new(Partial { func, args, kwargs, method: false })))
             }
             "reduce" => {
                 let f = a.need(0, "function")?;

@@ -1637,21 +1637,30 @@ impl Interp {
         super::builtins::setitem(self, o, i, v, pos)
     }
 
-    /// The parameters without a default that `inspect.signature` gives torch for a function of
-    /// the text, or an instance called through its class's `__call__` (`self` bound), counting
-    /// `*args`, `**kwargs` and keyword-only ones as torch's `create_mask` does; `None` for other
-    /// callables (a partial, a library mask).
+    /// The parameters without a default that torch's `create_mask` counts to tell a mask_mod (4)
+    /// from a score_mod (5): for a function of the text, or a method bound to its instance or
+    /// class, its `__code__`'s positional parameters less its defaults (`self` or `cls` counted,
+    /// `*args`, `**kwargs` and keyword-only ones not); for an instance called through its class's
+    /// `__call__`, `inspect.signature`'s parameters without a default (`self` bound, `*args`,
+    /// `**kwargs` and keyword-only ones counted); `None` for other callables (a partial, a
+    /// library mask).
     pub(super) fn torch_param_count(f: &Value) -> Option<usize> {
-        let (c, bound) = match f {
-            Value::Func(c) => (c.clone(), 0),
+        let (c, signature) = match f {
+            Value::Func(c) => (c.clone(), false),
+            Value::Partial(p) if p.method => match &p.func {
+                Value::Func(c) => (c.clone(), false),
+                _ => return None,
+            },
             Value::Instance(i) => match i.class.lookup("__call__") {
-                Some(Value::Func(c)) => (c, 1),
+                Some(Value::Func(c)) => (c, true),
                 _ => return None,
             },
             _ => return None,
         };
-        let without_default = (0..c.def.params.len()).filter(|&i| c.defaults[i].is_none()).count();
-        Some(without_default.saturating_sub(bound))
+        let counted = (0..c.def.params.len())
+            .filter(|&i| c.defaults[i].is_none() && (signature || c.def.params[i].kind == ParamKind::Normal))
+            .count();
+        Some(counted.saturating_sub(usize::from(signature)))
     }
 
     /// How many positional arguments a callable accepts: (required, maximum or None for *args).

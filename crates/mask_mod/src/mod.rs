@@ -246,11 +246,16 @@ impl MaskMod {
             )));
         }
         if let Some(count) = Interp::torch_param_count(&entry).filter(|&c| c != 4) {
-            // torch's create_mask counts the parameters without a default (`*args` and
-            // `**kwargs` included) and takes 4: a mask_mod (5 would be a score_mod).
+            // torch's create_mask counts the parameters without a default (`Interp::torch_param_count`)
+            // and takes 4: a mask_mod (5 would be a score_mod).
+            let method = if matches!(entry, Value::Partial(_)) { " (`self` of a bound method counted)" } else { "" };
+            let error = if count == 5 {
+                "it is taken for a score_mod, called with one argument more (TypeError)"
+            } else {
+                "(AssertionError)"
+            };
             return Err(at_binding(format!(
-                "`{name}` has {count} parameters without a default, and torch's create_mask takes a mask_mod of 4 \
-                 (AssertionError)"
+                "`{name}` has {count} parameters without a default{method}, and torch's create_mask takes a mask_mod of 4: {error}"
             )));
         }
         let declared_n = match globals.borrow().get("N") {
@@ -525,7 +530,12 @@ fn block_mask_entry(v: &Value) -> Option<Value> {
         return None;
     }
     let f = i.class.lookup("_hasseflow_mask")?;
-    Some(Value::Partial(std::rc::Rc::new(value::Partial { func: f, args: vec![v.clone()], kwargs: Vec::new() })))
+    Some(Value::Partial(std::rc::Rc::new(value::Partial {
+        func: f,
+        args: vec![v.clone()],
+        kwargs: Vec::new(),
+        method: false,
+    })))
 }
 
 /// The line of the last module-level statement that binds `name` (`name = ...`, `name: T = ...`).

@@ -269,7 +269,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         return unsup(pos, unavailable_msg(u));
     }
     if is_tensorish(&a) || is_tensorish(&b) {
-        let Some(k) = kernel_of(op) else { return unsup(pos, "matrix multiplication `@` is not supported") };
+        let Some(k) = kernel_of(op) else { return super::tensor_tail::matmul(it, &a, &b, "matmul", pos) };
         return elementwise(it, Elem::Bin(k), &[a, b], pos);
     }
     if op == BinOp::BitOr && (is_type(&a) || is_type(&b)) {

@@ -17,7 +17,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 28] = [
+pub(super) const TAIL_FNS: [&str; 33] = [
     "diff",
     "flip",
     "eye",
@@ -46,6 +46,11 @@ pub(super) const TAIL_FNS: [&str; 28] = [
     "argwhere",
     "index_put",
     "broadcast_to",
+    "matmul",
+    "mm",
+    "bmm",
+    "mv",
+    "dot",
 ];
 
 fn tv(t: Tensor) -> Value {
@@ -218,6 +223,86 @@ fn kron(it: &mut Interp, t: &Tensor, other: &Tensor, pos: Pos) -> R<Value> {
     let mut r = tensor_of(&super::ops::elementwise(it, kind, &[tv(x), tv(y)], pos)?, pos)?;
     r.shape = shape;
     Ok(tv(r))
+}
+
+/// `x @ y` (`matmul`), or `mm`, `bmm`, `mv`, `dot` (`kind`: each takes only its own ranks, and
+/// `bmm` no broadcast), as torch's CPU kernels give it: the same dtype on both sides, no bool; a
+/// 1-d operand a row (left) or column (right) whose dimension is dropped again; the batch
+/// dimensions broadcast. Integers wrap at their width. A float sum is taken only where its order
+/// cannot change it: one non-zero product at most (a selection by a one-hot operand), or every
+/// value an integer and the sum of `|a·b|` under `2^24` (float32) or `2^53` (float64), so that
+/// every partial sum is exact (torch's BLAS order of summation, which decides the rounding
+/// otherwise, is not reproduced: such a product is refused).
+#[inline(never)]
+pub(super) fn matmul(it: &mut Interp, x: &Value, y: &Value, kind: &str, pos: Pos) -> R<Value> {
+    let (x, y) = (&tensor_of(x, pos)?, &tensor_of(y, pos)?);
+    let (rx, ry) = (x.shape.len(), y.shape.len());
+    if x.dtype.is_bool() && y.dtype.is_bool() {
+        return exc(pos, format!("{kind}: not implemented for 'Bool' (NotImplementedError)"));
+    }
+    // As matrices: a 1-d left operand is one row, a 1-d right one a column.
+    let (m, k) = match x.shape[..] {
+        [k] => (1, k),
+        [.., m, k] => (m, k),
+        [] => (0, 0),
+    };
+    let (k2, p) = match y.shape[..] {
+        [k] => (k, 1),
+        [.., k, p] => (k, p),
+        [] => (0, 0),
+    };
+    let (bx, by) = (&x.shape[..rx.saturating_sub(2)], &y.shape[..ry.saturating_sub(2)]);
+    let batch = broadcast(bx, by).unwrap_or_default();
+    let ranks = match kind {
+        "mm" => rx == 2 && ry == 2,
+        "bmm" => rx == 3 && ry == 3 && bx == by,
+        "mv" => rx == 2 && ry == 1,
+        "dot" => rx == 1 && ry == 1,
+        _ => rx > 0 && ry > 0 && batch.len() == bx.len().max(by.len()),
+    };
+    if !ranks || x.dtype != y.dtype || k != k2 {
+        let (xs, ys, xt, yt) = (&x.shape, &y.shape, x.dtype, y.dtype);
+        return exc(
+            pos,
+            format!("{kind}: shapes {xs:?} and {ys:?} ({xt} and {yt}) cannot be multiplied (RuntimeError)"),
+        );
+    }
+    let mut shape = batch.clone();
+    shape.extend((rx > 1).then_some(m));
+    shape.extend((ry > 1).then_some(p));
+    let cells = checked_numel(&shape).or_else(|e| limit(pos, e))?;
+    it.charge(pos, cells.saturating_mul(k.max(1)))?;
+    let float = x.dtype.is_float();
+    let exact_below = if x.dtype == DType::F32 { 16_777_216.0 } else { 9_007_199_254_740_992.0 };
+    let mut data = Vec::with_capacity(cells);
+    for b in 0..cells / (m * p).max(1) {
+        let (xo, yo) = (broadcast_index(b, &batch, bx) * m * k, broadcast_index(b, &batch, by) * k * p);
+        for i in 0..m {
+            for j in 0..p {
+                let (mut int, mut sum, mut abs, mut terms) = (0i64, 0.0f64, 0.0f64, 0);
+                for l in 0..k {
+                    let (a, c) = (x.data[xo + i * k + l], y.data[yo + l * p + j]);
+                    let (af, cf) = (a.as_f64(), c.as_f64());
+                    let ac = af * cf;
+                    sum += ac;
+                    abs += if af.fract() == 0.0 && cf.fract() == 0.0 { ac.abs() } else { f64::INFINITY };
+                    terms += usize::from(ac != 0.0);
+                    int = int.wrapping_add(a.as_i64().wrapping_mul(c.as_i64()));
+                }
+                if float && terms > 1 && !(abs < exact_below) {
+                    let t = x.dtype;
+                    return unsup(
+                        pos,
+                        format!(
+                            "{kind} of {t} values that are not small integers: torch's order of summation, which decides the rounding, is not reproduced"
+                        ),
+                    );
+                }
+                data.push(if float { Sc::F(x.dtype.round(sum)) } else { Sc::I(x.dtype.wrap(int)) });
+            }
+        }
+    }
+    Ok(tv(Tensor::new(x.dtype, shape, data)))
 }
 
 /// `cummax(dim)` / `cummin(dim)`: the running maximum (minimum) along `dim` and where it was
@@ -1169,6 +1254,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             super::ops::elementwise(it, kind, &[tv(col), tv(row)], pos)?
         }
         "kron" => kron(it, t, &tensor_of(&a.need(0, "other")?, pos)?, pos)?,
+        "matmul" | "mm" | "bmm" | "mv" | "dot" => matmul(it, recv, &a.need(0, "other")?, m, pos)?,
         "cummax" | "cummin" => {
             let (values, indices) = cum_extreme(t, a, m == "cummax", m)?;
             it.pairs.pair(values, indices)

@@ -407,7 +407,7 @@ fn classes_configs_and_dataclasses() {
         @staticmethod\n    def causal(b, h, q, k):\n        return k <= q\n    \
         def local(self, b, h, q, k):\n        near = q - k < self.cfg.window * Masks.SCALE\n        \
         return (near | (k < self.cfg.sinks)) & Masks.causal(b, h, q, k)\n\n\
-        masks = Masks(Cfg(window=2), Spec())\nmask_mod = masks.local\n";
+        masks = Masks(Cfg(window=2), Spec())\ndef mask_mod(b, h, q, k):\n    return masks.local(b, h, q, k)\n";
     assert_eq!(mask(text, 5), ["1....", "11...", "111..", "1.11.", "1..11"]);
     assert!(
         refused("class A:\n    pass\nm = A(3)\ndef f(b,h,q,k): return q >= k + m\n").contains("takes no arguments")

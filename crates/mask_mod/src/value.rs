@@ -31,12 +31,14 @@ pub(super) struct Native {
     pub(super) recv: Option<Value>,
 }
 
-/// `functools.partial(func, *args, **kwargs)`.
+/// `functools.partial(func, *args, **kwargs)`, or a method bound to its instance or class
+/// (`method`: torch counts its parameters through `__code__`, `self` included).
 #[derive(Debug)]
 pub(super) struct Partial {
     pub(super) func: Value,
     pub(super) args: Vec<Value>,
     pub(super) kwargs: Vec<(Rc<str>, Value)>,
+    pub(super) method: bool,
 }
 
 /// A value the text could not compute (a skipped statement's binding, an unknown library object):
