@@ -170,7 +170,7 @@ const TORCH_FNS: [&str; 88] = [
     "randperm",
 ];
 
-const MODULES: [&str; 15] = [
+const MODULES: [&str; 17] = [
     "hasseflow",
     "enum",
     "dataclasses",
@@ -180,7 +180,9 @@ const MODULES: [&str; 15] = [
     "torch.nn.attention",
     "torch.nn.attention.flex_attention",
     "torch.cuda",
+    "torch.distributed",
     "torch.jit",
+    "abc",
     "functools",
     "math",
     "typing",
@@ -210,6 +212,10 @@ pub(super) fn is_known(full: &str) -> bool {
             | "torch.nn.functional.one_hot"
             | "torch.cuda.is_available"
             | "torch.cuda.device_count"
+            | "torch.distributed.is_available"
+            | "torch.distributed.is_initialized"
+            | "torch.distributed.get_rank"
+            | "torch.distributed.get_world_size"
             | "torch.jit.script"
             | "functools.partial"
             | "dataclasses.dataclass"
@@ -220,9 +226,12 @@ pub(super) fn is_known(full: &str) -> bool {
             | "enum.auto"
             | "enum.unique"
             | "functools.reduce"
+            | "abc.ABC"
+            | "abc.abstractmethod"
             | "itertools.accumulate"
             | "functools.lru_cache"
             | "functools.cache"
+            | "functools.cached_property"
             | "functools.wraps"
             | "math.ceil"
             | "math.floor"
@@ -300,6 +309,16 @@ pub(super) fn super_of(class: &Rc<ClassObj>, obj: Value, pos: Pos) -> R<Value> {
     Ok(Value::method("builtins.super", Value::Tuple(Rc::new(vec![Value::Class(class.clone()), obj]))))
 }
 
+/// `functools.cached_property` read on `obj`: the getter's value, computed once and kept in the
+/// instance's attributes (its `__dict__`), which a later read finds first.
+fn cached_property(it: &mut Interp, obj: &Value, getter: &Value, name: &str, pos: Pos) -> R<Value> {
+    let v = it.call(getter, vec![obj.clone()], Vec::new(), pos)?;
+    if let Value::Instance(i) = obj {
+        i.attrs.borrow_mut().push((name.into(), v.clone()));
+    }
+    Ok(v)
+}
+
 /// `super(...).name`: found in the classes after the proxy's class, in the order of the object's
 /// class, and bound to the object as `obj.name` would be. The order is the chain of single bases;
 /// several bases (whose order is C3's) or a builtin base (an enum, an exception) are not modelled.
@@ -330,6 +349,7 @@ fn super_attr(it: &mut Interp, n: &Native, name: &str, pos: Pos) -> R<Value> {
                 Value::Wrapped(w) => match w.0 {
                     "classmethod" => bound(w.1.clone(), Value::Class(of.clone())),
                     "property" => return it.call(&w.1.clone(), vec![obj.clone()], Vec::new(), pos),
+                    "cached_property" => return cached_property(it, obj, &w.1, name, pos),
                     _ => w.1.clone(),
                 },
                 v => v,
@@ -470,6 +490,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                         method: true,
                     })),
                     "property" => return it.call(&w.1.clone(), vec![o.clone()], Vec::new(), pos),
+                    "cached_property" => return cached_property(it, o, &w.1, name, pos),
                     "default_factory" => {
                         return exc(
                             pos,
@@ -1112,6 +1133,7 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
                 let items = list_of(it, &a.need(1, "iterable")?, pos)?;
                 fold(it, Some(&f), items, a.get(2, "initial"), false, pos)
             }
+            "cached_property" => Ok(Value::Wrapped(Rc::new(("cached_property", a.need(0, "func")?)))),
             "lru_cache" | "cache" | "wraps" => {
                 // Caching and wrapping change no value: their keywords are inert.
                 a.use_all();
@@ -1135,6 +1157,10 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     }
     if name == "typing.NamedTuple" {
         return unsup(pos, "the functional form of NamedTuple is not supported (use the class form)");
+    }
+    if name == "abc.abstractmethod" {
+        // Marked for its class (`__abstractmethods__`), which unwraps it.
+        return Ok(Value::Wrapped(Rc::new(("abstractmethod", a.need(0, "funcobj")?))));
     }
     if let Some(f) = name.strip_prefix("enum.") {
         return match (f, a.pos.first()) {
@@ -1273,6 +1299,15 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "numel" => Value::Int(tensor_of(&a.need(0, "input")?, pos)?.numel() as i64),
         "cuda.is_available" => Value::Bool(false),
         "cuda.device_count" => Value::Int(0),
+        // One process, no process group (as the mask is read, and as torch's `create_mask` runs).
+        "distributed.is_available" => Value::Bool(true),
+        "distributed.is_initialized" => Value::Bool(false),
+        "distributed.get_rank" | "distributed.get_world_size" => {
+            return exc(
+                pos,
+                "Default process group has not been initialized, please make sure to call init_process_group. (ValueError)",
+            );
+        }
         "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
         "empty" => return unsup(pos, "torch.empty gives uninitialised values (use zeros)"),
         "arange" => {

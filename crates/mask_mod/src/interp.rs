@@ -480,6 +480,7 @@ impl Interp {
         let mut fields = false;
         let mut native: Option<Rc<str>> = None;
         let mut int_mixin = false;
+        let mut abc = false;
         for b in &def.bases {
             match self.eval(b, ctx)? {
                 Value::Class(c) if c.is_enum() && !c.members.borrow().is_empty() => {
@@ -503,6 +504,7 @@ impl Interp {
                 }
                 Value::Native(n) if &*n.name == "typing.NamedTuple" => fields = true,
                 Value::Native(n) if matches!(&*n.name, "builtins.object" | "typing.Generic") => {}
+                Value::Native(n) if &*n.name == "abc.ABC" => abc = true,
                 Value::Unavailable(u) => return unsup(b.pos, unavailable_msg(&u)),
                 other => {
                     return unsup(b.pos, format!("a class deriving from a {} is not supported", other.type_name()));
@@ -593,8 +595,37 @@ impl Interp {
             }
         };
         let vars = ns.borrow().vars.clone();
-        let attrs: Vec<(Rc<str>, Value)> =
+        let mut attrs: Vec<(Rc<str>, Value)> =
             order.iter().filter_map(|n| vars.get(n).map(|v| (n.clone(), rebind(v.clone())))).collect();
+        // `@abstractmethod`s are plain methods; a class deriving from `abc.ABC` lists, as CPython's
+        // `__abstractmethods__`, its own and those of its bases it does not define, and cannot be
+        // instantiated while any is left (`Interp::instantiate`).
+        let mut abstract_names: Vec<Rc<str>> = Vec::new();
+        for (name, v) in attrs.iter_mut() {
+            if let Value::Wrapped(w) = v
+                && w.0 == "abstractmethod"
+            {
+                abstract_names.push(name.clone());
+                *v = w.1.clone();
+            }
+        }
+        for b in &bases {
+            if let Some(Value::Tuple(names)) = b.lookup("__abstractmethods__") {
+                abc = true;
+                for n in names.iter() {
+                    if let Value::Str(n) = n
+                        && !attrs.iter().any(|(k, _)| k == n)
+                        && !abstract_names.contains(n)
+                    {
+                        abstract_names.push(n.clone());
+                    }
+                }
+            }
+        }
+        if abc {
+            let names = abstract_names.into_iter().map(Value::Str).collect();
+            attrs.push(("__abstractmethods__".into(), Value::Tuple(Rc::new(names))));
+        }
         let class = Rc::new(ClassObj {
             name: def.name.clone(),
             attrs: std::cell::RefCell::new(attrs),
@@ -615,6 +646,20 @@ impl Interp {
 
     /// Calls a class: a `@dataclass` / `NamedTuple` takes its fields, else `__init__` runs.
     fn instantiate(&mut self, c: &Rc<ClassObj>, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>, pos: Pos) -> R<Value> {
+        if let Some(Value::Tuple(names)) = c.lookup("__abstractmethods__")
+            && !names.is_empty()
+        {
+            // CPython 3.11's message: the names sorted.
+            let mut names: Vec<&str> =
+                names.iter().filter_map(|n| if let Value::Str(s) = n { Some(&**s) } else { None }).collect();
+            names.sort_unstable();
+            let s = if names.len() > 1 { "s" } else { "" };
+            let (class, names) = (&c.name, names.join(", "));
+            return exc(
+                pos,
+                format!("Can't instantiate abstract class {class} with abstract method{s} {names} (TypeError)"),
+            );
+        }
         let inst = Rc::new(Instance { class: c.clone(), attrs: std::cell::RefCell::new(Vec::new()) });
         let me = Value::Instance(inst.clone());
         if c.has_fields() {

@@ -16,8 +16,15 @@ import hasseflow
 
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 _LARGE_SPARSE_BLOCK_SIZE = 1073741824
-_mask_mod_signature = None
-_score_mod_signature = None
+# typing.Callable aliases in torch; classes here, so that annotations such as
+# `_score_mod_signature | None` evaluate as they do there.
+class _mask_mod_signature:
+    pass
+
+
+class _score_mod_signature:
+    pass
+
 
 
 def _identity(score, batch, head, token_q, token_kv):
