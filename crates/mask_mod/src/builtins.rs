@@ -10,7 +10,7 @@ use super::rt::{
     Eval, Fail, FailKind, Interp, MAX_ITEMS, PyDict, R, dict_set, exc, int_float_cmp, limit, py_eq, range_len,
     unavailable_msg, unsup,
 };
-use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
+use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, broadcast_index, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
 use super::tensor_tail;
 use super::trace::{Op, Table};
@@ -2703,6 +2703,27 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     } else {
                         r
                     }
+                }
+                "copy_" => {
+                    // `src` broadcast to this tensor's shape, in its dtype, written through its views.
+                    let src = a.need(0, "src")?;
+                    if let Value::Tensor(src_cell) = &src
+                        && Rc::ptr_eq(&it.views.base_of(src_cell), &it.views.base_of(cell))
+                    {
+                        return unsup(pos, "copy_ between tensors that share memory is not modelled");
+                    }
+                    let from = tensor_of(&elementwise(it, Elem::Cast(t.dtype), &[src.clone()], pos)?, pos)?;
+                    if super::tensor::broadcast(&from.shape, &t.shape).ok().as_ref() != Some(&t.shape) {
+                        let (to, from) = (&t.shape, &from.shape);
+                        return exc(
+                            pos,
+                            format!("copy_: the shape {from:?} does not broadcast to {to:?} (RuntimeError)"),
+                        );
+                    }
+                    let data = (0..t.numel()).map(|i| from.data[broadcast_index(i, &t.shape, &from.shape)]).collect();
+                    cell.borrow_mut().data = data;
+                    super::views::written(it, cell, pos)?;
+                    recv.clone()
                 }
                 "numpy" => return unsup(pos, "`.numpy()` is not supported"),
                 "expand" | "expand_as" | "repeat" => return unsup(pos, format!("`.{m}()` is not supported")),

@@ -17,7 +17,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 33] = [
+pub(super) const TAIL_FNS: [&str; 34] = [
     "diff",
     "flip",
     "eye",
@@ -51,6 +51,7 @@ pub(super) const TAIL_FNS: [&str; 33] = [
     "bmm",
     "mv",
     "dot",
+    "scatter_reduce",
 ];
 
 fn tv(t: Tensor) -> Value {
@@ -844,6 +845,90 @@ fn scatter(t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
     Ok(out)
 }
 
+/// `scatter_reduce(dim, index, src, reduce, *, include_self=True)`: each `src` value reduced into
+/// the cell its index names along `dim` (the other coordinates its own), by `amax` / `amin` (or
+/// `max` / `min`; NaN wins, as in torch), or `sum` / `prod` of integers (wrapping at the width); with
+/// `include_self=False` a cell that receives values starts from the first of them. A float sum,
+/// product or mean (whose rounding depends on torch's order) and an integer mean are refused.
+fn scatter_reduce(t: &Tensor, a: &Args) -> R<Tensor> {
+    let pos = a.at;
+    let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t.shape.len().max(1), pos)?;
+    let index = index_tensor(&a.need(1, "index")?, "scatter_reduce(): index", pos)?;
+    let src = tensor_of(&a.need(2, "src")?, pos)?;
+    let reduce = match a.need(3, "reduce")? {
+        Value::Str(r) => r,
+        _ => return exc(pos, "scatter_reduce(): argument 'reduce' must be str (TypeError)"),
+    };
+    let include_self = match a.get(4, "include_self") {
+        None => true,
+        Some(v) => to_int(&v, pos)? != 0,
+    };
+    let float = t.dtype.is_float();
+    let max = match &*reduce {
+        "amax" | "max" => Some(true),
+        "amin" | "min" => Some(false),
+        "sum" | "prod" if !float => None,
+        "sum" | "prod" | "mean" => {
+            return unsup(pos, format!("scatter_reduce with reduce=\"{reduce}\" on {}: not modelled", t.dtype));
+        }
+        _ => {
+            return exc(
+                pos,
+                format!("reduce argument must be either sum, prod, mean, amax or amin, got {reduce} (RuntimeError)"),
+            );
+        }
+    };
+    if src.dtype != t.dtype {
+        let (x, y) = (t.dtype, src.dtype);
+        return exc(
+            pos,
+            format!("scatter(): Expected self.dtype to be equal to src.dtype ({x} vs {y}) (RuntimeError)"),
+        );
+    }
+    let one = |s: &Tensor| if s.shape.is_empty() { vec![1] } else { s.shape.clone() };
+    let (ts, is, ss) = (one(t), one(&index), one(&src));
+    if is.len() != ts.len() || ss.len() != ts.len() {
+        return exc(
+            pos,
+            "scatter_reduce: index and src must have the same number of dimensions as self (RuntimeError)",
+        );
+    }
+    if (0..is.len()).any(|k| is[k] > ss[k] || (k != d && is[k] > ts[k])) {
+        return exc(pos, "scatter_reduce: index is larger than self or src in some dimension (RuntimeError)");
+    }
+    let (st, sst) = (strides(&ts), strides(&ss));
+    let mut out = t.clone();
+    let mut touched = vec![include_self; out.data.len()];
+    for (i, v) in index.data.iter().enumerate() {
+        let mut c = unravel(i, &is);
+        let x = src.data[c.iter().zip(&sst).map(|(a, b)| a * b).sum::<usize>()];
+        c[d] = norm_index(v.as_i64(), ts[d], pos)?;
+        let at = c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>();
+        let y = out.data[at];
+        out.data[at] = if !touched[at] {
+            x
+        } else {
+            match max {
+                Some(m) if float => {
+                    let (p, q) = (x.as_f64(), y.as_f64());
+                    Sc::F(if p.is_nan() || q.is_nan() {
+                        f64::NAN
+                    } else if (p > q) == m {
+                        p
+                    } else {
+                        q
+                    })
+                }
+                Some(m) => Sc::I(if (x.as_i64() > y.as_i64()) == m { x.as_i64() } else { y.as_i64() }),
+                None if &*reduce == "sum" => Sc::I(t.dtype.wrap(x.as_i64().wrapping_add(y.as_i64()))),
+                None => Sc::I(t.dtype.wrap(x.as_i64().wrapping_mul(y.as_i64()))),
+            }
+        };
+        touched[at] = true;
+    }
+    Ok(out)
+}
+
 fn bincount(a: &Args, t: &Tensor) -> R<Tensor> {
     let pos = a.at;
     if t.shape.len() != 1 || t.dtype.is_float() || t.dtype.is_bool() {
@@ -1121,7 +1206,10 @@ fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Valu
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
     let known = TAIL_FNS.contains(&m)
-        || matches!(m, "expand" | "expand_as" | "repeat" | "scatter_" | "index_put_" | "diff" | "unbind");
+        || matches!(
+            m,
+            "expand" | "expand_as" | "repeat" | "scatter_" | "scatter_reduce_" | "index_put_" | "diff" | "unbind"
+        );
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
@@ -1129,7 +1217,7 @@ pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Opti
     let t = cell.borrow().clone();
     it.charge(a.at, t.numel())?;
     let out = tensor_method(it, m, recv, &t, a)?;
-    if matches!(m, "scatter_" | "index_put_") {
+    if matches!(m, "scatter_" | "scatter_reduce_" | "index_put_") {
         if let Value::Tensor(r) = &out {
             let r = r.borrow().clone();
             *cell.borrow_mut() = r;
@@ -1169,6 +1257,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             None => return unsup(pos, UNORDERED),
         },
         "scatter" | "scatter_" => tv(scatter(t, a, 0)?),
+        "scatter_reduce" | "scatter_reduce_" => tv(scatter_reduce(t, a)?),
         "index_put" | "index_put_" => {
             if bool_kw(a, 2, "accumulate")? {
                 return unsup(pos, "index_put_ with accumulate=True is not supported");
