@@ -790,139 +790,92 @@ fn gather(t: &Tensor, dim: i64, index: &Tensor, pos: Pos) -> R<Tensor> {
     Ok(Tensor::new(t.dtype, index.shape.clone(), data))
 }
 
-fn scatter(t: &Tensor, a: &Args, off: usize) -> R<Tensor> {
+fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
     let pos = a.at;
-    if a.get(off + 3, "reduce").is_some_and(|v| !matches!(v, Value::None)) {
+    let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t.shape.len().max(1), pos)?;
+    let index = index_tensor(&a.need(1, "index")?, "scatter(): index", pos)?;
+    let float = t.dtype.is_float();
+    // `scatter_reduce(dim, index, src, reduce, *, include_self=True)`: each `src` value reduced
+    // into the cell its index names by `amax` / `amin` (or `max` / `min`; NaN wins, as in torch),
+    // or `sum` / `prod` of integers (wrapping at the width); with `include_self=False` a cell that
+    // receives values starts from the first of them. A float sum, product or mean (whose
+    // rounding depends on torch's order) and an integer mean are refused.
+    let (mut reduce, mut include_self) = (None, true);
+    if reduced {
+        let Value::Str(r) = a.need(3, "reduce")? else {
+            return exc(pos, "scatter_reduce(): argument 'reduce' must be str (TypeError)");
+        };
+        reduce = Some(match &*r {
+            "amax" | "max" => 0,
+            "amin" | "min" => 1,
+            "sum" if !float => 2,
+            "prod" if !float => 3,
+            "sum" | "prod" | "mean" => {
+                return unsup(pos, format!("scatter_reduce with reduce=\"{r}\" on {}: not modelled", t.dtype));
+            }
+            _ => {
+                let m = "reduce argument must be either sum, prod, mean, amax or amin";
+                return exc(pos, format!("{m}, got {r} (RuntimeError)"));
+            }
+        });
+        include_self = a.get(4, "include_self").map_or(Ok(true), |v| to_int(&v, pos).map(|i| i != 0))?;
+    } else if a.get(3, "reduce").is_some_and(|v| !matches!(v, Value::None)) {
         return unsup(pos, "scatter with a reduce argument is not supported");
     }
-    let d = dim_of(to_int(&a.need(off, "dim")?, pos)?, t.shape.len().max(1), pos)?;
-    let index = index_tensor(&a.need(off + 1, "index")?, "scatter(): index", pos)?;
-    let src = a.get(off + 2, "src").or_else(|| a.kw("value")).ok_or_else(|| super::rt::Fail {
+    let src = a.get(2, "src").or_else(|| a.kw("value")).ok_or_else(|| super::rt::Fail {
         kind: super::rt::FailKind::Exception,
         msg: "scatter() missing `src` or `value` (TypeError)".into(),
         pos,
         exc_type: None,
     })?;
-    let src = match &src {
-        Value::Tensor(s) => Some(s.borrow().clone()),
-        _ => None,
+    let (src, value) = match &src {
+        Value::Tensor(s) => (Some(s.borrow().clone()), Sc::I(0)),
+        _ if reduced => (Some(tensor_of(&src, pos)?), Sc::I(0)),
+        _ => (None, scalar_of(&src, pos)?.0),
     };
-    let value = if src.is_none() { Some(scalar_of(&a.need(off + 2, "value")?, pos)?.0) } else { None };
-    let ts = if t.shape.is_empty() { vec![1] } else { t.shape.clone() };
-    let is = if index.shape.is_empty() { vec![1] } else { index.shape.clone() };
+    if let Some(s) = &src
+        && s.dtype != t.dtype
+    {
+        let (x, y) = (t.dtype, s.dtype);
+        return exc(pos, format!("scatter(): Expected self.dtype to be equal to src.dtype ({x} vs {y}) (RuntimeError)"));
+    }
+    let one = |s: &[usize]| if s.is_empty() { vec![1] } else { s.to_vec() };
+    let (ts, is) = (one(&t.shape), one(&index.shape));
     if is.len() != ts.len() {
         return exc(pos, "scatter: index must have the same number of dimensions as self (RuntimeError)");
     }
+    if (0..is.len()).any(|k| k != d && is[k] > ts[k]) {
+        return exc(pos, "scatter: index is larger than self in a dimension other than dim (RuntimeError)");
+    }
     let st = strides(&ts);
     let mut out = t.clone();
+    let mut touched = vec![include_self; out.data.len()];
     for (i, v) in index.data.iter().enumerate() {
         let mut c = unravel(i, &is);
-        let sv = match (&src, value) {
-            (Some(s), _) => {
-                let ss = if s.shape.is_empty() { vec![1] } else { s.shape.clone() };
+        let x = match &src {
+            Some(s) => {
+                let ss = one(&s.shape);
                 if ss.len() != is.len() || c.iter().zip(&ss).any(|(x, y)| x >= y) {
                     return exc(pos, "scatter: index is larger than src in some dimension (RuntimeError)");
                 }
                 s.data[c.iter().zip(strides(&ss)).map(|(a, b)| a * b).sum::<usize>()]
             }
-            (None, Some(v)) => v,
-            (None, None) => Sc::I(0),
+            None => value,
         };
-        if let Some(s) = &src
-            && s.dtype != t.dtype
-        {
-            return exc(
-                pos,
-                format!(
-                    "scatter(): Expected self.dtype to be equal to src.dtype ({} vs {}) (RuntimeError)",
-                    t.dtype, s.dtype
-                ),
-            );
-        }
-        c[d] = norm_index(v.as_i64(), ts[d], pos)?;
-        out.data[c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>()] = cast(sv, t.dtype);
-    }
-    Ok(out)
-}
-
-/// `scatter_reduce(dim, index, src, reduce, *, include_self=True)`: each `src` value reduced into
-/// the cell its index names along `dim` (the other coordinates its own), by `amax` / `amin` (or
-/// `max` / `min`; NaN wins, as in torch), or `sum` / `prod` of integers (wrapping at the width); with
-/// `include_self=False` a cell that receives values starts from the first of them. A float sum,
-/// product or mean (whose rounding depends on torch's order) and an integer mean are refused.
-fn scatter_reduce(t: &Tensor, a: &Args) -> R<Tensor> {
-    let pos = a.at;
-    let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t.shape.len().max(1), pos)?;
-    let index = index_tensor(&a.need(1, "index")?, "scatter_reduce(): index", pos)?;
-    let src = tensor_of(&a.need(2, "src")?, pos)?;
-    let reduce = match a.need(3, "reduce")? {
-        Value::Str(r) => r,
-        _ => return exc(pos, "scatter_reduce(): argument 'reduce' must be str (TypeError)"),
-    };
-    let include_self = match a.get(4, "include_self") {
-        None => true,
-        Some(v) => to_int(&v, pos)? != 0,
-    };
-    let float = t.dtype.is_float();
-    let max = match &*reduce {
-        "amax" | "max" => Some(true),
-        "amin" | "min" => Some(false),
-        "sum" | "prod" if !float => None,
-        "sum" | "prod" | "mean" => {
-            return unsup(pos, format!("scatter_reduce with reduce=\"{reduce}\" on {}: not modelled", t.dtype));
-        }
-        _ => {
-            return exc(
-                pos,
-                format!("reduce argument must be either sum, prod, mean, amax or amin, got {reduce} (RuntimeError)"),
-            );
-        }
-    };
-    if src.dtype != t.dtype {
-        let (x, y) = (t.dtype, src.dtype);
-        return exc(
-            pos,
-            format!("scatter(): Expected self.dtype to be equal to src.dtype ({x} vs {y}) (RuntimeError)"),
-        );
-    }
-    let one = |s: &Tensor| if s.shape.is_empty() { vec![1] } else { s.shape.clone() };
-    let (ts, is, ss) = (one(t), one(&index), one(&src));
-    if is.len() != ts.len() || ss.len() != ts.len() {
-        return exc(
-            pos,
-            "scatter_reduce: index and src must have the same number of dimensions as self (RuntimeError)",
-        );
-    }
-    if (0..is.len()).any(|k| is[k] > ss[k] || (k != d && is[k] > ts[k])) {
-        return exc(pos, "scatter_reduce: index is larger than self or src in some dimension (RuntimeError)");
-    }
-    let (st, sst) = (strides(&ts), strides(&ss));
-    let mut out = t.clone();
-    let mut touched = vec![include_self; out.data.len()];
-    for (i, v) in index.data.iter().enumerate() {
-        let mut c = unravel(i, &is);
-        let x = src.data[c.iter().zip(&sst).map(|(a, b)| a * b).sum::<usize>()];
         c[d] = norm_index(v.as_i64(), ts[d], pos)?;
         let at = c.iter().zip(&st).map(|(a, b)| a * b).sum::<usize>();
         let y = out.data[at];
-        out.data[at] = if !touched[at] {
-            x
-        } else {
-            match max {
-                Some(m) if float => {
-                    let (p, q) = (x.as_f64(), y.as_f64());
-                    Sc::F(if p.is_nan() || q.is_nan() {
-                        f64::NAN
-                    } else if (p > q) == m {
-                        p
-                    } else {
-                        q
-                    })
-                }
-                Some(m) => Sc::I(if (x.as_i64() > y.as_i64()) == m { x.as_i64() } else { y.as_i64() }),
-                None if &*reduce == "sum" => Sc::I(t.dtype.wrap(x.as_i64().wrapping_add(y.as_i64()))),
-                None => Sc::I(t.dtype.wrap(x.as_i64().wrapping_mul(y.as_i64()))),
+        let (p, q) = (x.as_i64(), y.as_i64());
+        out.data[at] = match reduce {
+            _ if !touched[at] => x,
+            None => cast(x, t.dtype),
+            Some(r @ (0 | 1)) if float => {
+                let (p, q) = (x.as_f64(), y.as_f64());
+                Sc::F(if p.is_nan() || q.is_nan() { f64::NAN } else if (p > q) == (r == 0) { p } else { q })
             }
+            Some(r @ (0 | 1)) => Sc::I(if (p > q) == (r == 0) { p } else { q }),
+            Some(2) => Sc::I(t.dtype.wrap(p.wrapping_add(q))),
+            Some(_) => Sc::I(t.dtype.wrap(p.wrapping_mul(q))),
         };
         touched[at] = true;
     }
@@ -1256,8 +1209,8 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             Some(i) => tv(i),
             None => return unsup(pos, UNORDERED),
         },
-        "scatter" | "scatter_" => tv(scatter(t, a, 0)?),
-        "scatter_reduce" | "scatter_reduce_" => tv(scatter_reduce(t, a)?),
+        "scatter" | "scatter_" => tv(scatter(t, a, false)?),
+        "scatter_reduce" | "scatter_reduce_" => tv(scatter(t, a, true)?),
         "index_put" | "index_put_" => {
             if bool_kw(a, 2, "accumulate")? {
                 return unsup(pos, "index_put_ with accumulate=True is not supported");
