@@ -79,7 +79,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 88] = [
+const TORCH_FNS: [&str; 89] = [
     "pow",
     "isin",
     "tril",
@@ -163,6 +163,7 @@ const TORCH_FNS: [&str; 88] = [
     "get_default_dtype",
     "is_tensor",
     "numel",
+    "Size",
     "empty",
     "randint",
     "rand",
@@ -412,7 +413,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         Value::Tensor(t) => {
             let tb = t.borrow();
             match name {
-                "shape" => Value::Tuple(Rc::new(tb.shape.iter().map(|&d| Value::Int(d as i64)).collect())),
+                "shape" => it.pairs.size(tb.shape.iter().copied()),
                 "dtype" => Value::Dtype(tb.dtype),
                 "device" => Value::Device,
                 "ndim" => Value::Int(tb.shape.len() as i64),
@@ -430,7 +431,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             None => Value::method(&format!("tensor.{name}"), o.clone()),
         },
         Value::Traced(_, d) => match name {
-            "shape" => Value::Tuple(Rc::new(Vec::new())),
+            "shape" => it.pairs.size(std::iter::empty()),
             "dtype" => Value::Dtype(*d),
             "device" => Value::Device,
             "ndim" => Value::Int(0),
@@ -524,6 +525,12 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
         },
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
         Value::Lookup(l) => return super::ops::too_large(l, pos),
+        Value::Tuple(t) if name == "numel" && it.pairs.is_size(t) => Value::method("size.numel", o.clone()),
+        // A tuple's only attributes that are not dunders are `count` and `index`.
+        Value::Tuple(t) if !name.starts_with("__") && !matches!(name, "count" | "index" | "values" | "indices") => {
+            let kind = if it.pairs.is_size(t) { "torch.Size" } else { "tuple" };
+            return exc(pos, format!("`{kind}` object has no attribute `{name}` (AttributeError)"));
+        }
         Value::Tuple(t) if matches!(name, "values" | "indices") => {
             // torch's `sort`, `topk`, `max(dim)`... return a named (values, indices) pair.
             if !it.pairs.is_pair(t) {
@@ -1297,6 +1304,17 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "get_default_dtype" => Value::Dtype(DType::F32),
         "is_tensor" => Value::Bool(matches!(a.need(0, "obj")?, Value::Tensor(_) | Value::Traced(..))),
         "numel" => Value::Int(tensor_of(&a.need(0, "input")?, pos)?.numel() as i64),
+        "Size" => {
+            let dims = match a.get(0, "sizes") {
+                None => Vec::new(),
+                Some(v) => list_of(it, &v, pos)?,
+            };
+            let dims = dims.iter().map(|d| to_int(d, pos)).collect::<R<Vec<i64>>>()?;
+            if dims.iter().any(|&d| d < 0) {
+                return unsup(pos, "a torch.Size with a negative dimension is not modelled");
+            }
+            it.pairs.size(dims.into_iter().map(|d| d as usize))
+        }
         "cuda.is_available" => Value::Bool(false),
         "cuda.device_count" => Value::Int(0),
         // One process, no process group (as the mask is read, and as torch's `create_mask` runs).
@@ -2298,6 +2316,19 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
     let pos = a.at;
     let (kind, m) = name.split_once('.').unwrap_or(("", name));
     match (kind, recv) {
+        ("size", Value::Tuple(t)) => {
+            // `torch.Size.numel()`: the product of the dimensions.
+            let mut n: i64 = 1;
+            for d in t.iter() {
+                n = n.checked_mul(to_int(d, pos)?).ok_or_else(|| super::rt::Fail {
+                    kind: super::rt::FailKind::Unsupported,
+                    msg: "a torch.Size whose product is over 64 bits".into(),
+                    pos,
+                    exc_type: None,
+                })?;
+            }
+            return Ok(Value::Int(n));
+        }
         ("list", Value::List(l)) => {
             return Ok(match m {
                 "append" => {
@@ -2543,7 +2574,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             }
             "dim" => Value::Int(0),
             "numel" => Value::Int(1),
-            "size" => Value::Tuple(Rc::new(Vec::new())),
+            "size" => it.pairs.size(std::iter::empty()),
             "view" | "reshape" | "squeeze" => recv.clone(),
             "unsqueeze" => super::vector::unsqueeze_scalar(recv, a.int(0, "dim")?, pos)?,
             _ => return unsup(pos, format!("`.{m}()` of a traced index value is not supported")),
@@ -2566,7 +2597,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 "numel" | "nelement" => Value::Int(t.numel() as i64),
                 "size" => match a.int(0, "dim")? {
                     Some(d) => Value::Int(t.shape[dim_of(d, t.shape.len(), pos)?] as i64),
-                    None => Value::Tuple(Rc::new(t.shape.iter().map(|&d| Value::Int(d as i64)).collect())),
+                    None => it.pairs.size(t.shape.iter().copied()),
                 },
                 "view" | "reshape" => {
                     let dims: Vec<Value> = match a.pos.as_slice() {

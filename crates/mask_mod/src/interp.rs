@@ -650,14 +650,18 @@ impl Interp {
             && !names.is_empty()
         {
             // CPython 3.11's message: the names sorted.
-            let mut left: Vec<&str> = names.iter().filter_map(|n| if let Value::Str(s) = n { Some(&**s) } else { None }).collect();
+            let mut left: Vec<&str> =
+                names.iter().filter_map(|n| if let Value::Str(s) = n { Some(&**s) } else { None }).collect();
             let mut listed = String::new();
             while let Some(i) = (0..left.len()).min_by_key(|&i| left[i]) {
                 listed += if listed.is_empty() { "" } else { ", " };
                 listed += left.swap_remove(i);
             }
             let s = if names.len() > 1 { "s" } else { "" };
-            return exc(pos, format!("Can't instantiate abstract class {} with abstract method{s} {listed} (TypeError)", c.name));
+            return exc(
+                pos,
+                format!("Can't instantiate abstract class {} with abstract method{s} {listed} (TypeError)", c.name),
+            );
         }
         let inst = Rc::new(Instance { class: c.clone(), attrs: std::cell::RefCell::new(Vec::new()) });
         let me = Value::Instance(inst.clone());

@@ -133,7 +133,8 @@ pub(super) fn lex(text: &str) -> Result<Vec<Token>, MaskModError> {
     let mut lx = Lexer { chars, i: 0, line: 1, col: 1, out: Vec::new() };
     // Indentation stack: (width with tabs to 8, width with tabs to 1).
     let mut indents: Vec<(usize, usize)> = vec![(0, 0)];
-    let mut brackets: Vec<char> = Vec::new();
+    // Each open bracket with where it opened (Python names that place when one is never closed).
+    let mut brackets: Vec<(char, usize, usize)> = Vec::new();
     let mut at_line_start = true;
     while lx.i < lx.chars.len() {
         if at_line_start && brackets.is_empty() {
@@ -289,7 +290,7 @@ pub(super) fn lex(text: &str) -> Result<Vec<Token>, MaskModError> {
                                 format!("too many nested parentheses (over {MAX_BRACKETS})"),
                             ));
                         }
-                        brackets.push(op.chars().next().unwrap_or('('));
+                        brackets.push((op.chars().next().unwrap_or('('), line as usize, col as usize));
                     }
                     ")" | "]" | "}" => {
                         let want = match *op {
@@ -297,7 +298,7 @@ pub(super) fn lex(text: &str) -> Result<Vec<Token>, MaskModError> {
                             "]" => '[',
                             _ => '{',
                         };
-                        if brackets.pop() != Some(want) {
+                        if brackets.pop().map(|b| b.0) != Some(want) {
                             return Err(at(line as usize, col as usize, format!("unmatched '{op}'")));
                         }
                     }
@@ -308,8 +309,8 @@ pub(super) fn lex(text: &str) -> Result<Vec<Token>, MaskModError> {
             }
         }
     }
-    if let Some(b) = brackets.last() {
-        return Err(MaskModError::Text(format!("'{b}' was never closed")));
+    if let Some(&(b, line, col)) = brackets.last() {
+        return Err(at(line, col, format!("'{b}' was never closed")));
     }
     let (line, col) = (lx.line, lx.col);
     if !at_line_start {

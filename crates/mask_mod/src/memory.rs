@@ -110,27 +110,43 @@ impl Sets {
 }
 
 /// torch's (values, indices) results made so far (`sort`, `topk`, `max(dim)`, `min(dim)`): tuples
-/// that also answer `.values` and `.indices`, as `torch.return_types` do. Any other tuple, one
-/// built from them included (`tuple(r)`, `r[:]`), is a plain tuple.
+/// that also answer `.values` and `.indices`, as `torch.return_types` do; and torch's shapes
+/// (`torch.Size`: `x.shape`, `x.size()`, `torch.Size(...)`), tuples that also answer `.numel()`.
+/// Any other tuple, one built from them included (`tuple(r)`, `r[:]`), is a plain tuple.
 #[derive(Default)]
 pub(super) struct Pairs {
-    made: Vec<(usize, Weak<Vec<Value>>)>,
+    /// Each tuple's address, a weak reference to it, and whether it is a shape.
+    made: Vec<(usize, Weak<Vec<Value>>, bool)>,
 }
 
 impl Pairs {
     /// A (values, indices) result.
     pub(super) fn pair(&mut self, values: Value, indices: Value) -> Value {
+        self.mark(vec![values, indices], false)
+    }
+    /// A `torch.Size` of these dimensions.
+    pub(super) fn size(&mut self, dims: impl Iterator<Item = usize>) -> Value {
+        self.mark(dims.map(|d| Value::Int(d as i64)).collect(), true)
+    }
+    fn mark(&mut self, items: Vec<Value>, size: bool) -> Value {
         if self.made.len() >= 4096 && self.made.len().is_power_of_two() {
-            self.made.retain(|(_, w)| w.strong_count() > 0);
+            self.made.retain(|(_, w, _)| w.strong_count() > 0);
         }
-        let tuple = Rc::new(vec![values, indices]);
+        let tuple = Rc::new(items);
         // The weak reference keeps the allocation: no other tuple takes its address meanwhile.
-        self.made.push((Rc::as_ptr(&tuple) as *const () as usize, Rc::downgrade(&tuple)));
+        self.made.push((Rc::as_ptr(&tuple) as *const () as usize, Rc::downgrade(&tuple), size));
         Value::Tuple(tuple)
+    }
+    /// Whether a tuple is a shape (`torch.Size`).
+    pub(super) fn is_size(&self, tuple: &Rc<Vec<Value>>) -> bool {
+        self.kind(tuple) == Some(true)
+    }
+    fn kind(&self, tuple: &Rc<Vec<Value>>) -> Option<bool> {
+        let id = Rc::as_ptr(tuple) as *const () as usize;
+        self.made.iter().find(|(i, w, _)| *i == id && w.strong_count() > 0).map(|m| m.2)
     }
     /// Whether a tuple is a (values, indices) result.
     pub(super) fn is_pair(&self, tuple: &Rc<Vec<Value>>) -> bool {
-        let id = Rc::as_ptr(tuple) as *const () as usize;
-        self.made.iter().any(|(i, w)| *i == id && w.strong_count() > 0)
+        self.kind(tuple) == Some(false)
     }
 }

@@ -17,7 +17,7 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 34] = [
+pub(super) const TAIL_FNS: [&str; 36] = [
     "diff",
     "flip",
     "eye",
@@ -52,6 +52,8 @@ pub(super) const TAIL_FNS: [&str; 34] = [
     "mv",
     "dot",
     "scatter_reduce",
+    "tril_indices",
+    "triu_indices",
 ];
 
 fn tv(t: Tensor) -> Value {
@@ -705,6 +707,10 @@ pub(super) fn functional(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>>
 fn unique(t: &Tensor, a: &Args, off: usize, consecutive: bool) -> R<Value> {
     let pos = a.at;
     let (inv_i, cnt_i, dim_i) = if consecutive { (off, off + 1, off + 2) } else { (off + 1, off + 2, off + 3) };
+    // `sorted=True` is what is computed; without sorting, torch's order is its own.
+    if !consecutive && a.get(off, "sorted").map_or(Ok(1), |v| to_int(&v, pos))? == 0 {
+        return unsup(pos, "unique with sorted=False: torch's order of the values is not reproduced");
+    }
     let want_inv = bool_kw(a, inv_i, "return_inverse")?;
     let want_cnt = bool_kw(a, cnt_i, "return_counts")?;
     if a.get(dim_i, "dim").is_some_and(|v| !matches!(v, Value::None)) {
@@ -837,7 +843,10 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
         && s.dtype != t.dtype
     {
         let (x, y) = (t.dtype, s.dtype);
-        return exc(pos, format!("scatter(): Expected self.dtype to be equal to src.dtype ({x} vs {y}) (RuntimeError)"));
+        return exc(
+            pos,
+            format!("scatter(): Expected self.dtype to be equal to src.dtype ({x} vs {y}) (RuntimeError)"),
+        );
     }
     let one = |s: &[usize]| if s.is_empty() { vec![1] } else { s.to_vec() };
     let (ts, is) = (one(&t.shape), one(&index.shape));
@@ -871,7 +880,13 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
             None => cast(x, t.dtype),
             Some(r @ (0 | 1)) if float => {
                 let (p, q) = (x.as_f64(), y.as_f64());
-                Sc::F(if p.is_nan() || q.is_nan() { f64::NAN } else if (p > q) == (r == 0) { p } else { q })
+                Sc::F(if p.is_nan() || q.is_nan() {
+                    f64::NAN
+                } else if (p > q) == (r == 0) {
+                    p
+                } else {
+                    q
+                })
             }
             Some(r @ (0 | 1)) => Sc::I(if (p > q) == (r == 0) { p } else { q }),
             Some(2) => Sc::I(t.dtype.wrap(p.wrapping_add(q))),
@@ -979,6 +994,28 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
             t.data[i * m as usize + i] = cast(Sc::I(1), dt);
         }
         return Ok(Some(tv(t)));
+    }
+    if let Some(upper) = f.strip_suffix("_indices").map(|t| t == "triu").filter(|_| f.starts_with("tri")) {
+        // The (row, column) pairs of the lower (upper) triangle, `offset` diagonals up, row by row.
+        let (rows, cols) = (to_int(&a.need(0, "row")?, pos)?, to_int(&a.need(1, "col")?, pos)?);
+        let offset = a.int(2, "offset")?.unwrap_or(0);
+        if rows < 0 || cols < 0 {
+            return exc(pos, format!("{f}: row and col must be non-negative, got {rows} and {cols} (RuntimeError)"));
+        }
+        it.charge(pos, (rows as usize).saturating_mul(cols as usize))?;
+        let (mut rs, mut cs) = (Vec::new(), Vec::new());
+        for r in 0..rows {
+            for c in 0..cols {
+                if if upper { c - r >= offset } else { c - r <= offset } {
+                    rs.push(Sc::I(r));
+                    cs.push(Sc::I(c));
+                }
+            }
+        }
+        let dt = a.dtype()?.unwrap_or(DType::I64);
+        let len = rs.len();
+        rs.extend(cs);
+        return Ok(Some(tv(Tensor::new(dt, vec![2, len], rs.into_iter().map(|v| cast(v, dt)).collect()))));
     }
     if f == "block_diag" {
         return block_diag(it, a).map(Some);

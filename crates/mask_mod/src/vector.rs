@@ -64,10 +64,34 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
     Ok(wrap(free, nodes, t.dtype, Some((Rc::new(t.clone()), idx))))
 }
 
+/// The items of an index, each constant (a traced constant, as `h.new_zeros(h.shape)` makes, or
+/// a 0-d integer tensor) as the integer it is: torch indexes by it as by that integer.
+fn index_items(it: &Interp, i: Value) -> Vec<Value> {
+    let mut items = tensor_ops::items_of(i);
+    for x in items.iter_mut() {
+        let c = match x {
+            Value::Traced(n, d) if !d.is_float() && !d.is_bool() => match it.graph.nodes[*n].op {
+                super::trace::Op::Const(c) => c,
+                _ => continue,
+            },
+            Value::Tensor(t) => {
+                let t = t.borrow();
+                if !t.shape.is_empty() || t.dtype.is_float() || t.dtype.is_bool() {
+                    continue;
+                }
+                t.data[0]
+            }
+            _ => continue,
+        };
+        *x = Value::Int(c.as_i64());
+    }
+    items
+}
+
 /// `lookup[i]` of a lookup not built ([`Value::Lookup`]): traced and integer indices extend it
 /// (chained indexing, as `table[idx..., i]` in one lookup); anything else is refused with its size.
 pub(super) fn index_lookup(it: &mut Interp, l: &(Rc<Tensor>, Vec<usize>), i: Value, pos: Pos) -> R<Value> {
-    let items = tensor_ops::items_of(i);
+    let items = index_items(it, i);
     if !items.iter().all(|x| matches!(x, Value::Traced(..) | Value::Int(_))) {
         return super::ops::too_large(l, pos);
     }
@@ -83,7 +107,7 @@ fn grow_lookup(it: &mut Interp, table: &Tensor, idx: &[usize], items: Vec<Value>
 
 /// `v[i]`.
 pub(super) fn getitem(it: &mut Interp, v: &TVec, i: Value, pos: Pos) -> R<Value> {
-    let items = tensor_ops::items_of(i);
+    let items = index_items(it, i);
     // Integers alone keep a pure lookup one (`mask[b][0][q_idx]`), as traced values do.
     let ints = v.origin.is_some() && items.iter().all(|x| matches!(x, Value::Int(_)));
     if ints || items.iter().any(|x| matches!(x, Value::Traced(..) | Value::TracedVec(_))) {
