@@ -2743,7 +2743,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     {
                         return unsup(pos, "copy_ between tensors that share memory is not modelled");
                     }
-                    let from = tensor_of(&elementwise(it, Elem::Cast(t.dtype), &[src.clone()], pos)?, pos)?;
+                    let from = tensor_of(&elementwise(it, Elem::Cast(t.dtype), std::slice::from_ref(&src), pos)?, pos)?;
                     if super::tensor::broadcast(&from.shape, &t.shape).ok().as_ref() != Some(&t.shape) {
                         let (to, from) = (&t.shape, &from.shape);
                         return exc(

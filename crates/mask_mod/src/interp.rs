@@ -1316,7 +1316,11 @@ impl Interp {
                 let mut acc = self.eval(first, ctx)?;
                 for (op, x) in rest {
                     let v = self.eval(x, ctx)?;
-                    acc = super::ops::binary(self, *op, acc, v, pos)?;
+                    acc = if *op == BinOp::MatMul {
+                        super::tensor_tail::matmul(self, &acc, &v, "matmul", pos)?
+                    } else {
+                        super::ops::binary(self, *op, acc, v, pos)?
+                    };
                 }
                 acc
             }

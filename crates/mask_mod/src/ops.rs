@@ -269,7 +269,8 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         return unsup(pos, unavailable_msg(u));
     }
     if is_tensorish(&a) || is_tensorish(&b) {
-        let Some(k) = kernel_of(op) else { return super::tensor_tail::matmul(it, &a, &b, "matmul", pos) };
+        // `@` of tensors is the interpreter's (`tensor_tail::matmul`), above this module.
+        let Some(k) = kernel_of(op) else { return unsup(pos, "matrix multiplication `@` is not supported here") };
         return elementwise(it, Elem::Bin(k), &[a, b], pos);
     }
     if op == BinOp::BitOr && (is_type(&a) || is_type(&b)) {

@@ -292,7 +292,7 @@ pub(super) fn matmul(it: &mut Interp, x: &Value, y: &Value, kind: &str, pos: Pos
                     terms += usize::from(ac != 0.0);
                     int = int.wrapping_add(a.as_i64().wrapping_mul(c.as_i64()));
                 }
-                if float && terms > 1 && !(abs < exact_below) {
+                if float && terms > 1 && abs.partial_cmp(&exact_below) != Some(std::cmp::Ordering::Less) {
                     let t = x.dtype;
                     return unsup(
                         pos,
