@@ -2054,15 +2054,19 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 // Python's order: ints exactly (not as floats: 2**53 + 1 > 2**53), an int and a
                 // float exactly, and stable both ways (`reverse=True` keeps equal elements in their
                 // order). NaN has no order CPython's sort keeps to a rule: refused.
-                #[derive(Clone, Copy)]
+                // Strings by code point (Rust's order of UTF-8 bytes); a str among numbers is
+                // Python's TypeError (some comparison of the two kinds is bound to happen).
+                #[derive(Clone)]
                 enum Key {
                     I(i64),
                     F(f64),
+                    S(Rc<str>),
                 }
                 let mut err = None;
                 let mut keyed: Vec<(Key, Value)> = Vec::new();
                 for v in items.drain(..) {
                     match &v {
+                        Value::Str(x) => keyed.push((Key::S(x.clone()), v)),
                         Value::Int(i) => keyed.push((Key::I(*i), v)),
                         Value::Float(f) if f.is_nan() => err = Some("NaN"),
                         Value::Float(f) => keyed.push((Key::F(*f), v)),
@@ -2077,13 +2081,19 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                 if let Some(t) = err {
                     return unsup(pos, format!("sorted() of {t} values is not supported"));
                 }
+                let strs = keyed.iter().filter(|(k, _)| matches!(k, Key::S(_))).count();
+                if strs > 0 && strs < keyed.len() {
+                    return exc(pos, "'<' not supported between instances of 'str' and a number (TypeError)");
+                }
                 let order = |x: &Key, y: &Key| {
                     use std::cmp::Ordering::Equal;
-                    match (*x, *y) {
-                        (Key::I(a), Key::I(b)) => a.cmp(&b),
-                        (Key::F(a), Key::F(b)) => a.partial_cmp(&b).unwrap_or(Equal),
-                        (Key::I(a), Key::F(b)) => int_float_cmp(a, b).unwrap_or(Equal),
-                        (Key::F(a), Key::I(b)) => int_float_cmp(b, a).map_or(Equal, std::cmp::Ordering::reverse),
+                    match (x, y) {
+                        (Key::S(a), Key::S(b)) => a.cmp(b),
+                        (&Key::I(a), &Key::I(b)) => a.cmp(&b),
+                        (&Key::F(a), &Key::F(b)) => a.partial_cmp(&b).unwrap_or(Equal),
+                        (&Key::I(a), &Key::F(b)) => int_float_cmp(a, b).unwrap_or(Equal),
+                        (&Key::F(a), &Key::I(b)) => int_float_cmp(b, a).map_or(Equal, std::cmp::Ordering::reverse),
+                        _ => Equal,
                     }
                 };
                 if matches!(a.kw("reverse"), Some(Value::Bool(true))) {
