@@ -210,6 +210,7 @@ pub(super) fn is_known(full: &str) -> bool {
         full,
         "torch.nn.functional.pad"
             | "hasseflow.block_counts"
+            | "hasseflow.unsupported"
             | "torch.nn.functional.one_hot"
             | "torch.cuda.is_available"
             | "torch.cuda.device_count"
@@ -1219,6 +1220,11 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     if name == "hasseflow.identity" {
         return Ok(a.pos.first().cloned().unwrap_or(Value::None));
     }
+    if name == "hasseflow.unsupported" {
+        // A prelude's refusal of what it does not model (never an exception the text can catch).
+        let Some(Value::Str(what)) = a.pos.first() else { return unsup(pos, "hasseflow.unsupported(str)") };
+        return unsup(pos, format!("{what} is not modelled"));
+    }
     if let Some(f) = name.strip_prefix("math.") {
         let x = || a.need(0, "x");
         return Ok(match f {
@@ -2096,12 +2102,14 @@ fn py_builtin_inner(it: &mut Interp, b: &str, a: Args) -> R<Value> {
                         _ => Equal,
                     }
                 };
-                if matches!(a.kw("reverse"), Some(Value::Bool(true))) {
-                    keyed.sort_by(|x, y| order(&y.0, &x.0));
-                } else {
-                    keyed.sort_by(|x, y| order(&x.0, &y.0));
-                }
-                items = keyed.into_iter().map(|(_, v)| v).collect();
+                // The reader's one sort (each closure given to `sort_by` is a sort of its own in
+                // the binary).
+                let reverse = matches!(a.kw("reverse"), Some(Value::Bool(true)));
+                let cmp = |x: usize, y: usize| {
+                    if reverse { order(&keyed[y].0, &keyed[x].0) } else { order(&keyed[x].0, &keyed[y].0) }
+                };
+                items =
+                    tensor_tail::sorted_positions(keyed.len(), &cmp).into_iter().map(|i| keyed[i].1.clone()).collect();
             }
             Value::List(shared(items))
         }

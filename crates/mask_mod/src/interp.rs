@@ -1564,6 +1564,13 @@ impl Interp {
             parent: c.env.clone(),
         };
         let ctx = Ctx { globals: c.globals.clone(), frame: Some(shared(frame)) };
+        // A call from the text into a library prelude: what the prelude computes, and where it
+        // fails, is placed at this call, not at the prelude's own lines (which are not the text's).
+        // A call from a prelude back into the text (a mask given to `and_masks`) is the text's own.
+        let saved = self.user_call;
+        let in_lib = !self.in_prelude && self.preludes.values().any(|g| Rc::ptr_eq(g, &c.globals));
+        let into_prelude = in_lib && saved.is_none();
+        self.user_call = if in_lib { saved.or(Some(pos)) } else { None };
         self.calls += 1;
         self.depth += 1;
         let r = if self.depth > MAX_DEPTH {
@@ -1573,6 +1580,8 @@ impl Interp {
         };
         self.depth -= 1;
         self.calls -= 1;
+        self.user_call = saved;
+        let r = r.map_err(|f| if into_prelude { Fail { pos, ..f } } else { f });
         match r? {
             Flow::Return(v) => Ok(v),
             _ => Ok(Value::None),

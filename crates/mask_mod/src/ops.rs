@@ -244,6 +244,7 @@ fn traced(it: &mut Interp, kind: Elem, opds: &[Opd], dt: DType, out: DType, pos:
 }
 
 pub(super) fn push(it: &mut Interp, op: Op, dtype: DType, pos: Pos) -> R<usize> {
+    let pos = it.user_call.unwrap_or(pos);
     it.graph.push(op, dtype, pos).or_else(|m| limit(pos, m))
 }
 

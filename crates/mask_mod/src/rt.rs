@@ -78,6 +78,9 @@ pub(super) struct Interp {
     /// Modules imported, as written.
     pub(super) imports: Vec<String>,
     pub(super) preludes: HashMap<&'static str, Shared<Globals>>,
+    /// While the text's call into a library prelude runs: that call's place, where what the
+    /// prelude computes is placed (`Interp::call_closure`).
+    pub(super) user_call: Option<Pos>,
     /// Whether the prelude being run is a library (its statements are never skipped).
     pub(super) in_prelude: bool,
     /// Objects a skipped statement could have mutated: (address, the object kept alive, why).
@@ -112,6 +115,7 @@ impl Interp {
             skipped: Vec::new(),
             imports: Vec::new(),
             preludes: HashMap::new(),
+            user_call: None,
             in_prelude: false,
             tainted: Vec::new(),
             views: super::memory::Registry::default(),

@@ -112,6 +112,22 @@ fn cmp_sc(a: Sc, b: Sc) -> Ordering {
     }
 }
 
+/// The positions of `line` in torch's sort order ([`cmp_sc`]), ascending or descending, equal
+/// values in their order: one sort for `sort`, `topk` and `unique` (each closure given to
+/// `sort_by` is a sort of its own in the binary).
+fn order_of(line: &[Sc], desc: bool) -> Vec<usize> {
+    sorted_positions(line.len(), &|x, y| if desc { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) })
+}
+
+/// `0..len` sorted by `cmp`, stably: the one sort of the reader (Python's `sorted` and torch's
+/// `sort`, `topk` and `unique` come here).
+#[inline(never)]
+pub(super) fn sorted_positions(len: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut ix: Vec<usize> = (0..len).collect();
+    ix.sort_by(|&x, &y| cmp(x, y));
+    ix
+}
+
 /// Applies `f` to every line along `dim`: `f(values) -> new values` (the line's new length may differ).
 fn lines(t: &Tensor, dim: usize, mut f: impl FnMut(Vec<Sc>) -> R<Vec<Sc>>, dtype: DType) -> R<Tensor> {
     lines_dyn(t, dim, &mut f, dtype)
@@ -181,8 +197,7 @@ fn sorted(t: &Tensor, a: &Args, off: usize) -> R<(Tensor, Option<Tensor>)> {
         &t0,
         dim,
         |line| {
-            let mut ix: Vec<usize> = (0..line.len()).collect();
-            ix.sort_by(|&x, &y| if desc { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) });
+            let ix = order_of(&line, desc);
             if !stable
                 && line.len() > STABLE_UP_TO
                 && ix.windows(2).any(|w| cmp_sc(line[w[0]], line[w[1]]) == Ordering::Equal)
@@ -732,8 +747,7 @@ fn unique(t: &Tensor, a: &Args, off: usize, consecutive: bool) -> R<Value> {
         }
         (vals, inv, cnt)
     } else {
-        let mut s = flat.clone();
-        s.sort_by(|x, y| cmp_sc(*x, *y));
+        let mut s: Vec<Sc> = order_of(&flat, false).into_iter().map(|i| flat[i]).collect();
         s.dedup_by(|x, y| cmp_sc(*x, *y) == Ordering::Equal);
         let inv: Vec<i64> =
             flat.iter().map(|v| s.binary_search_by(|p| cmp_sc(*p, *v)).map_or(0, |k| k as i64)).collect();
@@ -955,8 +969,7 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
         &t0,
         dim,
         |line| {
-            let mut ix: Vec<usize> = (0..line.len()).collect();
-            ix.sort_by(|&x, &y| if largest { cmp_sc(line[y], line[x]) } else { cmp_sc(line[x], line[y]) });
+            let ix = order_of(&line, largest);
             // Torch leaves the order of equal values unspecified: refuse ties among the first k + 1.
             let span = (k + 1).min(line.len());
             for w in ix[..span].windows(2) {
@@ -1000,7 +1013,7 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         let (rows, cols) = (to_int(&a.need(0, "row")?, pos)?, to_int(&a.need(1, "col")?, pos)?);
         let offset = a.int(2, "offset")?.unwrap_or(0);
         if rows < 0 || cols < 0 {
-            return exc(pos, format!("{f}: row and col must be non-negative, got {rows} and {cols} (RuntimeError)"));
+            return exc(pos, "row and col must be non-negative (RuntimeError)");
         }
         it.charge(pos, (rows as usize).saturating_mul(cols as usize))?;
         let (mut rs, mut cs) = (Vec::new(), Vec::new());
@@ -1012,10 +1025,15 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
                 }
             }
         }
-        let dt = a.dtype()?.unwrap_or(DType::I64);
         let len = rs.len();
         rs.extend(cs);
-        return Ok(Some(tv(Tensor::new(dt, vec![2, len], rs.into_iter().map(|v| cast(v, dt)).collect()))));
+        let t = Tensor::new(DType::I64, vec![2, len], rs);
+        return match a.dtype()? {
+            Some(dt) if dt != DType::I64 => {
+                Ok(Some(super::ops::elementwise(it, super::ops::Elem::Cast(dt), &[tv(t)], pos)?))
+            }
+            _ => Ok(Some(tv(t))),
+        };
     }
     if f == "block_diag" {
         return block_diag(it, a).map(Some);

@@ -123,6 +123,10 @@ class BlockMask:
     def to(self, device):
         return self
 
+    def __getitem__(self, index):
+        # torch selects batch, head and Q-block rows, packs them and resets mask_mod.
+        hasseflow.unsupported("slicing a BlockMask (batch, head and Q-block rows, its mask_mod reset)")
+
     def _hasseflow_mask(self, b, h, q_idx, kv_idx):
         # The mask FlexAttention applies: full blocks, or partial blocks where mask_mod holds.
         self._built()
