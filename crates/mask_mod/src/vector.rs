@@ -65,18 +65,21 @@ pub(super) fn lookup(it: &mut Interp, t: &Tensor, idx: Vec<usize>, pos: Pos) -> 
 }
 
 /// The items of an index, each constant (a traced constant, as `h.new_zeros(h.shape)` makes, or
-/// a 0-d integer tensor) as the integer it is: torch indexes by it as by that integer.
+/// a 0-d tensor) of int64 or int32 as the integer it is: torch indexes by it as by that integer.
+/// Other dtypes stay as they are (under `vmap` torch refuses an int8 or int16 index, and takes a
+/// uint8 one as a mask).
 fn index_items(it: &Interp, i: Value) -> Vec<Value> {
+    let int = |d: DType| matches!(d, DType::I64 | DType::I32);
     let mut items = tensor_ops::items_of(i);
     for x in items.iter_mut() {
         let c = match x {
-            Value::Traced(n, d) if !d.is_float() && !d.is_bool() => match it.graph.nodes[*n].op {
-                super::trace::Op::Const(c) => c,
+            Value::Traced(n, d) if int(*d) => match it.graph.nodes[*n].op {
+                Op::Const(c) => c,
                 _ => continue,
             },
             Value::Tensor(t) => {
                 let t = t.borrow();
-                if !t.shape.is_empty() || t.dtype.is_float() || t.dtype.is_bool() {
+                if !t.shape.is_empty() || !int(t.dtype) {
                     continue;
                 }
                 t.data[0]
