@@ -10,7 +10,7 @@ use super::rt::{
     Eval, Fail, FailKind, Interp, MAX_ITEMS, PyDict, R, dict_set, exc, int_float_cmp, limit, py_eq, range_len,
     unavailable_msg, unsup,
 };
-use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, broadcast_index, cast, checked_numel};
+use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
 use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
 use super::tensor_tail;
 use super::trace::{Op, Table};
@@ -343,13 +343,10 @@ fn super_attr(it: &mut Interp, n: &Native, name: &str, pos: Pos) -> R<Value> {
         }
         let own = c.attrs.borrow().iter().find(|(k, _)| &**k == name).map(|(_, v)| v.clone());
         if let (true, Some(v)) = (after, own) {
-            let bound = |f: Value, to: Value| {
-                Value::Partial(Rc::new(Partial { func: f, args: vec![to], kwargs: Vec::new(), method: true }))
-            };
             return Ok(match v {
-                Value::Func(_) => bound(v, obj.clone()),
+                Value::Func(_) => Value::bound(v, obj.clone()),
                 Value::Wrapped(w) => match w.0 {
-                    "classmethod" => bound(w.1.clone(), Value::Class(of.clone())),
+                    "classmethod" => Value::bound(w.1.clone(), Value::Class(of.clone())),
                     "property" => return it.call(&w.1.clone(), vec![obj.clone()], Vec::new(), pos),
                     "cached_property" => return cached_property(it, obj, &w.1, name, pos),
                     _ => w.1.clone(),
@@ -455,12 +452,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
             "__members__" if c.is_enum() => super::enums::members_dict(it, c, pos)?,
             _ => match c.lookup(name) {
                 Some(Value::Wrapped(w)) => match w.0 {
-                    "classmethod" => Value::Partial(Rc::new(Partial {
-                        func: w.1.clone(),
-                        args: vec![o.clone()],
-                        kwargs: Vec::new(),
-                        method: true,
-                    })),
+                    "classmethod" => Value::bound(w.1.clone(), o.clone()),
                     "default_factory" => {
                         return exc(pos, format!("class `{}` has no attribute `{name}` (AttributeError)", c.name));
                     }
@@ -478,19 +470,9 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 return Ok(v.clone());
             }
             match i.class.lookup(name) {
-                Some(Value::Func(f)) => Value::Partial(Rc::new(Partial {
-                    func: Value::Func(f),
-                    args: vec![o.clone()],
-                    kwargs: Vec::new(),
-                    method: true,
-                })),
+                Some(Value::Func(f)) => Value::bound(Value::Func(f), o.clone()),
                 Some(Value::Wrapped(w)) => match w.0 {
-                    "classmethod" => Value::Partial(Rc::new(Partial {
-                        func: w.1.clone(),
-                        args: vec![Value::Class(i.class.clone())],
-                        kwargs: Vec::new(),
-                        method: true,
-                    })),
+                    "classmethod" => Value::bound(w.1.clone(), Value::Class(i.class.clone())),
                     "property" => return it.call(&w.1.clone(), vec![o.clone()], Vec::new(), pos),
                     "cached_property" => return cached_property(it, o, &w.1, name, pos),
                     "default_factory" => {
@@ -2338,12 +2320,10 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             // `torch.Size.numel()`: the product of the dimensions.
             let mut n: i64 = 1;
             for d in t.iter() {
-                n = n.checked_mul(to_int(d, pos)?).ok_or_else(|| super::rt::Fail {
-                    kind: super::rt::FailKind::Unsupported,
-                    msg: "a torch.Size whose product is over 64 bits".into(),
-                    pos,
-                    exc_type: None,
-                })?;
+                let Some(m) = n.checked_mul(to_int(d, pos)?) else {
+                    return unsup(pos, "a torch.Size whose product is over 64 bits");
+                };
+                n = m;
             }
             return Ok(Value::Int(n));
         }
@@ -2769,8 +2749,8 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                             format!("copy_: the shape {from:?} does not broadcast to {to:?} (RuntimeError)"),
                         );
                     }
-                    let data = (0..t.numel()).map(|i| from.data[broadcast_index(i, &t.shape, &from.shape)]).collect();
-                    cell.borrow_mut().data = data;
+                    let sizes: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+                    cell.borrow_mut().data = tensor_tail::expand(&from, &sizes, pos)?.data;
                     super::views::written(it, cell, pos)?;
                     recv.clone()
                 }

@@ -270,8 +270,11 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
         return unsup(pos, unavailable_msg(u));
     }
     if is_tensorish(&a) || is_tensorish(&b) {
-        // `@` of tensors is the interpreter's (`tensor_tail::matmul`), above this module.
-        let Some(k) = kernel_of(op) else { return unsup(pos, "matrix multiplication `@` is not supported here") };
+        // `@` of tensors is the interpreter's (`tensor_tail::matmul`), above this module: what
+        // comes here is the in-place `@=`.
+        let Some(k) = kernel_of(op) else {
+            return unsup(pos, "the in-place matrix multiplication `@=` is not modelled");
+        };
         return elementwise(it, Elem::Bin(k), &[a, b], pos);
     }
     if op == BinOp::BitOr && (is_type(&a) || is_type(&b)) {

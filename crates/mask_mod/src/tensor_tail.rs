@@ -445,7 +445,8 @@ fn flip(t: &Tensor, a: &Args, pos: Pos) -> R<Tensor> {
     Ok(cur)
 }
 
-fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
+/// `t.expand(*sizes)`: `t` broadcast to `sizes` (`-1` keeps a size), as a copy.
+pub(super) fn expand(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
     if sizes.len() < t.shape.len() {
         return exc(
             pos,
@@ -820,16 +821,23 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
     // or `sum` / `prod` of integers (wrapping at the width); with `include_self=False` a cell that
     // receives values starts from the first of them. A float sum, product or mean (whose
     // rounding depends on torch's order) and an integer mean are refused.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Reduce {
+        Max,
+        Min,
+        Sum,
+        Prod,
+    }
     let (mut reduce, mut include_self) = (None, true);
     if reduced {
         let Value::Str(r) = a.need(3, "reduce")? else {
             return exc(pos, "scatter_reduce(): argument 'reduce' must be str (TypeError)");
         };
         reduce = Some(match &*r {
-            "amax" | "max" => 0,
-            "amin" | "min" => 1,
-            "sum" if !float => 2,
-            "prod" if !float => 3,
+            "amax" | "max" => Reduce::Max,
+            "amin" | "min" => Reduce::Min,
+            "sum" if !float => Reduce::Sum,
+            "prod" if !float => Reduce::Prod,
             "sum" | "prod" | "mean" => {
                 return unsup(pos, format!("scatter_reduce with reduce=\"{r}\" on {}: not modelled", t.dtype));
             }
@@ -892,19 +900,19 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
         out.data[at] = match reduce {
             _ if !touched[at] => x,
             None => cast(x, t.dtype),
-            Some(r @ (0 | 1)) if float => {
+            Some(r @ (Reduce::Max | Reduce::Min)) if float => {
                 let (p, q) = (x.as_f64(), y.as_f64());
                 Sc::F(if p.is_nan() || q.is_nan() {
                     f64::NAN
-                } else if (p > q) == (r == 0) {
+                } else if (p > q) == (r == Reduce::Max) {
                     p
                 } else {
                     q
                 })
             }
-            Some(r @ (0 | 1)) => Sc::I(if (p > q) == (r == 0) { p } else { q }),
-            Some(2) => Sc::I(t.dtype.wrap(p.wrapping_add(q))),
-            Some(_) => Sc::I(t.dtype.wrap(p.wrapping_mul(q))),
+            Some(r @ (Reduce::Max | Reduce::Min)) => Sc::I(if (p > q) == (r == Reduce::Max) { p } else { q }),
+            Some(Reduce::Sum) => Sc::I(t.dtype.wrap(p.wrapping_add(q))),
+            Some(Reduce::Prod) => Sc::I(t.dtype.wrap(p.wrapping_mul(q))),
         };
         touched[at] = true;
     }
@@ -1008,7 +1016,8 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
         }
         return Ok(Some(tv(t)));
     }
-    if let Some(upper) = f.strip_suffix("_indices").map(|t| t == "triu").filter(|_| f.starts_with("tri")) {
+    if matches!(f, "tril_indices" | "triu_indices") {
+        let upper = f == "triu_indices";
         // The (row, column) pairs of the lower (upper) triangle, `offset` diagonals up, row by row.
         let (rows, cols) = (to_int(&a.need(0, "row")?, pos)?, to_int(&a.need(1, "col")?, pos)?);
         let offset = a.int(2, "offset")?.unwrap_or(0);

@@ -204,6 +204,10 @@ impl Value {
     pub(super) fn method(name: &str, recv: Value) -> Value {
         Value::Native(Rc::new(Native { name: name.into(), recv: Some(recv) }))
     }
+    /// A method of the text bound to its instance or class (`obj.f`, `Cls.classmethod`).
+    pub(super) fn bound(func: Value, to: Value) -> Value {
+        Value::Partial(Rc::new(Partial { func, args: vec![to], kwargs: Vec::new(), method: true }))
+    }
     pub(super) fn tensor(t: Tensor) -> Value {
         Value::Tensor(shared(t))
     }
