@@ -12,13 +12,18 @@ function writing a `global`); `try`/`except` paths (an import that may be missin
 `raise`); enums and type checks; float and NaN edge cases (division by zero, float-to-long out of range, NaN
 compares, float32 rounding, ties to even); integer widths (int8/int16/int32/uint8 wrapping, shifts);
 set and dict order; string escapes; Python number semantics (int/float compares past 2**53,
-`pow(a, b, m)`, `round(x, -n)`, `int(s, base)`, `__doc__`). Each generated module is then mutated
+`pow(a, b, m)`, `round(x, -n)`, `int(s, base)`, `__doc__`); `torch.empty` buffers written in part or
+in whole (slices, views, `copy_`, `fill_`, `masked_fill_`, index lists) before the mask reads them.
+Each generated module is then mutated
 at random: a statement dropped, duplicated or moved, a constant changed, or an unmodelled in-place
 call inserted after a line.
 
 The only thing a module may not do is come out different: every module the reader accepts must
 equal create_mask cell for cell ("WRONG" and "accepted-only", a mask where torch raised, fail).
-Refusals are allowed; the figures are printed.
+Refusals are allowed; the figures are printed. A module that makes an empty tensor runs under torch
+three times, its uninitialised memory filled at random each time: where the three masks (or errors)
+differ, the mask reads memory torch never wrote, and the reader must refuse it ("accepted-garbage"
+fails).
 
 Usage: test_mask_mod_differential.py [BIN] [--count N] [--seed S] [--keep DIR]
 The suite runs a fixed sample (1,000 modules of seed 3030); HASSEFLOW_DIFF_FULL=1 runs 10,000.
@@ -60,8 +65,46 @@ from tally import Tally, exit_with  # noqa: E402
 CREATE_MASK_EVERY = 10
 
 
+# torch.empty's memory, filled at random (seeded per run) so that a read of it shows.
+_EMPTY_SEED = [0]
+_real_empty, _real_empty_like, _real_new_empty = torch.empty, torch.empty_like, torch.Tensor.new_empty
+
+
+def _garbage(t):
+    _EMPTY_SEED[0] += 1
+    g = torch.Generator().manual_seed(_EMPTY_SEED[0])
+    if t.dtype == torch.bool:
+        t.copy_(torch.randint(0, 2, t.shape, generator=g).bool())
+    elif t.is_floating_point():
+        t.copy_(torch.randn(t.shape, generator=g, dtype=torch.float64) * 100)
+    else:
+        t.copy_(torch.randint(-100, 100, t.shape, generator=g).to(t.dtype))
+    return t
+
+
+torch.empty = lambda *a, **k: _garbage(_real_empty(*a, **k))
+torch.empty_like = lambda *a, **k: _garbage(_real_empty_like(*a, **k))
+torch.Tensor.new_empty = lambda self, *a, **k: _garbage(_real_new_empty(self, *a, **k))
+FILLS = 3
+
+
 def torch_side(path, n, with_create_mask):
-    """(mask, None) or (None, why torch refused)."""
+    """(mask, None) or (None, why torch refused), or ("garbage", why) when the module reads memory
+    an empty tensor left unwritten (its masks or errors differ between random fills)."""
+    if "empty" not in open(path).read():
+        return torch_run(path, n, with_create_mask)
+    runs = []
+    for fill in range(FILLS):
+        _EMPTY_SEED[0] = 1000 * fill
+        runs.append(torch_run(path, n, with_create_mask and fill == 0))
+    (m0, e0) = runs[0]
+    for m, e in runs[1:]:
+        if (m is None) != (m0 is None) or (m is not None and not np.array_equal(m, m0)) or (m is None and e != e0):
+            return "garbage", f"torch's results differ between fills of empty memory ({e0 or 'a mask'} / {e or 'a mask'})"
+    return runs[0]
+
+
+def torch_run(path, n, with_create_mask):
     try:
         fn = load_module(path).mask_mod
         q = torch.arange(n)
@@ -83,6 +126,10 @@ def torch_side(path, n, with_create_mask):
 def compare(path, n, with_create_mask):
     theirs, torch_error = torch_side(path, n, with_create_mask)
     ours, our_error = hasseflow_side(path, n)
+    if isinstance(theirs, str):
+        if ours is not None:
+            return "accepted-garbage", f"hasseflow gave a mask; {torch_error}"
+        return "refused-garbage", our_error
     if theirs is not None and ours is not None:
         if np.array_equal(ours, theirs):
             return "equal", ""
@@ -111,6 +158,7 @@ class Gen:
         self.n = r.randrange(5, 12)
         self.lines = ["import torch", "import math", f"N = {self.n}"]
         self.tables = []  # names of 1-d integer tables of length N
+        self.other_tables = []  # names of 1-d bool and float tables of length N (the mask reads them)
         self.lists = []  # names of Python int lists
         self.ints = []  # names of small Python ints
         self.k = 0
@@ -297,6 +345,43 @@ class Gen:
         self.add(f"{w} = int({exprs[kind]})")
         self.ints.append(w)
 
+    # ---- torch.empty, written in part or in whole before the mask reads it
+    def empties(self):
+        r, n = self.r, self.n
+        e = self.fresh("E")
+        dt = r.choice(["torch.long", "torch.int32", "torch.int16", "torch.uint8", "torch.bool", "torch.float32"])
+        size = n + r.choice([0, 0, 1, 3])
+        self.add(f"{e} = " + r.choice([
+            f"torch.empty({size}, dtype={dt})", f"torch.empty(({size},), dtype={dt}, device='cpu')",
+            f"torch.zeros({size}, dtype={dt}).new_empty({size})", f"torch.empty_like(torch.ones({size}, dtype={dt}))",
+            f"torch.empty(2, {size}, dtype={dt})[1]", f"torch.empty({2 * size}, dtype={dt}).view(2, {size})[0]",
+        ]))
+
+        def v():
+            return r.choice(["True", "False"]) if dt == "torch.bool" else str(r.randrange(0, 5))
+
+        def span():
+            a = r.randrange(0, size)
+            return a, r.randrange(a + 1, size + 1)
+
+        for _ in range(r.randrange(1, 4)):
+            a, b = span()
+            w = self.fresh("w")
+            self.add(r.choice([
+                f"{e}[{a}:{b}] = {v()}", f"{e}[{a}:{b}] = torch.arange({b - a}) % 3", f"{e}.fill_({v()})",
+                f"{e}.zero_()", f"{e}[{a}:].copy_(torch.arange({size - a}) // 2)", f"{e}[:{b}].fill_({v()})",
+                f"{e}[{a}] = {v()}", f"{e}[torch.tensor({sorted(r.sample(range(size), r.randrange(1, size + 1)))})] = {v()}",
+                f"{e}.masked_fill_(torch.arange({size}) < {b}, {v()})", f"{e}.view({size})[{a}:{b}] = {v()}",
+                f"{w} = {e}[{a}:{b}]\n{w}.copy_(torch.full(({b - a},), {v()}))",
+                f"{e}[{a}:{b}] += 1" if dt != "torch.bool" else f"{e}[{a}:{b}] |= True",
+                f"for i in range({a}, {b}):\n    {e}[i] = i % 3",
+            ]))
+        t = self.fresh("T")
+        off = r.randrange(0, size - n + 1)
+        self.add(f"{t} = " + r.choice([f"{e}[{off}:{off} + N]", f"{e}[{off}:{off} + N].long()", f"{e}[:N].clone()",
+                                        f"{e}.narrow(0, {off}, N)" if r.random() < 0.2 else f"{e}[{off}:][:N]"]))
+        (self.other_tables if dt in ("torch.bool", "torch.float32") else self.tables).append(t)
+
     def pylist(self):
         lst = self.fresh("L")
         self.add(f"{lst} = {[self.r.randrange(0, self.n) for _ in range(self.r.randrange(2, 6))]}")
@@ -306,7 +391,7 @@ class Gen:
     def mask(self):
         r = self.r
         terms = ["(k <= q)"]
-        for t in self.tables[-2:]:
+        for t in self.tables[-2:] + self.other_tables[-1:]:
             terms.append(r.choice([f"({t}[q] == {t}[k])", f"({t}[k] <= {t}[q])", f"({t}[q] >= {t}[k] - 1)"]))
         for w in self.ints[-2:]:
             terms.append(f"((q - k).abs() <= {w})")
@@ -322,8 +407,9 @@ class Gen:
         r = self.r
         if r.random() < 0.2:
             self.lines.insert(0, r.choice(['"""Docs."""', '"""A packed-document mask."""', "# no doc"]))
-        steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer, self.enums]
-        weights = [5, 3, 4, 2, 1, 1, 1]
+        steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer, self.enums,
+                 self.empties]
+        weights = [5, 3, 4, 2, 1, 1, 1, 3]
         for _ in range(r.randrange(1, 4)):
             r.choices(steps, weights)[0]()
         if r.random() < 0.3:
@@ -370,8 +456,11 @@ def main():
                 f.write(text)
             outcome, detail = compare(path, g.n, i % CREATE_MASK_EVERY == 0)
             figures[outcome] = figures.get(outcome, 0) + 1
-            t.check(outcome not in ("WRONG", "accepted-only"), f"{path}: {outcome}: {detail}")
-            if not KEEP and outcome not in ("WRONG", "accepted-only"):
+            if "empty" in text:
+                figures["empty " + outcome] = figures.get("empty " + outcome, 0) + 1
+            bad = ("WRONG", "accepted-only", "accepted-garbage")
+            t.check(outcome not in bad, f"{path}: {outcome}: {detail}")
+            if not KEEP and outcome not in bad:
                 os.remove(path)
     finally:
         if not KEEP and t.failed == 0:
@@ -379,7 +468,10 @@ def main():
     accepted = figures.get("equal", 0) + figures.get("WRONG", 0) + figures.get("accepted-only", 0)
     print(f"{COUNT} modules (seed {SEED}): accepted {accepted}, equal {figures.get('equal', 0)}, "
           f"refused {figures.get('refused', 0)} (torch ran), refused by both {figures.get('refused-both', 0)}, "
-          f"WRONG {figures.get('WRONG', 0)}, accepted where torch raised {figures.get('accepted-only', 0)}")
+          f"WRONG {figures.get('WRONG', 0)}, accepted where torch raised {figures.get('accepted-only', 0)}; "
+          f"making an empty tensor: {sum(v for k, v in figures.items() if k.startswith('empty '))} modules, "
+          f"{figures.get('empty equal', 0)} equal; reading its unwritten memory: refused "
+          f"{figures.get('refused-garbage', 0)}, accepted {figures.get('accepted-garbage', 0)}")
     return t
 
 

@@ -79,7 +79,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 89] = [
+const TORCH_FNS: [&str; 90] = [
     "pow",
     "isin",
     "tril",
@@ -165,6 +165,7 @@ const TORCH_FNS: [&str; 89] = [
     "numel",
     "Size",
     "empty",
+    "empty_like",
     "randint",
     "rand",
     "randn",
@@ -528,6 +529,7 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
 /// `o[i]`.
 pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value> {
     let i = i.plain();
+    super::unset::check(it, &i, pos)?;
     if let Value::Unavailable(u) = &i {
         return unsup(pos, unavailable_msg(u));
     }
@@ -641,6 +643,8 @@ pub(super) fn getitem(it: &mut Interp, o: &Value, i: Value, pos: Pos) -> R<Value
 
 /// `o[i] = v`.
 pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) -> R<()> {
+    // The index decides where (the value is moved, unwritten elements and all).
+    super::unset::check(it, &i, pos)?;
     match o {
         Value::Tensor(t) => {
             // In place, unless the index or the value may read the tensor itself (then on a copy,
@@ -1050,6 +1054,7 @@ pub(super) fn call_native(
 fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
+    super::unset::check_call(it, name, n.recv.as_ref(), &a.pos, &a.kw, pos)?;
     // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
     // `isinstance`/`type` keep the member itself).
     let numeric = match &n.recv {
@@ -1315,7 +1320,16 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             );
         }
         "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
-        "empty" => return unsup(pos, "torch.empty gives uninitialised values (use zeros)"),
+        "empty" => {
+            let shape = shape_args(&if a.pos.is_empty() { vec![a.need(0, "size")?] } else { a.pos.clone() }, pos)?;
+            let dt = a.dtype()?.unwrap_or(DType::F32);
+            Value::tensor(super::unset::empty(it, dt, shape, pos)?)
+        }
+        "empty_like" => {
+            let t = tensor_of(&a.need(0, "input")?, pos)?;
+            let dt = a.dtype()?.unwrap_or(t.dtype);
+            Value::tensor(super::unset::empty(it, dt, t.shape.clone(), pos)?)
+        }
         "arange" => {
             let nums: Vec<Value> = a.pos.clone();
             let get = |k: usize, kw: &str| a.kw(kw).or_else(|| nums.get(k).cloned());
@@ -2539,11 +2553,11 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             if m == "new_tensor" {
                 return Ok(Value::tensor(tensor_from(&a.need(0, "data")?, Some(dt), pos)?));
             }
-            if m == "new_empty" {
-                return unsup(pos, "new_empty gives uninitialised values");
-            }
             let size = a.get(0, "size").unwrap_or(Value::Tuple(Rc::new(Vec::new())));
             let shape = shape_args(std::slice::from_ref(&size), pos)?;
+            if m == "new_empty" {
+                return Ok(Value::tensor(super::unset::empty(it, dt, shape, pos)?));
+            }
             let v = match m {
                 "new_ones" => Sc::I(1),
                 "new_zeros" => Sc::I(0),

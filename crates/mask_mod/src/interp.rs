@@ -1022,8 +1022,9 @@ impl Eval for Interp {
             Value::List(l) => !l.borrow().is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Range(a, b, s) => range_len(*a, *b, *s) > 0,
-            Value::Tensor(t) => {
-                let t = t.borrow();
+            Value::Tensor(cell) => {
+                super::unset::check(self, v, pos)?;
+                let t = cell.borrow();
                 if t.numel() != 1 {
                     return exc(pos, format!("the truth value of a tensor with {} elements is ambiguous", t.numel()));
                 }

@@ -65,6 +65,7 @@ mod tensor_tail;
 mod tests;
 mod trace;
 mod types;
+mod unset;
 mod value;
 mod vector;
 mod views;
@@ -277,6 +278,7 @@ impl MaskMod {
         let root = match result {
             Value::Traced(id, tensor::DType::Bool) => id,
             Value::Tensor(t) if t.borrow().shape.is_empty() && t.borrow().dtype == tensor::DType::Bool => {
+                unset::check(&mut it, &Value::Tensor(t.clone()), pos).map_err(fail_error)?;
                 let v = t.borrow().data[0];
                 it.graph.push(trace::Op::Const(v), tensor::DType::Bool, pos).map_err(MaskModError::Text)?
             }

@@ -72,6 +72,18 @@ fn opd(v: &Value, pos: Pos) -> R<Opd> {
 fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
     let cls: Vec<(DType, Class)> = opds.iter().map(|o| (o.dtype(), o.class())).collect();
     Ok(match kind {
+        // torch checks subtraction's operands before promoting them: a bool one (a Python bool
+        // too) is refused whatever the other is.
+        Elem::Bin(Bin::Sub) if cls.iter().any(|c| c.0.is_bool()) => {
+            return Err(if cls.iter().all(|c| c.0.is_bool()) {
+                "Subtraction, the `-` operator, with two bool tensors is not supported; use the `^` or \
+                 logical_xor() operator instead (NotImplementedError)"
+            } else {
+                "Subtraction, the `-` operator, with a bool tensor is not supported; to invert a mask, use the \
+                 `~` or logical_not() operator instead (NotImplementedError)"
+            }
+            .into());
+        }
         Elem::Bin(op) => {
             let dt = result_type(&cls);
             (dt, bin_dtype(op, dt)?)
@@ -258,6 +270,8 @@ fn overflow<T>(pos: Pos) -> R<T> {
 
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
+    super::unset::check(it, &a, pos)?;
+    super::unset::check(it, &b, pos)?;
     if let Some(Value::Lookup(l)) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))) {
         return too_large(l, pos);
     }
@@ -541,6 +555,7 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
 
 /// `<op> a` for `-`, `+`, `~`.
 pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
+    super::unset::check(it, &a, pos)?;
     if let Value::Lookup(l) = &a {
         return too_large(l, pos);
     }
@@ -578,6 +593,8 @@ pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
 
 /// `a <cmp> b` for the six ordering comparisons.
 pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
+    super::unset::check(it, a, pos)?;
+    super::unset::check(it, b, pos)?;
     let (a, b) = (&a.clone().plain(), &b.clone().plain());
     if let (Value::Instance(x), Value::Instance(y)) = (a, b)
         && Rc::ptr_eq(x, y)

@@ -101,6 +101,9 @@ pub(super) struct Interp {
     pub(super) in_try: u32,
     /// The `random` module's generator and torch's default one.
     pub(super) rng: super::mt::Globals,
+    /// Whether the text made a tensor by `torch.empty` (whose unwritten elements every read then
+    /// checks for: see `unset`).
+    pub(super) empties: bool,
 }
 
 impl Interp {
@@ -125,6 +128,7 @@ impl Interp {
             future_annotations: false,
             in_try: 0,
             rng: super::mt::Globals::default(),
+            empties: false,
         }
     }
 

@@ -133,11 +133,31 @@ impl Sc {
     }
 }
 
+/// The marker of an element `torch.empty` left unwritten, in an integer or bool tensor: outside
+/// every narrower dtype's range, so that only an int64 write of this exact value stores it (see
+/// `unset`).
+pub(super) const UNSET_INT: i64 = i64::MIN + 0x5EED_0E17;
+/// The marker of an unwritten float element: a signalling NaN with a payload that torch's
+/// arithmetic never produces (its NaNs are quiet).
+pub(super) const UNSET_FLOAT: u64 = 0x7FF4_5EED_0E17_0E17;
+
+/// Whether an element is `torch.empty`'s marker of an unwritten one.
+pub(super) fn is_unset(v: Sc) -> bool {
+    match v {
+        Sc::I(x) => x == UNSET_INT,
+        Sc::F(x) => x.to_bits() == UNSET_FLOAT,
+    }
+}
+
 /// Casts an element from one dtype to another as torch's `.to(dtype)` does on the CPU (float to
 /// integer truncates toward zero; a float out of range or NaN gives the x86 conversion's
 /// "integer indefinite": INT64_MIN for int64, INT32_MIN for the narrower widths, which convert
 /// through int32 and are then wrapped, as torch 2.x computes them).
 pub(super) fn cast(v: Sc, to: DType) -> Sc {
+    if is_unset(v) {
+        // An unwritten element stays one (moved into a tensor of another dtype, or of its own).
+        return if to.is_float() { Sc::F(f64::from_bits(UNSET_FLOAT)) } else { Sc::I(UNSET_INT) };
+    }
     match (v, to.is_float()) {
         (Sc::I(x), false) => Sc::I(to.wrap(x)),
         (Sc::I(x), true) => Sc::F(to.round(x as f64)),

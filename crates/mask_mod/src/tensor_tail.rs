@@ -253,6 +253,8 @@ fn kron(it: &mut Interp, t: &Tensor, other: &Tensor, pos: Pos) -> R<Value> {
 /// otherwise, is not reproduced: such a product is refused).
 #[inline(never)]
 pub(super) fn matmul(it: &mut Interp, x: &Value, y: &Value, kind: &str, pos: Pos) -> R<Value> {
+    super::unset::check(it, x, pos)?;
+    super::unset::check(it, y, pos)?;
     let (x, y) = (&tensor_of(x, pos)?, &tensor_of(y, pos)?);
     let (rx, ry) = (x.shape.len(), y.shape.len());
     if x.dtype.is_bool() && y.dtype.is_bool() {

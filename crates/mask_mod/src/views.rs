@@ -29,6 +29,10 @@ pub(super) fn iota(shape: &[usize]) -> Tensor {
 /// gives a view of `t`, registered here.
 pub(super) fn getitem(it: &mut Interp, cell: &Shared<Tensor>, i: Value, pos: Pos) -> R<Value> {
     let basic = is_basic_index(&i);
+    if !basic {
+        // A gather (by a traced index, per position of the mask later) reads the tensor.
+        super::unset::check(it, &Value::Tensor(cell.clone()), pos)?;
+    }
     let r = super::tensor_ops::getitem(it, &cell.borrow(), i.clone(), pos)?;
     if basic {
         let shape = cell.borrow().shape.clone();
