@@ -1054,7 +1054,7 @@ pub(super) fn call_native(
 fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
-    super::unset::check_call(it, name, n.recv.as_ref(), &a.pos, &a.kw, pos)?;
+    super::unset::check_call(it, n, &a)?;
     // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
     // `isinstance`/`type` keep the member itself).
     let numeric = match &n.recv {
@@ -1320,16 +1320,6 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             );
         }
         "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
-        "empty" => {
-            let shape = shape_args(&if a.pos.is_empty() { vec![a.need(0, "size")?] } else { a.pos.clone() }, pos)?;
-            let dt = a.dtype()?.unwrap_or(DType::F32);
-            Value::tensor(super::unset::empty(it, dt, shape, pos)?)
-        }
-        "empty_like" => {
-            let t = tensor_of(&a.need(0, "input")?, pos)?;
-            let dt = a.dtype()?.unwrap_or(t.dtype);
-            Value::tensor(super::unset::empty(it, dt, t.shape.clone(), pos)?)
-        }
         "arange" => {
             let nums: Vec<Value> = a.pos.clone();
             let get = |k: usize, kw: &str| a.kw(kw).or_else(|| nums.get(k).cloned());
@@ -1372,7 +1362,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                 Value::tensor(Tensor::new(dt, vec![n], (0..n).map(|i| cast(Sc::F(s + i as f64 * st), dt)).collect()))
             }
         }
-        "zeros" | "ones" | "full" => {
+        "zeros" | "ones" | "full" | "empty" => {
             let (shape_vals, fill) = if f == "full" {
                 (vec![a.need(0, "size")?], Some(a.need(1, "fill_value")?))
             } else {
@@ -1381,13 +1371,13 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let shape = shape_args(&shape_vals, pos)?;
             let (v, inferred) = match &fill {
                 Some(x) => scalar_of(x, pos)?,
-                None => (Sc::I(i64::from(f == "ones")), DType::F32),
+                None => (super::unset::fill(it, f), DType::F32),
             };
             let dt = a.dtype()?.unwrap_or(if fill.is_some() { inferred } else { DType::F32 });
             it.charge(pos, shape.iter().product())?;
             Value::tensor(filled(dt, shape, v))
         }
-        "zeros_like" | "ones_like" | "full_like" => {
+        "zeros_like" | "ones_like" | "full_like" | "empty_like" => {
             let input = a.need(0, "input")?;
             let t = match &input {
                 // Inside the mask: a constant of the index's dtype (as a batched tensor of that value).
@@ -1396,8 +1386,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             };
             let (v, _) = match f {
                 "full_like" => scalar_of(&a.need(1, "fill_value")?, pos)?,
-                "ones_like" => (Sc::I(1), DType::I64),
-                _ => (Sc::I(0), DType::I64),
+                _ => (super::unset::fill(it, f), DType::I64),
             };
             let dt = a.dtype()?.unwrap_or(t.dtype);
             Value::tensor(filled(dt, t.shape.clone(), v))
@@ -2555,13 +2544,9 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             }
             let size = a.get(0, "size").unwrap_or(Value::Tuple(Rc::new(Vec::new())));
             let shape = shape_args(std::slice::from_ref(&size), pos)?;
-            if m == "new_empty" {
-                return Ok(Value::tensor(super::unset::empty(it, dt, shape, pos)?));
-            }
             let v = match m {
-                "new_ones" => Sc::I(1),
-                "new_zeros" => Sc::I(0),
-                _ => scalar_of(&a.need(1, "fill_value")?, pos)?.0,
+                "new_full" => scalar_of(&a.need(1, "fill_value")?, pos)?.0,
+                _ => super::unset::fill(it, m),
             };
             Value::tensor(filled(dt, shape, v))
         }

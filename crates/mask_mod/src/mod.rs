@@ -278,8 +278,12 @@ impl MaskMod {
         let root = match result {
             Value::Traced(id, tensor::DType::Bool) => id,
             Value::Tensor(t) if t.borrow().shape.is_empty() && t.borrow().dtype == tensor::DType::Bool => {
-                unset::check(&mut it, &Value::Tensor(t.clone()), pos).map_err(fail_error)?;
                 let v = t.borrow().data[0];
+                if tensor::is_unset(v) {
+                    return Err(MaskModError::Text(format!(
+                        "`{name}` returns a tensor from torch.empty never written"
+                    )));
+                }
                 it.graph.push(trace::Op::Const(v), tensor::DType::Bool, pos).map_err(MaskModError::Text)?
             }
             Value::Traced(_, d) => {

@@ -75,14 +75,9 @@ fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
         // torch checks subtraction's operands before promoting them: a bool one (a Python bool
         // too) is refused whatever the other is.
         Elem::Bin(Bin::Sub) if cls.iter().any(|c| c.0.is_bool()) => {
-            return Err(if cls.iter().all(|c| c.0.is_bool()) {
-                "Subtraction, the `-` operator, with two bool tensors is not supported; use the `^` or \
-                 logical_xor() operator instead (NotImplementedError)"
-            } else {
-                "Subtraction, the `-` operator, with a bool tensor is not supported; to invert a mask, use the \
-                 `~` or logical_not() operator instead (NotImplementedError)"
-            }
-            .into());
+            return Err("Subtraction, the `-` operator, with a bool tensor is not supported; use `~` or `^` \
+                        (NotImplementedError)"
+                .into());
         }
         Elem::Bin(op) => {
             let dt = result_type(&cls);
@@ -159,6 +154,10 @@ pub(super) fn too_large<T>(l: &(Rc<Tensor>, Vec<usize>), pos: Pos) -> R<T> {
 
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
+    // Every operator on a tensor comes here: its operands' elements are read.
+    for v in vals {
+        super::unset::check(it, v, pos)?;
+    }
     if let Some(Value::Lookup(l)) = vals.iter().find(|v| matches!(v, Value::Lookup(_))) {
         return too_large(l, pos);
     }
@@ -270,8 +269,6 @@ fn overflow<T>(pos: Pos) -> R<T> {
 
 /// `a <op> b`.
 pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -> R<Value> {
-    super::unset::check(it, &a, pos)?;
-    super::unset::check(it, &b, pos)?;
     if let Some(Value::Lookup(l)) = [&a, &b].into_iter().find(|v| matches!(v, Value::Lookup(_))) {
         return too_large(l, pos);
     }
@@ -555,7 +552,6 @@ fn py_arith(op: BinOp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
 
 /// `<op> a` for `-`, `+`, `~`.
 pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
-    super::unset::check(it, &a, pos)?;
     if let Value::Lookup(l) = &a {
         return too_large(l, pos);
     }
@@ -593,8 +589,6 @@ pub(super) fn unary(it: &mut Interp, op: UnOp, a: Value, pos: Pos) -> R<Value> {
 
 /// `a <cmp> b` for the six ordering comparisons.
 pub(super) fn compare(it: &mut Interp, op: Cmp, a: &Value, b: &Value, pos: Pos) -> R<Value> {
-    super::unset::check(it, a, pos)?;
-    super::unset::check(it, b, pos)?;
     let (a, b) = (&a.clone().plain(), &b.clone().plain());
     if let (Value::Instance(x), Value::Instance(y)) = (a, b)
         && Rc::ptr_eq(x, y)

@@ -11,78 +11,58 @@
 //! persistent `torch.empty` buffer, then read through that view) reads as any other. No check runs
 //! in a text that never made an empty tensor.
 
+use super::args::Args;
 use super::ast::Pos;
 use super::rt::{Interp, R, unsup};
-use super::tensor::{DType, Sc, Tensor, UNSET_FLOAT, UNSET_INT, is_unset};
-use super::value::Value;
+use super::tensor::{Sc, UNSET_INT, is_unset};
+use super::value::{Native, Value};
 
-/// A tensor of `shape` and `dt` whose every element is unwritten.
-pub(super) fn empty(it: &mut Interp, dt: DType, shape: Vec<usize>, pos: Pos) -> R<Tensor> {
-    let n: usize = shape.iter().product();
-    it.charge(pos, n)?;
-    it.empties = true;
-    let v = if dt.is_float() { Sc::F(f64::from_bits(UNSET_FLOAT)) } else { Sc::I(UNSET_INT) };
-    Ok(Tensor::new(dt, shape, vec![v; n]))
+/// The element a constructor named `f` fills its tensor with: `torch.empty`'s (`empty_like`,
+/// `new_empty`) marker of an unwritten one (from here on, reads check for it), 1 for the `ones`
+/// ones, 0 for the others.
+pub(super) fn fill(it: &mut Interp, f: &str) -> Sc {
+    if f.ends_with("empty") || f.ends_with("empty_like") {
+        it.empties = true;
+        Sc::I(UNSET_INT)
+    } else {
+        Sc::I(i64::from(f.contains("ones")))
+    }
 }
 
-/// Refuses `v` when it is, or holds (in lists, tuples and dicts, a few levels deep), a tensor
-/// with an unwritten element.
+/// Refuses `v` when it is, or is a list or tuple holding, a tensor with an unwritten element.
+#[inline(never)]
 pub(super) fn check(it: &mut Interp, v: &Value, pos: Pos) -> R<()> {
-    if it.empties { walk(it, v, pos, 4) } else { Ok(()) }
-}
-
-fn walk(it: &mut Interp, v: &Value, pos: Pos, depth: usize) -> R<()> {
-    match v {
-        Value::Tensor(t) => {
+    if !it.empties {
+        return Ok(());
+    }
+    let items = match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        _ => vec![v.clone()],
+    };
+    for x in &items {
+        if let Value::Tensor(t) = x {
             let t = t.borrow();
-            it.charge_work(pos, t.data.len(), "checks of torch.empty's unwritten elements")?;
-            if let Some(k) = t.data.iter().position(|&v| is_unset(v)) {
+            it.charge_work(pos, t.data.len(), "reads checked for torch.empty's unwritten elements")?;
+            if t.data.iter().any(|&x| is_unset(x)) {
                 return unsup(
                     pos,
-                    format!(
-                        "this reads a tensor from torch.empty whose element {} was never written (torch leaves \
-                         it uninitialised; write every element first, or use torch.zeros)",
-                        flat_index(&t.shape, k)
-                    ),
+                    "this reads an element of a tensor from torch.empty that was never written (write every \
+                     element first, or use torch.zeros)",
                 );
             }
         }
-        Value::List(_) | Value::Tuple(_) | Value::Dict(_) if depth > 0 => {
-            let items: Vec<Value> = match v {
-                Value::List(l) => l.borrow().clone(),
-                Value::Tuple(t) => t.as_ref().clone(),
-                Value::Dict(d) => d.borrow().iter().flat_map(|(k, x)| [k.clone(), x.clone()]).collect(),
-                _ => Vec::new(),
-            };
-            for x in &items {
-                walk(it, x, pos, depth - 1)?;
-            }
-        }
-        _ => {}
     }
     Ok(())
 }
 
-/// `[i, j, ...]` of the flat position `k` in `shape`.
-fn flat_index(shape: &[usize], mut k: usize) -> String {
-    let mut idx = vec![0; shape.len()];
-    for (d, &n) in shape.iter().enumerate().rev() {
-        if n > 0 {
-            idx[d] = k % n;
-            k /= n;
-        }
-    }
-    format!("{idx:?}")
-}
-
 /// Tensor methods whose receiver's values are not read: writes that leave no element of it
 /// computed from another, views and copies that move elements as they are, and its metadata.
-const UNREAD_RECEIVER: [&str; 26] = [
+const UNREAD_RECEIVER: [&str; 25] = [
     "copy_",
     "fill_",
     "zero_",
     "masked_fill_",
-    "view",
     "view_as",
     "reshape",
     "reshape_as",
@@ -125,38 +105,34 @@ const MOVES: [&str; 14] = [
     "torch.ones_like",
 ];
 
-/// Before a native call `name` (receiver `recv`): refuses an argument, or a receiver whose values
-/// the call reads, that holds an unwritten element. `.view(dtype)` and `.to(...)` with a dtype or
-/// a tensor reinterpret or cast the elements, so they read them.
-pub(super) fn check_call(
-    it: &mut Interp,
-    name: &str,
-    recv: Option<&Value>,
-    args: &[Value],
-    kwargs: &[(std::rc::Rc<str>, Value)],
-    pos: Pos,
-) -> R<()> {
+/// Before a native call: refuses an argument, or a receiver whose values the call reads, that
+/// holds an unwritten element. `.view(dtype)` and `.to(...)` with a dtype or a tensor reinterpret
+/// or cast the elements, so they read them.
+#[inline(never)]
+pub(super) fn check_call(it: &mut Interp, n: &Native, a: &Args) -> R<()> {
+    let name: &str = &n.name;
     if !it.empties || MOVES.contains(&name) {
         return Ok(());
     }
-    if let Some(r) = recv {
-        let m = name.split_once('.').map_or(name, |(_, m)| m);
-        let casts =
-            args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::Dtype(_) | Value::Tensor(_)));
-        let unread = UNREAD_RECEIVER.contains(&m) || (matches!(m, "to" | "type") && !casts);
-        if !(unread && (m != "view" || !casts)) {
-            check(it, r, pos)?;
+    let mut casts = false;
+    for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+        check(it, v, a.at)?;
+        casts |= matches!(v, Value::Dtype(_) | Value::Tensor(_));
+    }
+    let m = name.split_once('.').map_or(name, |(_, m)| m);
+    match &n.recv {
+        Some(r) if !(if matches!(m, "to" | "type" | "view") { !casts } else { UNREAD_RECEIVER.contains(&m) }) => {
+            check(it, r, a.at)
         }
+        _ => Ok(()),
     }
-    for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
-        check(it, v, pos)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::tensor::{DType, UNSET_FLOAT};
 
     #[test]
     fn the_markers_are_outside_what_writes_store() {
@@ -165,7 +141,5 @@ mod tests {
         }
         let x = f64::from_bits(UNSET_FLOAT);
         assert!(x.is_nan() && !is_unset(Sc::F(f64::NAN)) && !is_unset(Sc::F(x + 1.0)));
-        assert_eq!(flat_index(&[2, 3], 4), "[1, 1]");
-        assert_eq!(flat_index(&[], 0), "[]");
     }
 }
