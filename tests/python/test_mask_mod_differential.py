@@ -21,8 +21,8 @@ call inserted after a line.
 The only thing a module may not do is come out different: every module the reader accepts must
 equal create_mask cell for cell ("WRONG" and "accepted-only", a mask where torch raised, fail).
 Refusals are allowed; the figures are printed. A module that makes an empty tensor runs under torch
-three times, its uninitialised memory filled at random each time: where the three masks (or errors)
-differ, the mask reads memory torch never wrote, and the reader must refuse it ("accepted-garbage"
+three times, its uninitialised memory filled with random values, zeros and ones: where the three
+masks (or errors) differ, the mask reads memory torch never wrote, and the reader must refuse it ("accepted-garbage"
 fails).
 
 Usage: test_mask_mod_differential.py [BIN] [--count N] [--seed S] [--keep DIR]
@@ -71,9 +71,12 @@ _real_empty, _real_empty_like, _real_new_empty = torch.empty, torch.empty_like, 
 
 
 def _garbage(t):
+    """Fill 0: random values; fill 1: zeros; fill 2: ones (so that garbage equal to itself shows)."""
     _EMPTY_SEED[0] += 1
     g = torch.Generator().manual_seed(_EMPTY_SEED[0])
-    if t.dtype == torch.bool:
+    if _EMPTY_SEED[0] > 1000:
+        t.fill_(_EMPTY_SEED[0] // 1000 - 1)
+    elif t.dtype == torch.bool:
         t.copy_(torch.randint(0, 2, t.shape, generator=g).bool())
     elif t.is_floating_point():
         t.copy_(torch.randn(t.shape, generator=g, dtype=torch.float64) * 100)
