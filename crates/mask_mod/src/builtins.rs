@@ -172,7 +172,7 @@ const TORCH_FNS: [&str; 90] = [
     "randperm",
 ];
 
-const MODULES: [&str; 17] = [
+const MODULES: [&str; 22] = [
     "hasseflow",
     "enum",
     "dataclasses",
@@ -190,6 +190,11 @@ const MODULES: [&str; 17] = [
     "typing",
     "torch.backends",
     "torch._dynamo",
+    "torch.compiler",
+    "torch.fx",
+    "torch._inductor",
+    "torch._inductor.config",
+    "warnings",
 ];
 
 /// Whether a dotted module path is one the reader models (or a library it has a prelude for).
@@ -220,6 +225,10 @@ pub(super) fn is_known(full: &str) -> bool {
             | "torch.distributed.get_rank"
             | "torch.distributed.get_world_size"
             | "torch.jit.script"
+            | "torch.compiler.disable"
+            | "torch._dynamo.disable"
+            | "torch.fx.wrap"
+            | "warnings.warn"
             | "functools.partial"
             | "dataclasses.dataclass"
             | "dataclasses.field"
@@ -286,6 +295,8 @@ pub(super) fn set_attr(o: &Value, name: &Rc<str>, v: Value, pos: Pos) -> R<()> {
             return Ok(());
         }
         (Value::Func(_), "__doc__") => return unsup(pos, "assigning a function's `__doc__` is not modelled"),
+        // A compiler's setting (`torch._inductor.config.X = v`) changes how torch runs, not what.
+        (Value::Module(m), _) if m.ends_with("config") && m.starts_with("torch._") => return Ok(()),
         (Value::Instance(i), _) => &i.attrs,
         (Value::Class(c), _) => &c.attrs,
         _ => return unsup(pos, format!("assigning the attribute `{name}` of a {} is not supported", o.type_name())),
@@ -724,6 +735,9 @@ fn isin(it: &mut Interp, a: &Args) -> R<Value> {
     };
     let scalar = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
     let tensor_like = |v: &Value| matches!(v, Value::Tensor(_) | Value::Traced(..) | Value::TracedVec(_));
+    if let Some(Value::Unavailable(u)) = [&x, &test].into_iter().find(|v| matches!(v, Value::Unavailable(_))) {
+        return unsup(pos, unavailable_msg(u));
+    }
     if !(tensor_like(&x) || scalar(&x)) || !(tensor_like(&test) || scalar(&test)) || (scalar(&x) && scalar(&test)) {
         return exc(
             pos,
@@ -1098,6 +1112,11 @@ fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     if let Some(f) = name.strip_prefix("random.") {
         return super::random::random_fn(it, f, a);
     }
+    if name == "warnings.warn" {
+        // A message on stderr (or an exception under `-W error`, which the mask's user does not run).
+        a.use_all();
+        return Ok(Value::None);
+    }
     if let Some(f) = name.strip_prefix("functools.") {
         return match f {
             "partial" => {
@@ -1319,7 +1338,12 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                 "Default process group has not been initialized, please make sure to call init_process_group. (ValueError)",
             );
         }
-        "jit.script" => a.pos.first().cloned().unwrap_or_else(identity_decorator),
+        // Compilers' and tracers' hints: the function itself, as eager torch runs it (called with
+        // options only, a decorator that returns it).
+        "jit.script" | "compiler.disable" | "_dynamo.disable" | "fx.wrap" => {
+            a.use_all();
+            a.pos.first().cloned().unwrap_or_else(identity_decorator)
+        }
         "arange" => {
             let nums: Vec<Value> = a.pos.clone();
             let get = |k: usize, kw: &str| a.kw(kw).or_else(|| nums.get(k).cloned());

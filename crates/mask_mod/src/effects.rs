@@ -463,7 +463,7 @@ fn callee_name(f: &Expr) -> Option<&str> {
 
 /// Top-level modules every Python and the torch that runs a mask has: importing them cannot fail
 /// for a reason only the user's environment decides.
-const ALWAYS_IMPORTABLE: [&str; 36] = [
+const ALWAYS_IMPORTABLE: [&str; 41] = [
     "torch",
     "math",
     "functools",
@@ -500,6 +500,11 @@ const ALWAYS_IMPORTABLE: [&str; 36] = [
     "weakref",
     "fractions",
     "decimal",
+    "traceback",
+    "datetime",
+    "pprint",
+    "threading",
+    "hashlib",
 ];
 
 /// The first import in a `try` body whose success depends on the user's environment (a package

@@ -1449,7 +1449,11 @@ impl Interp {
             (Value::Tensor(t), _) => {
                 let r = super::ops::binary(self, op, cur.clone(), rhs, pos)?;
                 let Value::Tensor(r) = &r else {
-                    return unsup(pos, "an in-place operator whose result is not a tensor is not modelled");
+                    return unsup(
+                        pos,
+                        "an in-place operator that gives a value of the indices to a tensor that is not one (a \
+                         constant, or `*_like` of an index) is not modelled: write `x = x <op> y`",
+                    );
                 };
                 let rb = r.borrow().clone();
                 let (dt, shape) = {

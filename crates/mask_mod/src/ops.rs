@@ -386,6 +386,9 @@ fn is_type(v: &Value) -> bool {
                             | "builtins.slice"
                             | "torch.Tensor"
                             | "torch.dtype"
+                            | "torch.device"
+                            | "torch.Size"
+                            | "torch.Generator"
                             | "enum.Enum"
                             | "enum.IntEnum"
                     ))

@@ -17,8 +17,9 @@ use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 36] = [
+pub(super) const TAIL_FNS: [&str; 37] = [
     "diff",
+    "diag",
     "flip",
     "eye",
     "roll",
@@ -1068,6 +1069,34 @@ pub(super) fn torch_fn(it: &mut Interp, f: &str, a: &Args) -> R<Option<Value>> {
     tensor_method(it, f, &input, &t, &rest).map(Some)
 }
 
+/// `torch.diag(input, diagonal)`: of a 1-d tensor, the square matrix with it on that diagonal
+/// (zeros elsewhere); of a 2-d one, a copy of that diagonal.
+fn diag(it: &mut Interp, t: &Tensor, a: &Args) -> R<Tensor> {
+    let pos = a.at;
+    let k = a.int(0, "diagonal")?.unwrap_or(0);
+    let off = k.unsigned_abs() as usize;
+    // The first cell of the diagonal: (row, column).
+    let (r0, c0) = if k >= 0 { (0, off) } else { (off, 0) };
+    Ok(match t.shape[..] {
+        [n] => {
+            let side = n.saturating_add(off);
+            let shape = vec![side, side];
+            checked_numel(&shape).or_else(|m| limit(pos, m))?;
+            it.charge(pos, side * side)?;
+            let mut out = filled(t.dtype, shape, Sc::I(0));
+            for (i, &x) in t.data.iter().enumerate() {
+                out.data[(r0 + i) * side + c0 + i] = x;
+            }
+            out
+        }
+        [rows, cols] => {
+            let len = rows.saturating_sub(r0).min(cols.saturating_sub(c0));
+            Tensor::new(t.dtype, vec![len], (0..len).map(|i| t.data[(r0 + i) * cols + c0 + i]).collect())
+        }
+        _ => return exc(pos, format!("diag(): Supports 1D or 2D tensors. Got {}D (RuntimeError)", t.shape.len())),
+    })
+}
+
 /// `torch.block_diag(*tensors)`: each tensor (0-d as 1 x 1, 1-d as one row, 2-d) on the diagonal
 /// of a zero matrix, in their promoted dtype (a 0-d tensor of the same kind as the others does not
 /// widen it); none gives a 1 x 0 float32 matrix.
@@ -1251,6 +1280,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
     Ok(match m {
         "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
         "flip" => tv(flip(t, a, pos)?),
+        "diag" => tv(diag(it, t, a)?),
         "split" | "chunk" => split(it, m, recv, t, a)?,
         "expand" | "broadcast_to" | "repeat" => {
             let sizes = sizes_of(a, if m == "repeat" { "repeats" } else { "size" })?;
