@@ -1068,7 +1068,7 @@ pub(super) fn call_native(
 fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
-    super::unset::check_call(it, n, &a)?;
+    super::unset::check_call(it, n, &a.pos, &a.kw, pos)?;
     // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
     // `isinstance`/`type` keep the member itself).
     let numeric = match &n.recv {

@@ -11,7 +11,8 @@
 //! persistent `torch.empty` buffer, then read through that view) reads as any other. No check runs
 //! in a text that never made an empty tensor.
 
-use super::args::Args;
+use std::rc::Rc;
+
 use super::ast::Pos;
 use super::rt::{Interp, R, unsup};
 use super::tensor::{Sc, UNSET_INT, is_unset};
@@ -109,20 +110,20 @@ const MOVES: [&str; 14] = [
 /// holds an unwritten element. `.view(dtype)` and `.to(...)` with a dtype or a tensor reinterpret
 /// or cast the elements, so they read them.
 #[inline(never)]
-pub(super) fn check_call(it: &mut Interp, n: &Native, a: &Args) -> R<()> {
+pub(super) fn check_call(it: &mut Interp, n: &Native, args: &[Value], kw: &[(Rc<str>, Value)], at: Pos) -> R<()> {
     let name: &str = &n.name;
     if !it.empties || MOVES.contains(&name) {
         return Ok(());
     }
     let mut casts = false;
-    for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
-        check(it, v, a.at)?;
+    for v in args.iter().chain(kw.iter().map(|(_, v)| v)) {
+        check(it, v, at)?;
         casts |= matches!(v, Value::Dtype(_) | Value::Tensor(_));
     }
     let m = name.split_once('.').map_or(name, |(_, m)| m);
     match &n.recv {
         Some(r) if !(if matches!(m, "to" | "type" | "view") { !casts } else { UNREAD_RECEIVER.contains(&m) }) => {
-            check(it, r, a.at)
+            check(it, r, at)
         }
         _ => Ok(()),
     }
