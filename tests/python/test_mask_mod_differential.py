@@ -13,7 +13,9 @@ function writing a `global`); `try`/`except` paths (an import that may be missin
 compares, float32 rounding, ties to even); integer widths (int8/int16/int32/uint8 wrapping, shifts);
 set and dict order; string escapes; Python number semantics (int/float compares past 2**53,
 `pow(a, b, m)`, `round(x, -n)`, `int(s, base)`, `__doc__`); `torch.empty` buffers written in part or
-in whole (slices, views, `copy_`, `fill_`, `masked_fill_`, index lists) before the mask reads them.
+in whole (slices, views, `copy_`, `fill_`, `masked_fill_`, index lists) before the mask reads them;
+transposed and permuted views written through, and viewed or reshaped where torch's strides decide
+between a view, a copy and an error.
 Each generated module is then mutated
 at random: a statement dropped, duplicated or moved, a constant changed, or an unmodelled in-place
 call inserted after a line.
@@ -348,6 +350,22 @@ class Gen:
         self.add(f"{w} = int({exprs[kind]})")
         self.ints.append(w)
 
+    # ---- transposed and permuted views, written through, viewed and reshaped by their strides
+    def layouts(self):
+        r = self.r
+        g, p = self.fresh("G"), self.fresh("P")
+        self.add(f"{g} = torch.arange(2 * N).view(2, N) % {self.c(2, 5)}")
+        self.add(f"{p} = " + r.choice([f"{g}.t()", f"{g}.permute(1, 0)", f"{g}.mT", f"{g}.T", f"torch.transpose({g}, 0, 1)",
+                                        f"{g}.unsqueeze(0).permute(2, 0, 1)[:, 0]", f"{g}.transpose(-1, 0)"]))
+        for _ in range(r.randrange(1, 3)):
+            k = self.c(0, self.n - 1)
+            self.add(r.choice([f"{p}[{k}] = {self.c(0, 3)}", f"{p}[:, 0] += 1", f"{p}.view(-1)[0] = 2", f"{p}.view(N, 2)[{k}, 1] = 6",
+                               f"{p}.reshape(-1)[{k}] = 5", f"{p}.contiguous()[{k}] = 1", f"{p}.flatten()[0] = 7",
+                               f"{p}[::2].view(-1, 2)[0] = 4", f"{p}.t()[1, {k}] = 3", f"{p}.T.reshape(2, N)[0, {k}] = 8"]))
+        t = self.fresh("T")
+        self.add(f"{t} = {g}[{self.c(0, 1)}]")
+        self.tables.append(t)
+
     # ---- torch.empty, written in part or in whole before the mask reads it
     def empties(self):
         r, n = self.r, self.n
@@ -411,8 +429,8 @@ class Gen:
         if r.random() < 0.2:
             self.lines.insert(0, r.choice(['"""Docs."""', '"""A packed-document mask."""', "# no doc"]))
         steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer, self.enums,
-                 self.empties]
-        weights = [5, 3, 4, 2, 1, 1, 1, 3]
+                 self.empties, self.layouts]
+        weights = [5, 3, 4, 2, 1, 1, 1, 3, 2]
         for _ in range(r.randrange(1, 4)):
             r.choices(steps, weights)[0]()
         if r.random() < 0.3:

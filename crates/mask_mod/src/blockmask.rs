@@ -6,36 +6,45 @@
 
 use super::args::{Args, to_int};
 use super::rt::{Eval, Interp, R, exc, limit};
-use super::tensor::{DType, Sc, Tensor};
+use super::tensor::{DType, Sc, Tensor, checked_numel};
 use super::trace::{Op, RowError, RowEval};
 use super::value::Value;
 
 /// Most `(b, h, q)` rows one call evaluates.
 const MAX_ROWS: usize = 1 << 20;
 
-/// `hasseflow.block_counts(mask_mod, B, H, Q_LEN, KV_LEN, Q_BLOCK, KV_BLOCK)`: an int64 tensor
-/// of shape `(B, H, ceil(Q/Q_BLOCK), ceil(KV/KV_BLOCK))`.
+/// `hasseflow.block_counts(mask_mod, B, H, Q_LEN, KV_LEN, Q_BLOCK, KV_BLOCK[, caller])`: an int64
+/// tensor of shape `(B, H, ceil(Q/Q_BLOCK), ceil(KV/KV_BLOCK))`; `caller` (`create_block_mask` by
+/// default, or `create_mask`, whose blocks are 1 x 1) names the call in messages.
 pub(super) fn block_counts(it: &mut Interp, a: &Args) -> R<Value> {
     let pos = a.at;
     let f = a.need(0, "mask_mod")?;
+    let caller = match a.get(7, "caller") {
+        Some(Value::Str(s)) => s,
+        _ => "create_block_mask".into(),
+    };
     let names = ["B", "H", "Q_LEN", "KV_LEN", "Q_BLOCK", "KV_BLOCK"];
     let mut d = [0usize; 6];
     for (k, name) in names.iter().enumerate() {
         let v = to_int(&a.need(k + 1, name)?, pos)?;
         if v < 0 || (k != 2 && k != 3 && v == 0) {
-            return exc(pos, format!("create_block_mask: {name} = {v} is out of range (ValueError)"));
+            return exc(pos, format!("{caller}: {name} = {v} is out of range (ValueError)"));
         }
         d[k] = v as usize;
     }
     let [nb, nh, nq_len, nkv, qbs, kbs] = d;
     let rows = nb.checked_mul(nh).and_then(|x| x.checked_mul(nq_len)).filter(|&r| r <= MAX_ROWS);
     let Some(rows) = rows else {
-        return limit(pos, format!("create_block_mask over more than {MAX_ROWS} rows of (b, h, q)"));
+        return limit(pos, format!("{caller} over more than {MAX_ROWS} rows of (b, h, q)"));
     };
     if nkv > 1 << 24 {
-        return limit(pos, "create_block_mask over more than 2^24 keys");
+        return limit(pos, format!("{caller} over more than 2^24 keys"));
     }
     it.charge(pos, rows)?;
+    let (nq, nk) = (nq_len.div_ceil(qbs), nkv.div_ceil(kbs));
+    let shape = vec![nb, nh, nq, nk];
+    checked_numel(&shape).or_else(|m| limit(pos, format!("{caller}: {m}")))?;
+    it.charge(pos, nb * nh * nq * nk)?;
     let args: Vec<Value> = (0..4).map(|i| Value::Traced(i, DType::I64)).collect();
     let root = match it.call(&f, args, Vec::new(), pos)? {
         Value::Traced(id, DType::Bool) => id,
@@ -44,21 +53,17 @@ pub(super) fn block_counts(it: &mut Interp, a: &Args) -> R<Value> {
             it.graph.push(Op::Const(v), DType::Bool, pos).or_else(|m| limit(pos, m))?
         }
         other => {
-            return exc(
-                pos,
-                format!("create_block_mask: the mask_mod returns a {}, not a boolean tensor", other.type_name()),
-            );
+            return exc(pos, format!("{caller}: the mask_mod returns a {}, not a boolean tensor", other.type_name()));
         }
     };
-    let (nq, nk) = (nq_len.div_ceil(qbs), nkv.div_ceil(kbs));
     let mut counts = vec![0i64; nb * nh * nq * nk];
     let fail = |it: &Interp, e: RowError| match e {
         RowError::Cell { q, k, node, what } => {
             let p = it.graph.nodes[node].pos;
-            exc(p, format!("{what} (at q_idx = {q}, kv_idx = {k}, while create_block_mask evaluated the mask_mod)"))
+            exc(p, format!("{what} (at q_idx = {q}, kv_idx = {k}, while {caller} evaluated the mask_mod)"))
         }
-        RowError::TooManyIntervals { .. } => limit(pos, "create_block_mask: a row too irregular"),
-        RowError::OverBudget => limit(pos, "create_block_mask: the mask_mod's evaluation ran over its time budget"),
+        RowError::TooManyIntervals { .. } => limit(pos, format!("{caller}: a row too irregular")),
+        RowError::OverBudget => limit(pos, format!("{caller}: the mask_mod's evaluation ran over its time budget")),
     };
     let mut out = Vec::new();
     for b in 0..nb {
@@ -84,5 +89,5 @@ pub(super) fn block_counts(it: &mut Interp, a: &Args) -> R<Value> {
         }
     }
     let data = counts.into_iter().map(Sc::I).collect();
-    Ok(Value::tensor(Tensor::new(DType::I64, vec![nb, nh, nq, nk], data)))
+    Ok(Value::tensor(Tensor::new(DType::I64, shape, data)))
 }

@@ -79,7 +79,7 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 90] = [
+const TORCH_FNS: [&str; 93] = [
     "pow",
     "isin",
     "tril",
@@ -166,6 +166,9 @@ const TORCH_FNS: [&str; 90] = [
     "Size",
     "empty",
     "empty_like",
+    "permute",
+    "transpose",
+    "t",
     "randint",
     "rand",
     "randn",
@@ -428,9 +431,33 @@ pub(super) fn getattr(it: &mut Interp, o: &Value, name: &str, pos: Pos) -> R<Val
                 "device" => Value::Device,
                 "ndim" => Value::Int(tb.shape.len() as i64),
                 "is_cuda" => Value::Bool(false),
+                // Views: `.T` reverses every dimension, `.mT` swaps the last two.
                 "T" | "mT" => {
+                    let rank = tb.shape.len() as i64;
                     drop(tb);
-                    return call_method(it, "t", o.clone(), Vec::new(), Vec::new(), pos);
+                    if rank == 0 {
+                        return Ok(o.clone());
+                    }
+                    if name == "T" {
+                        let order = (0..rank).rev().map(Value::Int).collect();
+                        return call_method(it, "permute", o.clone(), order, Vec::new(), pos);
+                    }
+                    if rank < 2 {
+                        return exc(
+                            pos,
+                            format!(
+                                "tensor.mT is only supported on matrices or batches of matrices. Got {rank}-D tensor. (RuntimeError)"
+                            ),
+                        );
+                    }
+                    return call_method(
+                        it,
+                        "transpose",
+                        o.clone(),
+                        vec![Value::Int(-2), Value::Int(-1)],
+                        Vec::new(),
+                        pos,
+                    );
                 }
                 _ => Value::method(&format!("tensor.{name}"), o.clone()),
             }
@@ -1298,6 +1325,14 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
     }
     if let Some(v) = super::random::torch_fn(it, f, &a)? {
         return Ok(v);
+    }
+    if matches!(f, "permute" | "transpose" | "t") {
+        // The method of the first argument (a view of it).
+        a.use_all();
+        let mut args = a.pos.clone();
+        let input = if args.is_empty() { a.need(0, "input")? } else { args.remove(0) };
+        let kw = a.kw.iter().filter(|(k, _)| &**k != "input").cloned().collect();
+        return call_method(it, f, input, args, kw, pos);
     }
     let elem1 = |it: &mut Interp, k: Elem, a: &Args| -> R<Value> {
         elementwise(it, k, &[tensor_arg(&a.need(0, "input")?, a)?], pos)
@@ -2316,7 +2351,10 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
         });
     }
     if !name.starts_with("tensor.")
-        || !matches!(m, "view" | "reshape" | "flatten" | "unsqueeze" | "squeeze" | "t" | "transpose" | "detach")
+        || !matches!(
+            m,
+            "view" | "reshape" | "flatten" | "unsqueeze" | "squeeze" | "t" | "transpose" | "permute" | "detach"
+        )
     {
         return method_plain(it, name, recv, a);
     }
@@ -2326,9 +2364,26 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
     let r = if m == "detach" { Value::tensor(src.clone()) } else { method_plain(it, name, recv, a)? };
     let contiguous = super::views::need_contiguous(it, cell, m, pos)?;
     if matches!(m, "view" | "reshape" | "flatten") && !contiguous {
-        // torch decides by strides hasseflow does not keep: a write through either is refused.
-        super::views::register(it, cell, &r, None);
-        return Ok(r);
+        // By the strides: a view where torch can make one; else `view` raises and `reshape` or
+        // `flatten` copies.
+        let Value::Tensor(out) = &r else { return Ok(r) };
+        let shape = out.borrow().shape.clone();
+        match super::views::viewable(it, cell, &shape) {
+            Some(true) => {}
+            Some(false) if m == "view" => {
+                return exc(
+                    pos,
+                    "view size is not compatible with input tensor's size and stride (at least one dimension \
+                     spans across two contiguous subspaces); use .reshape(...) instead (RuntimeError)",
+                );
+            }
+            Some(false) => return Ok(r),
+            None => {
+                // torch decides by strides hasseflow does not keep: a write through either is refused.
+                super::views::register(it, cell, &r, None);
+                return Ok(r);
+            }
+        }
     }
     let map = if m == "detach" {
         Some((0..src.numel()).collect())
@@ -2337,6 +2392,28 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
     };
     super::views::register(it, cell, &r, map);
     Ok(r)
+}
+
+/// `t` with its dimensions in `order` (dimension `k` of the result is `order[k]` of `t`), copied.
+fn permuted(t: &Tensor, order: &[usize]) -> Tensor {
+    let shape: Vec<usize> = order.iter().map(|&d| t.shape[d]).collect();
+    let mut strides = vec![1; t.shape.len()];
+    for d in (0..t.shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * t.shape[d + 1];
+    }
+    let mut data = Vec::with_capacity(t.data.len());
+    let mut idx = vec![0; shape.len()];
+    for _ in 0..t.data.len() {
+        data.push(t.data[idx.iter().zip(order).map(|(&i, &d)| i * strides[d]).sum::<usize>()]);
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Tensor::new(t.dtype, shape, data)
 }
 
 fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
@@ -2666,21 +2743,53 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     };
                     Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
                 }
-                "t" | "transpose" => {
-                    if t.shape.len() < 2 {
-                        return Ok(Value::tensor(t));
-                    }
-                    if t.shape.len() != 2 {
-                        return unsup(pos, "transpose of a tensor that is not 2-d is not supported");
-                    }
-                    let (r, c) = (t.shape[0], t.shape[1]);
-                    let mut data = Vec::with_capacity(r * c);
-                    for j in 0..c {
-                        for i in 0..r {
-                            data.push(t.data[i * c + j]);
+                "t" | "transpose" | "permute" => {
+                    let rank = t.shape.len();
+                    let mut order: Vec<usize> = (0..rank).collect();
+                    if m == "permute" {
+                        let dims = match &a.pos[..] {
+                            [] => vec![a.need(0, "dims")?],
+                            many => many.to_vec(),
+                        };
+                        let dims = match &dims[..] {
+                            [one @ (Value::List(_) | Value::Tuple(_))] => list_of(it, one, pos)?,
+                            _ => dims,
+                        };
+                        let mut seen = vec![false; rank];
+                        if dims.len() != rank {
+                            return exc(
+                                pos,
+                                format!(
+                                    "permute: the tensor has {rank} dimensions and the order {} (RuntimeError)",
+                                    dims.len()
+                                ),
+                            );
+                        }
+                        for (k, d) in dims.iter().enumerate() {
+                            let d = dim_of(to_int(d, pos)?, rank, pos)?;
+                            if std::mem::replace(&mut seen[d], true) {
+                                return exc(pos, "permute: repeated dim in the order (RuntimeError)");
+                            }
+                            order[k] = d;
+                        }
+                    } else if m == "t" {
+                        if rank > 2 {
+                            return exc(
+                                pos,
+                                format!(
+                                    "t() expects a tensor with <= 2 dimensions, but self is {rank}D (RuntimeError)"
+                                ),
+                            );
+                        }
+                        order.reverse();
+                    } else {
+                        let d0 = dim_of(a.need(0, "dim0").and_then(|v| to_int(&v, pos))?, rank.max(1), pos)?;
+                        let d1 = dim_of(a.need(1, "dim1").and_then(|v| to_int(&v, pos))?, rank.max(1), pos)?;
+                        if rank > 0 {
+                            order.swap(d0, d1);
                         }
                     }
-                    Value::tensor(Tensor::new(t.dtype, vec![c, r], data))
+                    Value::tensor(permuted(&t, &order))
                 }
                 "cumsum" => cumsum(it, &t, a.int(0, "dim")?.unwrap_or(0), a.dtype()?, pos)?,
                 "repeat_interleave" => {

@@ -100,6 +100,50 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
     Ok(())
 }
 
+/// Whether torch can view `t` (a view of known map, or a base) with `new` as its shape: its strides
+/// read off the map (a step along each dimension), then torch's rule (ATen's `computeStride`):
+/// each run of dimensions that are contiguous among themselves must be split or merged into whole
+/// dimensions of the new shape. `None` when the layout is not known.
+pub(super) fn viewable(it: &Interp, t: &Shared<Tensor>, new: &[usize]) -> Option<bool> {
+    let tb = t.borrow();
+    let (old, n) = (&tb.shape, tb.numel());
+    let stride: Vec<i64> = match it.views.entry(t) {
+        None => return Some(true),
+        Some((_, None)) => return None,
+        Some((_, Some(map))) if n > 0 => {
+            let mut step = 1;
+            let mut s = vec![0; old.len()];
+            for d in (0..old.len()).rev() {
+                if old[d] > 1 {
+                    s[d] = map[step] as i64 - map[0] as i64;
+                }
+                step *= old[d];
+            }
+            s
+        }
+        Some(_) => return Some(true),
+    };
+    let (mut view_d, mut base) = (new.len() as i64 - 1, stride.last().copied().unwrap_or(1));
+    let (mut tensor_numel, mut view_numel) = (1i64, 1i64);
+    for d in (0..old.len()).rev() {
+        tensor_numel *= old[d] as i64;
+        if d == 0 || (old[d - 1] != 1 && stride[d - 1] != tensor_numel * base) {
+            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
+                view_numel *= new[view_d as usize] as i64;
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return Some(false);
+            }
+            if d > 0 {
+                base = stride[d - 1];
+                (tensor_numel, view_numel) = (1, 1);
+            }
+        }
+    }
+    Some(view_d == -1)
+}
+
 /// Copies through a view's map, into its base (`to_base`) or out of it; false when the map does
 /// not fit the two (never expected: a view keeps its shape).
 fn sync(view: &Shared<Tensor>, base: &Shared<Tensor>, map: &[usize], to_base: bool) -> bool {

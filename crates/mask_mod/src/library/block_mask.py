@@ -1,5 +1,6 @@
 # Prelude, second part of `torch.nn.attention.flex_attention` (run after flex_attention.py, in the
-# same module): BlockMask, create_block_mask and BlockMask.from_kv_blocks build the object
+# same module): create_mask (the dense mask, read as a table by some masks), and BlockMask,
+# create_block_mask and BlockMask.from_kv_blocks, which build the object
 # FlexAttention takes, with its mask_mod, shape, BLOCK_SIZE and block tables (kv_num_blocks,
 # kv_indices, full_kv_*) as torch gives them; the tables are computed when first read, by the
 # conversion torch documents (count the attended cells of each block; a block with every cell is
@@ -7,7 +8,7 @@
 # mask is the block structure combined with its mask_mod, as the FlexAttention kernel applies it:
 # a cell is attended when its key block is a full block of its query block, or a partial block
 # where the mask_mod holds. The private names public code reads (_DEFAULT_SPARSE_BLOCK_SIZE,
-# _mask_mod_signature, _score_mod_signature, _identity) are here too.
+# _mask_mod_signature, _score_mod_signature, _identity, _round_up_to_multiple) are here too.
 # tests/python/test_library_masks.py checks the tables against torch's.
 
 import torch
@@ -29,6 +30,11 @@ class _score_mod_signature:
 
 def _identity(score, batch, head, token_q, token_kv):
     return score
+
+
+def _round_up_to_multiple(x, multiple):
+    # The next multiple of `multiple` from x up (x itself when it is one).
+    return (x + multiple - 1) // multiple * multiple
 
 
 def _pair(block_size):
@@ -136,6 +142,15 @@ class BlockMask:
         kb = kv_idx // self.BLOCK_SIZE[1]
         listed = self._partial[bb, hh, qb, kb] & self.mask_mod(b, h, q_idx, kv_idx)
         return self._full[bb, hh, qb, kb] | listed
+
+
+def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device="cuda"):
+    # The dense mask, as a bool tensor of shape (B, H, Q_LEN, KV_LEN): each cell a block of its own.
+    if B is None:
+        B = 1
+    if H is None:
+        H = 1
+    return hasseflow.block_counts(mod_fn, B, H, Q_LEN, KV_LEN, 1, 1, "create_mask") > 0
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device="cuda", BLOCK_SIZE=128, _compile=False):

@@ -5,8 +5,9 @@
 # BlockMask, create_block_mask and the private names public code reads are in block_mask.py,
 # which the interpreter runs after this file as the same module.
 #
-# Skipped: the module's other exports (flex_attention, create_mask, create_nested_block_mask,
-# AuxRequest/AuxOutput, FlexKernelOptions) run attention; they are not mask_mods.
+# Skipped: the module's other exports (flex_attention, create_nested_block_mask,
+# AuxRequest/AuxOutput, FlexKernelOptions) run attention; they are not mask_mods. create_mask is
+# in block_mask.py.
 #
 # What this file asks of the interpreter beyond the mask functions' operators: *args, builtins
 # callable and str, `not` on a Python bool, `raise RuntimeError(...)` (torch's exception type),
