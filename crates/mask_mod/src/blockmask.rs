@@ -5,7 +5,7 @@
 //! (vector values included) gives its block tables.
 
 use super::args::{Args, to_int};
-use super::rt::{Eval, Interp, R, exc, limit};
+use super::rt::{Eval, Interp, R, exc, limit, unsup};
 use super::tensor::{DType, Sc, Tensor, checked_numel};
 use super::trace::{Op, RowError, RowEval};
 use super::value::Value;
@@ -50,6 +50,9 @@ pub(super) fn block_counts(it: &mut Interp, a: &Args) -> R<Value> {
         Value::Traced(id, DType::Bool) => id,
         Value::Tensor(t) if t.borrow().shape.is_empty() && t.borrow().dtype == DType::Bool => {
             let v = t.borrow().data[0];
+            if super::tensor::is_unset(v) {
+                return unsup(pos, format!("{caller}: the mask_mod returns a tensor from torch.empty never written"));
+            }
             it.graph.push(Op::Const(v), DType::Bool, pos).or_else(|m| limit(pos, m))?
         }
         other => {

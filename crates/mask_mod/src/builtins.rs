@@ -2759,10 +2759,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                         if dims.len() != rank {
                             return exc(
                                 pos,
-                                format!(
-                                    "permute: the tensor has {rank} dimensions and the order {} (RuntimeError)",
-                                    dims.len()
-                                ),
+                                "permute: the order's length is not the tensor's dimension (RuntimeError)",
                             );
                         }
                         for (k, d) in dims.iter().enumerate() {
