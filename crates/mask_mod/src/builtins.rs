@@ -2397,10 +2397,7 @@ fn method(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> {
 /// `t` with its dimensions in `order` (dimension `k` of the result is `order[k]` of `t`), copied.
 fn permuted(t: &Tensor, order: &[usize]) -> Tensor {
     let shape: Vec<usize> = order.iter().map(|&d| t.shape[d]).collect();
-    let mut strides = vec![1; t.shape.len()];
-    for d in (0..t.shape.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * t.shape[d + 1];
-    }
+    let strides = t.strides();
     let mut data = Vec::with_capacity(t.data.len());
     let mut idx = vec![0; shape.len()];
     for _ in 0..t.data.len() {

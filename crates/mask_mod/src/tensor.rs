@@ -287,9 +287,6 @@ pub(super) fn bin_dtype(op: Bin, dt: DType) -> Result<DType, String> {
             Err(format!("bitwise operators are not defined for {dt} (torch refuses them)"))
         }
         Bin::Shl | Bin::Shr if dt.is_bool() => Err("shifts are not defined for torch.bool".into()),
-        Bin::Sub if dt.is_bool() => {
-            Err("subtracting two bool tensors is not supported by torch; use `^` or logical_xor".into())
-        }
         Bin::FloorDiv | Bin::Rem | Bin::Fmod | Bin::Pow if dt.is_bool() => {
             Err(format!("this operator is not defined for torch.bool ({dt})"))
         }
@@ -494,12 +491,17 @@ impl Tensor {
         self.data.len()
     }
     pub(super) fn strides(&self) -> Vec<usize> {
-        let mut s = vec![1; self.shape.len()];
-        for d in (0..self.shape.len().saturating_sub(1)).rev() {
-            s[d] = s[d + 1] * self.shape[d + 1];
-        }
-        s
+        strides_of(&self.shape)
     }
+}
+
+/// The row-major strides of a shape, in elements.
+pub(super) fn strides_of(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
 }
 
 /// The number of elements of a shape, if within [`MAX_ELEMENTS`].

@@ -239,7 +239,7 @@ fn select(shape: &[usize], items: Vec<Ix>, pos: Pos) -> R<(Vec<usize>, Vec<usize
         }
     }
     let total = checked_numel(&out_shape).or_else(|m| limit(pos, m))?;
-    let strides = Tensor::new(DType::Bool, shape.to_vec(), Vec::new()).strides();
+    let strides = super::tensor::strides_of(shape);
     let mut positions = Vec::with_capacity(total);
     let mut coord = vec![0usize; out_shape.len()];
     for _ in 0..total {

@@ -12,7 +12,9 @@ use std::rc::Rc;
 use super::args::{Args, filled, list_of, shape_args, tensor_of, to_int, unavailable};
 use super::ast::Pos;
 use super::rt::{Interp, R, exc, limit, unsup};
-use super::tensor::{Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel, result_type};
+use super::tensor::{
+    Bin, DType, Sc, Tensor, apply_bin, broadcast, broadcast_index, cast, checked_numel, result_type, strides_of,
+};
 use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
 
@@ -59,14 +61,6 @@ pub(super) const TAIL_FNS: [&str; 37] = [
 
 fn tv(t: Tensor) -> Value {
     Value::tensor(t)
-}
-
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
-    }
-    s
 }
 
 fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
@@ -524,7 +518,7 @@ fn repeat(t: &Tensor, sizes: &[i64], pos: Pos) -> R<Tensor> {
         out.push(s.saturating_mul(o));
     }
     let n = checked_numel(&out).or_else(|m| limit(pos, m))?;
-    let (out_strides, own_strides) = (strides(&out), strides(&own));
+    let (out_strides, own_strides) = (strides_of(&out), strides_of(&own));
     let data = (0..n)
         .map(|i| {
             let at: usize = (0..out.len()).map(|k| (i / out_strides[k] % out[k]) % own[k] * own_strides[k]).sum();
@@ -804,7 +798,7 @@ fn gather(t: &Tensor, dim: i64, index: &Tensor, pos: Pos) -> R<Tensor> {
             return exc(pos, format!("gather: size of index dimension {k} exceeds the input's (RuntimeError)"));
         }
     }
-    let st = strides(&ts);
+    let st = strides_of(&ts);
     let mut data = Vec::with_capacity(index.numel());
     for (i, v) in index.data.iter().enumerate() {
         let mut c = unravel(i, &is);
@@ -881,7 +875,7 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
     if (0..is.len()).any(|k| k != d && is[k] > ts[k]) {
         return exc(pos, "scatter: index is larger than self in a dimension other than dim (RuntimeError)");
     }
-    let st = strides(&ts);
+    let st = strides_of(&ts);
     let mut out = t.clone();
     let mut touched = vec![include_self; out.data.len()];
     for (i, v) in index.data.iter().enumerate() {
@@ -892,7 +886,7 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
                 if ss.len() != is.len() || c.iter().zip(&ss).any(|(x, y)| x >= y) {
                     return exc(pos, "scatter: index is larger than src in some dimension (RuntimeError)");
                 }
-                s.data[c.iter().zip(strides(&ss)).map(|(a, b)| a * b).sum::<usize>()]
+                s.data[c.iter().zip(strides_of(&ss)).map(|(a, b)| a * b).sum::<usize>()]
             }
             None => value,
         };

@@ -110,17 +110,13 @@ pub(super) fn viewable(it: &Interp, t: &Shared<Tensor>, new: &[usize]) -> Option
     let stride: Vec<i64> = match it.views.entry(t) {
         None => return Some(true),
         Some((_, None)) => return None,
-        Some((_, Some(map))) if n > 0 => {
-            let mut step = 1;
-            let mut s = vec![0; old.len()];
-            for d in (0..old.len()).rev() {
-                if old[d] > 1 {
-                    s[d] = map[step] as i64 - map[0] as i64;
-                }
-                step *= old[d];
-            }
-            s
-        }
+        // A step along dimension `d` (of more than one element) moves this far in the base.
+        Some((_, Some(map))) if n > 0 => tb
+            .strides()
+            .iter()
+            .zip(old)
+            .map(|(&s, &len)| if len > 1 { map[s] as i64 - map[0] as i64 } else { 0 })
+            .collect(),
         Some(_) => return Some(true),
     };
     let (mut view_d, mut base) = (new.len() as i64 - 1, stride.last().copied().unwrap_or(1));
