@@ -154,6 +154,9 @@ DISTURBANCES = [
     "{t}[::2].add_({c})", "{t}[{c}:].mul_(0)", "{t}.index_fill_(0, torch.tensor([{c}]), 0)",
     "{l}.sort()", "{l}.reverse()", "{l}.pop()", "{l}.insert(0, {c})", "{l}.remove({l}[0])",
     "{t}.neg_()", "{t}.abs_()", "{t}.div_(2, rounding_mode='floor')", "{t}.fill_diagonal_(0) if {t}.dim() == 2 else None",
+    "{t}.view(-1)[{c}:].index_fill_(0, torch.tensor([0]), 3)", "{t}.view(-1).add_(1)", "{t}.remainder_(3)",
+    "{t}.eq_({c})", "{t}.bitwise_xor_({c})", "{t}.clamp_max_({c})", "{t}[1:] += {t}[:-1]", "{t}[1:].add_({t}[:-1])",
+    "{t}[:2] = {t}[1:3]", "{t}[[0, 1]] = {t}[{c}]", "{t}[1:] = {t}[1:].flip(0)",
 ]
 
 
@@ -230,7 +233,8 @@ class Gen:
                      f"{t}[N - 1] = x_")
         self.tables.append(t)
 
-    # ---- unmodelled in-place calls, on what the mask reads or not
+    # ---- in-place calls, modelled or not (then skipped, and what they write tainted), on what the
+    # mask reads or not; writes from an overlapping view of the same tensor
     def disturb(self):
         r = self.r
         if not self.tables and not self.lists:

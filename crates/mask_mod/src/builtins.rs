@@ -79,11 +79,9 @@ pub(super) fn builtin(name: &str) -> Option<Value> {
     }
 }
 
-const TORCH_FNS: [&str; 93] = [
-    "pow",
+/// The torch functions this module implements, besides [`ELEMENTWISE`]'s.
+const TORCH_FNS: [&str; 50] = [
     "isin",
-    "tril",
-    "triu",
     "arange",
     "zeros",
     "ones",
@@ -101,49 +99,9 @@ const TORCH_FNS: [&str; 93] = [
     "stack",
     "diff",
     "where",
-    "abs",
     "absolute",
-    "clamp",
-    "clamp_min",
-    "clamp_max",
-    "clip",
-    "minimum",
-    "maximum",
     "min",
     "max",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "bitwise_not",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "greater",
-    "less",
-    "greater_equal",
-    "less_equal",
-    "not_equal",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "sign",
-    "remainder",
-    "fmod",
-    "floor_divide",
-    "div",
-    "true_divide",
-    "add",
-    "sub",
-    "mul",
-    "neg",
     "any",
     "all",
     "sum",
@@ -208,7 +166,7 @@ pub(super) fn is_known_module(path: &str) -> bool {
 /// Whether a dotted name is a function this module implements.
 pub(super) fn is_known(full: &str) -> bool {
     if let Some(f) = full.strip_prefix("torch.")
-        && (TORCH_FNS.contains(&f) || tensor_tail::TAIL_FNS.contains(&f))
+        && (TORCH_FNS.contains(&f) || ELEMENTWISE.contains(&f) || tensor_tail::TAIL_FNS.contains(&f))
     {
         return true;
     }
@@ -685,6 +643,7 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
     super::unset::check(it, &i, pos)?;
     match o {
         Value::Tensor(t) => {
+            super::views::overlap(it, t, Some(&i), &v, pos)?;
             // In place, unless the index or the value may read the tensor itself (then on a copy,
             // so that no borrow overlaps): a per-position loop stays linear.
             if mentions(&i, t, 3) || mentions(&v, t, 3) {
@@ -2648,12 +2607,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             };
             Value::tensor(filled(dt, shape, v))
         }
-        "abs" | "floor" | "ceil" | "trunc" | "round" | "sign" | "neg" | "logical_not" | "bitwise_not" | "eq" | "ne"
-        | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "logical_xor" | "bitwise_and" | "bitwise_or"
-        | "bitwise_xor" | "remainder" | "fmod" | "floor_divide" | "div" | "add" | "sub" | "mul" | "minimum"
-        | "maximum" | "greater" | "less" | "greater_equal" | "less_equal" | "not_equal" | "true_divide" | "pow" => {
-            torch_fn(it, m, a2)?
-        }
+        _ if ELEMENTWISE[..37].contains(&m) => torch_fn(it, m, a2)?,
         "tril" | "triu" if !traced => torch_fn(it, m, a2)?,
         "clamp" | "clip" => clamp(it, recv.clone(), a.get(0, "min"), a.get(1, "max"), pos)?,
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
@@ -2840,20 +2794,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     let r = elementwise(it, Elem::Where, &[mask, v, recv.clone()], pos)?;
                     let r = elementwise(it, Elem::Cast(t.dtype), &[r], pos)?;
                     if m == "masked_fill_" {
-                        if let Value::Tensor(rt) = &r {
-                            let rb = rt.borrow().clone();
-                            if rb.shape != t.shape {
-                                return exc(
-                                    pos,
-                                    format!(
-                                        "output with shape {:?} doesn't match the broadcast shape {:?} (RuntimeError)",
-                                        t.shape, rb.shape
-                                    ),
-                                );
-                            }
-                            *cell.borrow_mut() = rb;
-                        }
-                        super::views::written(it, cell, pos)?;
+                        super::views::write_in_place(it, cell, &r, pos)?;
                         recv.clone()
                     } else {
                         r
@@ -2880,6 +2821,15 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     super::views::written(it, cell, pos)?;
                     recv.clone()
                 }
+                _ if m.strip_suffix('_').is_some_and(|b| ELEMENTWISE[2..].contains(&b)) => {
+                    // Computed out of place, then written as `+=` writes.
+                    for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+                        super::views::overlap(it, cell, None, v, pos)?;
+                    }
+                    let r = method_plain(it, &name[..name.len() - 1], recv, a)?;
+                    super::views::write_in_place(it, cell, &r, pos)?;
+                    recv.clone()
+                }
                 "numpy" => return unsup(pos, "`.numpy()` is not supported"),
                 "expand" | "expand_as" | "repeat" => return unsup(pos, format!("`.{m}()` is not supported")),
                 _ => return unsup(pos, format!("the tensor method `.{m}()` is not supported")),
@@ -2887,6 +2837,55 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
         }
     })
 }
+
+/// Elementwise torch functions (`torch.add`, ...), all of them implemented here; as tensor methods,
+/// `ELEMENTWISE[..37]` are the functions of the same name, and `ELEMENTWISE[2..]` have in-place
+/// forms (`x.add_(y)`, written as `x += y`).
+const ELEMENTWISE: [&str; 43] = [
+    "minimum",
+    "maximum",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "neg",
+    "abs",
+    "sign",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "tril",
+    "triu",
+];
 
 fn py_int(v: &Value) -> Option<i64> {
     match v {

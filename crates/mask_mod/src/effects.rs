@@ -207,6 +207,18 @@ impl Walk<'_> {
                 self.expr(i, locals);
             }
             ExprKind::Attr(o, _) => self.root(o, locals),
+            ExprKind::Call(f, args) => {
+                // What a call gives may be a view of its receiver or of what it is given
+                // (`x.view(2, 4)[0] = v`, `x.t().add_(1)`).
+                self.expr(e, locals);
+                if let ExprKind::Attr(recv, _) = &f.kind {
+                    self.root(recv, locals);
+                }
+                for a in args {
+                    let (Arg::Pos(x) | Arg::Star(x) | Arg::Kw(_, x) | Arg::StarStar(x)) = a;
+                    self.root(x, locals);
+                }
+            }
             ExprKind::Starred(x) => self.root(x, locals),
             ExprKind::Tuple(v) | ExprKind::List(v) => v.iter().for_each(|x| self.root(x, locals)),
             _ => self.expr(e, locals),

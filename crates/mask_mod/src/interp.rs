@@ -281,7 +281,12 @@ impl Interp {
                 let cur = self.eval(target, ctx)?;
                 let rhs = self.eval(value, ctx)?;
                 let v = self.inplace(*op, cur, rhs, pos)?;
-                self.assign(target, v, ctx)?;
+                if let Value::Tensor(t) = &v {
+                    self.write_back = Some(t.clone());
+                }
+                let r = self.assign(target, v, ctx);
+                self.write_back = None;
+                r?;
             }
             StmtKind::AnnAssign(target, annotation, value) => {
                 if let Some(value) = value {
@@ -1447,40 +1452,9 @@ impl Interp {
                 return Ok(cur.clone());
             }
             (Value::Tensor(t), _) => {
+                super::views::overlap(self, t, None, &rhs, pos)?;
                 let r = super::ops::binary(self, op, cur.clone(), rhs, pos)?;
-                let Value::Tensor(r) = &r else {
-                    return unsup(
-                        pos,
-                        "an in-place operator that gives a value of the indices to a tensor that is not one (a \
-                         constant, or `*_like` of an index) is not modelled: write `x = x <op> y`",
-                    );
-                };
-                let rb = r.borrow().clone();
-                let (dt, shape) = {
-                    let tb = t.borrow();
-                    (tb.dtype, tb.shape.clone())
-                };
-                if rb.shape != shape {
-                    return exc(
-                        pos,
-                        format!(
-                            "output with shape {shape:?} doesn't match the broadcast shape {:?} (RuntimeError)",
-                            rb.shape
-                        ),
-                    );
-                }
-                let kind = |d: super::tensor::DType| u8::from(!d.is_bool()) + u8::from(d.is_float());
-                if kind(rb.dtype) > kind(dt) {
-                    return exc(
-                        pos,
-                        format!(
-                            "result type {} can't be cast to the desired output type {dt} (RuntimeError)",
-                            rb.dtype
-                        ),
-                    );
-                }
-                t.borrow_mut().data = rb.data.iter().map(|&v| super::tensor::cast(v, dt)).collect();
-                super::views::written(self, t, pos)?;
+                super::views::write_in_place(self, t, &r, pos)?;
                 return Ok(cur.clone());
             }
             _ => {}

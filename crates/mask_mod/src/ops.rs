@@ -154,9 +154,14 @@ pub(super) fn too_large<T>(l: &(Rc<Tensor>, Vec<usize>), pos: Pos) -> R<T> {
 
 /// Applies an elementwise operation to values (at least one a tensor or traced value).
 pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos) -> R<Value> {
-    // Every operator on a tensor comes here: its operands' elements are read.
-    for v in vals {
-        super::unset::check(it, v, pos)?;
+    // Every operator on a tensor comes here: its operands' elements are read (but for those a
+    // concrete `where` or cast only moves: torch.empty's garbage stays garbage), after the shapes,
+    // which are torch's error whatever the elements hold.
+    let concrete = !vals.iter().any(|v| matches!(v, Value::Traced(..) | Value::TracedVec(_)));
+    if !concrete {
+        for v in vals {
+            super::unset::check(it, v, pos)?;
+        }
     }
     if let Some(Value::Lookup(l)) = vals.iter().find(|v| matches!(v, Value::Lookup(_))) {
         return too_large(l, pos);
@@ -187,6 +192,11 @@ pub(super) fn elementwise(it: &mut Interp, kind: Elem, vals: &[Value], pos: Pos)
     let mut shape: Vec<usize> = Vec::new();
     for s in &shapes {
         shape = broadcast(&shape, s).or_else(|m| exc(pos, m))?;
+    }
+    for (i, v) in vals.iter().enumerate() {
+        if !matches!((kind, i), (Elem::Cast(_), _) | (Elem::Where, 1..)) {
+            super::unset::check(it, v, pos)?;
+        }
     }
     let n = checked_numel(&shape).or_else(|m| limit(pos, m))?;
     it.charge(pos, n * opds.len().max(1))?;

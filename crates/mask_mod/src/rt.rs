@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::ast::{BinOp, Pos};
-use super::tensor::Bin;
+use super::tensor::{Bin, Tensor};
 use super::trace::Graph;
 pub(super) use super::value::PyDict;
 use super::value::{Globals, Key, Shared, Unavailable, Value};
@@ -104,6 +104,9 @@ pub(super) struct Interp {
     /// Whether the text made a tensor by `torch.empty` (whose unwritten elements every read then
     /// checks for: see `unset`).
     pub(super) empties: bool,
+    /// While `x[i] op= v` stores its result back: the view `x[i]` that the operator already
+    /// updated in place (see `views::overlap`).
+    pub(super) write_back: Option<Shared<Tensor>>,
 }
 
 impl Interp {
@@ -129,6 +132,7 @@ impl Interp {
             in_try: 0,
             rng: super::mt::Globals::default(),
             empties: false,
+            write_back: None,
         }
     }
 

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use super::ast::Pos;
 use super::memory::id;
-use super::rt::{Interp, R, unsup};
+use super::rt::{Interp, R, exc, limit, unsup};
 use super::tensor::{DType, Sc, Tensor};
 use super::value::{Shared, Value};
 
@@ -195,4 +195,54 @@ pub(super) fn need_contiguous(it: &Interp, t: &Shared<Tensor>, what: &str, pos: 
         Some(c) => Ok(c),
         None => unsup(pos, format!("`{what}` of a tensor whose memory layout hasseflow does not know is not modelled")),
     }
+}
+
+/// Before `out` (at `index`, or whole) is written in place from `v`: torch refuses most values that
+/// share memory with what it writes (`x[1:] += x[:-1]` is its RuntimeError) and lets others
+/// through in an order of its kernel's, so such a write is refused unless `v` is `out` itself
+/// (`x += x`), a 0-d tensor that an item assignment at a basic index fills from, or
+/// the view `x[i]` that `x[i] += v` stores back.
+pub(super) fn overlap(it: &Interp, out: &Shared<Tensor>, index: Option<&Value>, v: &Value, pos: Pos) -> R<()> {
+    let Value::Tensor(t) = v else { return Ok(()) };
+    if it.write_back.as_ref().is_some_and(|w| Rc::ptr_eq(w, t))
+        || index.map_or(Rc::ptr_eq(t, out), |i| t.borrow().shape.is_empty() && is_basic_index(i))
+        || !Rc::ptr_eq(&it.views.base_of(t), &it.views.base_of(out))
+    {
+        return Ok(());
+    }
+    // Torch raises or not by strides, and a `try` may catch it: never skipped.
+    limit(pos, "a write from a tensor sharing the written one's memory is not modelled (clone() it)")
+}
+
+/// Writes `r` (an in-place operation's result, computed out of place) into `t` as torch does:
+/// the same shape, cast to `t`'s dtype unless that narrows its kind (a float into an integer
+/// tensor, an integer into a bool one: torch's RuntimeError), seen through every view.
+pub(super) fn write_in_place(it: &mut Interp, t: &Shared<Tensor>, r: &Value, pos: Pos) -> R<()> {
+    let Value::Tensor(r) = r else {
+        return unsup(
+            pos,
+            "an in-place operator that gives a value of the indices to a tensor that is not one (a constant, or \
+             `*_like` of an index) is not modelled: write `x = x <op> y`",
+        );
+    };
+    let rb = r.borrow().clone();
+    let (dt, shape) = {
+        let tb = t.borrow();
+        (tb.dtype, tb.shape.clone())
+    };
+    if rb.shape != shape {
+        return exc(
+            pos,
+            format!("output with shape {shape:?} doesn't match the broadcast shape {:?} (RuntimeError)", rb.shape),
+        );
+    }
+    let kind = |d: DType| u8::from(!d.is_bool()) + u8::from(d.is_float());
+    if kind(rb.dtype) > kind(dt) {
+        return exc(
+            pos,
+            format!("result type {} can't be cast to the desired output type {dt} (RuntimeError)", rb.dtype),
+        );
+    }
+    t.borrow_mut().data = rb.data.iter().map(|&v| super::tensor::cast(v, dt)).collect();
+    written(it, t, pos)
 }
