@@ -157,6 +157,8 @@ DISTURBANCES = [
     "{t}.view(-1)[{c}:].index_fill_(0, torch.tensor([0]), 3)", "{t}.view(-1).add_(1)", "{t}.remainder_(3)",
     "{t}.eq_({c})", "{t}.bitwise_xor_({c})", "{t}.clamp_max_({c})", "{t}[1:] += {t}[:-1]", "{t}[1:].add_({t}[:-1])",
     "{t}[:2] = {t}[1:3]", "{t}[[0, 1]] = {t}[{c}]", "{t}[1:] = {t}[1:].flip(0)",
+    "_ = [r_.index_fill_(0, torch.tensor([0]), 3) for r_ in {t}.view(-1, 1)[{c}:]]",
+    "list(map(lambda r_: r_.index_fill_(0, torch.tensor([0]), 3), {t}.view(-1, 1)[:{c}]))",
 ]
 
 

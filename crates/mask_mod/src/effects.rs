@@ -286,8 +286,18 @@ impl Walk<'_> {
                 return;
             }
         }
+        // A builtin handed a function (`map(f, xs)`, `sorted(xs, key=f)`) runs it on what it is
+        // given: the function is analysed and the arguments are roots (the torch functions that
+        // take a mask function call it under `vmap`, pure).
+        let runs_fn = matches!(&f.kind, ExprKind::Name(n)
+            if !matches!(self.resolve(n, locals), Some(Value::Native(v)) if v.name.starts_with("torch")))
+            && arg_exprs().any(|x| match &x.kind {
+                ExprKind::Lambda(_) => true,
+                ExprKind::Name(n) => matches!(self.resolve(n, locals), Some(Value::Func(_) | Value::Partial(_))),
+                _ => false,
+            });
         match self.is_library(f, locals) {
-            Some(true) if !out_kw && !callee_name(f).is_some_and(|n| n.ends_with('_')) => {
+            Some(true) if !out_kw && !runs_fn && !callee_name(f).is_some_and(|n| n.ends_with('_')) => {
                 // Library functions read their arguments; functions handed to them are not run here.
                 for x in arg_exprs() {
                     self.expr(x, locals);
@@ -336,10 +346,12 @@ impl Walk<'_> {
                     self.expr(v, locals);
                 }
             }
+            // What a loop or comprehension iterates over is a root: its variable is an element of
+            // it (`[r.index_fill_(...) for r in x]`).
             ExprKind::Comp(_, elt, gens) => {
                 self.expr(elt, locals);
                 for g in gens {
-                    self.expr(&g.iter, locals);
+                    self.root(&g.iter, locals);
                     g.conds.iter().for_each(|c| self.expr(c, locals));
                 }
             }
@@ -347,7 +359,7 @@ impl Walk<'_> {
                 self.expr(&kv.0, locals);
                 self.expr(&kv.1, locals);
                 for g in gens {
-                    self.expr(&g.iter, locals);
+                    self.root(&g.iter, locals);
                     g.conds.iter().for_each(|c| self.expr(c, locals));
                 }
             }
@@ -410,7 +422,7 @@ impl Walk<'_> {
                     self.stmts(e, locals);
                 }
                 StmtKind::For(t, it, b, e) => {
-                    self.expr(it, locals);
+                    self.root(it, locals);
                     if !matches!(t.kind, ExprKind::Name(_) | ExprKind::Tuple(_)) {
                         self.root(t, locals);
                     }
