@@ -1579,19 +1579,7 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let k = match a.kw("rounding_mode") {
                 None | Some(Value::None) => Bin::Div,
                 Some(Value::Str(s)) if &*s == "floor" => Bin::FloorDiv,
-                Some(Value::Str(s)) if &*s == "trunc" => {
-                    let q = binop_fn(it, Elem::Bin(Bin::Div), &a)?;
-                    let t = elementwise(it, Elem::Un(Un::Trunc), &[q], pos)?;
-                    let dt = match (&a.need(0, "input")?, &a.need(1, "other")?) {
-                        (Value::Tensor(x), _) if !x.borrow().dtype.is_float() => Some(x.borrow().dtype),
-                        (Value::Traced(_, d), _) if !d.is_float() => Some(*d),
-                        _ => None,
-                    };
-                    return match dt {
-                        Some(d) => elementwise(it, Elem::Cast(d), &[t], pos),
-                        None => Ok(t),
-                    };
-                }
+                Some(Value::Str(s)) if &*s == "trunc" => Bin::TruncDiv,
                 _ => return exc(pos, "div expected rounding_mode to be one of None, 'trunc', or 'floor' (ValueError)"),
             };
             binop_fn(it, Elem::Bin(k), &a)?
@@ -1633,6 +1621,15 @@ fn clamp(it: &mut Interp, x: Value, lo: Option<Value>, hi: Option<Value>, pos: P
     let hi = hi.filter(|v| !matches!(v, Value::None));
     if lo.is_none() && hi.is_none() {
         return exc(pos, "clamp: at least one of `min` or `max` must not be None (RuntimeError)");
+    }
+    // torch compares an integer bound of a narrower integer tensor with its dtype's range (a min
+    // below it changes nothing, a min above it is its RuntimeError): not modelled.
+    if let Value::Tensor(t) = &x
+        && [&lo, &hi].iter().any(
+            |b| matches!(b, Some(Value::Int(v)) if !t.borrow().dtype.is_float() && t.borrow().dtype.wrap(*v) != *v),
+        )
+    {
+        return unsup(pos, "a clamp bound outside the integer tensor's range is not modelled");
     }
     // torch promotes the input with both bounds first, then applies max and min in that dtype.
     let mut v = x;

@@ -226,6 +226,8 @@ pub(super) enum Bin {
     Mul,
     Div,
     FloorDiv,
+    /// `torch.div(..., rounding_mode="trunc")`: the quotient rounded toward zero.
+    TruncDiv,
     /// Python's `%` and `torch.remainder`: the sign of the divisor.
     Rem,
     /// `torch.fmod`: the sign of the dividend.
@@ -287,7 +289,7 @@ pub(super) fn bin_dtype(op: Bin, dt: DType) -> Result<DType, String> {
             Err(format!("bitwise operators are not defined for {dt} (torch refuses them)"))
         }
         Bin::Shl | Bin::Shr if dt.is_bool() => Err("shifts are not defined for torch.bool".into()),
-        Bin::FloorDiv | Bin::Rem | Bin::Fmod | Bin::Pow if dt.is_bool() => {
+        Bin::FloorDiv | Bin::TruncDiv | Bin::Rem | Bin::Fmod | Bin::Pow if dt.is_bool() => {
             Err(format!("this operator is not defined for torch.bool ({dt})"))
         }
         _ => Ok(dt),
@@ -329,10 +331,11 @@ pub(super) fn apply_bin(op: Bin, dt: DType, a: Sc, b: Sc) -> Result<Sc, &'static
                 }
                 Bin::Sub => x.wrapping_sub(y),
                 Bin::Mul => x.wrapping_mul(y),
-                Bin::FloorDiv | Bin::Rem | Bin::Fmod if y == 0 => {
+                Bin::FloorDiv | Bin::TruncDiv | Bin::Rem | Bin::Fmod if y == 0 => {
                     return Err("integer division by zero (ZeroDivisionError)");
                 }
                 Bin::FloorDiv => floor_div_i(x, y),
+                Bin::TruncDiv => x.wrapping_div(y),
                 Bin::Rem => rem_i(x, y),
                 Bin::Fmod => x.wrapping_rem(y),
                 Bin::Pow => {
@@ -383,6 +386,7 @@ pub(super) fn apply_bin(op: Bin, dt: DType, a: Sc, b: Sc) -> Result<Sc, &'static
                 Bin::Sub => x - y,
                 Bin::Mul => x * y,
                 Bin::FloorDiv => (x / y).floor(),
+                Bin::TruncDiv => (x / y).trunc(),
                 Bin::Rem => rem_f(x, y),
                 Bin::Fmod => x % y,
                 Bin::Pow => x.powf(y),
@@ -412,7 +416,9 @@ pub(super) fn un_dtype(op: Un, dt: DType) -> Result<DType, String> {
     match op {
         Un::Neg if dt.is_bool() => Err("negating a bool tensor is not supported by torch; use `~`".into()),
         Un::Invert if dt.is_float() => Err(format!("`~` is not defined for {dt}")),
-        Un::Abs if dt.is_bool() => Err("abs is not defined for torch.bool".into()),
+        Un::Abs | Un::Floor | Un::Ceil | Un::Trunc | Un::Round if dt.is_bool() => {
+            Err("this function is not defined for torch.bool".into())
+        }
         _ => Ok(dt),
     }
 }

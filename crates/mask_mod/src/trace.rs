@@ -259,7 +259,7 @@ fn abs_bin(op: Bin, dt: DType, out: DType, a: Abs, b: Abs) -> Av {
         };
     }
     let int_div_err = |b: Abs| !dt.is_float() && !matches!(b, Abs::I(l, h) if l > 0 || h < 0);
-    let err = matches!(op, Bin::FloorDiv | Bin::Rem | Bin::Fmod) && int_div_err(b);
+    let err = matches!(op, Bin::FloorDiv | Bin::TruncDiv | Bin::Rem | Bin::Fmod) && int_div_err(b);
     let v = match (a, b) {
         (Abs::I(al, ah), Abs::I(bl, bh)) if !dt.is_float() => {
             let (al, ah, bl, bh) = (al as i128, ah as i128, bl as i128, bh as i128);
