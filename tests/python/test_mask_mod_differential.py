@@ -334,6 +334,31 @@ class Gen:
             self.add(f"{t} = ((torch.arange(N) << {self.c(0, 3)}) >> 1) % 3")
         self.tables.append(t)
 
+    # ---- type promotion: a table of one dtype with a Python number (in or out of the dtype's
+    # range), a 0-d tensor or a table of another dtype, by an operator or a function, then a step
+    # that shows the result's dtype (a wrap, an overflow of int16, a fraction)
+    def promotions(self):
+        r = self.r
+        t = self.fresh("PR")
+        dts = ["torch.bool"] + DTYPES_INT + DTYPES_FLOAT
+        x = f"(torch.arange(N) * {r.choice(['1', '3', '37', '-5'])} - {r.choice(['0', '4', '100'])}).to({r.choice(dts)})"
+        y = r.choice([str(r.choice([2, -3, 0, 7, 300, -129])), str(r.choice([1.5, -0.5, 1e10])), "True",
+                      f"torch.tensor({r.choice([3, -2, 1])}, dtype={r.choice(dts)})", "torch.tensor(2.5)",
+                      f"(torch.arange(N) * {r.choice(['3', '-5'])}).to({r.choice(dts)})"])
+        op = r.choice(["+", "-", "*", "/", "//", "%", "&", "|", "<", ">=", "torch.maximum", "torch.true_divide",
+                       "torch.div_trunc", "torch.remainder", "torch.where"])
+        if op == "torch.where":
+            z = f"torch.where(X_ > 2, X_, {y})"
+        elif op == "torch.div_trunc":
+            z = f"torch.div(X_, {y}, rounding_mode='trunc')"
+        elif op.startswith("torch."):
+            z = f"{op}(X_, {y})"
+        else:
+            z = f"X_ {op} {y}"
+        post = r.choice(["Z_", "Z_ * 3", "Z_.double() * 1.5", "(Z_ * 1000).to(torch.int16)", "Z_.to(torch.int8) + 100"])
+        self.add(f"X_ = {x}", f"Z_ = {z}", f"{t} = ({post}).long() % 5")
+        self.tables.append(t)
+
     # ---- Python values
     def pyvals(self):
         r = self.r
@@ -435,8 +460,8 @@ class Gen:
         if r.random() < 0.2:
             self.lines.insert(0, r.choice(['"""Docs."""', '"""A packed-document mask."""', "# no doc"]))
         steps = [self.views, self.floats, self.pyvals, self.try_paths, self.pylist, self.global_writer, self.enums,
-                 self.empties, self.layouts]
-        weights = [5, 3, 4, 2, 1, 1, 1, 3, 2]
+                 self.empties, self.layouts, self.promotions]
+        weights = [5, 3, 4, 2, 1, 1, 1, 3, 2, 2]
         for _ in range(r.randrange(1, 4)):
             r.choices(steps, weights)[0]()
         if r.random() < 0.3:

@@ -125,6 +125,9 @@ fn kernel(kind: Elem, dt: DType, out: DType, v: &[Sc]) -> Result<Sc, &'static st
 fn operand_dtype(kind: Elem, i: usize, dt: DType, own: DType) -> DType {
     match kind {
         Elem::Where if i == 0 => DType::Bool,
+        // True division of integers casts each operand to float32 (a Python int is not wrapped
+        // into the tensor's dtype first).
+        Elem::Bin(Bin::Div) if !dt.is_float() => DType::F32,
         Elem::Cast(_) => own,
         Elem::LogicalAnd | Elem::LogicalOr | Elem::LogicalXor | Elem::LogicalNot => DType::Bool,
         _ => dt,
