@@ -139,7 +139,8 @@ fn select(shape: &[usize], items: Vec<Ix>, pos: Pos) -> R<(Vec<usize>, Vec<usize
         match it {
             Ix::Ell => {
                 if saw_ell {
-                    return exc(pos, "an index can only have a single ellipsis (IndexError)");
+                    // torch runs these, in a way of its own: never caught by a `try` as an IndexError.
+                    return limit(pos, "an index with several ellipses is not modelled");
                 }
                 saw_ell = true;
                 for _ in 0..shape.len() - consumed {
