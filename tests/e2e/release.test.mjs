@@ -69,13 +69,14 @@ const MAX_GZIPPED = 410_500;
  * non-contiguous tensors decided by their strides (a view torch refuses was taken): 268,795
  * (+4.5 KB; the empty checks' first form cost 2.3 KB, and sharing the zeros constructors, one
  * check per elementwise operation and the natives' check out of line took 0.9 KB back); gate
- * 269,200. Stop 53, within it: 269,176 (+214 B for the in-place elementwise methods, the refusal
+ * 269,200. Stop 53, within it: 269,181 (+214 B for the in-place elementwise methods, the refusal
  * of writes from a tensor sharing the written one's memory and shapes decided before torch.empty's
  * check, after one list of the elementwise names, for the functions, the methods and their
  * in-place forms, took 320 B back; +132 B for a skipped statement's taint through loops,
  * comprehensions and builtins handed a function, four wrong masks); +41 B for div's trunc mode
  * as a kernel operator, the refusal of an out-of-range clamp bound and true division by an
- * unwrapped Python int (three wrong masks): 269,189; 269,176 with a shorter message. */
+ * unwrapped Python int (three wrong masks): 269,189; 269,176 with a shorter message; 269,181
+ * after the review. */
 const MAX_LAZY_GZIPPED = 269_200;
 /** The gate for the formats module (crates/formats: the config reader, the model type table and
  * the gallery's configs, 75,187 bytes when they came in with issue 31; with the .npy and kernel

@@ -36,12 +36,16 @@ pub(super) fn check(it: &mut Interp, v: &Value, pos: Pos) -> R<()> {
     if !it.empties {
         return Ok(());
     }
-    let items = match v {
-        Value::List(l) => l.borrow().clone(),
-        Value::Tuple(t) => t.to_vec(),
-        _ => vec![v.clone()],
+    let list;
+    let items: &[Value] = match v {
+        Value::List(l) => {
+            list = l.borrow();
+            &list
+        }
+        Value::Tuple(t) => &t[..],
+        _ => std::slice::from_ref(v),
     };
-    for x in &items {
+    for x in items {
         if let Value::Tensor(t) = x {
             let t = t.borrow();
             it.charge_work(pos, t.data.len(), "reads checked for torch.empty's unwritten elements")?;
