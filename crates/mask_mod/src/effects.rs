@@ -77,10 +77,11 @@ pub(super) struct Effects {
 struct Walk<'a> {
     globals: &'a Shared<Globals>,
     out: Effects,
-    /// Functions already analysed (by address).
-    seen_fns: HashSet<usize>,
+    /// Functions already analysed (by address; `u64`, the key type of the reader's other set of
+    /// numbers, so that wasm has one set's code, not two).
+    seen_fns: HashSet<u64>,
     /// Objects already tainted (by address).
-    seen_objs: HashSet<usize>,
+    seen_objs: HashSet<u64>,
     budget: usize,
 }
 
@@ -119,7 +120,7 @@ impl Walk<'_> {
         }
         self.budget -= 1;
         if let Some(id) = identity(v) {
-            if !self.seen_objs.insert(id) {
+            if !self.seen_objs.insert(id as u64) {
                 return;
             }
             self.out.objects.push(v.clone());
@@ -163,7 +164,7 @@ impl Walk<'_> {
     fn called(&mut self, f: &Value) {
         match f {
             Value::Func(c) => {
-                if !self.seen_fns.insert(Rc::as_ptr(c) as usize) {
+                if !self.seen_fns.insert(Rc::as_ptr(c) as usize as u64) {
                     return;
                 }
                 for g in &c.def.globals {

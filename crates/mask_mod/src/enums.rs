@@ -217,9 +217,9 @@ pub(super) fn functional(it: &mut Interp, kind: &str, a: &Args, pos: Pos) -> R<V
         _ => return bad(),
     }
     it.charge_work(pos, attrs.len(), "enum members")?;
-    let mut seen: std::collections::HashSet<Rc<str>> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<Key> = std::collections::HashSet::new();
     for (n, _) in &attrs {
-        if !seen.insert(n.clone()) {
+        if !seen.insert(Key::Str(n.clone())) {
             return exc(pos, format!("'{n}' already defined (TypeError)"));
         }
     }

@@ -9,6 +9,7 @@ use super::ast::{
     StmtKind, UnOp,
 };
 use super::lex::{Tok, Token, short};
+use super::value::Key;
 use super::{MaskModError, at};
 
 /// Deepest expression nesting (brackets, unary operators, lambdas, conditional expressions).
@@ -420,7 +421,8 @@ impl Parser {
     fn params(&mut self, close: &str) -> R<Vec<Param>> {
         let mut params: Vec<Param> = Vec::new();
         // Names seen and whether a default was, so that checking each parameter is O(1).
-        let mut seen: std::collections::HashSet<Rc<str>> = std::collections::HashSet::new();
+        // (A set of `Key`s, the reader's one set of values: one set's code in wasm.)
+        let mut seen: std::collections::HashSet<Key> = std::collections::HashSet::new();
         let mut had_default = false;
         let mut kw_only = false;
         let lambda = close == ":";
@@ -463,7 +465,7 @@ impl Parser {
                     format!("a function of over {MAX_PARAMS} parameters is not modelled"),
                 ));
             }
-            if !seen.insert(name.clone()) {
+            if !seen.insert(Key::Str(name.clone())) {
                 return Err(at(
                     p.line as usize,
                     p.col as usize,
@@ -1278,7 +1280,7 @@ pub(super) fn bound_names(e: &Expr, out: &mut Vec<Rc<str>>) {
 /// Keeps the first of each name, in order, in linear time.
 fn dedup_names(out: &mut Vec<Rc<str>>) {
     let mut seen = std::collections::HashSet::new();
-    out.retain(|n| seen.insert(n.clone()));
+    out.retain(|n| seen.insert(Key::Str(n.clone())));
 }
 
 fn collect_decl(body: &[Stmt], globals: &mut Vec<Rc<str>>, nonlocals: &mut Vec<Rc<str>>) {

@@ -178,16 +178,17 @@ fn merged(frozen: &[Value]) -> Option<Vec<Value>> {
 /// is not an int or bool (its order is not modelled). A bool stays a bool, equal to its int.
 pub(super) fn ordered(items: &[Value]) -> Option<Vec<Value>> {
     let mut t = Table { slots: vec![None; MINSIZE], fill: 0 };
-    let mut first: std::collections::HashMap<i64, Value> = std::collections::HashMap::new();
+    // Keyed by `Key` (the map type an enum's members use): one map's code in wasm, not two.
+    let mut first: std::collections::HashMap<super::value::Key, Value> = std::collections::HashMap::new();
     for v in items {
         let k = match v {
             Value::Int(i) => *i,
             Value::Bool(b) => i64::from(*b),
             _ => return None,
         };
-        first.entry(k).or_insert_with(|| v.clone());
+        first.entry(super::value::Key::Int(k)).or_insert_with(|| v.clone());
         t.add(k);
     }
     // The first-added value of each key is the one the set keeps (`{1, True}` is `{1}`).
-    Some(t.slots.iter().flatten().filter_map(|(_, k)| first.get(k).cloned()).collect())
+    Some(t.slots.iter().flatten().filter_map(|&(_, k)| first.get(&super::value::Key::Int(k)).cloned()).collect())
 }
