@@ -81,6 +81,21 @@ fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
         }
         Elem::Bin(op) => {
             let dt = result_type(&cls);
+            // Torch computes a tensor's negative exponents of integers, and refuses a number's, as
+            // it refuses one out of the integer dtype's range (where a base is wrapped).
+            if op == Bin::Pow
+                && !dt.is_float()
+                && let Opd::Py(Sc::I(y), _) = opds[1]
+            {
+                if y < 0 {
+                    return Err("Integers to negative integer powers are not allowed (RuntimeError)".into());
+                }
+                if dt.wrap(y) != y {
+                    return Err(
+                        "the exponent cannot be converted to the tensor's dtype without overflow (RuntimeError)".into(),
+                    );
+                }
+            }
             (dt, bin_dtype(op, dt)?)
         }
         Elem::Cmp(_) => (result_type(&cls), DType::Bool),

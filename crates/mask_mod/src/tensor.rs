@@ -338,13 +338,12 @@ pub(super) fn apply_bin(op: Bin, dt: DType, a: Sc, b: Sc) -> Result<Sc, &'static
                 Bin::TruncDiv => x.wrapping_div(y),
                 Bin::Rem => rem_i(x, y),
                 Bin::Fmod => x.wrapping_rem(y),
+                // A negative exponent (a tensor's: a Python number's is refused before the kernel)
+                // gives 1 / x truncated toward zero: x ** |y| for x = ±1, else 0 (0 too).
                 Bin::Pow => {
-                    if y < 0 {
-                        return Err("integers to negative integer powers are not allowed");
-                    }
                     let mut r: i64 = 1;
-                    let mut base = x;
-                    let mut e = y;
+                    let mut base = if y < 0 && !matches!(x, -1 | 1) { 0 } else { x };
+                    let mut e = y.unsigned_abs();
                     while e > 0 {
                         if e & 1 == 1 {
                             r = r.wrapping_mul(base);
