@@ -2818,7 +2818,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     super::views::written(it, cell, pos)?;
                     recv.clone()
                 }
-                _ if m.strip_suffix('_').is_some_and(|b| ELEMENTWISE[2..].contains(&b)) => {
+                _ if in_place_elementwise(m) => {
                     // Computed out of place, then written as `+=` writes.
                     for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
                         super::views::overlap(it, cell, None, v, pos)?;
@@ -2833,6 +2833,12 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             }
         }
     })
+}
+
+/// Whether a tensor method is the in-place form of an elementwise one (`add_`): its overlap with
+/// its operands is torch's error before any of their elements is read.
+pub(super) fn in_place_elementwise(m: &str) -> bool {
+    m.strip_suffix('_').is_some_and(|b| ELEMENTWISE[2..].contains(&b))
 }
 
 /// Elementwise torch functions (`torch.add`, ...), all of them implemented here; as tensor methods,
