@@ -346,7 +346,7 @@ class Gen:
                       f"torch.tensor({r.choice([3, -2, 1])}, dtype={r.choice(dts)})", "torch.tensor(2.5)",
                       f"(torch.arange(N) * {r.choice(['3', '-5'])}).to({r.choice(dts)})"])
         op = r.choice(["+", "-", "*", "/", "//", "%", "&", "|", "<", ">=", "torch.maximum", "torch.true_divide",
-                       "torch.div_trunc", "torch.remainder", "torch.where"])
+                       "torch.div_trunc", "torch.remainder", "torch.where", "**", "torch.pow"])
         if op == "torch.where":
             z = f"torch.where(X_ > 2, X_, {y})"
         elif op == "torch.div_trunc":
