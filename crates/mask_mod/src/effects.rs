@@ -175,7 +175,7 @@ impl Walk<'_> {
                 // Closed-over objects could be mutated through the closure.
                 let mut env = c.env.clone();
                 while let Some(frame) = env {
-                    let vals: Vec<Value> = frame.borrow().vars.values().cloned().collect();
+                    let vals: Vec<Value> = frame.borrow().vars.values().map(|(v, _)| v.clone()).collect();
                     for v in &vals {
                         if identity(v).is_some() {
                             self.taint(v);

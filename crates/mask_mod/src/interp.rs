@@ -569,7 +569,7 @@ impl Interp {
                 if c.env.as_ref().is_some_and(|e| Rc::ptr_eq(e, &ns)) {
                     let mut vars = HashMap::new();
                     if let Some(p) = c.def.params.first().filter(|p| p.kind == ParamKind::Normal) {
-                        vars.insert(Rc::from(SUPER_SELF), Value::Str(p.name.clone()));
+                        vars.insert(Rc::from(SUPER_SELF), (Value::Str(p.name.clone()), 0));
                     }
                     let frame = shared(Frame {
                         vars,
@@ -601,7 +601,7 @@ impl Interp {
         };
         let vars = ns.borrow().vars.clone();
         let mut attrs: Vec<(Rc<str>, Value)> =
-            order.iter().filter_map(|n| vars.get(n).map(|v| (n.clone(), rebind(v.clone())))).collect();
+            order.iter().filter_map(|n| vars.get(n).map(|(v, _)| (n.clone(), rebind(v.clone())))).collect();
         // `@abstractmethod`s are plain methods; a class deriving from `abc.ABC` lists, as CPython's
         // `__abstractmethods__`, its own and those of its bases it does not define, and cannot be
         // instantiated while any is left (`Interp::instantiate`).
@@ -641,7 +641,7 @@ impl Interp {
             members: std::cell::RefCell::new(Vec::new()),
         });
         for f in method_frames {
-            f.borrow_mut().vars.insert("__class__".into(), Value::Class(class.clone()));
+            f.borrow_mut().vars.insert("__class__".into(), (Value::Class(class.clone()), 0));
         }
         if class.is_enum() {
             super::enums::make_members(self, &class, def.bases[0].pos)?;
@@ -825,7 +825,7 @@ impl Interp {
                 for x in items {
                     if let ExprKind::Name(n) = &x.kind {
                         match &ctx.frame {
-                            Some(f) => f.borrow_mut().vars.remove(n),
+                            Some(f) => f.borrow_mut().vars.remove(n).map(|(v, _)| v),
                             None => ctx.globals.borrow_mut().vars.remove(n).map(|(v, _)| v),
                         };
                     } else {
@@ -856,14 +856,14 @@ impl Interp {
             let mut cur = frame.borrow().parent.clone();
             while let Some(f) = cur {
                 if f.borrow().locals.contains(name) {
-                    f.borrow_mut().vars.insert(name.clone(), v);
+                    f.borrow_mut().vars.insert(name.clone(), (v, 0));
                     return;
                 }
                 cur = f.borrow().parent.clone();
             }
         }
-        let old = frame.borrow_mut().vars.insert(name.clone(), v);
-        if let Some(old) = old {
+        let old = frame.borrow_mut().vars.insert(name.clone(), (v, 0));
+        if let Some((old, _)) = old {
             super::value::dismantle(vec![old]);
         }
     }
@@ -880,7 +880,7 @@ impl Interp {
         while let Some(f) = cur {
             {
                 let fb = f.borrow();
-                if let Some(v) = fb.vars.get(name) {
+                if let Some((v, _)) = fb.vars.get(name) {
                     return Ok(v.clone());
                 }
                 if first
@@ -985,11 +985,11 @@ impl Interp {
         while let Some(f) = frame {
             let (class, param) = {
                 let b = f.borrow();
-                (b.vars.get("__class__").cloned(), b.vars.get(SUPER_SELF).cloned())
+                (b.vars.get("__class__").map(|(v, _)| v.clone()), b.vars.get(SUPER_SELF).map(|(v, _)| v.clone()))
             };
             if let Some(Value::Class(class)) = class {
                 let obj = match param {
-                    Some(Value::Str(p)) if direct => own.borrow().vars.get(&p).cloned(),
+                    Some(Value::Str(p)) if direct => own.borrow().vars.get(&p).map(|(v, _)| v.clone()),
                     _ => None,
                 };
                 // A function nested in a method passes its own first argument, which the reader
@@ -1001,7 +1001,7 @@ impl Interp {
                 };
                 return match obj {
                     Some(obj) => super::builtins::super_of(&class, obj, pos),
-                    None if direct || !own.borrow().vars.values().any(instance) => {
+                    None if direct || !own.borrow().vars.values().any(|(v, _)| instance(v)) => {
                         exc(pos, "super(): no arguments (RuntimeError)")
                     }
                     None => unsup(pos, "super() without arguments in a function nested in a method is not modelled"),
@@ -1467,7 +1467,7 @@ impl Interp {
             return limit(pos, format!("maximum recursion depth exceeded (over {MAX_CALLS} nested calls)"));
         }
         let def = &c.def;
-        let mut vars: HashMap<Rc<str>, Value> = HashMap::new();
+        let mut vars: HashMap<Rc<str>, (Value, u64)> = HashMap::new();
         let mut args = args.into_iter();
         let mut extra: Vec<Value> = Vec::new();
         let mut kw_rest = PyDict::default();
@@ -1475,7 +1475,7 @@ impl Interp {
             match p.kind {
                 ParamKind::Normal => {
                     if let Some(a) = args.next() {
-                        vars.insert(p.name.clone(), a);
+                        vars.insert(p.name.clone(), (a, 0));
                     }
                 }
                 ParamKind::VarArgs => extra.extend(args.by_ref()),
@@ -1500,7 +1500,7 @@ impl Interp {
                     if vars.contains_key(&p.name) {
                         return exc(pos, format!("{}() got multiple values for argument `{k}` (TypeError)", def.name));
                     }
-                    vars.insert(p.name.clone(), v);
+                    vars.insert(p.name.clone(), (v, 0));
                 }
                 None if def.params.iter().any(|p| p.kind == ParamKind::VarKw) => {
                     dict_set(&mut kw_rest, Value::Str(k), v, pos)?;
@@ -1513,16 +1513,16 @@ impl Interp {
         for (i, p) in def.params.iter().enumerate() {
             match p.kind {
                 ParamKind::VarArgs => {
-                    vars.insert(p.name.clone(), Value::Tuple(Rc::new(std::mem::take(&mut extra))));
+                    vars.insert(p.name.clone(), (Value::Tuple(Rc::new(std::mem::take(&mut extra))), 0));
                 }
                 ParamKind::VarKw => {
-                    vars.insert(p.name.clone(), Value::Dict(shared(std::mem::take(&mut kw_rest))));
+                    vars.insert(p.name.clone(), (Value::Dict(shared(std::mem::take(&mut kw_rest))), 0));
                 }
                 _ => {
                     if !vars.contains_key(&p.name) {
                         match &c.defaults[i] {
                             Some(d) => {
-                                vars.insert(p.name.clone(), d.clone());
+                                vars.insert(p.name.clone(), (d.clone(), 0));
                             }
                             None => {
                                 return exc(

@@ -20,11 +20,18 @@ pub(super) struct Entry {
     map: Option<Rc<Vec<usize>>>,
 }
 
+/// What the registry knows of one tensor: its base, if it is a view, and its views, if it is a
+/// base (one map for both, so that wasm carries one hash table's code).
+#[derive(Default)]
+struct Slot {
+    entry: Option<Entry>,
+    views: Vec<Weak<RefCell<Tensor>>>,
+}
+
 /// Every live view and its base.
 #[derive(Default)]
 pub(super) struct Registry {
-    by_view: HashMap<usize, Entry>,
-    by_base: HashMap<usize, Vec<Weak<RefCell<Tensor>>>>,
+    slots: HashMap<usize, Slot>,
     /// Registrations since the last sweep of dead views.
     since_sweep: usize,
 }
@@ -38,25 +45,25 @@ impl Registry {
     /// Records a view of `base` (never itself a view) with its map.
     pub(super) fn insert(&mut self, view: &Shared<Tensor>, base: Shared<Tensor>, map: Option<Map>) {
         self.since_sweep += 1;
-        if self.since_sweep > 4096 && self.since_sweep > self.by_view.len() {
+        if self.since_sweep > 4096 && self.since_sweep > self.slots.len() {
             self.sweep();
         }
-        self.by_base.entry(id(&base)).or_default().push(Rc::downgrade(view));
-        self.by_view.insert(id(view), Entry { view: Rc::downgrade(view), base, map });
+        self.slots.entry(id(&base)).or_default().views.push(Rc::downgrade(view));
+        self.slots.entry(id(view)).or_default().entry = Some(Entry { view: Rc::downgrade(view), base, map });
     }
 
     fn sweep(&mut self) {
-        self.by_view.retain(|_, e| e.view.strong_count() > 0);
-        self.by_base.retain(|_, v| {
-            v.retain(|w| w.strong_count() > 0);
-            !v.is_empty()
+        self.slots.retain(|_, s| {
+            s.entry = s.entry.take().filter(|e| e.view.strong_count() > 0);
+            s.views.retain(|w| w.strong_count() > 0);
+            s.entry.is_some() || !s.views.is_empty()
         });
         self.since_sweep = 0;
     }
 
     /// The base of a view and the view's map into it (`None` map: uncertain).
     pub(super) fn entry(&self, t: &Shared<Tensor>) -> Option<(&Shared<Tensor>, Option<&Map>)> {
-        let e = self.by_view.get(&id(t))?;
+        let e = self.slots.get(&id(t))?.entry.as_ref()?;
         (e.view.strong_count() > 0).then_some((&e.base, e.map.as_ref()))
     }
 
@@ -67,7 +74,7 @@ impl Registry {
 
     /// Every live view of a base.
     pub(super) fn views_of(&self, base: &Shared<Tensor>) -> Vec<Shared<Tensor>> {
-        self.by_base.get(&id(base)).map(|v| v.iter().filter_map(Weak::upgrade).collect()).unwrap_or_default()
+        self.slots.get(&id(base)).map(|s| s.views.iter().filter_map(Weak::upgrade).collect()).unwrap_or_default()
     }
 
     /// Whether the tensor's elements lie in its memory in order with no gaps (`None`: unknown).

@@ -260,7 +260,9 @@ pub(super) fn dismantle(mut stack: Vec<Value>) {
 /// A function call's local variables, with the enclosing function's frame for closures.
 #[derive(Debug, Default)]
 pub(super) struct Frame {
-    pub(super) vars: HashMap<Rc<str>, Value>,
+    /// Each variable's value, with a `0` where a module's globals keep their order of assignment
+    /// (one map type for both: one hash table's code in wasm).
+    pub(super) vars: HashMap<Rc<str>, (Value, u64)>,
     /// The names local to this frame (assigned anywhere in the function).
     pub(super) locals: Vec<Rc<str>>,
     pub(super) global_names: Vec<Rc<str>>,
@@ -270,7 +272,7 @@ pub(super) struct Frame {
 
 impl Drop for Frame {
     fn drop(&mut self) {
-        dismantle(self.vars.drain().map(|(_, v)| v).collect());
+        dismantle(self.vars.drain().map(|(_, (v, _))| v).collect());
     }
 }
 
