@@ -11,7 +11,7 @@ use super::rt::{
     unavailable_msg, unsup,
 };
 use super::tensor::{Bin, Cmp, DType, Sc, Tensor, Un, cast, checked_numel};
-use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_of, slice_indices, tensor_from};
+use super::tensor_ops::{self, along, cat, dim_of, reshape, scalar_into, scalar_of, slice_indices, tensor_from};
 use super::tensor_tail;
 use super::trace::{Op, Table};
 use super::value::{ClassObj, Native, Partial, Shared, Value, shared};
@@ -1392,6 +1392,9 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                 None => (super::unset::fill(it, f), DType::F32),
             };
             let dt = a.dtype()?.unwrap_or(if fill.is_some() { inferred } else { DType::F32 });
+            if fill.is_some() {
+                tensor_ops::held(dt, v, pos)?;
+            }
             it.charge(pos, shape.iter().product())?;
             Value::tensor(filled(dt, shape, v))
         }
@@ -1402,11 +1405,11 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                 Value::Traced(_, d) => Tensor::new(*d, Vec::new(), vec![Sc::I(0)]),
                 other => tensor_of(other, pos)?,
             };
-            let (v, _) = match f {
-                "full_like" => scalar_of(&a.need(1, "fill_value")?, pos)?,
-                _ => (super::unset::fill(it, f), DType::I64),
-            };
             let dt = a.dtype()?.unwrap_or(t.dtype);
+            let v = match f {
+                "full_like" => scalar_into(&a.need(1, "fill_value")?, dt, pos)?,
+                _ => super::unset::fill(it, f),
+            };
             Value::tensor(filled(dt, t.shape.clone(), v))
         }
         // The legacy constructor: float32 from a list or tuple of numbers; from sizes it would be
@@ -1566,6 +1569,24 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "add" | "sub" | "mul" => {
             let mut y = a.need(1, "other")?;
             if let Some(alpha) = a.kw("alpha") {
+                // `other` is scaled in the operands' promoted dtype (alpha takes no part in it),
+                // which must hold alpha; in a bool result a nonzero alpha keeps `other` as it is.
+                let x = a.need(0, "input")?;
+                let (Value::Int(i), Some(cx), Some(cy)) =
+                    (&alpha, super::vector::class_of(&x), super::vector::class_of(&y))
+                else {
+                    return unsup(pos, "an alpha= other than a Python int is not modelled");
+                };
+                let dt = super::tensor::result_type(&[cx, cy]);
+                if f == "mul" {
+                    return exc(pos, "mul() got an unexpected keyword argument 'alpha' (TypeError)");
+                }
+                if f == "sub" && (cx.0.is_bool() || cy.0.is_bool()) {
+                    return exc(pos, super::ops::SUB_BOOL);
+                }
+                tensor_ops::held(dt, Sc::I(*i), pos)?;
+                let alpha = if dt.is_bool() { Value::Bool(*i != 0) } else { Value::Int(*i) };
+                y = elementwise(it, Elem::Cast(dt), &[y], pos)?;
                 y = super::ops::binary(it, super::ast::BinOp::Mul, y, alpha, pos)?;
             }
             let k = match f {
@@ -1621,6 +1642,11 @@ fn clamp(it: &mut Interp, x: Value, lo: Option<Value>, hi: Option<Value>, pos: P
     let hi = hi.filter(|v| !matches!(v, Value::None));
     if lo.is_none() && hi.is_none() {
         return exc(pos, "clamp: at least one of `min` or `max` must not be None (RuntimeError)");
+    }
+    // Torch's overloads take two numbers or two tensors, not one of each.
+    let number = |b: &Option<Value>| matches!(b, Some(Value::Int(_) | Value::Float(_) | Value::Bool(_)));
+    if lo.is_some() && hi.is_some() && number(&lo) != number(&hi) {
+        return exc(pos, "clamp() received an invalid combination of arguments: a number and a tensor (TypeError)");
     }
     // torch compares an integer bound of a narrower integer tensor with its dtype's range (a min
     // below it changes nothing, a min above it is its RuntimeError): not modelled.
@@ -2599,7 +2625,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             let size = a.get(0, "size").unwrap_or(Value::Tuple(Rc::new(Vec::new())));
             let shape = shape_args(std::slice::from_ref(&size), pos)?;
             let v = match m {
-                "new_full" => scalar_of(&a.need(1, "fill_value")?, pos)?.0,
+                "new_full" => scalar_into(&a.need(1, "fill_value")?, dt, pos)?,
                 _ => super::unset::fill(it, m),
             };
             Value::tensor(filled(dt, shape, v))
@@ -2741,9 +2767,16 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     repeat_interleave(it, recv, a.get(0, "repeats"), a.int(1, "dim")?, a.kw("output_size"), pos)?
                 }
                 "fill_" | "zero_" => {
-                    let v = if m == "zero_" { Sc::I(0) } else { scalar_of(&a.need(0, "value")?, pos)?.0 };
+                    let dt = t.dtype;
+                    let v = if m == "zero_" {
+                        Sc::I(0)
+                    } else {
+                        // A Python number is checked against the dtype; a tensor's element wraps.
+                        let v = a.need(0, "value")?;
+                        let s = scalar_of(&v, pos)?.0;
+                        if matches!(v, Value::Tensor(_)) { s } else { tensor_ops::held(dt, s, pos)? }
+                    };
                     let mut tb = cell.borrow_mut();
-                    let dt = tb.dtype;
                     for x in tb.data.iter_mut() {
                         *x = cast(v, dt);
                     }
@@ -2755,7 +2788,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     // Torch's rule: positions `k · step` of the row-major data, `step` the sum of
                     // the strides; `min(dims)` of them, or while inside the data when a tall 2-d
                     // tensor wraps.
-                    let v = scalar_of(&a.need(0, "fill_value")?, pos)?.0;
+                    let v = scalar_into(&a.need(0, "fill_value")?, t.dtype, pos)?;
                     let wrap = match a.get(1, "wrap") {
                         None => false,
                         Some(w) => it.truthy(&w, pos)?,
@@ -2788,6 +2821,16 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 "masked_fill" | "masked_fill_" => {
                     let mask = a.need(0, "mask")?;
                     let v = a.need(1, "value")?;
+                    // A number is checked against the tensor's dtype (not the promoted one); a
+                    // tensor of values is torch's error.
+                    if let Value::Tensor(s) = &v
+                        && !s.borrow().shape.is_empty()
+                    {
+                        return exc(pos, "masked_fill only supports a 0-dimensional value tensor (RuntimeError)");
+                    }
+                    if let Ok((s, _)) = scalar_of(&v, pos) {
+                        tensor_ops::held(t.dtype, s, pos)?;
+                    }
                     let r = elementwise(it, Elem::Where, &[mask, v, recv.clone()], pos)?;
                     let r = elementwise(it, Elem::Cast(t.dtype), &[r], pos)?;
                     if m == "masked_fill_" {

@@ -8,8 +8,8 @@ use super::rt::{
     Interp, MAX_ITEMS, MAX_VALUE_DEPTH, R, exc, int_float_cmp, kernel_of, limit, py_eq, unavailable_msg, unsup,
 };
 use super::tensor::{
-    Bin, Class, Cmp, DType, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast, broadcast_index,
-    cast, checked_numel, result_type, un_dtype,
+    Bin, Class, Cmp, DType, OVERFLOW, Sc, Tensor, Un, apply_bin, apply_cmp, apply_un, bin_dtype, broadcast,
+    broadcast_index, cast, checked_numel, result_type, un_dtype,
 };
 use super::trace::Op;
 use super::value::Value;
@@ -68,17 +68,17 @@ fn opd(v: &Value, pos: Pos) -> R<Opd> {
     })
 }
 
+/// Torch's error for a subtraction with a bool operand (a Python bool too), whatever the other is.
+pub(super) const SUB_BOOL: &str =
+    "Subtraction, the `-` operator, with a bool tensor is not supported; use `~` or `^` (NotImplementedError)";
+
 /// The dtype an elementwise operation computes in, and the dtype it returns.
 fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
     let cls: Vec<(DType, Class)> = opds.iter().map(|o| (o.dtype(), o.class())).collect();
     Ok(match kind {
         // torch checks subtraction's operands before promoting them: a bool one (a Python bool
         // too) is refused whatever the other is.
-        Elem::Bin(Bin::Sub) if cls.iter().any(|c| c.0.is_bool()) => {
-            return Err("Subtraction, the `-` operator, with a bool tensor is not supported; use `~` or `^` \
-                        (NotImplementedError)"
-                .into());
-        }
+        Elem::Bin(Bin::Sub) if cls.iter().any(|c| c.0.is_bool()) => return Err(SUB_BOOL.into()),
         Elem::Bin(op) => {
             let dt = result_type(&cls);
             // Torch computes a tensor's negative exponents of integers, and refuses a number's, as
@@ -90,10 +90,8 @@ fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
                 if y < 0 {
                     return Err("Integers to negative integer powers are not allowed (RuntimeError)".into());
                 }
-                if dt.wrap(y) != y {
-                    return Err(
-                        "the exponent cannot be converted to the tensor's dtype without overflow (RuntimeError)".into(),
-                    );
+                if !dt.holds(Sc::I(y)) {
+                    return Err(OVERFLOW.into());
                 }
             }
             (dt, bin_dtype(op, dt)?)
@@ -108,9 +106,18 @@ fn dtypes(kind: Elem, opds: &[Opd]) -> Result<(DType, DType), String> {
                 return Err(format!("where expected a boolean condition, got {}", cls[0].0));
             }
             let dt = result_type(&cls[1..]);
+            // A Python number is written into the promoted dtype: torch's error where it cannot
+            // hold it (`where(m, uint8, 300)`).
+            if opds[1..].iter().any(|o| matches!(o, Opd::Py(v, _) if !dt.holds(*v))) {
+                return Err(OVERFLOW.into());
+            }
             (dt, dt)
         }
         Elem::Cast(d) => (cls[0].0, d),
+        // The logical functions take tensors, not numbers.
+        Elem::LogicalAnd | Elem::LogicalOr | Elem::LogicalXor if opds.iter().any(|o| matches!(o, Opd::Py(..))) => {
+            return Err("logical_and/or/xor(): argument 'other' must be Tensor, not a number (TypeError)".into());
+        }
         Elem::LogicalAnd | Elem::LogicalOr | Elem::LogicalXor | Elem::LogicalNot => (DType::Bool, DType::Bool),
     })
 }

@@ -23,7 +23,37 @@ pub(super) enum DType {
     F64,
 }
 
+/// Torch's error for a number written into a tensor whose dtype cannot hold it ([`DType::holds`]).
+pub(super) const OVERFLOW: &str = "value cannot be converted to the tensor's dtype without overflow (RuntimeError)";
+
 impl DType {
+    /// Whether torch writes the number `v` (a Python number, or a tensor's single element where
+    /// torch takes it out first) into a tensor of this dtype without its overflow error. As c10's
+    /// check runs: an int into an unsigned dtype may go down to minus its largest value (it wraps),
+    /// a float into an integer dtype is checked before it is truncated (from the lowest value up
+    /// to, not including, the largest plus one; NaN never), a float into float32 when finite and
+    /// past its range, and bool and float64 hold any.
+    pub(super) fn holds(self, v: Sc) -> bool {
+        let (lo, hi) = self.int_range();
+        match (self, v) {
+            (DType::Bool | DType::F64, _) => true,
+            (DType::F32, Sc::F(f)) => !f.is_finite() || f.abs() <= f64::from(f32::MAX),
+            (DType::F32, _) => true,
+            (_, Sc::I(i)) => i <= hi && i >= if lo == 0 { -hi } else { lo },
+            (_, Sc::F(f)) => f >= lo as f64 && f < hi as f64 + 1.0,
+        }
+    }
+    /// The values of an integer dtype (bool's 0 and 1; those of int64 for the float dtypes).
+    pub(super) fn int_range(self) -> (i64, i64) {
+        match self {
+            DType::Bool => (0, 1),
+            DType::U8 => (0, 255),
+            DType::I8 => (-128, 127),
+            DType::I16 => (-32768, 32767),
+            DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            _ => (i64::MIN, i64::MAX),
+        }
+    }
     pub(super) fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }

@@ -6,7 +6,9 @@ use std::rc::Rc;
 use super::ast::Pos;
 use super::ops::{VectorHooks, push};
 use super::rt::{Interp, R, exc, limit, unavailable_msg, unsup};
-use super::tensor::{DType, MAX_ELEMENTS, MAX_RANK, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel};
+use super::tensor::{
+    DType, MAX_ELEMENTS, MAX_RANK, OVERFLOW, Sc, Tensor, broadcast, broadcast_index, cast, checked_numel,
+};
 use super::trace::{Op, Table};
 use super::value::Value;
 
@@ -326,6 +328,10 @@ pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos:
     let ix = items.iter().map(|v| to_ix(v, pos)).collect::<R<Vec<_>>>()?;
     let (positions, shape) = select(&t.shape, ix, pos)?;
     it.charge(pos, positions.len())?;
+    // A Python number is checked against the written tensor's dtype (a tensor is not).
+    if let Value::Bool(_) | Value::Int(_) | Value::Float(_) = v {
+        scalar_into(v, t.dtype, pos)?;
+    }
     let src = match v {
         Value::Bool(b) => Tensor::scalar(DType::Bool, Sc::I(i64::from(*b))),
         Value::Int(x) => Tensor::scalar(DType::I64, Sc::I(*x)),
@@ -528,6 +534,18 @@ pub(super) fn cat(ts: &[Tensor], dim: i64, pos: Pos) -> R<Tensor> {
     Ok(Tensor::new(dt, shape, data))
 }
 
+/// The single number `v` holds (a Python number or a one-element tensor, as [`scalar_of`] takes
+/// it), checked as torch writes it into a tensor of dtype `dt` ([`DType::holds`]).
+pub(super) fn scalar_into(v: &Value, dt: DType, pos: Pos) -> R<Sc> {
+    held(dt, scalar_of(v, pos)?.0, pos)
+}
+
+/// `v`, where a tensor of dtype `dt` holds it ([`DType::holds`]); else torch's overflow error.
+#[inline(never)]
+pub(super) fn held(dt: DType, v: Sc, pos: Pos) -> R<Sc> {
+    if dt.holds(v) { Ok(v) } else { exc(pos, OVERFLOW) }
+}
+
 pub(super) fn scalar_of(v: &Value, pos: Pos) -> R<(Sc, DType)> {
     Ok(match v {
         Value::Instance(i) if i.class.is_int_enum() => return scalar_of(&v.clone().plain(), pos),
@@ -603,5 +621,11 @@ pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor
         DType::I64
     };
     let dt = dtype.unwrap_or(inferred);
+    // Torch's overflow check, for an integer dtype only (a float past float32's range is inf).
+    if !dt.is_float() {
+        for &(v, _) in &data {
+            held(dt, v, pos)?;
+        }
+    }
     Ok(Tensor::new(dt, shape, data.into_iter().map(|(v, _)| cast(v, dt)).collect()))
 }

@@ -612,7 +612,8 @@ fn pad(it: &mut Interp, a: &Args) -> R<Value> {
     }
     let value = match a.get(3, "value") {
         Some(Value::None) | None => Sc::I(0),
-        Some(v) => scalar_of(&v, pos)?.0,
+        // F.pad takes its value as a float, checked against the tensor's dtype as torch does.
+        Some(v) => super::tensor_ops::held(t.dtype, Sc::F(scalar_of(&v, pos)?.0.as_f64()), pos)?,
     };
     let mut cur = t;
     for j in 0..k {
@@ -856,7 +857,7 @@ fn scatter(t: &Tensor, a: &Args, reduced: bool) -> R<Tensor> {
     let (src, value) = match &src {
         Value::Tensor(s) => (Some(s.borrow().clone()), Sc::I(0)),
         _ if reduced => (Some(tensor_of(&src, pos)?), Sc::I(0)),
-        _ => (None, scalar_of(&src, pos)?.0),
+        _ => (None, super::tensor_ops::scalar_into(&src, t.dtype, pos)?),
     };
     if let Some(s) = &src
         && s.dtype != t.dtype

@@ -226,15 +226,8 @@ fn of(v: Sc) -> Abs {
 }
 
 fn fits(dt: DType, lo: i128, hi: i128) -> Abs {
-    let (mn, mx): (i128, i128) = match dt {
-        DType::Bool => (0, 1),
-        DType::U8 => (0, 255),
-        DType::I8 => (-128, 127),
-        DType::I16 => (-32768, 32767),
-        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        _ => (i64::MIN.into(), i64::MAX.into()),
-    };
-    if lo >= mn && hi <= mx { Abs::I(lo as i64, hi as i64) } else { Abs::Top }
+    let (mn, mx) = dt.int_range();
+    if lo >= mn.into() && hi <= mx.into() { Abs::I(lo as i64, hi as i64) } else { Abs::Top }
 }
 
 fn fl(dt: DType, lo: f64, hi: f64) -> Abs {
