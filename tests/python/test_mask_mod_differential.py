@@ -346,8 +346,13 @@ class Gen:
                       f"torch.tensor({r.choice([3, -2, 1])}, dtype={r.choice(dts)})", "torch.tensor(2.5)",
                       f"(torch.arange(N) * {r.choice(['3', '-5'])}).to({r.choice(dts)})"])
         op = r.choice(["+", "-", "*", "/", "//", "%", "&", "|", "<", ">=", "torch.maximum", "torch.true_divide",
-                       "torch.div_trunc", "torch.remainder", "torch.where", "**", "torch.pow"])
-        if op == "torch.where":
+                       "torch.div_trunc", "torch.remainder", "torch.where", "**", "torch.pow", "write"])
+        if op == "write":
+            # A number (or tensor) written into the table's dtype: torch's overflow check or a wrap.
+            z = r.choice([f"X_.masked_fill(X_ > 2, {y})", f"X_.clone().fill_({y})", f"X_.new_full((N,), {y})",
+                          f"torch.full_like(X_, {y})", f"torch.nn.functional.pad(X_, (1, 0), value={y})[1:]",
+                          f"torch.where(X_ > 2, X_, {y})"])
+        elif op == "torch.where":
             z = f"torch.where(X_ > 2, X_, {y})"
         elif op == "torch.div_trunc":
             z = f"torch.div(X_, {y}, rounding_mode='trunc')"
@@ -356,7 +361,8 @@ class Gen:
         else:
             z = f"X_ {op} {y}"
         post = r.choice(["Z_", "Z_ * 3", "Z_.double() * 1.5", "(Z_ * 1000).to(torch.int16)", "Z_.to(torch.int8) + 100"])
-        self.add(f"X_ = {x}", f"Z_ = {z}", f"{t} = ({post}).long() % 5")
+        self.add(f"X_ = {x}", "try:", f"    Z_ = {z}", "except RuntimeError:", "    Z_ = X_.flip(0)",
+                 f"{t} = ({post}).long() % 5")
         self.tables.append(t)
 
     # ---- Python values
