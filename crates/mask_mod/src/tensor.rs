@@ -316,11 +316,13 @@ pub(super) fn bin_dtype(op: Bin, dt: DType) -> Result<DType, String> {
     match op {
         Bin::Div => Ok(if dt.is_float() { dt } else { DType::F32 }),
         Bin::And | Bin::Or | Bin::Xor | Bin::Shl | Bin::Shr if dt.is_float() => {
-            Err(format!("bitwise operators are not defined for {dt} (torch refuses them)"))
+            Err(format!("bitwise operators are not implemented for {dt} (NotImplementedError)"))
         }
-        Bin::Shl | Bin::Shr if dt.is_bool() => Err("shifts are not defined for torch.bool".into()),
+        Bin::Shl | Bin::Shr if dt.is_bool() => {
+            Err("shifts are not implemented for torch.bool (NotImplementedError)".into())
+        }
         Bin::FloorDiv | Bin::TruncDiv | Bin::Rem | Bin::Fmod | Bin::Pow if dt.is_bool() => {
-            Err(format!("this operator is not defined for torch.bool ({dt})"))
+            Err("this operator is not implemented for torch.bool (NotImplementedError)".into())
         }
         _ => Ok(dt),
     }
@@ -362,7 +364,8 @@ pub(super) fn apply_bin(op: Bin, dt: DType, a: Sc, b: Sc) -> Result<Sc, &'static
                 Bin::Sub => x.wrapping_sub(y),
                 Bin::Mul => x.wrapping_mul(y),
                 Bin::FloorDiv | Bin::TruncDiv | Bin::Rem | Bin::Fmod if y == 0 => {
-                    return Err("integer division by zero (ZeroDivisionError)");
+                    // Torch's RuntimeError, whose message is the name of Python's error.
+                    return Err("ZeroDivisionError (RuntimeError)");
                 }
                 Bin::FloorDiv => floor_div_i(x, y),
                 Bin::TruncDiv => x.wrapping_div(y),
