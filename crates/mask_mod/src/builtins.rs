@@ -1054,7 +1054,11 @@ pub(super) fn call_native(
 fn call_native_args(it: &mut Interp, n: &Rc<Native>, mut a: Args) -> R<Value> {
     let pos = a.at;
     let name: &str = &n.name;
-    super::unset::check_call(it, n, &a.pos, &a.kw, pos)?;
+    // An in-place elementwise method reads its operands once their overlap is checked (torch's
+    // error whatever they hold), in the method.
+    if n.recv.is_none() || !in_place_elementwise(name.split_once('.').map_or(name, |(_, m)| m)) {
+        super::unset::check_call(it, n, &a.pos, &a.kw, pos)?;
+    }
     // An `IntEnum` member is an int to torch, `math` and the numeric builtins (containers and
     // `isinstance`/`type` keep the member itself).
     let numeric = match &n.recv {
@@ -2880,7 +2884,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
 
 /// Whether a tensor method is the in-place form of an elementwise one (`add_`): its overlap with
 /// its operands is torch's error before any of their elements is read.
-pub(super) fn in_place_elementwise(m: &str) -> bool {
+fn in_place_elementwise(m: &str) -> bool {
     m.strip_suffix('_').is_some_and(|b| ELEMENTWISE[2..].contains(&b))
 }
 

@@ -116,10 +116,7 @@ const MOVES: [&str; 14] = [
 #[inline(never)]
 pub(super) fn check_call(it: &mut Interp, n: &Native, args: &[Value], kw: &[(Rc<str>, Value)], at: Pos) -> R<()> {
     let name: &str = &n.name;
-    let m = name.split_once('.').map_or(name, |(_, m)| m);
-    // An in-place elementwise method reads its operands once their overlap is checked (torch's
-    // error whatever they hold), in the method.
-    if !it.empties || MOVES.contains(&name) || (n.recv.is_some() && super::builtins::in_place_elementwise(m)) {
+    if !it.empties || MOVES.contains(&name) {
         return Ok(());
     }
     let mut casts = false;
@@ -127,6 +124,7 @@ pub(super) fn check_call(it: &mut Interp, n: &Native, args: &[Value], kw: &[(Rc<
         check(it, v, at)?;
         casts |= matches!(v, Value::Dtype(_) | Value::Tensor(_));
     }
+    let m = name.split_once('.').map_or(name, |(_, m)| m);
     match &n.recv {
         Some(r) if !(if matches!(m, "to" | "type" | "view") { !casts } else { UNREAD_RECEIVER.contains(&m) }) => {
             check(it, r, at)
