@@ -76,12 +76,12 @@ const MAX_GZIPPED = 410_500;
  * comprehensions and builtins handed a function, four wrong masks); +41 B for div's trunc mode
  * as a kernel operator, the refusal of an out-of-range clamp bound and true division by an
  * unwrapped Python int (three wrong masks): 269,189; 269,176 with a shorter message; 269,181
- * after the review. Stop 54, within it: 269,019 (the reader's hash tables cut from twelve key
+ * after the review. Stop 54, within it: 268,995 (the reader's hash tables cut from twelve key
  * and value types to seven, wasm carrying one copy of a table's code per type, 1.1 KB off; +0.9 KB for
  * torch's overflow check of a Python number written into a tensor, an int `alpha=` in the
  * promoted dtype, integer powers by a tensor's negative exponents, the overlap checked before
  * garbage is read, and torch's exception types for a division by zero and float bitwise
- * operators: twelve constructs that gave a wrong mask in a `try`). */
+ * operators: constructs that gave a wrong mask in a `try`). */
 const MAX_LAZY_GZIPPED = 269_200;
 /** The gate for the formats module (crates/formats: the config reader, the model type table and
  * the gallery's configs, 75,187 bytes when they came in with issue 31; with the .npy and kernel

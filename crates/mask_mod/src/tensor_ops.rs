@@ -339,8 +339,8 @@ pub(super) fn setitem(it: &mut Interp, t: &mut Tensor, i: Value, v: &Value, pos:
         Value::Tensor(s) => s.borrow().clone(),
         Value::Traced(..) => return exc(pos, "storing a traced index value into a tensor is not supported"),
         Value::Unavailable(u) => return unsup(pos, unavailable_msg(u)),
-        Value::List(_) | Value::Tuple(_) => tensor_from(v, None, pos)?,
-        other => return exc(pos, format!("cannot assign a {} into a tensor (TypeError)", other.type_name())),
+        // A list or tuple too: torch assigns numbers and tensors only.
+        other => return exc(pos, format!("can't assign a {} to a tensor (TypeError)", other.type_name())),
     };
     // The source broadcasts to the selection's shape (leading 1s of the source may be dropped).
     let mut s = src.shape.clone();
@@ -621,8 +621,9 @@ pub(super) fn tensor_from(v: &Value, dtype: Option<DType>, pos: Pos) -> R<Tensor
         DType::I64
     };
     let dt = dtype.unwrap_or(inferred);
-    // Torch's overflow check, for an integer dtype only (a float past float32's range is inf).
-    if !dt.is_float() {
+    // Torch's overflow check of the numbers and one-element tensors of a list, for an integer dtype
+    // only (a float past float32's range is inf); a tensor given whole is cast, and wraps.
+    if !dt.is_float() && !matches!(v, Value::Tensor(_)) {
         for &(v, _) in &data {
             held(dt, v, pos)?;
         }
