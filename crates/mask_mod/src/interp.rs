@@ -1467,7 +1467,7 @@ impl Interp {
             return limit(pos, format!("maximum recursion depth exceeded (over {MAX_CALLS} nested calls)"));
         }
         let def = &c.def;
-        let mut vars: HashMap<Rc<str>, (Value, u64)> = HashMap::new();
+        let mut vars = super::value::Vars::new();
         let mut args = args.into_iter();
         let mut extra: Vec<Value> = Vec::new();
         let mut kw_rest = PyDict::default();

@@ -257,12 +257,19 @@ pub(super) fn dismantle(mut stack: Vec<Value>) {
     }
 }
 
+/// Variables by name, each with the clock of its assignment: a module's globals keep their order
+/// of assignment, a function's frame a `0` (one map type for both: one hash table's code in wasm).
+pub(super) type Vars = HashMap<Rc<str>, (Value, u64)>;
+
+/// Dismantles what a frame's or a module's variables held, when it is dropped.
+fn dismantle_vars(vars: &mut Vars) {
+    dismantle(vars.drain().map(|(_, (v, _))| v).collect());
+}
+
 /// A function call's local variables, with the enclosing function's frame for closures.
 #[derive(Debug, Default)]
 pub(super) struct Frame {
-    /// Each variable's value, with a `0` where a module's globals keep their order of assignment
-    /// (one map type for both: one hash table's code in wasm).
-    pub(super) vars: HashMap<Rc<str>, (Value, u64)>,
+    pub(super) vars: Vars,
     /// The names local to this frame (assigned anywhere in the function).
     pub(super) locals: Vec<Rc<str>>,
     pub(super) global_names: Vec<Rc<str>>,
@@ -272,20 +279,20 @@ pub(super) struct Frame {
 
 impl Drop for Frame {
     fn drop(&mut self) {
-        dismantle(self.vars.drain().map(|(_, (v, _))| v).collect());
+        dismantle_vars(&mut self.vars);
     }
 }
 
 impl Drop for Globals {
     fn drop(&mut self) {
-        dismantle(self.vars.drain().map(|(_, (v, _))| v).collect());
+        dismantle_vars(&mut self.vars);
     }
 }
 
 /// A module's globals, remembering the order of assignment (the last mask function wins).
 #[derive(Debug, Default)]
 pub(super) struct Globals {
-    pub(super) vars: HashMap<Rc<str>, (Value, u64)>,
+    pub(super) vars: Vars,
     pub(super) clock: u64,
 }
 
