@@ -136,67 +136,37 @@ impl Tally {
     }
 }
 
-/// The layer sweep's answer by frontier BFS over `graph` (of a mask with its diagonal): calls
-/// `on_new(layer, q, word, bits)` for each position `q` that gains keys at `layer`, once per
-/// batch, with the batch's words of keys from `64·word` on (bit `s` of `bits[i]` = key
-/// `64·(word + i) + s`; zero words where nothing is new; each cell once, the diagonal never), and
-/// returns `L*` and the cells each layer added (`added[0] = n`), as [`super::layer_sweep`] does.
-///
-/// `limit`, when given, is the mask's: a position leaves a batch once it sees every key
-/// of the batch it will ever see (without it, once it sees every key whose search is still
-/// running).
-///
-/// Complexity: per batch and layer, the smaller of the frontier's out-edges and the in-edges of
-/// the positions still short (times `PULL_RATIO` for pushing), each edge `BATCH_WORDS` words;
-/// at worst `O(n/64 · edges)` words per layer, the sweep's word count but in cache-resident
-/// arrays of `n` blocks (`8 · BATCH_WORDS` bytes each) instead of `n x n` bit matrices, and far
-/// less once the frontier is thin or the rows are full. Memory: three such arrays, the edges,
-/// where each row's keys of each batch start, and a block per class.
-///
-/// Each layer moves the frontier by `direction`; `on_batch_done(first_word)` is called after each
-/// batch of `BATCH_WORDS` words of keys (from `first_word`).
-pub(crate) fn frontier_layers_by(
-    graph: &Graph,
-    limit: Option<&Limit>,
-    direction: Direction,
-    kernel: Kernel,
-    mut on_new: impl FnMut(usize, usize, usize, &[u64]),
-    mut on_batch_done: impl FnMut(usize),
-) -> (usize, Vec<usize>) {
-    let n = graph.n;
-    let mut work = Work::<BATCH_WORDS>::take(n);
-    let mut tally = Tally { depth: 0, added: vec![n] };
-    #[cfg(not(target_arch = "wasm32"))]
-    let runs = batch_runs(graph, BATCH_WORDS * WORD_BITS);
-    let search = Search {
-        graph,
-        #[cfg(not(target_arch = "wasm32"))]
-        runs: &runs,
-        limit,
-        direction,
-        kernel,
-    };
-    for batch in 0..n.div_ceil(BATCH_WORDS * WORD_BITS) {
-        search_batch(search, batch, &mut work, &mut tally, &mut on_new);
-        on_batch_done(batch * BATCH_WORDS);
-    }
-    work.give_back();
-    (tally.depth, tally.added)
+/// What a search tells of the cells it finds: each thread of a search reports to its own.
+pub(crate) trait Found {
+    /// Position `q` gains at `layer` the keys of `bits`, words of the batch from `word0` (bit `s`
+    /// of `bits[i]` = key `64·(word0 + i) + s`; zero words where nothing is new). Called once per
+    /// position, layer and batch; each cell once, the diagonal never.
+    fn new_keys(&mut self, layer: usize, q: usize, word0: usize, bits: &[u64]);
+    /// The batch of keys from word `first_word` is searched.
+    fn batch_done(&mut self, first_word: usize);
 }
 
-/// `L*` and the cells each layer added, as [`frontier_layers_by`] gives them with no cells asked for
-/// (what [`super::Analysis`] needs): natively the batches are shared among the machine's cores
-/// (each batch is a search of its own; their counts add up), in wasm they run one after another.
-pub(crate) fn frontier_growth(graph: &Graph, limit: Option<&Limit>) -> (usize, Vec<usize>) {
+/// Nothing asked but the counts (what [`super::Analysis`] needs).
+impl Found for () {
+    fn new_keys(&mut self, _: usize, _: usize, _: usize, _: &[u64]) {}
+    fn batch_done(&mut self, _: usize) {}
+}
+
+/// The cores a search may use: the machine's natively, one in wasm (no threads there).
+pub(crate) fn cores() -> usize {
     #[cfg(not(target_arch = "wasm32"))]
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    return std::thread::available_parallelism().map_or(1, usize::from);
     #[cfg(target_arch = "wasm32")]
-    let threads = 1;
-    frontier_growth_on(graph, limit, threads, Kernel::Widest)
+    1
 }
 
-/// [`frontier_growth`] on at most `threads` threads (batch `b` on thread `b mod threads`: the
-/// costly middle batches spread evenly).
+/// `L*` and the cells each layer added, as [`frontier_batches`] gives them with no cells asked for
+/// (what [`super::Analysis`] needs), the batches shared among the machine's [`cores`].
+pub(crate) fn frontier_growth(graph: &Graph, limit: Option<&Limit>) -> (usize, Vec<usize>) {
+    frontier_growth_on(graph, limit, cores(), Kernel::Widest)
+}
+
+/// [`frontier_growth`] on at most `threads` threads.
 pub(crate) fn frontier_growth_on(
     graph: &Graph,
     limit: Option<&Limit>,
@@ -207,17 +177,35 @@ pub(crate) fn frontier_growth_on(
     // n = 1024 on 2 cores, one batch of 1024 would leave a core idle).
     #[cfg(not(target_arch = "wasm32"))]
     if graph.n.div_ceil(BATCH_WORDS * WORD_BITS) < threads {
-        return growth_in_batches_of::<8>(graph, limit, threads, kernel);
+        return frontier_batches::<8, ()>(graph, limit, Direction::Cheaper, kernel, threads, &|| ());
     }
-    growth_in_batches_of::<BATCH_WORDS>(graph, limit, threads, kernel)
+    frontier_batches::<BATCH_WORDS, ()>(graph, limit, Direction::Cheaper, kernel, threads, &|| ())
 }
 
-/// [`frontier_growth_on`] in batches of `64 · W` keys.
-fn growth_in_batches_of<const W: usize>(
+/// The layer sweep's answer by frontier BFS over `graph` (of a mask with its diagonal), in batches
+/// of `64 · W` keys shared among at most `threads` threads (batch `b` on thread `b mod threads`:
+/// the costly middle batches spread evenly; in wasm one after another): reports every cell found
+/// to its thread's [`Found`] (made by `found` on that thread), and returns `L*` and the cells each
+/// layer added (`added[0] = n`), as [`super::layer_sweep`] does (each batch is a search of its
+/// own; their counts add up).
+///
+/// `limit`, when given, is the mask's: a position leaves a batch once it sees every key
+/// of the batch it will ever see (without it, once it sees every key whose search is still
+/// running). Each layer moves the frontier by `direction`.
+///
+/// Complexity: per batch and layer, the smaller of the frontier's out-edges and the in-edges of
+/// the positions still short (times `PULL_RATIO` for pushing), each edge `W` words; at worst
+/// `O(n/64 · edges)` words per layer, the sweep's word count but in cache-resident arrays of `n`
+/// blocks (`8 · W` bytes each) instead of `n x n` bit matrices, and far less once the frontier is
+/// thin or the rows are full. Memory: three such arrays a thread, the edges, where each row's
+/// keys of each batch start, and a block per class.
+pub(crate) fn frontier_batches<const W: usize, F: Found>(
     graph: &Graph,
     limit: Option<&Limit>,
-    threads: usize,
+    direction: Direction,
     kernel: Kernel,
+    threads: usize,
+    found: &(impl Fn() -> F + Sync),
 ) -> (usize, Vec<usize>) {
     let n = graph.n;
     let batches = n.div_ceil(W * WORD_BITS);
@@ -228,16 +216,20 @@ fn growth_in_batches_of<const W: usize>(
     let run = |t: usize| {
         let mut work = Work::<W>::take(n);
         let mut tally = Tally { depth: 0, added: vec![0] };
+        let mut found = found();
         let search = Search {
             graph,
             #[cfg(not(target_arch = "wasm32"))]
             runs,
             limit,
-            direction: Direction::Cheaper,
+            direction,
             kernel,
         };
         for batch in (t..batches).step_by(threads) {
-            search_batch(search, batch, &mut work, &mut tally, &mut |_, _, _, _| {});
+            search_batch(search, batch, &mut work, &mut tally, &mut |layer, q, word0, bits| {
+                found.new_keys(layer, q, word0, bits)
+            });
+            found.batch_done(batch * W);
         }
         work.give_back();
         tally
@@ -245,7 +237,7 @@ fn growth_in_batches_of<const W: usize>(
     let parts: Vec<Tally> = if threads == 1 {
         vec![run(0)]
     } else {
-        // No threads in wasm: there `frontier_growth` asks for one.
+        // No threads in wasm: there `cores` is one.
         #[cfg(target_arch = "wasm32")]
         let parts = (0..threads).map(run).collect();
         #[cfg(not(target_arch = "wasm32"))]

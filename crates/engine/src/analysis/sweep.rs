@@ -139,6 +139,49 @@ const fn spread_table(width: u32) -> [u64; 256] {
     t
 }
 
+/// One thread's part of a frontier BFS writing the first-reach matrix: the layers of its batch go
+/// to `buffer`, `n` rows of a batch's cells, so that the matrix is written in row segments of a
+/// batch's keys (1024 cells, 512 in wasm), not one word of 64 cells per row and layer (each a
+/// different page at `n ≥ 4096`); when the batch is done, the buffer is ORed into the matrix (under
+/// its lock: the threads' batches are disjoint columns, a lock held once a batch) and left zero.
+/// Layers past 254 go to the matrix directly.
+struct Stripe<'a> {
+    n: usize,
+    buffer: Cells,
+    matrix: &'a std::sync::Mutex<Cells>,
+}
+
+impl Stripe<'_> {
+    const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
+}
+
+/// The matrix, locked (a thread that panicked holding it panics the search: its value is moot).
+fn lock(matrix: &std::sync::Mutex<Cells>) -> std::sync::MutexGuard<'_, Cells> {
+    matrix.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl super::frontier::Found for Stripe<'_> {
+    fn new_keys(&mut self, layer: usize, q: usize, word0: usize, bits: &[u64]) {
+        for (w, &new) in bits.iter().enumerate().filter(|(_, new)| **new != 0) {
+            if layer < u8::MAX as usize {
+                self.buffer.set_word(q * Self::BATCH + w * WORD_BITS, new, layer);
+            } else {
+                lock(self.matrix).set_bits(q * self.n + (word0 + w) * WORD_BITS, new, layer);
+            }
+        }
+    }
+
+    fn batch_done(&mut self, first_word: usize) {
+        let n = self.n;
+        let start = first_word * WORD_BITS;
+        let width = Self::BATCH.min(n - start);
+        let mut matrix = lock(self.matrix);
+        for q in 0..n {
+            self.buffer.drain_into(q * Self::BATCH, width, &mut matrix, q * n + start);
+        }
+    }
+}
+
 /// `SPREAD[b]` has byte `i` all ones where bit `i` of `b` is set.
 const SPREAD: [u64; 256] = spread_table(8);
 
@@ -385,9 +428,12 @@ impl FirstReach {
     /// without the structured attempt, when those keys are scattered: random masks), else by the
     /// semi-naive bit sweep ([`FirstReach::by_sweep`]).
     ///
-    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`; `n²/2` on the BFS's first path while `L* < 15`), plus the engine's rows, three bit matrices
-    /// (the sweep) or `n` rows of a byte per key of a batch and `3n` blocks of its keys' bits
-    /// (the BFS: 1024 bytes and 128-byte blocks natively).
+    /// Natively the BFS's batches are shared among the machine's cores.
+    ///
+    /// Memory: `n²` bytes (`2n²` when `L* ≥ 255`; `n²/2` on the BFS's first path while
+    /// `L* < 15`), plus the engine's rows, three bit matrices (the sweep) or, for each thread of
+    /// the BFS, `n` rows of a byte per key of a batch (half a byte on its first path) and `3n`
+    /// blocks of its keys' bits (1024 keys and 128-byte blocks natively).
     ///
     /// # Examples
     /// ```
@@ -433,64 +479,63 @@ impl FirstReach {
         Self::frontier_into(&crate::sparse::Graph::of(&mask.with_diagonal()), Self::diagonal(mask.n()))
     }
 
-    /// The frontier BFS in one `direction`, stopping rows at `limit` when given; with the cells
-    /// each layer added.
+    /// The frontier BFS in one `direction` on at most `threads` threads, stopping rows at `limit`
+    /// when given; with the cells each layer added.
     #[cfg(test)]
     pub(super) fn by_frontier_with(
         adj: &BitMatrix,
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
         kernel: super::frontier::Kernel,
+        threads: usize,
     ) -> (FirstReach, Vec<usize>) {
-        Self::frontier_with(&crate::sparse::Graph::of(adj), Self::diagonal(adj.n()), limit, direction, kernel)
+        Self::frontier_with(&crate::sparse::Graph::of(adj), Self::diagonal(adj.n()), limit, direction, kernel, threads)
+    }
+
+    /// What [`FirstReach::new`] runs on a scattered sparse mask (half a byte a cell), on at most
+    /// `threads` threads.
+    #[cfg(test)]
+    pub(super) fn by_frontier_in_half_bytes(mask: &BitMatrix, threads: usize) -> FirstReach {
+        use super::frontier::{Direction, Kernel};
+        let (n, graph) = (mask.n(), crate::sparse::Graph::of(&mask.with_diagonal()));
+        let layers = Self::diagonal_in(Cells::nibbles(n * n), n);
+        Self::frontier_with(&graph, layers, None, Direction::Cheaper, Kernel::Widest, threads).0
     }
 
     fn frontier_into(graph: &crate::sparse::Graph, layers: Cells) -> FirstReach {
-        Self::frontier_with(graph, layers, None, super::frontier::Direction::Cheaper, super::frontier::Kernel::Widest).0
+        use super::frontier::{Direction, Kernel, cores};
+        Self::frontier_with(graph, layers, None, Direction::Cheaper, Kernel::Widest, cores()).0
     }
 
-    /// The frontier BFS writing its cells a batch at a time: each batch's layers go to a buffer of
-    /// `n` rows of a batch's cells, copied into the matrix when the batch is done, so that the
-    /// matrix is written in row segments of 1024 cells (512 in wasm), not one word of 64 cells per row and layer (each
-    /// a different page at `n ≥ 4096`). Layers past 254 go to the matrix directly.
+    /// The frontier BFS writing its cells a batch at a time, its batches shared among the
+    /// machine's cores (natively): each thread writes a batch's layers to a buffer of its own
+    /// ([`Stripe`]), ORed into the matrix when the batch is done.
     fn frontier_with(
         graph: &crate::sparse::Graph,
         layers: Cells,
         limit: Option<&super::frontier::Limit>,
         direction: super::frontier::Direction,
         kernel: super::frontier::Kernel,
+        threads: usize,
     ) -> (FirstReach, Vec<usize>) {
-        const BATCH: usize = super::frontier::BATCH_WORDS * WORD_BITS;
         let n = graph.n();
-        // The buffer stores its cells as the matrix does (half bytes or bytes).
-        let buffer =
-            if matches!(layers, Cells::Nibble(..)) { Cells::nibbles(n * BATCH) } else { Cells::zeros(n * BATCH) };
-        let cells = std::cell::RefCell::new((layers, buffer));
-        let (depth, added) = super::frontier::frontier_layers_by(
+        // Each buffer stores its cells as the matrix starts (half bytes or bytes).
+        let nibbles = matches!(layers, Cells::Nibble(..));
+        let matrix = std::sync::Mutex::new(layers);
+        let (depth, added) = super::frontier::frontier_batches::<{ super::frontier::BATCH_WORDS }, _>(
             graph,
             limit,
             direction,
             kernel,
-            |layer, q, word0, words| {
-                let (layers, buffer) = &mut *cells.borrow_mut();
-                for (w, &new) in words.iter().enumerate().filter(|(_, new)| **new != 0) {
-                    if layer < u8::MAX as usize {
-                        buffer.set_word(q * BATCH + w * WORD_BITS, new, layer);
-                    } else {
-                        layers.set_bits(q * n + (word0 + w) * WORD_BITS, new, layer);
-                    }
-                }
-            },
-            |first_word| {
-                let (layers, buffer) = &mut *cells.borrow_mut();
-                let start = first_word * WORD_BITS;
-                let width = BATCH.min(n - start);
-                for q in 0..n {
-                    buffer.drain_into(q * BATCH, width, layers, q * n + start);
-                }
+            threads,
+            &|| Stripe {
+                n,
+                buffer: if nibbles { Cells::nibbles(n * Stripe::BATCH) } else { Cells::zeros(n * Stripe::BATCH) },
+                matrix: &matrix,
             },
         );
-        (FirstReach { n, layers: cells.into_inner().0, depth }, added)
+        let layers = matrix.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (FirstReach { n, layers, depth }, added)
     }
 
     /// The first-reach matrix by the semi-naive layer sweep alone: `O(L* · ones(M) + Σ spans +

@@ -230,11 +230,14 @@ fn frontier_bfs_matches_the_sweep_on_random_sparse_masks() {
             frontier::Direction::Pull,
             frontier::Direction::Mixed,
         ];
-        for (direction, kernel) in directions.into_iter().flat_map(|d| kernels.map(|k| (d, k))) {
+        for (i, (direction, kernel)) in directions.into_iter().flat_map(|d| kernels.map(|k| (d, k))).enumerate() {
             for limit in [None, Some(&frontier::Limit::new(&a))] {
-                let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction, kernel);
+                // The batches shared among 1 to 3 threads, each writing its own buffer.
+                let threads = 1 + (i + usize::from(limit.is_some())) % 3;
+                let (fast, added) = FirstReach::by_frontier_with(&adj, limit, direction, kernel, threads);
                 let depth = fast.depth();
-                let why = format!("case {case}: {direction:?}, {kernel:?}, limit {}", limit.is_some());
+                let why =
+                    format!("case {case}: {direction:?}, {kernel:?}, limit {}, {threads} threads", limit.is_some());
                 assert_eq!((depth, sweep::running_sums(&added)), (slow.depth(), growth.clone()), "{why}");
                 assert_eq!(fast, slow, "{why}");
             }
@@ -297,7 +300,7 @@ fn a_search_after_searches_that_pulled_finds_the_same_layers() {
             (&small, &slow_small, frontier::Direction::Mixed),
             (&large, &slow_large, frontier::Direction::Cheaper),
         ] {
-            let (fast, _) = FirstReach::by_frontier_with(mask, None, direction, kernel);
+            let (fast, _) = FirstReach::by_frontier_with(mask, None, direction, kernel, 1 + round);
             assert_eq!(&fast, slow, "round {round}: n = {}, {direction:?}", mask.n());
         }
     }
@@ -340,11 +343,13 @@ fn the_density_of_a_sparse_mask_comes_from_its_graph() {
 /// The frontier BFS's half-byte matrix: on scattered sparse masks of odd and even sizes whose
 /// `L*` is below 15, at 15 and past it (levels of positions, each reading eight random positions
 /// of the level before, so the depth is the number of levels), `FirstReach::new` equals the
-/// sweep cell for cell, with the same growth, and widens to a byte when a layer reaches 15.
+/// sweep cell for cell, with the same growth, and widens to a byte when a layer reaches 15 (and
+/// to two past 254). Natively the masks of over 1024 positions are searched in several batches,
+/// shared among threads that widen their buffers and the matrix on their own.
 #[test]
 fn first_reach_in_half_bytes_widens_at_layer_fifteen() {
     let mut rng = crate::rng::SplitMix64::new(15);
-    for (levels, width) in [(3, 61), (14, 41), (15, 40), (16, 39), (23, 37)] {
+    for (levels, width) in [(3, 61), (14, 41), (15, 40), (16, 39), (23, 37), (14, 90), (16, 70), (260, 5)] {
         let n = levels * width;
         let mut m = BitMatrix::from_fn(n, |_, _| false);
         for q in width..n {
@@ -354,11 +359,17 @@ fn first_reach_in_half_bytes_widens_at_layer_fifteen() {
             }
         }
         let adj = m.with_diagonal();
-        assert!(crate::sparse::Graph::sparse(&adj).is_some_and(|g| g.scattered), "{levels} levels: the BFS's path");
+        // 260 levels of 5 positions are not scattered: `new` takes another path, and the search
+        // in half bytes is run below on its own.
+        let scattered = crate::sparse::Graph::sparse(&adj).is_some_and(|g| g.scattered);
+        assert_eq!(scattered, width > 5, "{levels} levels: the BFS's path");
         let (fast, slow) = (FirstReach::new(&m), FirstReach::by_sweep(&m));
         assert_eq!(fast.depth(), levels - 1, "{levels} levels");
         assert_eq!(fast, slow, "{levels} levels: every cell");
         assert_eq!(fast.growth(), slow.growth(), "{levels} levels: growth");
         assert_eq!(!fast.in_half_bytes(), levels > 15, "{levels} levels: half bytes while every layer is below 15");
+        for threads in 1..=3 {
+            assert_eq!(FirstReach::by_frontier_in_half_bytes(&m, threads), slow, "{levels} levels, {threads} threads");
+        }
     }
 }
