@@ -10,8 +10,9 @@ read "moved":
   an output moved when its tangent is nonzero. Structural zeros stay exactly zero.
 - **difference**: the forward runs on the unchanged input (the reference) and on inputs whose probe
   positions are replaced by other random vectors; an output moved when it is not bit-identical to the
-  reference. Any attention implementation runs this way (SDPA, flex, flash, custom kernels). A re-run
-  of the reference measures the kernel's noise floor first.
+  reference. Any attention implementation runs this way (SDPA, flex, flash, custom kernels). The
+  reference runs at the batch size of the probes it is compared with (kernels may round one row
+  differently from several), and a re-run of it measures the kernel's noise floor first.
 
 Probes:
 - **columns**: one position each; the moved outputs are column k of every R(l), compared exactly
@@ -346,8 +347,9 @@ class _Runner:
         self.batch = batch
         self.probes = 0
         self.forwards = 0
-        self.reference = None
-        self.noise = None  # the difference mode's noise floor (largest re-run difference; 0 = bit-identical)
+        # Difference mode: the unperturbed pass at each batch size used, with its noise floor.
+        self.references = {}
+        self.noise = None  # the largest noise floor of those (largest re-run difference; 0 = bit-identical)
         self.notes = []
 
     def _random(self, shape):
@@ -390,18 +392,33 @@ class _Runner:
             raise HasseflowError(f"measure: the model's forward raised {type(e).__name__}: {msg[:300]}") from None
 
     def prepare(self):
-        """The reference pass (difference mode) and its re-run: the noise floor."""
-        if self.mode != "difference" or self.reference is not None:
-            return
+        """The reference pass at the full batch size (difference mode), with its noise floor."""
+        if self.mode == "difference":
+            self._reference(self.batch)
+
+    def _reference(self, b):
+        """The unperturbed outputs at batch size b: row 0 of a pass over b copies of the input, and
+        the noise floor at that size, the largest difference from it of any row of that pass and of
+        a re-run. A probe batch is compared with the reference of its own size: kernels may round
+        another batch size differently (on one CPU, one row against two or more), which would
+        read as every output moving."""
+        got = self.references.get(b)
+        if got is not None:
+            return got
         torch = self.torch
+        x = self.base.expand(b, self.n, self.width)
         with torch.no_grad():
-            self.reference = self._call(lambda: self._forward(self.base))
-            again = self._call(lambda: self._forward(self.base.clone()))
-        self.noise = max((float((a.float() - b.float()).abs().nan_to_num(float("inf")).max()) if a.numel() else 0.0)
-                         for a, b in zip(self.reference, again))
-        if self.noise:
-            self.notes.append(f"the kernel's noise floor is {self.noise:.3g} (an unchanged re-run differs): an output "
+            first = self._call(lambda: self._forward(x.clone()))
+            again = self._call(lambda: self._forward(x.clone()))
+        reference = [h[:1] for h in first]
+        noise = max((float((h.float() - r.float()).abs().nan_to_num(float("inf")).max()) if h.numel() else 0.0)
+                    for run in (first, again) for h, r in zip(run, reference))
+        self.references[b] = (reference, noise)
+        if noise and not self.noise:
+            self.notes.append(f"the kernel's noise floor is {noise:.3g} (an unchanged re-run differs): an output "
                               "counts as moved only above it, so this is not a proof")
+        self.noise = max(self.noise or 0.0, noise)
+        return reference, noise
 
     def moved(self, probes):
         """probes: a list of index arrays. Returns (len(probes), L, n) bool: the outputs that moved."""
@@ -432,14 +449,15 @@ class _Runner:
             for i, p in enumerate(probes):
                 p = torch.as_tensor(p, dtype=torch.long, device=self.device)
                 x[i, p] = self._random((len(p), self.width))
+            reference, noise = self._reference(b)
             with torch.no_grad():
                 hs = self._call(lambda: self._forward(x))
             moved = []
-            for h, ref in zip(hs, self.reference):
+            for h, ref in zip(hs, reference):
                 h = h.reshape(b, self.n, -1)
                 ref = ref.reshape(1, self.n, -1)
                 diff = (h.double() - ref.double()).abs()
-                d = (h != ref) if not self.noise else diff > self.noise
+                d = (h != ref) if not noise else diff > noise
                 # a change within a few units in the last place of the reference: rounding that other
                 # tokens can cause (MoE grouped matmuls, split reductions), or a leak that tiny
                 eps = torch.finfo(ref.dtype).eps if ref.is_floating_point() else 0.0

@@ -135,7 +135,20 @@ def packed_sdpa_wrong_lengths(module, query, key, value, attention_mask, scaling
     return out.transpose(1, 2).contiguous(), None
 
 
+def rounds_by_batch(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kw):
+    """Causal attention whose rounding depends on the batch size, as kernels that pick another
+    routine for one row than for several do (a few units in the last place, at every output)."""
+    i = torch.arange(query.shape[2])
+    key, value = every_head(query, key, value)
+    scores = (query @ key.transpose(-1, -2)) * scaling
+    out = scores.masked_fill(i[:, None] < i[None, :], float("-inf")).softmax(-1) @ value
+    if query.shape[0] > 1:
+        out = out * (1 + 2 * torch.finfo(out.dtype).eps)
+    return out.transpose(1, 2).contiguous(), None
+
+
 AttentionInterface.register("hf_test_window_off_by_one", window_off_by_one)
+AttentionInterface.register("hf_test_rounds_by_batch", rounds_by_batch)
 AttentionInterface.register("hf_test_ignores_mask", ignores_mask)
 AttentionInterface.register("hf_test_packed_sdpa", packed_sdpa_wrong_lengths)
 
@@ -204,6 +217,19 @@ def bug_leak_only_in_sdpa_path():
     check_leak(m, "bug 7: difference mode finds the SDPA path's leak", layer=1, cross=True, docs=docs)
     T.check(m.first_leak == (1, 12, 0) and m.passes["noise_floor"] == 0,
             f"bug 7: first leak (1, 12, 0), noise floor 0 ({m.first_leak}, {m.passes})")
+
+
+def batch_rounding_is_no_flow():
+    """Difference mode compares each batch of probes with an unperturbed pass of the same batch size:
+    a kernel that rounds one row differently from several moves no output (it read as every cell
+    moving, a full reach, on a CPU whose batched matmul rounds so)."""
+    n = 24
+    model = llama(attn="eager")
+    model.set_attn_implementation("hf_test_rounds_by_batch")
+    for batch in (1, 5, 24):
+        m = hasseflow.measure(model, n, mode="difference", batch=batch)
+        T.check(m.agrees and not m.leaks and m.passes["noise_floor"] == 0,
+                f"difference mode at batch {batch}: a batch-size rounding is no flow ({m}; {m.notes})")
 
 
 # --- sound models --------------------------------------------------------------------------------------
@@ -457,7 +483,7 @@ def command_line():
 def main():
     for part in (bug_attention_mask_overrides_packing, bug_hybrid_state_crosses_documents,
                  bug_custom_window_off_by_one, bug_window_silently_off, bug_registered_attention_ignores_mask,
-                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, sound_models, probes_equal_full, expected_per_layer, packing_and_padding,
+                 bug_bert_packed_position_ids, bug_leak_only_in_sdpa_path, batch_rounding_is_no_flow, sound_models, probes_equal_full, expected_per_layer, packing_and_padding,
                  bad_input, sigint_stops_between_passes, command_line):
         t = time.time()
         try:
