@@ -1613,14 +1613,21 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
             let x = a.need(0, "input")?;
             reduce_typed(it, f, x, a.get(1, "dim"), &a)?
         }
-        "searchsorted" => {
+        "searchsorted" | "bucketize" => {
+            // bucketize: (input, boundaries), no `side=`; searchsorted: (sorted_sequence, input).
+            let bucketize = f == "bucketize";
+            let (table, input) = if bucketize {
+                (a.need(1, "boundaries")?, a.need(0, "input")?)
+            } else {
+                (a.need(0, "sorted_sequence")?, a.need(1, "input")?)
+            };
             let right = matches!(a.kw("right"), Some(Value::Bool(true)))
-                || matches!(a.kw("side"), Some(Value::Str(s)) if &*s == "right");
-            let r = searchsorted(it, &a.need(0, "sorted_sequence")?, &a.need(1, "input")?, right, pos)?;
+                || !bucketize && matches!(a.kw("side"), Some(Value::Str(s)) if &*s == "right");
+            let r = searchsorted(it, &table, &input, right, pos)?;
             match a.kw("out_int32") {
                 Some(Value::Bool(true)) => elementwise(it, Elem::Cast(DType::I32), &[r], pos)?,
                 None | Some(Value::Bool(false)) => r,
-                Some(_) => return unsup(pos, "searchsorted's out_int32 that is not True or False is not modelled"),
+                Some(_) => return unsup(pos, "out_int32 that is not True or False is not modelled"),
             }
         }
         "set_default_dtype" => {
@@ -1632,10 +1639,6 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
                      later float the module makes)",
                 ),
             };
-        }
-        "bucketize" => {
-            let right = matches!(a.kw("right"), Some(Value::Bool(true)));
-            searchsorted(it, &a.need(1, "boundaries")?, &a.need(0, "input")?, right, pos)?
         }
         _ => return unsup(pos, format!("`torch.{f}` is not supported")),
     })
