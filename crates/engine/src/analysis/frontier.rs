@@ -209,7 +209,8 @@ pub(crate) fn frontier_batches<const W: usize, F: Found>(
 ) -> (usize, Vec<usize>) {
     let n = graph.n;
     let batches = n.div_ceil(W * WORD_BITS);
-    let threads = threads.clamp(1, batches.max(1));
+    // No threads in wasm: there the batches run one after another.
+    let threads = if cfg!(target_arch = "wasm32") { 1 } else { threads.clamp(1, batches.max(1)) };
     #[cfg(not(target_arch = "wasm32"))]
     let runs = &batch_runs(graph, W * WORD_BITS);
     // Thread `t`'s batches, in one working memory.
@@ -234,29 +235,30 @@ pub(crate) fn frontier_batches<const W: usize, F: Found>(
         work.give_back();
         tally
     };
-    let parts: Vec<Tally> = if threads == 1 {
-        vec![run(0)]
-    } else {
-        // No threads in wasm: there `cores` is one.
-        #[cfg(target_arch = "wasm32")]
-        let parts = (0..threads).map(run).collect();
-        #[cfg(not(target_arch = "wasm32"))]
+    if threads == 1 {
+        let Tally { depth, mut added } = run(0);
+        added[0] = n;
+        return (depth, added);
+    }
+    #[cfg(target_arch = "wasm32")]
+    unreachable!("one thread in wasm");
+    #[cfg(not(target_arch = "wasm32"))]
+    {
         let parts = std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads).map(|t| s.spawn(move || run(t))).collect();
             let mut parts = vec![run(0)];
             parts.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
             parts
         });
-        parts
-    };
-    // The threads' counts added up, layer by layer.
-    let mut total = Tally { depth: 0, added: vec![n] };
-    for part in parts {
-        for (layer, &cells) in part.added.iter().enumerate().skip(1) {
-            total.record(layer, cells);
+        // The threads' counts added up, layer by layer.
+        let mut total = Tally { depth: 0, added: vec![n] };
+        for part in parts {
+            for (layer, &cells) in part.added.iter().enumerate().skip(1) {
+                total.record(layer, cells);
+            }
         }
+        (total.depth, total.added)
     }
-    (total.depth, total.added)
 }
 
 /// One search's working memory, reused batch after batch.
