@@ -159,6 +159,10 @@ DISTURBANCES = [
     "{t}[:2] = {t}[1:3]", "{t}[[0, 1]] = {t}[{c}]", "{t}[1:] = {t}[1:].flip(0)",
     "_ = [r_.index_fill_(0, torch.tensor([0]), 3) for r_ in {t}.view(-1, 1)[{c}:]]",
     "list(map(lambda r_: r_.index_fill_(0, torch.tensor([0]), 3), {t}.view(-1, 1)[:{c}]))",
+    "{t}.view(-1)[{c}:].index_copy_(0, torch.tensor([0]), torch.tensor([3], dtype={t}.dtype))",
+    "{t}.scatter_(0, torch.tensor([{c}]).clamp(max={t}.numel() - 1).view([1] * {t}.dim()), 2)",
+    "{t}.view(-1)[{c}:].put_(torch.tensor([0]), torch.tensor([3], dtype={t}.dtype))",
+    "_ = [r_.put_(torch.tensor([0]), torch.tensor([3], dtype=r_.dtype)) for r_ in {t}.view(-1, 1)[{c}:]]",
 ]
 
 

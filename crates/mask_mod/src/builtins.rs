@@ -1528,6 +1528,15 @@ fn torch_fn(it: &mut Interp, f: &str, a: Args) -> R<Value> {
         "bitwise_and" => binop_fn(it, Elem::Bin(Bin::And), &a)?,
         "bitwise_or" => binop_fn(it, Elem::Bin(Bin::Or), &a)?,
         "bitwise_xor" => binop_fn(it, Elem::Bin(Bin::Xor), &a)?,
+        "bitwise_left_shift" | "bitwise_right_shift" => {
+            // `<<` and `>>` by name; torch takes a Python number first too.
+            let op = Elem::Bin(if f == "bitwise_left_shift" { Bin::Shl } else { Bin::Shr });
+            let (x, y) = (a.need(0, "input")?, a.need(1, "other")?);
+            if !matches!(y, Value::Tensor(_) | Value::Traced(..)) {
+                tensor_arg(&x, &a)?;
+            }
+            elementwise(it, op, &[x, y], pos)?
+        }
         "eq" => binop_fn(it, Elem::Cmp(Cmp::Eq), &a)?,
         "ne" | "not_equal" => binop_fn(it, Elem::Cmp(Cmp::Ne), &a)?,
         "lt" | "less" => binop_fn(it, Elem::Cmp(Cmp::Lt), &a)?,
@@ -2637,7 +2646,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
             };
             Value::tensor(filled(dt, shape, v))
         }
-        _ if ELEMENTWISE[..37].contains(&m) => torch_fn(it, m, a2)?,
+        _ if ELEMENTWISE[..39].contains(&m) => torch_fn(it, m, a2)?,
         "tril" | "triu" if !traced => torch_fn(it, m, a2)?,
         "clamp" | "clip" => clamp(it, recv.clone(), a.get(0, "min"), a.get(1, "max"), pos)?,
         "clamp_min" => clamp(it, recv.clone(), a.get(0, "min"), None, pos)?,
@@ -2892,9 +2901,9 @@ fn in_place_elementwise(m: &str) -> bool {
 }
 
 /// Elementwise torch functions (`torch.add`, ...), all of them implemented here; as tensor methods,
-/// `ELEMENTWISE[..37]` are the functions of the same name, and `ELEMENTWISE[2..]` have in-place
+/// `ELEMENTWISE[..39]` are the functions of the same name, and `ELEMENTWISE[2..]` have in-place
 /// forms (`x.add_(y)`, written as `x += y`).
-const ELEMENTWISE: [&str; 43] = [
+const ELEMENTWISE: [&str; 45] = [
     "minimum",
     "maximum",
     "add",
@@ -2921,6 +2930,8 @@ const ELEMENTWISE: [&str; 43] = [
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
     "eq",
     "ne",
     "lt",

@@ -2,7 +2,8 @@
 //! `sort` / `argsort`, `scatter` / `index_put_`, `unique` / `unique_consecutive`, `eye`, `diff`
 //! on any dimension, `F.pad` in every mode, `nonzero`, `gather`, `index_select`,
 //! `masked_select`, `count_nonzero`, `bincount`, `one_hot`, `topk`, `block_diag`, `meshgrid`,
-//! `split` / `chunk` (views). Each follows torch's CPU
+//! `split` / `chunk` / `narrow` (views), `index_fill` / `index_copy`; the in-place forms are
+//! written through the tensor's views. Each follows torch's CPU
 //! semantics (dtypes, negative indices, stable sorts); where torch's result is not determined
 //! (ties in `topk`), the call is refused.
 
@@ -17,10 +18,14 @@ use super::tensor::{
 };
 use super::tensor_ops::{dim_of, scalar_of, setitem};
 use super::value::Value;
+use super::views::is_basic_index;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 37] = [
+pub(super) const TAIL_FNS: [&str; 40] = [
     "diff",
+    "narrow",
+    "index_fill",
+    "index_copy",
     "diag",
     "flip",
     "eye",
@@ -1237,34 +1242,126 @@ fn split(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -> R<Valu
     let mut pieces = Vec::new();
     let mut start = 0;
     for size in sizes {
-        let all = Value::Slice(Rc::new([Value::None, Value::None, Value::None]));
-        let mut index = vec![all; d];
-        index.push(Value::Slice(Rc::new([Value::Int(start), Value::Int(start + size), Value::None])));
-        pieces.push(super::views::getitem(it, cell, Value::Tuple(Rc::new(index)), pos)?);
+        let index = on_dim(d, Value::Slice(Rc::new([Value::Int(start), Value::Int(start + size), Value::None])));
+        pieces.push(super::views::getitem(it, cell, index, pos)?);
         start += size;
     }
     Ok(Value::Tuple(Rc::new(pieces)))
 }
 
+/// The in-place methods served here: computed out of place, then written through the tensor's views.
+const IN_PLACE: [&str; 5] = ["scatter_", "scatter_reduce_", "index_put_", "index_fill_", "index_copy_"];
+
+/// `narrow(dim, start, length)`: the view of `length` elements of `dim` from `start` (an int or a
+/// 0-d integer tensor; a negative one counts from the end), with torch's checks.
+fn narrow(it: &mut Interp, recv: &Value, t: &Tensor, a: &Args) -> R<Value> {
+    let pos = a.at;
+    let (Value::Tensor(cell), false) = (recv, t.shape.is_empty()) else {
+        return exc(pos, "narrow() cannot be applied to a 0-dim tensor. (RuntimeError)");
+    };
+    let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t.shape.len(), pos)?;
+    // An int, or a 0-d integer tensor; torch's error is a TypeError or a RuntimeError.
+    let start = match a.need(1, "start")? {
+        Value::Int(i) => i,
+        v @ Value::Tensor(_) if is_basic_index(&v) => to_int(&v, pos)?,
+        _ => return exc(pos, "narrow(): start must be an int or a 0-d integer tensor"),
+    };
+    let length = to_int(&a.need(2, "length")?, pos)?;
+    let n = t.shape[d] as i64;
+    if start < -n || start > n {
+        return exc(pos, "narrow(): start out of range (IndexError)");
+    }
+    let start = if start < 0 { start + n } else { start };
+    if length < 0 || start + length > n {
+        return exc(pos, "narrow(): start + length exceeds the dimension's size, or length < 0 (RuntimeError)");
+    }
+    let index = on_dim(d, Value::Slice(Rc::new([Value::Int(start), Value::Int(start + length), Value::None])));
+    super::views::getitem(it, cell, index, pos)
+}
+
+/// The index `[:, ..., :, last]` that takes `last` on dimension `d` and all of the others before it.
+#[inline(never)]
+fn on_dim(d: usize, last: Value) -> Value {
+    let mut index = vec![Value::Slice(Rc::new([Value::None, Value::None, Value::None])); d];
+    index.push(last);
+    Value::Tuple(Rc::new(index))
+}
+
+/// `index_fill(dim, index, value)` and `index_copy(dim, index, source)` out of place (`fill`
+/// says which), as the item assignment `t[:, ..., index] = value` they are, with torch's checks:
+/// an int64 index of at most one dimension; `index_copy` takes no negative index, a `source` of
+/// `t`'s dtype and shape but `index`'s length on `dim`, and refuses a repeated index (whose
+/// result is torch's kernel order); `index_fill` takes a number or a 0-d tensor.
+fn index_along(it: &mut Interp, fill: bool, t: &Tensor, a: &Args) -> R<Tensor> {
+    let pos = a.at;
+    let mut out = as_1d(t.clone());
+    let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, out.shape.len(), pos)?;
+    let index = tensor_of(&a.need(1, "index")?, pos)?;
+    let v = a.need(2, if fill { "value" } else { "source" })?;
+    let len = out.shape[d];
+    let (mut seen, mut repeated, mut outside) = (vec![false; len], false, None);
+    for x in &index.data {
+        let i = x.as_i64() + if fill && x.as_i64() < 0 { len as i64 } else { 0 };
+        if !(0..len as i64).contains(&i) {
+            outside = outside.or(Some(x.as_i64()));
+        } else if !fill {
+            repeated |= std::mem::replace(&mut seen[i as usize], true);
+        }
+    }
+    let mut want = out.shape.clone();
+    want[d] = index.numel();
+    let ok = index.dtype == DType::I64
+        && index.shape.len() < 2
+        && match &v {
+            Value::Tensor(s) if fill => s.borrow().shape.is_empty(),
+            Value::Tensor(s) => {
+                let s = s.borrow();
+                s.dtype == t.dtype && as_1d(s.clone()).shape == want
+            }
+            _ => fill,
+        };
+    if !ok {
+        // Torch's error differs in type from one check to another: this one names none.
+        return exc(
+            pos,
+            "torch raises: index_fill and index_copy take an int64 index of at most 1 dimension, and a 0-d value or a source of the tensor's dtype and shape",
+        );
+    }
+    if outside.is_some() {
+        return exc(pos, "index_fill or index_copy: an index out of bounds for its dimension (IndexError)");
+    }
+    if repeated {
+        return unsup(pos, "index_copy_() with a repeated index is not modelled");
+    }
+    setitem(it, &mut out, on_dim(d, tv(as_1d(index))), &v, pos)?;
+    out.shape.clone_from(&t.shape);
+    Ok(out)
+}
+
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
     let known = TAIL_FNS.contains(&m)
-        || matches!(
-            m,
-            "expand" | "expand_as" | "repeat" | "scatter_" | "scatter_reduce_" | "index_put_" | "diff" | "unbind"
-        );
+        || matches!(m, "expand" | "expand_as" | "repeat" | "diff" | "unbind")
+        || IN_PLACE.contains(&m);
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
     }
+    let in_place = IN_PLACE.contains(&m);
+    if in_place {
+        // Torch refuses an index or a source that shares memory with the written tensor (and
+        // lets a disjoint slice of it through): refused here, as no stride is kept; a 0-d value
+        // (`index_fill_`'s, read before the write) is let through.
+        for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+            super::views::overlap(it, cell, Some(&Value::None), v, a.at)?;
+        }
+    }
     let t = cell.borrow().clone();
     it.charge(a.at, t.numel())?;
     let out = tensor_method(it, m, recv, &t, a)?;
-    if matches!(m, "scatter_" | "scatter_reduce_" | "index_put_") {
-        if let Value::Tensor(r) = &out {
-            let r = r.borrow().clone();
-            *cell.borrow_mut() = r;
-        }
+    if in_place {
+        // Written as `x[...] = v` writes: through the tensor's base and every live view of it.
+        super::views::write_in_place(it, cell, &out, a.at)?;
         return Ok(Some(recv.clone()));
     }
     Ok(Some(out))
@@ -1274,6 +1371,10 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
     let pos = a.at;
     Ok(match m {
         "roll" => tv(roll(t, &a.need(0, "shifts")?, a.get(1, "dims"), pos)?),
+        "narrow" => narrow(it, recv, t, a)?,
+        "index_fill" | "index_fill_" | "index_copy" | "index_copy_" => {
+            tv(index_along(it, m.starts_with("index_f"), t, a)?)
+        }
         "flip" => tv(flip(t, a, pos)?),
         "diag" => tv(diag(it, t, a)?),
         "split" | "chunk" => split(it, m, recv, t, a)?,

@@ -63,8 +63,13 @@ pub(super) fn check(it: &mut Interp, v: &Value, pos: Pos) -> R<()> {
 
 /// Tensor methods whose receiver's values are not read: writes that leave no element of it
 /// computed from another, views and copies that move elements as they are, and its metadata.
-const UNREAD_RECEIVER: [&str; 25] = [
+const UNREAD_RECEIVER: [&str; 30] = [
     "copy_",
+    "narrow",
+    "index_fill",
+    "index_fill_",
+    "index_copy",
+    "index_copy_",
     "fill_",
     "zero_",
     "masked_fill_",
