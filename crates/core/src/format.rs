@@ -3,6 +3,7 @@
 //!
 //! Parsing is strict and explains itself: every failure is a [`FormatError`] naming where and what.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -242,9 +243,12 @@ fn default_mode() -> RawMode {
     RawMode::Once
 }
 
+/// A mask file as JSON. Its provenance is borrowed from the [`MaskFile`] when it is written (a
+/// copy of its parameters' JSON cost the mask_mod reader's module 0.6 KB gzipped), owned when
+/// it is read.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFile {
+struct RawFile<'a> {
     format: String,
     version: u64,
     n: usize,
@@ -255,7 +259,7 @@ struct RawFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     packed: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    provenance: Option<Provenance>,
+    provenance: Option<Cow<'a, Provenance>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stack: Option<RawStack>,
 }
@@ -313,7 +317,7 @@ fn parse_json(text: &str) -> Result<MaskFile, FormatError> {
     {
         return Err(FormatError::UnsupportedVersion { found: v });
     }
-    let raw: RawFile = serde_json::from_str(text).map_err(json_error)?;
+    let raw: RawFile<'_> = serde_json::from_str(text).map_err(json_error)?;
     let n = raw.n;
     if n == 0 || n > MAX_N {
         return Err(FormatError::SizeOutOfRange { n });
@@ -342,7 +346,7 @@ fn parse_json(text: &str) -> Result<MaskFile, FormatError> {
             Some((LayerStack::new(layers)?, mode))
         }
     };
-    Ok(MaskFile { mask, labels: raw.labels, provenance: raw.provenance, stack })
+    Ok(MaskFile { mask, labels: raw.labels, provenance: raw.provenance.map(Cow::into_owned), stack })
 }
 
 fn json_error(e: serde_json::Error) -> FormatError {
@@ -471,15 +475,28 @@ pub fn write_grid(m: &BitMatrix) -> String {
 /// assert_eq!(parse_mask_file(text.as_bytes()).unwrap(), file);
 /// ```
 pub fn write_json(file: &MaskFile, encoding: Encoding) -> String {
+    let mut text = serde_json::to_string_pretty(&raw_file(file, encoding)).expect("serialising plain data cannot fail");
+    text.push('\n');
+    text
+}
+
+/// The same file as [`write_json`], packed and on one line, for the wire between the app and
+/// its lazily loaded modules (`interop::wire`), which [`parse_mask_file`] reads as any mask file:
+/// without the pretty printer, which the mask_mod reader's module then need not carry.
+pub fn write_json_compact(file: &MaskFile) -> String {
+    serde_json::to_string(&raw_file(file, Encoding::Packed)).expect("serialising plain data cannot fail")
+}
+
+fn raw_file(file: &MaskFile, encoding: Encoding) -> RawFile<'_> {
     let mask = encode_mask(&file.mask, encoding);
-    let raw = RawFile {
+    RawFile {
         format: FORMAT_TAG.into(),
         version: u64::from(FORMAT_VERSION),
         n: file.mask.n(),
         labels: file.labels.clone(),
         rows: mask.rows,
         packed: mask.packed,
-        provenance: file.provenance.clone(),
+        provenance: file.provenance.as_ref().map(Cow::Borrowed),
         stack: file.stack.as_ref().map(|(s, mode)| RawStack {
             mode: match mode {
                 StackMode::Once => RawMode::Once,
@@ -491,10 +508,7 @@ pub fn write_json(file: &MaskFile, encoding: Encoding) -> String {
                 .map(|l| RawLayer { heads: l.heads.iter().map(|h| encode_mask(h, encoding)).collect() })
                 .collect(),
         }),
-    };
-    let mut text = serde_json::to_string_pretty(&raw).expect("serialising plain data cannot fail");
-    text.push('\n');
-    text
+    }
 }
 
 #[cfg(test)]

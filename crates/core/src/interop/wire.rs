@@ -16,18 +16,17 @@ use crate::base64::STANDARD as BASE64;
 use super::mask_mod::{MaskModError, MaskModReport};
 use super::{ExportKind, ImportError, SizeHint, Source};
 #[cfg(any(feature = "interpreter", feature = "codecs"))]
-use crate::format::{Encoding, write_json};
+use crate::format::write_json_compact;
 use crate::format::{MaskFile, parse_mask_file};
 use crate::tuple_wire::tuple_wire;
 
 /// What to import: a `mask_mod` text, kernel parameters or a `.npy` array, the size hint and the
 /// `(b, h)` a `mask_mod` is read at.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
     /// The input, when it is text (a `mask_mod`, kernel parameters).
     pub text: String,
     /// The input, when it is not text (a `.npy` array), in hex; `text` is empty then.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub binary: String,
     /// `n` given by the user (evaluated at it).
     pub given: Option<usize>,
@@ -73,9 +72,9 @@ impl Request {
         }
     }
 
-    /// The request as one JSON string.
+    /// The request as one JSON string ([`RequestWire`]'s array).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        serde_json::to_string(&RequestWire::from(self.clone())).unwrap_or_default()
     }
 
     /// The size hint it carries.
@@ -87,6 +86,15 @@ impl Request {
         }
     }
 }
+
+tuple_wire!(Request as RequestWire {
+    text: String,
+    binary: String,
+    given: Option<usize>,
+    fallback: Option<usize>,
+    batch: u64,
+    head: u64,
+});
 
 /// An answer on the wire, as [`read_answer`] reads it: either module's (their variants'
 /// names are the wire's tags, so each module serialises only its own, [`MaskModAnswer`] and
@@ -197,12 +205,12 @@ fn unreadable(e: &serde_json::Error) -> String {
 /// interpreter's module. A request that is not one, or not for a `mask_mod`, is refused as text.
 #[cfg(feature = "interpreter")]
 pub fn answer(request: &str) -> String {
-    let answer = match serde_json::from_str::<Request>(request) {
+    let answer = match serde_json::from_str::<RequestWire>(request).map(Request::from) {
         Err(e) => MaskModAnswer::Refused(ErrorWire::Text(format!("not a mask_mod request: {}", unreadable(&e)))),
         Ok(r) if !r.is_mask_mod() => MaskModAnswer::Refused(ErrorWire::Text("the text is not a mask_mod".into())),
         // The mask_mod branch alone: this module reads no other format.
         Ok(r) => match super::import_mask_mod(r.text.as_bytes(), r.size(), r.batch, r.head) {
-            Ok((file, report)) => MaskModAnswer::Mask(write_json(&file, Encoding::Packed), report.into()),
+            Ok((file, report)) => MaskModAnswer::Mask(write_json_compact(&file), report.into()),
             Err(e) => MaskModAnswer::Refused(e.into()),
         },
     };
@@ -214,12 +222,12 @@ pub fn answer(request: &str) -> String {
 /// formats module. A request that is not one, or for another input, is refused as text.
 #[cfg(feature = "codecs")]
 pub fn answer_formats(request: &str) -> String {
-    let answer = match serde_json::from_str::<Request>(request) {
+    let answer = match serde_json::from_str::<RequestWire>(request).map(Request::from) {
         Err(e) => FormatsAnswer::RefusedText(format!("not an import request: {e}")),
         Ok(r) => match super::import_codec(&r.bytes(), r.size()) {
             None => FormatsAnswer::RefusedText("the input is neither a .npy array nor kernel parameters".into()),
             Some(Ok((file, source))) => {
-                let mask = write_json(&file, Encoding::Packed);
+                let mask = write_json_compact(&file);
                 // `import_codec` reads arrays and kernel parameters only.
                 match source {
                     Source::Kernel { sized } => FormatsAnswer::Kernel(mask, sized),
@@ -491,14 +499,17 @@ mod tests {
         }
         let e = read_answer(&answer("not json")).expect_err("refused");
         assert_eq!(e.to_string(), "mask_mod not imported: not a mask_mod request: not JSON at line 1, column 2");
-        let e = read_answer(&answer("{\"text\": 1}")).expect_err("refused");
-        assert!(
-            e.to_string().starts_with(
-                "mask_mod not imported: not a mask_mod request: JSON without a request's fields at line 1"
-            ),
-            "{e}"
-        );
-        let e = read_answer(&answer("{\"text\": ")).expect_err("refused");
+        // A request is an array of its fields (`RequestWire`): a named object is not one.
+        for bad in ["[1]", "{\"text\": \"def m(b, h, q, k): return k <= q\", \"given\": 3}"] {
+            let e = read_answer(&answer(bad)).expect_err("refused");
+            assert!(
+                e.to_string().starts_with(
+                    "mask_mod not imported: not a mask_mod request: JSON without a request's fields at line 1"
+                ),
+                "{e}"
+            );
+        }
+        let e = read_answer(&answer("[\"def m(b, h, q, k): return k <= q\", ")).expect_err("refused");
         assert!(e.to_string().starts_with("mask_mod not imported: not a mask_mod request: cut short at line 1"), "{e}");
         let e =
             read_answer(&answer(&Request::new("x = 1\n", SizeHint::Given(3), 0, 0).to_json())).expect_err("refused");
