@@ -1272,7 +1272,7 @@ fn narrow(it: &mut Interp, recv: &Value, t: &Tensor, a: &Args) -> R<Value> {
         return exc(pos, "narrow(): start out of range (IndexError)");
     }
     let start = if start < 0 { start + n } else { start };
-    if length < 0 || start + length > n {
+    if length < 0 || length > n - start {
         return exc(pos, "narrow(): start + length exceeds the dimension's size, or length < 0 (RuntimeError)");
     }
     let index = on_dim(d, Value::Slice(Rc::new([Value::Int(start), Value::Int(start + length), Value::None])));
@@ -1332,6 +1332,10 @@ fn index_along(it: &mut Interp, fill: bool, t: &Tensor, a: &Args) -> R<Tensor> {
     }
     if repeated {
         return unsup(pos, "index_copy_() with a repeated index is not modelled");
+    }
+    // A 0-d tensor's value is checked against the dtype as a number is (torch's overflow error).
+    if let (true, Value::Tensor(s)) = (fill, &v) {
+        super::tensor_ops::held(t.dtype, s.borrow().data[0], pos)?;
     }
     setitem(it, &mut out, on_dim(d, tv(as_1d(index))), &v, pos)?;
     out.shape.clone_from(&t.shape);
