@@ -57,6 +57,7 @@ python_check tests/python/test_mask_mod_random.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_semantics.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_rng.py target/debug/hasseflow
 python_check tests/python/test_mask_mod_differential.py target/debug/hasseflow
+python_check tests/python/test_mask_mod_edges.py target/debug/hasseflow
 python_check tests/python/test_library_masks.py
 step "Transformers oracles (layer semantics of masking_utils, layer types of config classes; fixtures re-derived live)"
 python_check tests/python/gen_layer_semantics.py --check

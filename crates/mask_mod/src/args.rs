@@ -141,7 +141,10 @@ pub(super) fn filled(dt: DType, shape: Vec<usize>, v: Sc) -> Tensor {
 }
 
 pub(super) fn unavailable(what: String, pos: Pos) -> Value {
-    Value::Unavailable(Rc::new(Unavailable { what: format!("line {}, column {}: {what}", pos.line, pos.col) }))
+    Value::Unavailable(Rc::new(Unavailable {
+        what: format!("line {}, column {}: {what}", pos.line, pos.col),
+        aliases: Vec::new(),
+    }))
 }
 
 pub(super) fn list_of(it: &mut Interp, v: &Value, pos: Pos) -> R<Vec<Value>> {

@@ -644,6 +644,7 @@ pub(super) fn setitem(it: &mut Interp, o: &Value, i: Value, v: Value, pos: Pos) 
     match o {
         Value::Tensor(t) => {
             super::views::overlap(it, t, Some(&i), &v, pos)?;
+            tensor_tail::put_dtype(t.borrow().dtype, &i, &v, true, pos)?;
             // In place, unless the index or the value may read the tensor itself (then on a copy,
             // so that no borrow overlaps): a per-position loop stays linear.
             if mentions(&i, t, 3) || mentions(&v, t, 3) {
@@ -1768,7 +1769,7 @@ fn repeat_interleave_of(it: &mut Interp, input: &Value, reps: Option<Value>, dim
     // No `dim`: the input flattened; a 0-d input is one element.
     let (base, d) = match dim {
         None => (Tensor::new(t.dtype, vec![t.numel()], t.data.clone()), 0),
-        Some(_) if t.shape.is_empty() => (Tensor::new(t.dtype, vec![1], t.data.clone()), 0),
+        Some(k) if t.shape.is_empty() => return tensor_ops::no_dims(k, pos),
         Some(k) => {
             let d = dim_of(k, t.shape.len(), pos)?;
             (t, d)
@@ -2684,6 +2685,7 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                 "dim" | "ndimension" => Value::Int(t.shape.len() as i64),
                 "numel" | "nelement" => Value::Int(t.numel() as i64),
                 "size" => match a.int(0, "dim")? {
+                    Some(d) if t.shape.is_empty() => return tensor_ops::no_dims(d, pos),
                     Some(d) => Value::Int(t.shape[dim_of(d, t.shape.len(), pos)?] as i64),
                     None => it.pairs.size(t.shape.iter().copied()),
                 },

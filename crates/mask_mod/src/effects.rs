@@ -72,6 +72,8 @@ pub(super) struct Effects {
     pub(super) objects: Vec<Value>,
     /// Globals a function it calls declares `global` (they could have been rebound).
     pub(super) globals: Vec<Rc<str>>,
+    /// The objects it names: what it binds may share memory with them.
+    pub(super) aliases: Vec<Value>,
 }
 
 struct Walk<'a> {
@@ -82,13 +84,21 @@ struct Walk<'a> {
     seen_fns: HashSet<u64>,
     /// Objects already tainted (by address).
     seen_objs: HashSet<u64>,
+    /// Objects already among the statement's aliases (by address).
+    named: HashSet<u64>,
     budget: usize,
 }
 
 /// The effects a skipped module-level statement could have had.
 pub(super) fn of_statement(s: &Stmt, globals: &Shared<Globals>) -> Effects {
-    let mut w =
-        Walk { globals, out: Effects::default(), seen_fns: HashSet::new(), seen_objs: HashSet::new(), budget: 100_000 };
+    let mut w = Walk {
+        globals,
+        out: Effects::default(),
+        seen_fns: HashSet::new(),
+        seen_objs: HashSet::new(),
+        named: HashSet::new(),
+        budget: 100_000,
+    };
     w.stmts(std::slice::from_ref(s), None);
     w.out
 }
@@ -106,11 +116,28 @@ pub(super) fn identity(v: &Value) -> Option<usize> {
 }
 
 impl Walk<'_> {
-    fn resolve(&self, name: &str, locals: Option<&[Rc<str>]>) -> Option<Value> {
+    fn resolve(&mut self, name: &str, locals: Option<&[Rc<str>]>) -> Option<Value> {
         if locals.is_some_and(|l| l.iter().any(|x| &**x == name)) {
             return None;
         }
-        self.globals.borrow().get(name)
+        let v = self.globals.borrow().get(name)?;
+        self.alias(&v, 8);
+        Some(v)
+    }
+
+    /// Records the objects a value named by the statement holds or may share memory with: what
+    /// the statement binds may be a view of them.
+    fn alias(&mut self, v: &Value, depth: usize) {
+        match v {
+            Value::Unavailable(u) => u.aliases.iter().for_each(|x| self.alias(x, 0)),
+            Value::Tuple(items) if depth > 0 => items.iter().for_each(|x| self.alias(x, depth - 1)),
+            // Each object once.
+            other => {
+                if identity(other).is_some_and(|id| self.named.insert(id as u64)) {
+                    self.out.aliases.push(other.clone());
+                }
+            }
+        }
     }
 
     /// Taints a value and every mutable object it holds.
@@ -156,6 +183,14 @@ impl Walk<'_> {
                 self.called(&p.func);
             }
             Value::Func(_) | Value::Wrapped(_) => self.called(v),
+            // A skipped statement's binding: what it may share memory with.
+            Value::Unavailable(u) => u.aliases.iter().for_each(|x| self.taint(x)),
+            // A library method (or an attribute read as one, `x.real`) holds its receiver.
+            Value::Native(n) => {
+                if let Some(r) = &n.recv {
+                    self.taint(r);
+                }
+            }
             _ => {}
         }
     }
@@ -227,7 +262,7 @@ impl Walk<'_> {
     }
 
     /// Whether a callee is a library function (torch, math, a builtin) rather than the text's.
-    fn is_library(&self, f: &Expr, locals: Option<&[Rc<str>]>) -> Option<bool> {
+    fn is_library(&mut self, f: &Expr, locals: Option<&[Rc<str>]>) -> Option<bool> {
         let v = match &f.kind {
             ExprKind::Name(n) => match self.resolve(n, locals) {
                 Some(v) => v,
@@ -378,6 +413,9 @@ impl Walk<'_> {
                 rest.iter().for_each(|(_, x)| self.expr(x, locals));
             }
             ExprKind::IfExp(p) => p.iter().for_each(|x| self.expr(x, locals)),
+            ExprKind::Name(n) => {
+                self.resolve(n, locals);
+            }
             _ => {}
         }
     }

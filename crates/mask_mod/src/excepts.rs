@@ -114,6 +114,7 @@ impl Interp {
                              (its message is not CPython's word for word), not modelled",
                             h.pos.line, h.pos.col
                         ),
+                        aliases: Vec::new(),
                     })),
                 };
                 self.bind(n, bound, ctx);

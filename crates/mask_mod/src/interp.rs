@@ -230,12 +230,14 @@ impl Interp {
         assigned_names(std::slice::from_ref(s), &mut names);
         let effects = super::effects::of_statement(s, &ctx.globals);
         for n in &names {
-            let u = Unavailable { what: format!("`{n}`, set by {place}") };
+            let u = Unavailable { what: format!("`{n}`, set by {place}"), aliases: effects.aliases.clone() };
             ctx.globals.borrow_mut().set(n.clone(), Value::Unavailable(Rc::new(u)));
         }
         for n in effects.globals.iter().filter(|n| !names.contains(n)) {
-            let u =
-                Unavailable { what: format!("`{n}`, which a function called by {place} may rebind (`global {n}`)") };
+            let u = Unavailable {
+                what: format!("`{n}`, which a function called by {place} may rebind (`global {n}`)"),
+                aliases: Vec::new(),
+            };
             ctx.globals.borrow_mut().set(n.clone(), Value::Unavailable(Rc::new(u)));
         }
         let mut objects = effects.objects;
@@ -449,6 +451,7 @@ impl Interp {
                 for n in names {
                     let u = Unavailable {
                         what: format!("line {}, column {}: `with ... as {n}` is not supported", pos.line, pos.col),
+                        aliases: Vec::new(),
                     };
                     self.bind(n, Value::Unavailable(Rc::new(u)), ctx);
                 }
@@ -1113,6 +1116,7 @@ impl Eval for Interp {
                     };
                     Ok(Value::Unavailable(Rc::new(Unavailable {
                         what: format!("line {}, column {}: `{full}` {why}", pos.line, pos.col),
+                        aliases: Vec::new(),
                     })))
                 }
             };
@@ -1196,6 +1200,7 @@ impl Interp {
             ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::FStr => Value::Unavailable(Rc::new(Unavailable {
                 what: format!("line {}, column {}: f-strings are not evaluated", pos.line, pos.col),
+                aliases: Vec::new(),
             })),
             ExprKind::None => Value::None,
             ExprKind::Bool(b) => Value::Bool(*b),

@@ -330,6 +330,7 @@ pub(super) fn binary(it: &mut Interp, op: BinOp, a: Value, b: Value, pos: Pos) -
                 "line {}, column {}: a union of types (`X | Y`), kept as an inert value: using it is not modelled",
                 pos.line, pos.col
             ),
+            aliases: Vec::new(),
         })));
     }
     if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor | BinOp::Sub)

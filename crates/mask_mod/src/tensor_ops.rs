@@ -38,16 +38,21 @@ fn opt_int(v: &Value, pos: Pos) -> R<Option<i64>> {
     })
 }
 
+const BOOL_INDEX: &str = "indexing a tensor with True/False (or a 0-d bool tensor) is not supported";
+
 fn to_ix(v: &Value, pos: Pos) -> R<Ix> {
     Ok(match v {
         Value::Int(i) => Ix::Int(*i),
-        Value::Bool(_) => return unsup(pos, "indexing a tensor with True/False is not supported"),
+        Value::Bool(_) => return unsup(pos, BOOL_INDEX),
         Value::None => Ix::New,
         Value::Ellipsis => Ix::Ell,
         Value::Slice(s) => Ix::Slice(opt_int(&s[0], pos)?, opt_int(&s[1], pos)?, opt_int(&s[2], pos)?),
         Value::Tensor(t) => {
             let t = t.borrow();
-            if t.dtype.is_bool() {
+            if t.dtype.is_bool() && t.shape.is_empty() {
+                // A new dimension of length 1 or 0, as `True` / `False` index.
+                return unsup(pos, BOOL_INDEX);
+            } else if t.dtype.is_bool() {
                 Ix::Mask(t.clone())
             } else if t.dtype.is_float() || (matches!(t.dtype, DType::I8 | DType::I16) && !t.shape.is_empty()) {
                 return exc(pos, "tensors used as indices must be long, int, byte or bool tensors (IndexError)");
@@ -456,6 +461,9 @@ pub(super) fn reshape(t: &Tensor, dims: &[i64], pos: Pos) -> R<Tensor> {
     if free > 1 || dims.iter().any(|&d| d < -1) {
         return exc(pos, "invalid shape for reshape (RuntimeError)");
     }
+    if free == 1 && known == 0 && n == 0 {
+        return exc(pos, "reshape of 0 elements: -1 is ambiguous (RuntimeError)");
+    }
     let shape: Vec<usize> = dims
         .iter()
         .map(|&d| if d == -1 { if known == 0 { 0 } else { n / known as usize } } else { d as usize })
@@ -464,6 +472,11 @@ pub(super) fn reshape(t: &Tensor, dims: &[i64], pos: Pos) -> R<Tensor> {
         return exc(pos, format!("shape {dims:?} is invalid for input of size {n} (RuntimeError)"));
     }
     Ok(Tensor::new(t.dtype, shape, t.data.clone()))
+}
+
+/// Torch's error for a dimension given to an operation that needs one of a 0-d tensor.
+pub(super) fn no_dims<T>(d: i64, pos: Pos) -> R<T> {
+    exc(pos, format!("Dimension specified as {d} but tensor has no dimensions (IndexError)"))
 }
 
 /// Normalises a dimension argument.

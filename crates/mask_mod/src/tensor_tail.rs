@@ -21,8 +21,9 @@ use super::value::Value;
 use super::views::is_basic_index;
 
 /// The `torch.NAME` functions served here.
-pub(super) const TAIL_FNS: [&str; 40] = [
+pub(super) const TAIL_FNS: [&str; 41] = [
     "diff",
+    "unbind",
     "narrow",
     "index_fill",
     "index_copy",
@@ -81,10 +82,34 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 
 fn index_tensor(v: &Value, what: &str, pos: Pos) -> R<Tensor> {
     let t = tensor_of(v, pos)?;
-    if t.dtype.is_float() || t.dtype.is_bool() {
-        return exc(pos, format!("{what} must be an integer tensor, not {} (RuntimeError)", t.dtype));
+    if !matches!(t.dtype, DType::I32 | DType::I64) {
+        return exc(pos, format!("{what}: expected dtype int32 or int64 (RuntimeError)"));
     }
     Ok(t)
+}
+
+/// Torch's `index_put_`, and an item assignment at an advanced index, take a value tensor of the
+/// written tensor's dtype, but for a 0-d value at an index holding a boolean mask (cast, as
+/// `masked_fill_` casts).
+pub(super) fn put_dtype(dt: DType, i: &Value, v: &Value, item: bool, pos: Pos) -> R<()> {
+    let Value::Tensor(v) = v else { return Ok(()) };
+    let v = v.borrow();
+    if v.dtype == dt || (item && is_basic_index(i)) {
+        return Ok(());
+    }
+    let items = match i {
+        Value::Tuple(items) => &items[..],
+        other => std::slice::from_ref(other),
+    };
+    let has_mask = items.iter().any(|x| match x {
+        Value::Tensor(m) => m.borrow().dtype.is_bool() && !m.borrow().shape.is_empty(),
+        Value::List(l) => matches!(l.borrow().first(), Some(Value::Bool(_))),
+        _ => false,
+    });
+    if v.shape.is_empty() && has_mask {
+        return Ok(());
+    }
+    exc(pos, "Index put requires the source and destination dtypes match (RuntimeError)")
 }
 
 /// An index of `gather`, `scatter` or `index_select`: torch takes no negative index there.
@@ -398,6 +423,9 @@ fn roll(t: &Tensor, shifts: &Value, dims: Option<Value>, pos: Pos) -> R<Tensor> 
     }
     let mut cur = t.clone();
     for (s, d) in shifts.iter().zip(&dims) {
+        if cur.shape.is_empty() {
+            return super::tensor_ops::no_dims(*d, pos);
+        }
         let d = dim_of(*d, cur.shape.len(), pos)?;
         let len = cur.shape[d];
         if len == 0 {
@@ -963,6 +991,9 @@ fn bincount(a: &Args, t: &Tensor) -> R<Tensor> {
 fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     let pos = a.at;
     let k = to_int(&a.need(off, "k")?, pos)?;
+    if t.dtype.is_bool() {
+        return exc(pos, "topk does not support bool dtypes on CPU (NotImplementedError)");
+    }
     let t0 = as_1d(t.clone());
     let dim = arg_dim(a, off + 1, "dim", -1, t0.shape.len())?;
     let largest = a.get(off + 2, "largest").is_none_or(|v| !matches!(v, Value::Bool(false)));
@@ -973,7 +1004,8 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     if k < 0 || k as usize > len {
         return exc(pos, "topk: selected index k out of range (RuntimeError)");
     }
-    let k = k as usize;
+    // A 0-d tensor's one value, whether k is 0 or 1.
+    let k = if t.shape.is_empty() { 1 } else { k as usize };
     let mut tied = false;
     let mut idxs = Vec::new();
     let vals = lines(
@@ -996,7 +1028,10 @@ fn topk(t: &Tensor, a: &Args, off: usize) -> R<(Value, Value)> {
     if tied {
         return unsup(pos, "topk over tied values: torch does not fix which of the equal values comes first");
     }
-    let idx = kept_lines(&t0, dim, idxs)?;
+    let (mut vals, mut idx) = (vals, kept_lines(&t0, dim, idxs)?);
+    if t.shape.is_empty() {
+        (vals.shape, idx.shape) = (Vec::new(), Vec::new());
+    }
     Ok((tv(vals), tv(idx)))
 }
 
@@ -1344,9 +1379,7 @@ fn index_along(it: &mut Interp, fill: bool, t: &Tensor, a: &Args) -> R<Tensor> {
 
 /// `tensor.NAME(...)` for the methods served here; `None` for the others.
 pub(super) fn method(it: &mut Interp, m: &str, recv: &Value, a: &Args) -> R<Option<Value>> {
-    let known = TAIL_FNS.contains(&m)
-        || matches!(m, "expand" | "expand_as" | "repeat" | "diff" | "unbind")
-        || IN_PLACE.contains(&m);
+    let known = TAIL_FNS.contains(&m) || matches!(m, "expand" | "expand_as" | "repeat") || IN_PLACE.contains(&m);
     let Value::Tensor(cell) = recv else { return Ok(None) };
     if !known {
         return Ok(None);
@@ -1382,16 +1415,21 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         "flip" => tv(flip(t, a, pos)?),
         "diag" => tv(diag(it, t, a)?),
         "split" | "chunk" => split(it, m, recv, t, a)?,
-        "expand" | "broadcast_to" | "repeat" => {
-            let sizes = sizes_of(a, if m == "repeat" { "repeats" } else { "size" })?;
+        "expand" | "broadcast_to" | "repeat" | "expand_as" => {
+            let sizes = if m == "expand_as" {
+                tensor_of(&a.need(0, "other")?, pos)?.shape.iter().map(|&x| x as i64).collect()
+            } else {
+                sizes_of(a, if m == "repeat" { "repeats" } else { "size" })?
+            };
             let e = if m == "repeat" { repeat(t, &sizes, pos)? } else { expand(t, &sizes, pos)? };
             it.charge(pos, e.numel())?;
-            tv(e)
-        }
-        "expand_as" => {
-            let o = tensor_of(&a.need(0, "other")?, pos)?;
-            let sizes: Vec<i64> = o.shape.iter().map(|&x| x as i64).collect();
-            tv(expand(t, &sizes, pos)?)
+            let e = tv(e);
+            // An expansion is a view of the receiver, its elements repeated along new dimensions.
+            if let (false, Value::Tensor(cell)) = (m == "repeat", recv) {
+                let map = expand(&super::views::iota(&t.shape), &sizes, pos)?;
+                super::views::register(it, cell, &e, Some(map.data.iter().map(|p| p.as_i64() as usize).collect()));
+            }
+            e
         }
         "sort" => {
             let (v, i) = sorted(t, a, 0)?;
@@ -1411,13 +1449,21 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             if bool_kw(a, 2, "accumulate")? {
                 return unsup(pos, "index_put_ with accumulate=True is not supported");
             }
-            let idx = a.need(0, "indices")?;
-            let idx = match idx {
-                Value::List(l) => Value::Tuple(Rc::new(l.borrow().clone())),
-                other => other,
+            let items = match a.need(0, "indices")? {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                _ => vec![Value::None],
             };
-            let mut out = t.clone();
-            setitem(it, &mut out, idx, &a.need(1, "values")?, pos)?;
+            let v = a.need(1, "values")?;
+            if !matches!(v, Value::Tensor(_)) || items.iter().any(|x| !matches!(x, Value::Tensor(_))) {
+                return exc(pos, "index_put_() takes a tuple of index tensors and a value tensor (TypeError)");
+            }
+            if items.is_empty() {
+                return exc(pos, "index_put_(): no index (RuntimeError)");
+            }
+            let (mut out, idx) = (t.clone(), Value::Tuple(Rc::new(items)));
+            put_dtype(t.dtype, &idx, &v, false, pos)?;
+            setitem(it, &mut out, idx, &v, pos)?;
             tv(out)
         }
         "unique" => unique(t, a, 0, false)?,
@@ -1434,6 +1480,9 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
             }
             let t0 = as_1d(t.clone());
             let d = dim_of(to_int(&a.need(0, "dim")?, pos)?, t0.shape.len(), pos)?;
+            if t.shape.is_empty() && index.numel() != 1 {
+                return exc(pos, "index_select(): Index to scalar can have only 1 value (RuntimeError)");
+            }
             let len = t0.shape[d];
             let picks = index.data.iter().map(|v| norm_index(v.as_i64(), len, pos)).collect::<R<Vec<_>>>()?;
             let r = lines(&t0, d, |line| Ok(picks.iter().map(|&k| line[k]).collect()), t0.dtype)?;
@@ -1507,14 +1556,15 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
                 return exc(pos, "unbind: dimension specified as 0 but tensor has no dimensions (IndexError)");
             }
             let d = arg_dim(a, 0, "dim", 0, t.shape.len())?;
-            let mut shape = t.shape.clone();
-            shape.remove(d);
-            let parts = (0..t.shape[d])
-                .map(|k| {
-                    let r = lines(t, d, |line| Ok(vec![line[k]]), t.dtype)?;
-                    Ok(tv(Tensor::new(t.dtype, shape.clone(), r.data)))
-                })
-                .collect::<R<Vec<_>>>()?;
+            // Each part is `t[:, ..., k]`, a view of the receiver.
+            let cell = match recv {
+                Value::Tensor(c) => c.clone(),
+                _ => super::value::shared(t.clone()),
+            };
+            let mut parts = Vec::new();
+            for k in 0..t.shape[d] as i64 {
+                parts.push(super::views::getitem(it, &cell, on_dim(d, Value::Int(k)), pos)?);
+            }
             Value::Tuple(Rc::new(parts))
         }
         _ => {

@@ -46,6 +46,9 @@ pub(super) struct Partial {
 #[derive(Debug)]
 pub(super) struct Unavailable {
     pub(super) what: String,
+    /// The objects a skipped statement's binding may share memory with (`v = torch.diagonal(x)`):
+    /// a later statement that could mutate it taints them.
+    pub(super) aliases: Vec<Value>,
 }
 
 /// A class defined in the text: its attributes (methods are plain functions), bases, and the

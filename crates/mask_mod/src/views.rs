@@ -1,7 +1,8 @@
 //! Views and their bases, as torch shares memory between them: a basic index (`x[2:]`, `x[0]`,
-//! `x[None]`, `x[..., 1]`), `.view`, `.unsqueeze`, `.squeeze`, `.t`, `.detach` and a tensor's rows
-//! when iterated are views of the tensor they come from; an in-place write to either side (item
-//! assignment, `+=`, `fill_`, `zero_`, `masked_fill_`) is seen through every other.
+//! `x[None]`, `x[..., 1]`), `.view`, `.unsqueeze`, `.squeeze`, `.t`, `.detach`, `narrow`, `split`,
+//! `unbind`, `expand` and a tensor's rows when iterated are views of the tensor they come from; an
+//! in-place write to either side (item assignment, `+=`, `fill_`, `zero_`, `masked_fill_`) is seen
+//! through every other. A write to an expanded view, whose elements repeat, is refused.
 //!
 //! A view is its own [`Tensor`] plus, in the interpreter's registry, its base (the tensor that owns
 //! the memory, never itself a view) and its map: the flat position in the base of each of its
@@ -77,6 +78,12 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
         Some((b, Some(m))) => {
             let (b, m) = (b.clone(), m.clone());
             it.charge(pos, m.len())?;
+            // An expanded view holds an element several times: torch raises for some writes to
+            // it and lets others through, each by its own kernel's rule.
+            let mut seen = vec![false; b.borrow().data.len()];
+            if m.iter().any(|&p| seen.get_mut(p).is_some_and(|s| std::mem::replace(s, true))) {
+                return unsup(pos, "an in-place write to an expanded tensor is not modelled (clone() it)");
+            }
             if !sync(t, &b, &m, true) {
                 return uncertain();
             }
