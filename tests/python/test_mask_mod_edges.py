@@ -7,7 +7,9 @@
    `diagonal`, `select`, `.real`, `.data`, ...) and copies among them, then one to three in-place
    writes through any of them (item assignment at basic and advanced indices, `+=`, `fill_`,
    `index_put_`, `scatter_`, `masked_fill_`, `copy_`, methods the reader does not model), some in a
-   loop over rows; the mask reads some of the tensors.
+   loop over rows; the mask reads some of the tensors. Half as many again pass their views through
+   Python first (a list, a dict, a function's result, a class attribute, a comprehension, a loop,
+   a function the text calls, a `with` block).
 2. **0-d and empty tensors** through every method that takes a dimension, with dimensions in and
    out of range.
 
@@ -16,7 +18,7 @@ the reader skipped a statement it cannot run, so that torch's error in it is not
 where torch raised. A different mask, a panic, or a mask where torch raised and nothing was
 skipped fails.
 
-Usage: test_mask_mod_edges.py [BIN] [--count N] [--seed S]   (default: 1,000 modules of seed 57)
+Usage: test_mask_mod_edges.py [BIN] [--count N] [--seed S]   (default: 1,000 + 500 modules of seed 57)
 """
 
 import os
@@ -78,17 +80,19 @@ WRITES = [
 DTYPES = ["torch.long", "torch.int32", "torch.int16", "torch.uint8", "torch.int8", "torch.float32", "torch.float64"]
 
 
-def aliasing_module(r):
-    rows, cols = r.randint(1, 4), r.randint(1, 4)
+def prologue(r, min_cols):
+    """The module's first lines (a small table `B`), and a random view of a named tensor."""
+    rows, cols = r.randint(1, 4), r.randint(min_cols, 4)
     lines = [
         "import torch", "",
         f"B = (torch.arange({rows * cols}) * {r.randint(1, 7)} % {r.randint(2, 9)}).reshape({rows}, {cols}).to({r.choice(DTYPES)})",
     ]
+    return lines, lambda src: r.choice(VIEWS).format(x=src, i=r.randint(-1, 2), j=r.randint(0, 1))
+
+
+def aliasing_module(r):
+    lines, view_of = prologue(r, 1)
     names = ["B"]
-
-    def view_of(src):
-        return r.choice(VIEWS).format(x=src, i=r.randint(-1, 2), j=r.randint(0, 1))
-
     for k in range(r.randint(1, 4)):
         expr = r.choice(names)
         for _ in range(r.choice([1, 1, 2])):
@@ -105,6 +109,40 @@ def aliasing_module(r):
         if r.random() < 0.3:
             lines.append(f"W{len(names)} = {view_of(r.choice(names))}")
             names.append(f"W{len(names)}")
+    reads = r.sample(names, min(len(names), r.randint(1, 3)))
+    terms = " + ".join(f"{t}.flatten()[(q * {r.randint(1, 5)} + kv * {j + 1}) % max({t}.numel(), 1)].long()"
+                       for j, t in enumerate(reads))
+    lines += ["", "", "def mask_mod(b, h, q, kv):", f"    return ({terms}) % 3 == {r.randint(0, 2)}"]
+    return "\n".join(lines) + "\n"
+
+
+def routed_module(r):
+    """Views passed through Python before they are written: a list, a dict, a function's result,
+    a class attribute, tuple unpacking, a comprehension over rows, a loop over rows, a write in a
+    function the text calls, a `with` block."""
+    lines, view_of = prologue(r, 2)
+    names = ["B"]
+
+    def write(x):
+        return r.choice(WRITES).format(x=x, i=r.randint(-1, 2), c=r.randint(0, 5), d=r.randint(0, 5))
+
+    for k in range(r.randint(2, 5)):
+        src, v = r.choice(names), f"V{k}"
+        lines += r.choice([
+            [f"HELD{k} = [{view_of(src)}, {src}]", f"{v} = HELD{k}[{r.randint(0, 1)}]"],
+            [f"BY_NAME{k} = {{'t': {view_of(src)}}}", f"{v} = BY_NAME{k}['t']"],
+            [f"def view{k}(t):", f"    return {view_of('t')}", f"{v} = view{k}({src})"],
+            [f"def bump{k}():", f"    {write(src)}", f"bump{k}()", f"{v} = {src}"],
+            [f"class Holder{k}:", f"    T = {view_of(src)}", f"{v} = Holder{k}.T"],
+            [f"{v}, _ = {view_of(src)}, 0"],
+            [f"for row in {src}:", f"    {write('row')}", f"{v} = {src}"],
+            [f"ROWS{k} = [{view_of('p')} for p in {src}]", f"{v} = ROWS{k}[0] if ROWS{k} else {src}"],
+            ["with torch.no_grad():", f"    {v} = {view_of(src)}", f"    {write(v)}"],
+            [f"{v} = {view_of(src)}", write(v)],
+        ])
+        names.append(v)
+        if r.random() < 0.5:
+            lines.append(write(r.choice(names)))
     reads = r.sample(names, min(len(names), r.randint(1, 3)))
     terms = " + ".join(f"{t}.flatten()[(q * {r.randint(1, 5)} + kv * {j + 1}) % max({t}.numel(), 1)].long()"
                        for j, t in enumerate(reads))
@@ -166,7 +204,9 @@ def run():
     t = Tally()
     outcomes = {}
     r = random.Random(SEED)
-    modules = [aliasing_module(r) for _ in range(COUNT)] + list(dim_modules())
+    routed = COUNT // 2
+    modules = [aliasing_module(r) for _ in range(COUNT)] + [routed_module(r) for _ in range(routed)]
+    modules += list(dim_modules())
     with tempfile.TemporaryDirectory() as tmp:
         for k, source in enumerate(modules):
             path = os.path.join(tmp, f"m{k}.py")
@@ -189,7 +229,8 @@ def run():
             detail = describe_diff(ours, theirs) if outcome == "WRONG" else (our_error or torch_error or "")
             t.check(outcome not in ("WRONG", "panic", "accepted where torch raised"),
                     f"module {k}: {outcome}: {detail[:300]}\n{source}")
-    print(f"{COUNT} aliasing modules (seed {SEED}) and {len(modules) - COUNT} 0-d/empty ones: "
+    print(f"{COUNT} aliasing modules and {routed} routed through Python (seed {SEED}), "
+          f"{len(modules) - COUNT - routed} of 0-d and empty tensors: "
           + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
     t.check(outcomes.get("equal", 0) >= len(modules) // 10, f"too few modules equal to torch to tell: {outcomes}")
     return t

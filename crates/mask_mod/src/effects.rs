@@ -86,20 +86,33 @@ struct Walk<'a> {
     seen_objs: HashSet<u64>,
     /// Objects already among the statement's aliases (by address).
     named: HashSet<u64>,
+    /// Names a compound statement binds in its blocks.
+    bound: &'a [Rc<str>],
+    /// Whether a name bound inside the statement (or a function's local) was mutated.
+    local_written: bool,
     budget: usize,
 }
 
 /// The effects a skipped module-level statement could have had.
-pub(super) fn of_statement(s: &Stmt, globals: &Shared<Globals>) -> Effects {
+/// `bound`: the names the statement binds.
+pub(super) fn of_statement(s: &Stmt, globals: &Shared<Globals>, bound: &[Rc<str>]) -> Effects {
+    let simple = matches!(s.kind, StmtKind::Assign(..) | StmtKind::AugAssign(..) | StmtKind::AnnAssign(..));
     let mut w = Walk {
         globals,
         out: Effects::default(),
         seen_fns: HashSet::new(),
         seen_objs: HashSet::new(),
         named: HashSet::new(),
+        bound: if simple { &[] } else { bound },
+        local_written: false,
         budget: 100_000,
     };
     w.stmts(std::slice::from_ref(s), None);
+    // A name bound inside the statement (a block's, a function's local) and then mutated may be
+    // a view of anything the statement named (`with ...: v = torch.diagonal(t); v.add_(1)`).
+    if w.local_written {
+        w.taint(&Value::Tuple(Rc::new(w.out.aliases.clone())));
+    }
     w.out
 }
 
@@ -234,6 +247,9 @@ impl Walk<'_> {
     fn root(&mut self, e: &Expr, locals: Option<&[Rc<str>]>) {
         match &e.kind {
             ExprKind::Name(n) => {
+                if locals.is_some_and(|l| l.contains(n)) || self.bound.contains(n) {
+                    self.local_written = true;
+                }
                 if let Some(v) = self.resolve(n, locals) {
                     self.taint(&v);
                 }

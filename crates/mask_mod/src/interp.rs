@@ -228,7 +228,7 @@ impl Interp {
         );
         let mut names = Vec::new();
         assigned_names(std::slice::from_ref(s), &mut names);
-        let effects = super::effects::of_statement(s, &ctx.globals);
+        let effects = super::effects::of_statement(s, &ctx.globals, &names);
         for n in &names {
             let u = Unavailable { what: format!("`{n}`, set by {place}"), aliases: effects.aliases.clone() };
             ctx.globals.borrow_mut().set(n.clone(), Value::Unavailable(Rc::new(u)));

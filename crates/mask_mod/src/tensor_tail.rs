@@ -102,7 +102,8 @@ pub(super) fn put_dtype(dt: DType, i: &Value, v: &Value, item: bool, pos: Pos) -
         other => std::slice::from_ref(other),
     };
     let has_mask = items.iter().any(|x| match x {
-        Value::Tensor(m) => m.borrow().dtype.is_bool() && !m.borrow().shape.is_empty(),
+        // (A 0-d bool tensor, which is no mask, is refused as an index.)
+        Value::Tensor(m) => m.borrow().dtype.is_bool(),
         Value::List(l) => matches!(l.borrow().first(), Some(Value::Bool(_))),
         _ => false,
     });

@@ -82,7 +82,7 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
             // it and lets others through, each by its own kernel's rule.
             let mut seen = vec![false; b.borrow().data.len()];
             if m.iter().any(|&p| seen.get_mut(p).is_some_and(|s| std::mem::replace(s, true))) {
-                return unsup(pos, "an in-place write to an expanded tensor is not modelled (clone() it)");
+                return unsup(pos, "a write to an expanded tensor is not modelled");
             }
             if !sync(t, &b, &m, true) {
                 return uncertain();
