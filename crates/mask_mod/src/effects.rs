@@ -9,7 +9,10 @@
 //! receiver of a method call (`x.sort()`, `x[2:].fill_(1)`), unless the method is known to only read
 //! it; an argument of a call to a function of the text or of a library hasseflow does not know.
 //! A function of the text that the statement calls (or passes to one) is analysed the same way,
-//! and the globals it declares `global` become unavailable. Functions handed to torch (a mask
+//! and the globals it declares `global` become unavailable. What a skipped statement binds may
+//! be a view of anything it names (`d = torch.diagonal(t)`): the binding keeps those objects as
+//! its aliases, and a later statement that could mutate it taints them; a name bound inside the
+//! statement itself, or a function's local, that the statement could mutate taints them all. Functions handed to torch (a mask
 //! function given to `create_block_mask`) are taken not to be called: torch calls them under
 //! `vmap`, where the mask reader assumes them pure anyway.
 
