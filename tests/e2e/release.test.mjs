@@ -92,7 +92,7 @@ const MAX_GZIPPED = 410_500;
  * in-place `scatter_`/`index_put_` written through views (three wrong masks), then 3.3 KB off: the
  * request read as a JSON array (`tuple_wire`, 1.8 KB), the answer's mask file written without the
  * pretty printer (0.2 KB) and without a copy of its provenance (0.8 KB), wasm-opt's `--converge`
- * (0.1 KB): 267,473; gate 268,000. Stop 57: 268,801 (+1.3 KB; the first form cost 1.9 KB and
+ * (0.1 KB): 267,473; gate 268,000. Stop 57: 268,769 (+1.2 KB; the first form cost 1.9 KB and
  * 0.7 KB was won back in it) for what two fuzzes against torch found: `expand`, `broadcast_to`
  * and `unbind` as views, the taint of a write through a skipped statement's binding or a name
  * bound inside a skipped statement, writes to an expanded view refused, and torch's checks it

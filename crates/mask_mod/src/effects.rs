@@ -12,9 +12,9 @@
 //! and the globals it declares `global` become unavailable. What a skipped statement binds may
 //! be a view of anything it names (`d = torch.diagonal(t)`): the binding keeps those objects as
 //! its aliases, and a later statement that could mutate it taints them; a name bound inside the
-//! statement itself, or a function's local, that the statement could mutate taints them all. Functions handed to torch (a mask
-//! function given to `create_block_mask`) are taken not to be called: torch calls them under
-//! `vmap`, where the mask reader assumes them pure anyway.
+//! statement itself, or a function's local, that the statement could mutate taints them all.
+//! Functions handed to torch (a mask function given to `create_block_mask`) are taken not to be
+//! called: torch calls them under `vmap`, where the mask reader assumes them pure anyway.
 
 use std::collections::HashSet;
 use std::rc::Rc;

@@ -79,9 +79,10 @@ pub(super) fn written(it: &mut Interp, t: &Shared<Tensor>, pos: Pos) -> R<()> {
             let (b, m) = (b.clone(), m.clone());
             it.charge(pos, m.len())?;
             // An expanded view holds an element several times: torch raises for some writes to
-            // it and lets others through, each by its own kernel's rule.
-            let mut seen = vec![false; b.borrow().data.len()];
-            if m.iter().any(|&p| seen.get_mut(p).is_some_and(|s| std::mem::replace(s, true))) {
+            // it and lets others through, each by its own kernel's rule. (A set of the view's
+            // positions: its size, not the base's, so that a loop over a table's rows stays linear.)
+            let mut seen = std::collections::HashSet::new();
+            if m.iter().any(|&p| !seen.insert(p as u64)) {
                 return unsup(pos, "a write to an expanded tensor is not modelled");
             }
             if !sync(t, &b, &m, true) {
