@@ -2726,13 +2726,31 @@ fn method_plain(it: &mut Interp, name: &str, recv: &Value, a: Args) -> R<Value> 
                     Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
                 }
                 "squeeze" => {
-                    let s: Vec<usize> = match a.int(0, "dim")? {
-                        Some(d) => {
-                            let d = dim_of(d, t.shape.len(), pos)?;
-                            t.shape.iter().enumerate().filter(|&(k, &x)| k != d || x != 1).map(|(_, &x)| x).collect()
+                    // `dim`: none (every dimension of length 1), an int, or a tuple or list of them.
+                    let given = match a.get(0, "dim") {
+                        None => (0..t.shape.len() as i64).map(Value::Int).collect(),
+                        Some(Value::None) => {
+                            return exc(pos, "squeeze(): dim must be an int or a tuple of ints (TypeError)");
                         }
-                        None => t.shape.iter().copied().filter(|&x| x != 1).collect(),
+                        Some(Value::Tuple(l)) => l.to_vec(),
+                        Some(Value::List(l)) => l.borrow().clone(),
+                        Some(d) => vec![d],
                     };
+                    let mut dims = Vec::new();
+                    for d in &given {
+                        let k = dim_of(to_int(d, pos)?, t.shape.len(), pos)?;
+                        if dims.contains(&k) {
+                            return unsup(pos, "squeeze with a repeated dimension is not modelled");
+                        }
+                        dims.push(k);
+                    }
+                    let s: Vec<usize> = t
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .filter(|&(k, &x)| !dims.contains(&k) || x != 1)
+                        .map(|(_, &x)| x)
+                        .collect();
                     Value::tensor(Tensor::new(t.dtype, s, t.data.clone()))
                 }
                 "t" | "transpose" | "permute" => {
