@@ -200,6 +200,23 @@ def entry_name(source, mod):
 # ---- the two sides
 
 
+def error_line(e):
+    """An exception in one line: its type and the first line of its message."""
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def broadcast_mask(fn, n):
+    """The mask function run once on broadcast index tensors (b = h = 0): (the n x n bool array,
+    None), or (None, why not) when it returns another dtype. For elementwise mask code this is
+    what create_mask computes, without its four vmaps; exceptions propagate."""
+    q = torch.arange(n)
+    m = torch.as_tensor(fn(torch.tensor(0), torch.tensor(0), q[:, None], q[None, :]))
+    if m.dtype != torch.bool:
+        return None, f"the mask_mod returned {m.dtype}"
+    return m.expand(n, n).numpy().copy(), None
+
+
 def torch_side(path, n, b=0, h=0, entry=None):
     """(mask as a bool array, None) or (None, why torch refused). `entry` overrides the rule.
     torch's default dtype is put back after each file: one that sets it must not change the
@@ -228,7 +245,7 @@ def _torch_side(path, n, b, h, entry):
         m = m.expand(b + 1, h + 1, n, n)[b, h]
         return m.numpy().copy(), None
     except Exception as e:  # noqa: BLE001 - torch refusing the file is an outcome we compare
-        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        return None, error_line(e)
 
 
 def hasseflow_args(path, n, b=0, h=0, bh=False):

@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch.nn.attention.flex_attention import create_mask  # noqa: E402
 
-from mask_mod_oracle import describe_diff, hasseflow_side, load_module  # noqa: E402
+from mask_mod_oracle import broadcast_mask, describe_diff, error_line, hasseflow_side, load_module  # noqa: E402
 from tally import Tally, exit_with  # noqa: E402
 
 # create_mask (four nested vmaps) costs about 0.3 s a call here, so it runs on every tenth module;
@@ -112,11 +112,9 @@ def torch_side(path, n, with_create_mask):
 def torch_run(path, n, with_create_mask):
     try:
         fn = load_module(path).mask_mod
-        q = torch.arange(n)
-        m = torch.as_tensor(fn(torch.tensor(0), torch.tensor(0), q[:, None], q[None, :]))
-        if m.dtype != torch.bool:
-            return None, f"the mask_mod returned {m.dtype}"
-        m = m.expand(n, n).numpy().copy()
+        m, why = broadcast_mask(fn, n)
+        if m is None:
+            return None, why
         if with_create_mask:
             full = create_mask(fn, B=1, H=1, Q_LEN=n, KV_LEN=n, device="cpu")[0, 0].numpy()
             if not np.array_equal(full, m):
@@ -125,7 +123,7 @@ def torch_run(path, n, with_create_mask):
     except AssertionError:
         raise
     except Exception as e:  # noqa: BLE001 - torch refusing the module is an outcome we compare
-        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        return None, error_line(e)
 
 
 def compare(path, n, with_create_mask):

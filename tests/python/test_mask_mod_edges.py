@@ -23,7 +23,6 @@ Usage: test_mask_mod_edges.py [BIN] [--count N] [--seed S]   (default: 1,000 + 5
 
 import os
 import random
-import subprocess
 import sys
 import tempfile
 
@@ -36,10 +35,9 @@ for flag in ("--count", "--seed"):
         COUNT, SEED = (value, SEED) if flag == "--count" else (COUNT, value)
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
-from cases import BIN  # noqa: E402
-from mask_mod_oracle import describe_diff, load_module  # noqa: E402
+from cases import cli  # noqa: E402
+from mask_mod_oracle import broadcast_mask, describe_diff, error_line, hasseflow_args, load_module  # noqa: E402
 from tally import Tally, exit_with  # noqa: E402
 
 # `{x}`: the tensor viewed; `{i}`: a small index (maybe out of range); `{j}`: 0 or 1.
@@ -181,18 +179,14 @@ def dim_modules():
 
 def torch_mask(path, n):
     try:
-        fn = load_module(path).mask_mod
-        q = torch.arange(n)
-        m = torch.as_tensor(fn(torch.tensor(0), torch.tensor(0), q[:, None], q[None, :]))
-        if m.dtype != torch.bool:
-            return None, f"the mask_mod returned {m.dtype}"
-        return m.expand(n, n).numpy().copy(), None
+        return broadcast_mask(load_module(path).mask_mod, n)
     except Exception as e:  # noqa: BLE001 - torch refusing the module is an outcome compared
-        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        return None, error_line(e)
 
 
 def reader_mask(path, n):
-    p = subprocess.run([BIN, "convert", path, "--n", str(n), "--to", "text"], capture_output=True)
+    """As mask_mod_oracle.hasseflow_side, and whether the reader skipped a statement."""
+    p = cli(hasseflow_args(path, n), expect_ok=False)
     err = p.stderr.decode(errors="replace")
     if p.returncode != 0:
         return None, err.strip(), False

@@ -1554,7 +1554,7 @@ fn tensor_method(it: &mut Interp, m: &str, recv: &Value, t: &Tensor, a: &Args) -
         "diff" => tv(diff(it, t, a, 0)?),
         "unbind" => {
             if t.shape.is_empty() {
-                return exc(pos, "unbind: dimension specified as 0 but tensor has no dimensions (IndexError)");
+                return super::tensor_ops::no_dims(0, pos);
             }
             let d = arg_dim(a, 0, "dim", 0, t.shape.len())?;
             // Each part is `t[:, ..., k]`, a view of the receiver.
